@@ -1,0 +1,11 @@
+import { deleteCampaign } from '../../lib/db/campaigns.ts';
+import { CampaignIdQuery } from '../../lib/domain/schemas.ts';
+import { httpHandler } from '../../lib/http/handler.ts';
+
+export const handler = httpHandler(
+  { requiredQuery: ['id'], query: CampaignIdQuery },
+  async ({ tenant, query }) => {
+    await deleteCampaign(tenant, query.id);
+    return { status: 204 };
+  },
+);

@@ -1,0 +1,15 @@
+import { config } from '../../lib/config.ts';
+import { updateCampaign } from '../../lib/db/campaigns.ts';
+import { campaignUpdateInput } from '../../lib/domain/campaign-rules.ts';
+import { CampaignIdQuery, UpdateCampaignBody } from '../../lib/domain/schemas.ts';
+import { httpHandler } from '../../lib/http/handler.ts';
+
+const policy = { allowPrivate: config.allowPrivateWebhooks };
+
+export const handler = httpHandler(
+  { requiredQuery: ['id'], query: CampaignIdQuery, body: UpdateCampaignBody, bodyOptional: true },
+  async ({ tenant, query, body }) => ({
+    status: 200,
+    body: await updateCampaign(tenant, query.id, campaignUpdateInput(body, policy)),
+  }),
+);

@@ -1,0 +1,9 @@
+import { createCampaign } from '../../lib/db/campaigns.ts';
+import { campaignCreateInput } from '../../lib/domain/campaign-rules.ts';
+import { CreateCampaignBody } from '../../lib/domain/schemas.ts';
+import { httpHandler } from '../../lib/http/handler.ts';
+
+export const handler = httpHandler({ body: CreateCampaignBody }, async ({ tenant, body }) => ({
+  status: 201,
+  body: await createCampaign(tenant, campaignCreateInput(body)),
+}));

@@ -1,0 +1,135 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import {
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { formatTimestamp } from '../domain/time.ts';
+
+/**
+ * API keys: 256 random bits, shown once, stored only as a SHA-256 hash. SHA-256 (not a slow
+ * password hash) is right here because the key is high-entropy random data, not a password, and
+ * the authorizer must check it on the hot path.
+ */
+export const API_KEY_PREFIX = 'rk_';
+export const TENANT_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
+
+export function generateApiKey(): string {
+  return `${API_KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
+}
+
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex');
+}
+
+export function apiKeyItemKey(hash: string) {
+  return { PK: `APIKEY#${hash}`, SK: 'APIKEY' };
+}
+
+export interface ApiKeyRecord {
+  /** The first 16 hex characters of the hash: enough to name a key in `list` and `revoke`. */
+  id: string;
+  tenant: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export class ApiKeyStore {
+  constructor(
+    private readonly db: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  /** Store a key (given, or generated) for a tenant; returns the key in clear, once. */
+  async create(tenant: string, key = generateApiKey()): Promise<{ key: string; record: ApiKeyRecord }> {
+    if (!TENANT_PATTERN.test(tenant)) {
+      throw new Error('A tenant name is 1-64 characters of letters, digits, ".", "_" and "-".');
+    }
+    if (key.length < 16) throw new Error('An api key must be at least 16 characters long.');
+    const hash = hashApiKey(key);
+    const created_at = formatTimestamp(new Date());
+    await this.db.send(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: {
+          ...apiKeyItemKey(hash),
+          type: 'api_key',
+          GSI1PK: 'APIKEYS',
+          GSI1SK: `${tenant}#${created_at}#${hash}`,
+          tenant,
+          key_hash: hash,
+          created_at,
+          revoked_at: null,
+        },
+      }),
+    );
+    return { key, record: { id: hash.slice(0, 16), tenant, created_at, revoked_at: null } };
+  }
+
+  /** The tenant of a live key, or undefined for an unknown or revoked one. One GetItem. */
+  async tenantOf(key: string): Promise<string | undefined> {
+    const { Item } = await this.db.send(
+      new GetCommand({ TableName: this.tableName, Key: apiKeyItemKey(hashApiKey(key)) }),
+    );
+    if (!Item || Item.revoked_at) return undefined;
+    return typeof Item.tenant === 'string' ? Item.tenant : undefined;
+  }
+
+  async list(): Promise<Array<ApiKeyRecord & { hash: string }>> {
+    const out: Array<ApiKeyRecord & { hash: string }> = [];
+    let ExclusiveStartKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.db.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: 'GSI1',
+          KeyConditionExpression: 'GSI1PK = :pk',
+          ExpressionAttributeValues: { ':pk': 'APIKEYS' },
+          ExclusiveStartKey,
+        }),
+      );
+      for (const item of page.Items ?? []) {
+        out.push({
+          id: String(item.key_hash).slice(0, 16),
+          hash: String(item.key_hash),
+          tenant: String(item.tenant),
+          created_at: String(item.created_at),
+          revoked_at: (item.revoked_at as string | null) ?? null,
+        });
+      }
+      ExclusiveStartKey = page.LastEvaluatedKey;
+    } while (ExclusiveStartKey);
+    return out;
+  }
+
+  /** Revoke by the key itself or by its id from `list`. Returns false when nothing matched. */
+  async revoke(keyOrId: string): Promise<boolean> {
+    let hash: string | undefined;
+    if (/^[0-9a-f]{16}$/.test(keyOrId)) {
+      const matches = (await this.list()).filter((k) => k.id === keyOrId);
+      if (matches.length > 1) throw new Error('That id is ambiguous; pass the key itself.');
+      hash = matches[0]?.hash;
+    } else {
+      hash = hashApiKey(keyOrId);
+    }
+    if (!hash) return false;
+    try {
+      await this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: apiKeyItemKey(hash),
+          UpdateExpression: 'SET revoked_at = if_not_exists(revoked_at, :now)',
+          ConditionExpression: 'attribute_exists(PK)',
+          ExpressionAttributeValues: { ':now': formatTimestamp(new Date()) },
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return false;
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,122 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { campaignNotFound } from '../domain/errors.ts';
+import type { Campaign } from '../domain/schemas.ts';
+import { formatTimestamp } from '../domain/time.ts';
+import { db, tableName } from './client.ts';
+import { keys } from './keys.ts';
+
+export interface CampaignItem extends Campaign {
+  PK: string;
+  SK: 'CAMPAIGN';
+  type: 'campaign';
+  tenant: string;
+}
+
+export function toCampaign(item: Record<string, unknown>): Campaign {
+  const c = item as unknown as CampaignItem;
+  return {
+    id: c.id,
+    created_at: c.created_at,
+    url: c.url,
+    name: c.name,
+    webhook_url: c.webhook_url ?? null,
+    webhook_secret: c.webhook_secret ?? null,
+  };
+}
+
+/** Standard Webhooks secret: `whsec_` + base64 of 32 random bytes. */
+export function newWebhookSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64')}`;
+}
+
+/** One PutItem; the condition only guards against a (practically impossible) UUID collision. */
+export async function createCampaign(
+  tenant: string,
+  input: { url: string; name: string },
+): Promise<Campaign> {
+  const campaign: Campaign = {
+    id: randomUUID(),
+    created_at: formatTimestamp(new Date()),
+    url: input.url,
+    name: input.name,
+    webhook_url: null,
+    webhook_secret: null,
+  };
+  const item: CampaignItem = { ...keys.campaign(tenant, campaign.id), type: 'campaign', tenant, ...campaign };
+  await db.send(
+    new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(PK)' }),
+  );
+  return campaign;
+}
+
+/** One GetItem, strongly consistent so a write is visible to the next read. */
+export async function getCampaign(tenant: string, id: string): Promise<Campaign> {
+  const { Item } = await db.send(
+    new GetCommand({ TableName: tableName, Key: keys.campaign(tenant, id), ConsistentRead: true }),
+  );
+  if (!Item) throw campaignNotFound(id);
+  return toCampaign(Item);
+}
+
+/**
+ * One UpdateItem with ALL_NEW. The secret is generated here but written only if the item has
+ * none (`if_not_exists`), so it is created when a webhook URL is first set and stable afterwards.
+ */
+export async function updateCampaign(
+  tenant: string,
+  id: string,
+  changes: { name?: string; webhook_url?: string | null },
+): Promise<Campaign> {
+  if (changes.name === undefined && changes.webhook_url === undefined) return getCampaign(tenant, id);
+  const sets: string[] = [];
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {};
+  if (changes.name !== undefined) {
+    sets.push('#name = :name');
+    names['#name'] = 'name';
+    values[':name'] = changes.name;
+  }
+  if (changes.webhook_url !== undefined) {
+    sets.push('webhook_url = :webhook_url');
+    values[':webhook_url'] = changes.webhook_url;
+    if (changes.webhook_url !== null) {
+      sets.push('webhook_secret = if_not_exists(webhook_secret, :secret)');
+      values[':secret'] = newWebhookSecret();
+    }
+  }
+  try {
+    const { Attributes } = await db.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: keys.campaign(tenant, id),
+        UpdateExpression: `SET ${sets.join(', ')}`,
+        ConditionExpression: 'attribute_exists(PK)',
+        ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
+        ExpressionAttributeValues: values,
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return toCampaign(Attributes ?? {});
+  } catch (err) {
+    if (err instanceof ConditionalCheckFailedException) throw campaignNotFound(id);
+    throw err;
+  }
+}
+
+/** One DeleteItem; the campaign's links and records are purged in the background. */
+export async function deleteCampaign(tenant: string, id: string): Promise<void> {
+  try {
+    await db.send(
+      new DeleteCommand({
+        TableName: tableName,
+        Key: keys.campaign(tenant, id),
+        ConditionExpression: 'attribute_exists(PK)',
+      }),
+    );
+  } catch (err) {
+    if (err instanceof ConditionalCheckFailedException) throw campaignNotFound(id);
+    throw err;
+  }
+}

@@ -1,0 +1,6 @@
+import { config } from '../config.ts';
+import { createDocumentClient } from './client-config.ts';
+
+/** Module-scope client and table name, created once per cold start and reused while warm. */
+export const db = createDocumentClient();
+export const tableName = config.tableName;

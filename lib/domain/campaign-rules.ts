@@ -1,0 +1,73 @@
+import { ApiError, type ErrorDetail, validationError } from './errors.ts';
+import type { CreateCampaignBody, UpdateCampaignBody } from './schemas.ts';
+import { checkHttpUrl, MAX_URL_LENGTH, normalizeCampaignUrl } from './url.ts';
+
+export const MAX_NAME_LENGTH = 256;
+
+function checkName(raw: string, details: ErrorDetail[]): string {
+  const name = raw.trim();
+  if (name.length === 0) details.push({ field: 'name', message: 'must not be empty' });
+  else if (name.length > MAX_NAME_LENGTH) {
+    details.push({ field: 'name', message: `must be at most ${MAX_NAME_LENGTH} characters` });
+  }
+  return name;
+}
+
+/** Apply the field rules to a schema-valid create body. */
+export function campaignCreateInput(body: CreateCampaignBody): { url: string; name: string } {
+  const details: ErrorDetail[] = [];
+  const url = normalizeCampaignUrl(body.url);
+  if (!url.ok) details.push({ field: 'url', message: url.message });
+  const name = checkName(body.name, details);
+  if (details.length > 0 || !url.ok) throw validationError(details);
+  return { url: url.url, name };
+}
+
+export interface WebhookUrlPolicy {
+  /** Local stack only: allow `http` and private addresses. */
+  allowPrivate: boolean;
+}
+
+/** Apply the field rules to a schema-valid PATCH body. */
+export function campaignUpdateInput(
+  body: UpdateCampaignBody,
+  policy: WebhookUrlPolicy,
+): { name?: string; webhook_url?: string | null } {
+  if (body.url !== undefined) {
+    throw new ApiError(
+      'url_immutable',
+      'The url of a campaign cannot be changed; create a new campaign instead.',
+    );
+  }
+  const details: ErrorDetail[] = [];
+  const out: { name?: string; webhook_url?: string | null } = {};
+  if (body.name !== undefined) out.name = checkName(body.name, details);
+  if (body.webhook_url !== undefined) {
+    if (body.webhook_url === null) out.webhook_url = null;
+    else {
+      const check = checkWebhookUrl(body.webhook_url, policy);
+      if (check.ok) out.webhook_url = check.url;
+      else details.push({ field: 'webhook_url', message: check.message });
+    }
+  }
+  if (details.length > 0) throw validationError(details);
+  return out;
+}
+
+/**
+ * Webhook URL syntax and scheme. Deployed stages take `https` only; the address checks (private,
+ * loopback, metadata ranges, after DNS resolution) live with the webhook delivery code.
+ */
+export function checkWebhookUrl(raw: string, policy: WebhookUrlPolicy) {
+  const url = raw.trim();
+  if (url.length === 0) return { ok: false as const, message: 'must not be empty' };
+  if (url.length > MAX_URL_LENGTH) {
+    return { ok: false as const, message: `must be at most ${MAX_URL_LENGTH} characters` };
+  }
+  const check = checkHttpUrl(url);
+  if (!check.ok) return check;
+  if (!policy.allowPrivate && !url.toLowerCase().startsWith('https://')) {
+    return { ok: false as const, message: 'must be an https URL' };
+  }
+  return check;
+}

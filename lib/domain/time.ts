@@ -1,0 +1,16 @@
+/** The contract's timestamp format: UTC `YYYY-MM-DD_HH-MM-SS`. */
+export function formatTimestamp(date: Date): string {
+  const iso = date.toISOString(); // 2026-11-22T14:05:09.123Z
+  return `${iso.slice(0, 10)}_${iso.slice(11, 13)}-${iso.slice(14, 16)}-${iso.slice(17, 19)}`;
+}
+
+const timestampPattern = /^(\d{4})-(\d{2})-(\d{2})_(\d{2})-(\d{2})-(\d{2})$/;
+
+/** Parse a contract timestamp back into a Date (UTC); undefined when malformed. */
+export function parseTimestamp(value: string): Date | undefined {
+  const m = timestampPattern.exec(value);
+  if (!m) return undefined;
+  const [, y, mo, d, h, mi, s] = m;
+  const date = new Date(`${y}-${mo}-${d}T${h}:${mi}:${s}Z`);
+  return Number.isNaN(date.getTime()) ? undefined : date;
+}

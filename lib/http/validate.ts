@@ -1,0 +1,50 @@
+import type { Static, TSchema } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { type ErrorDetail, validationError } from '../domain/errors.ts';
+
+export type Validator<T extends TSchema> = (value: unknown) => Static<T>;
+
+/**
+ * Compile a schema once (call at module load) into a function that returns the typed value or
+ * throws 400 `validation_failed` with one detail per offending field.
+ */
+export function compileValidator<T extends TSchema>(schema: T): Validator<T> {
+  const check = TypeCompiler.Compile(schema);
+  return (value) => {
+    if (check.Check(value)) return value;
+    const details: ErrorDetail[] = [];
+    const seen = new Set<string>();
+    for (const error of check.Errors(value)) {
+      const field = pointerToField(error.path);
+      if (seen.has(field)) continue; // one message per field is enough, unions repeat themselves
+      seen.add(field);
+      details.push({ field, message: describe(error.message, error.value, error.schema) });
+      if (details.length >= 20) break;
+    }
+    throw validationError(details);
+  };
+}
+
+function pointerToField(path: string): string {
+  if (!path) return '(body)';
+  return path
+    .slice(1)
+    .split('/')
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .join('.');
+}
+
+function describe(message: string, value: unknown, schema: TSchema): string {
+  if (value === undefined && message.startsWith('Expected required property')) return 'is required';
+  if (message.startsWith('Unexpected property')) return 'is not a known field';
+  if (typeof schema.maxLength === 'number' && typeof value === 'string' && value.length > schema.maxLength) {
+    return `must be at most ${schema.maxLength} characters`;
+  }
+  if (typeof schema.pattern === 'string' && typeof value === 'string') {
+    return typeof schema.description === 'string' ? `must be ${schema.description}` : 'has an invalid format';
+  }
+  if (schema.pattern === undefined && typeof schema.type === 'string' && typeof value !== schema.type) {
+    return `must be ${schema.type === 'object' ? 'an' : 'a'} ${schema.type}`;
+  }
+  return message.charAt(0).toLowerCase() + message.slice(1);
+}

@@ -1,0 +1,254 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type {
+  APIGatewayProxyEventV2,
+  APIGatewayProxyStructuredResultV2,
+  APIGatewayRequestAuthorizerEventV2,
+  Context,
+} from 'aws-lambda';
+import { ApiError } from '../domain/errors.ts';
+import { errorResponse } from '../http/responses.ts';
+import { type RouteDefinition, resolveRoute, routes, safeDecode } from '../routes.ts';
+
+export type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<unknown>;
+export type AuthorizerHandler = (event: APIGatewayRequestAuthorizerEventV2) => Promise<{
+  isAuthorized: boolean;
+  context?: Record<string, unknown>;
+}>;
+
+export interface GatewayOptions {
+  loadHandler: (route: RouteDefinition) => Promise<LambdaHandler>;
+  fallback: LambdaHandler;
+  authorizer: AuthorizerHandler;
+  routeTable?: readonly RouteDefinition[];
+}
+
+/** API Gateway's own payload limit; the handlers enforce the contract's 32 KiB themselves. */
+const GATEWAY_MAX_BODY = 10 * 1024 * 1024;
+
+/** API Gateway style request id (base64 of random bytes). */
+const newRequestId = () => randomBytes(10).toString('base64').replace(/=+$/, '=');
+
+/**
+ * A small `node:http` server that does what API Gateway (HTTP API, payload 2.0) does for us in
+ * AWS: builds the event, runs the authorizer on protected routes, invokes the route's handler and
+ * writes its result back. Routes come from the same table the CDK stack reads.
+ */
+export function createGateway(options: GatewayOptions): Server {
+  const table = options.routeTable ?? routes;
+  const cache = new Map<string, Promise<LambdaHandler>>();
+  const handlerFor = (route: RouteDefinition) => {
+    let h = cache.get(route.handler);
+    if (!h) {
+      h = options.loadHandler(route);
+      cache.set(route.handler, h);
+    }
+    return h;
+  };
+
+  return createServer((req, res) => {
+    const requestId = newRequestId();
+    handle(req, requestId)
+      .then((result) => writeResult(res, result, requestId))
+      .catch(() => {
+        // The handlers map their own errors; this is the gateway's last resort, like API Gateway's 500.
+        writeResult(
+          res,
+          errorResponse(new ApiError('internal_error', 'An unexpected error occurred.'), requestId),
+          requestId,
+        );
+      });
+  });
+
+  async function handle(req: IncomingMessage, requestId: string): Promise<APIGatewayProxyStructuredResultV2> {
+    const body = await readBody(req);
+    if (body === 'too_large') {
+      return errorResponse(new ApiError('payload_too_large', 'The request body is too large.'), requestId);
+    }
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const rawPath = q === -1 ? url : url.slice(0, q);
+    const rawQueryString = q === -1 ? '' : url.slice(q + 1);
+    const method = (req.method ?? 'GET').toUpperCase();
+    const resolved = resolveRoute(method, rawPath, table);
+    const route = resolved.kind === 'match' ? resolved.match.route : undefined;
+    const event = buildEvent({
+      req,
+      method,
+      rawPath,
+      rawQueryString,
+      body,
+      requestId,
+      routeKey: route ? `${route.method} ${route.path}` : '$default',
+      pathParameters: resolved.kind === 'match' ? resolved.match.pathParameters : undefined,
+    });
+    const context = lambdaContext(requestId, route?.name ?? 'Fallback');
+    if (!route) return normalize(await options.fallback(event, context));
+
+    if (route.auth) {
+      const key = event.headers['api-key'];
+      // API Gateway answers a missing identity source itself; locally we answer the contract's 401.
+      if (!key)
+        return errorResponse(new ApiError('unauthorized', 'A valid api-key header is required.'), requestId);
+      const auth = await options.authorizer(authorizerEvent(event, key));
+      if (!auth.isAuthorized) return { statusCode: 403, headers: {}, body: '{"message":"Forbidden"}' };
+      (event.requestContext as unknown as Record<string, unknown>).authorizer = {
+        lambda: auth.context ?? {},
+      };
+    }
+    const handler = await handlerFor(route);
+    return normalize(await handler(event, context));
+  }
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer | 'too_large'> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = false;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > GATEWAY_MAX_BODY) tooLarge = true;
+      else chunks.push(chunk);
+    });
+    req.on('end', () => resolve(tooLarge ? 'too_large' : Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+const textTypes = /^(?:text\/|application\/(?:[\w.+-]+\+)?(?:json|xml|x-www-form-urlencoded|javascript))/i;
+
+function buildEvent(input: {
+  req: IncomingMessage;
+  method: string;
+  rawPath: string;
+  rawQueryString: string;
+  body: Buffer;
+  requestId: string;
+  routeKey: string;
+  pathParameters: Record<string, string> | undefined;
+}): APIGatewayProxyEventV2 {
+  const { req } = input;
+  const headers: Record<string, string> = {};
+  const cookies: string[] = [];
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined) continue;
+    if (name === 'cookie')
+      cookies.push(...(Array.isArray(value) ? value : [value]).flatMap((v) => v.split('; ')));
+    else headers[name] = Array.isArray(value) ? value.join(',') : value;
+  }
+  const now = new Date();
+  const contentType = headers['content-type'] ?? '';
+  const hasBody = input.body.length > 0;
+  const isText = !hasBody || textTypes.test(contentType);
+  return {
+    version: '2.0',
+    routeKey: input.routeKey,
+    rawPath: input.rawPath,
+    rawQueryString: input.rawQueryString,
+    ...(cookies.length ? { cookies } : {}),
+    headers,
+    ...(input.rawQueryString ? { queryStringParameters: parseQuery(input.rawQueryString) } : {}),
+    ...(input.pathParameters ? { pathParameters: input.pathParameters } : {}),
+    requestContext: {
+      accountId: '000000000000',
+      apiId: 'local',
+      domainName: headers.host ?? 'localhost',
+      domainPrefix: 'localhost',
+      http: {
+        method: input.method,
+        path: input.rawPath,
+        protocol: `HTTP/${req.httpVersion}`,
+        sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
+        userAgent: headers['user-agent'] ?? '',
+      },
+      requestId: input.requestId,
+      routeKey: input.routeKey,
+      stage: '$default',
+      time: now.toISOString(),
+      timeEpoch: now.getTime(),
+    },
+    ...(hasBody
+      ? {
+          body: isText ? input.body.toString('utf8') : input.body.toString('base64'),
+          isBase64Encoded: !isText,
+        }
+      : { isBase64Encoded: false }),
+  } as APIGatewayProxyEventV2;
+}
+
+/** Query parameters the way payload 2.0 gives them: decoded, repeated names joined by commas. */
+export function parseQuery(raw: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of raw.split('&')) {
+    if (!part) continue;
+    const eq = part.indexOf('=');
+    const name = safeDecode((eq === -1 ? part : part.slice(0, eq)).replace(/\+/g, ' '));
+    const value = safeDecode((eq === -1 ? '' : part.slice(eq + 1)).replace(/\+/g, ' '));
+    out[name] = name in out ? `${out[name]},${value}` : value;
+  }
+  return out;
+}
+
+function authorizerEvent(event: APIGatewayProxyEventV2, key: string): APIGatewayRequestAuthorizerEventV2 {
+  return {
+    version: '2.0',
+    type: 'REQUEST',
+    routeArn: `arn:aws:execute-api:local:000000000000:local/$default/${event.routeKey.replace(' ', '')}`,
+    identitySource: [key],
+    routeKey: event.routeKey,
+    rawPath: event.rawPath,
+    rawQueryString: event.rawQueryString,
+    headers: event.headers as Record<string, string>,
+    queryStringParameters: event.queryStringParameters as Record<string, string> | undefined,
+    pathParameters: event.pathParameters as Record<string, string> | undefined,
+    requestContext: event.requestContext,
+  } as unknown as APIGatewayRequestAuthorizerEventV2;
+}
+
+function lambdaContext(requestId: string, name: string): Context {
+  const deadline = Date.now() + 10_000;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: name,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${name}`,
+    memoryLimitInMB: '256',
+    awsRequestId: requestId,
+    logGroupName: `/aws/lambda/${name}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+/** API Gateway accepts a structured result or any JSON value (which it wraps as a 200). */
+function normalize(result: unknown): APIGatewayProxyStructuredResultV2 {
+  if (result && typeof result === 'object' && 'statusCode' in result)
+    return result as APIGatewayProxyStructuredResultV2;
+  return {
+    statusCode: 200,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(result ?? null),
+  };
+}
+
+function writeResult(
+  res: ServerResponse,
+  result: APIGatewayProxyStructuredResultV2,
+  requestId: string,
+): void {
+  if (res.headersSent) return;
+  const headers: Record<string, string | number | boolean | string[]> = { ...(result.headers ?? {}) };
+  headers['x-request-id'] ??= requestId;
+  headers['apigw-requestid'] = requestId;
+  const body = result.body
+    ? Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8')
+    : Buffer.alloc(0);
+  headers['content-length'] = body.length;
+  if (result.cookies?.length) headers['set-cookie'] = result.cookies;
+  res.writeHead(result.statusCode ?? 200, headers as Record<string, string>);
+  res.end(body);
+}

@@ -1,0 +1,221 @@
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { ApiKeyStore, generateApiKey } from '../auth/api-keys.ts';
+import { createDocumentClient } from '../db/client-config.ts';
+import type { RouteDefinition } from '../routes.ts';
+import { ensureTable, type RunningDynamo, startDynamoLocal } from './dynamodb.ts';
+import { LocalStackError } from './errors.ts';
+import { type AuthorizerHandler, createGateway, type LambdaHandler } from './gateway.ts';
+import { type RunningQueue, startLocalQueue } from './queue.ts';
+
+export const LOCAL_TABLE_NAME = 'referrals-local';
+const projectRoot = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+
+export interface LocalStackSettings {
+  port: number;
+  /** Directory for DynamoDB Local's files and the dev key; `memory` keeps nothing. */
+  dataDir: string;
+  /** `tenant:key` pairs; when empty, one dev key is generated once and kept in `dataDir`. */
+  devApiKeys?: string;
+  dynamodbEndpoint?: string;
+  webhookRetryDelays?: string;
+  host?: string;
+}
+
+export interface LocalStack {
+  baseUrl: string;
+  port: number;
+  dynamodbEndpoint: string;
+  tableName: string;
+  queue: RunningQueue;
+  apiKeys: Array<{ tenant: string; key: string }>;
+  stop(): Promise<void>;
+}
+
+/** Settings from the environment, with the contract's defaults. */
+export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): LocalStackSettings {
+  const port = env.PORT === undefined || env.PORT === '' ? 3000 : Number(env.PORT);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new LocalStackError(`PORT must be a port number, got "${env.PORT}".`);
+  }
+  return {
+    port,
+    dataDir: env.DATA_DIR || '.data',
+    devApiKeys: env.DEV_API_KEYS || undefined,
+    dynamodbEndpoint: env.DYNAMODB_ENDPOINT || undefined,
+    webhookRetryDelays: env.WEBHOOK_RETRY_DELAYS || undefined,
+  };
+}
+
+export function parseDevApiKeys(value: string): Array<{ tenant: string; key: string }> {
+  return value
+    .split(',')
+    .map((pair) => pair.trim())
+    .filter(Boolean)
+    .map((pair) => {
+      const colon = pair.indexOf(':');
+      if (colon <= 0 || colon === pair.length - 1) {
+        throw new LocalStackError(`DEV_API_KEYS entries are tenant:key pairs; "${pair}" is not.`);
+      }
+      return { tenant: pair.slice(0, colon), key: pair.slice(colon + 1) };
+    });
+}
+
+/** Where the running stack writes its endpoints, so `npm run api-key` can find it. */
+export function stateFile(dataDir: string): string {
+  return join(dataDir === 'memory' ? join(projectRoot, '.data') : resolve(dataDir), 'local-stack.json');
+}
+
+/**
+ * Start the whole service on this machine: DynamoDB Local (unless an endpoint is given), the
+ * table, the local queue, the api keys and the gateway. Everything started is stopped by `stop()`.
+ */
+export async function startLocalStack(settings: LocalStackSettings): Promise<LocalStack> {
+  const host = settings.host ?? '127.0.0.1';
+  const inMemory = settings.dataDir === 'memory';
+  const dataDir = inMemory ? undefined : resolve(settings.dataDir);
+  const stoppers: Array<() => Promise<void>> = [];
+  const stopAll = async () => {
+    for (const stop of stoppers.reverse()) await stop().catch(() => undefined);
+    stoppers.length = 0;
+  };
+
+  // Take the port first: a port in use should fail before Java is started.
+  let ready!: () => void;
+  const readyPromise = new Promise<void>((r) => {
+    ready = r;
+  });
+  let dispatch: Server | undefined;
+  const { createServer } = await import('node:http');
+  const server = createServer((req, res) => {
+    readyPromise.then(() => dispatch?.emit('request', req, res));
+  });
+  await new Promise<void>((resolveListen, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) => {
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new LocalStackError(
+              `Port ${settings.port} on ${host} is already in use; set PORT to a free port.`,
+            )
+          : err.code === 'EACCES'
+            ? new LocalStackError(
+                `Port ${settings.port} on ${host} is not allowed; set PORT to a port above 1024.`,
+              )
+            : err,
+      );
+    });
+    server.listen(settings.port, host, () => resolveListen());
+  });
+  stoppers.push(
+    () =>
+      new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      }),
+  );
+
+  try {
+    let dynamo: RunningDynamo | undefined;
+    let endpoint = settings.dynamodbEndpoint;
+    if (!endpoint) {
+      dynamo = await startDynamoLocal(dataDir ? join(dataDir, 'dynamodb') : undefined);
+      stoppers.push(() => dynamo!.stop());
+      endpoint = dynamo.endpoint;
+    }
+    await ensureTable(endpoint, LOCAL_TABLE_NAME);
+    const queue = await startLocalQueue();
+    stoppers.push(() => queue.stop());
+
+    // The handlers read their configuration at module load, exactly as in Lambda.
+    Object.assign(process.env, {
+      TABLE_NAME: LOCAL_TABLE_NAME,
+      DYNAMODB_ENDPOINT: endpoint,
+      STAGE: 'local',
+      ALLOW_PRIVATE_WEBHOOKS: process.env.ALLOW_PRIVATE_WEBHOOKS ?? 'true',
+      WEBHOOK_QUEUE_URL: queue.webhookQueueUrl,
+      AWS_ENDPOINT_URL_SQS: queue.endpoint,
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'WARN',
+      ...(settings.webhookRetryDelays ? { WEBHOOK_RETRY_DELAYS: settings.webhookRetryDelays } : {}),
+    });
+
+    const apiKeys = await provisionKeys(endpoint, settings.devApiKeys, dataDir);
+
+    const load = async (module: string) =>
+      (await import(pathToFileURL(join(projectRoot, 'functions', `${module}.ts`)).href)) as {
+        handler: unknown;
+      };
+    const authorizer = (await load('auth/authorizer')).handler as AuthorizerHandler;
+    const fallback = (await load('http/fallback')).handler as LambdaHandler;
+    dispatch = createGateway({
+      authorizer,
+      fallback,
+      loadHandler: async (route: RouteDefinition) => (await load(route.handler)).handler as LambdaHandler,
+    });
+
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : settings.port;
+    const baseUrl = `http://${host}:${port}`;
+    const state = stateFile(settings.dataDir);
+    mkdirSync(join(state, '..'), { recursive: true });
+    writeFileSync(
+      state,
+      JSON.stringify({ baseUrl, dynamodbEndpoint: endpoint, tableName: LOCAL_TABLE_NAME, pid: process.pid }),
+    );
+    stoppers.unshift(async () => rmSync(state, { force: true }));
+    ready();
+
+    return {
+      baseUrl,
+      port,
+      dynamodbEndpoint: endpoint,
+      tableName: LOCAL_TABLE_NAME,
+      queue,
+      apiKeys,
+      stop: stopAll,
+    };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}
+
+/**
+ * `DEV_API_KEYS` keys are stored exactly as given. Without it, one key for tenant `dev` is made
+ * on the first start, kept in the data directory and reused afterwards.
+ */
+async function provisionKeys(
+  endpoint: string,
+  devApiKeys: string | undefined,
+  dataDir: string | undefined,
+): Promise<Array<{ tenant: string; key: string }>> {
+  const db = createDocumentClient(endpoint);
+  const store = new ApiKeyStore(db, LOCAL_TABLE_NAME);
+  try {
+    let wanted: Array<{ tenant: string; key: string }>;
+    if (devApiKeys) wanted = parseDevApiKeys(devApiKeys);
+    else {
+      const file = dataDir ? join(dataDir, 'dev-api-key.json') : undefined;
+      if (file && existsSync(file))
+        wanted = [JSON.parse(readFileSync(file, 'utf8')) as { tenant: string; key: string }];
+      else {
+        wanted = [{ tenant: 'dev', key: generateApiKey() }];
+        if (file) writeFileSync(file, JSON.stringify(wanted[0]), { mode: 0o600 });
+      }
+    }
+    for (const { tenant, key } of wanted) {
+      if ((await store.tenantOf(key)) === tenant) continue;
+      try {
+        await store.create(tenant, key);
+      } catch (err) {
+        throw new LocalStackError(
+          `Cannot provision the key for tenant "${tenant}": ${(err as Error).message}`,
+        );
+      }
+    }
+    return wanted;
+  } finally {
+    db.destroy();
+  }
+}

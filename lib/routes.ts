@@ -1,0 +1,146 @@
+/**
+ * The route table: the single source of truth for the HTTP surface.
+ *
+ * The CDK stack makes one Lambda function and one HTTP API route per row, the local gateway
+ * dispatches by the same rows, and later the OpenAPI document is built from them. Adding an
+ * endpoint is one row here plus one handler file under `functions/`.
+ */
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+
+/** What a function may do to the table: the CDK stack turns this into least-privilege grants. */
+export type TableAccess = 'read' | 'write' | 'read-write';
+
+export interface RouteDefinition {
+  /** Stable identifier, used for the function's construct id and logical name. */
+  readonly name: string;
+  readonly method: HttpMethod;
+  /** Path in API Gateway syntax, e.g. `/r/{referral_code}`. */
+  readonly path: string;
+  /** Handler module under `functions/`, without extension; it must export `handler`. */
+  readonly handler: string;
+  /** Whether the route sits behind the api-key authorizer. */
+  readonly auth: boolean;
+  readonly table: TableAccess;
+  /** Memory in MB; small JSON handlers are I/O bound, so 256 MB buys enough CPU for cold starts. */
+  readonly memoryMb?: number;
+  /** Also answer `HEAD` with the same function (API Gateway routes are per method). */
+  readonly head?: boolean;
+  readonly summary: string;
+}
+
+export const routes: readonly RouteDefinition[] = [
+  {
+    name: 'CreateCampaign',
+    method: 'POST',
+    path: '/api/v1/campaign',
+    handler: 'http/post-campaign',
+    auth: true,
+    table: 'write',
+    summary: 'Create a campaign',
+  },
+  {
+    name: 'GetCampaign',
+    method: 'GET',
+    path: '/api/v1/campaign',
+    handler: 'http/get-campaign',
+    auth: true,
+    table: 'read',
+    summary: 'Fetch a campaign',
+  },
+  {
+    name: 'UpdateCampaign',
+    method: 'PATCH',
+    path: '/api/v1/campaign',
+    handler: 'http/patch-campaign',
+    auth: true,
+    table: 'read-write',
+    summary: 'Update a campaign',
+  },
+  {
+    name: 'DeleteCampaign',
+    method: 'DELETE',
+    path: '/api/v1/campaign',
+    handler: 'http/delete-campaign',
+    auth: true,
+    table: 'write',
+    summary: 'Delete a campaign',
+  },
+];
+
+export interface RouteMatch {
+  route: RouteDefinition;
+  pathParameters: Record<string, string>;
+}
+
+interface CompiledPath {
+  regex: RegExp;
+  names: string[];
+}
+
+const compiled = new Map<string, CompiledPath>();
+
+function compile(path: string): CompiledPath {
+  let entry = compiled.get(path);
+  if (!entry) {
+    const names: string[] = [];
+    const pattern = path
+      .split('/')
+      .map((segment) => {
+        const param = /^\{([A-Za-z0-9_]+)\}$/.exec(segment);
+        if (param?.[1]) {
+          names.push(param[1]);
+          return '([^/]+)';
+        }
+        return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      })
+      .join('/');
+    entry = { regex: new RegExp(`^${pattern}$`), names };
+    compiled.set(path, entry);
+  }
+  return entry;
+}
+
+function matchPath(route: RouteDefinition, rawPath: string): Record<string, string> | undefined {
+  const { regex, names } = compile(route.path);
+  const m = regex.exec(rawPath);
+  if (!m) return undefined;
+  const params: Record<string, string> = {};
+  names.forEach((name, i) => {
+    const raw = m[i + 1] ?? '';
+    params[name] = safeDecode(raw);
+  });
+  return params;
+}
+
+/** Percent-decoding that never throws: malformed escapes are kept as written. */
+export function safeDecode(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+}
+
+/**
+ * Resolve a request to a route the way API Gateway does: an exact method and path match wins;
+ * a path that exists under another method is a 405; anything else is a 404.
+ */
+export function resolveRoute(
+  method: string,
+  rawPath: string,
+  table: readonly RouteDefinition[] = routes,
+):
+  | { kind: 'match'; match: RouteMatch }
+  | { kind: 'method_not_allowed'; allowed: string[] }
+  | { kind: 'not_found' } {
+  const allowed: string[] = [];
+  for (const route of table) {
+    const pathParameters = matchPath(route, rawPath);
+    if (!pathParameters) continue;
+    if (route.method === method || (method === 'HEAD' && route.method === 'GET' && route.head === true)) {
+      return { kind: 'match', match: { route, pathParameters } };
+    }
+    allowed.push(route.method);
+  }
+  return allowed.length > 0 ? { kind: 'method_not_allowed', allowed } : { kind: 'not_found' };
+}

@@ -1,0 +1,34 @@
+import type { TestProject } from 'vitest/node';
+import { type LocalStack, startLocalStack } from '../../lib/local/stack.ts';
+
+export const TENANT_A = { tenant: 'tenant-a', key: 'test-key-tenant-a-0000000000000001' };
+export const TENANT_B = { tenant: 'tenant-b', key: 'test-key-tenant-b-0000000000000002' };
+
+let stack: LocalStack | undefined;
+
+/** Starts the local stack once for the whole integration run, exactly as `npm start` does. */
+export async function setup(project: TestProject) {
+  stack = await startLocalStack({
+    port: 0,
+    dataDir: 'memory',
+    devApiKeys: `${TENANT_A.tenant}:${TENANT_A.key},${TENANT_B.tenant}:${TENANT_B.key}`,
+    webhookRetryDelays: '1,1,1',
+  });
+  project.provide('baseUrl', stack.baseUrl);
+  project.provide('dynamodbEndpoint', stack.dynamodbEndpoint);
+  project.provide('tableName', stack.tableName);
+  project.provide('queueEndpoint', stack.queue.endpoint);
+}
+
+export async function teardown() {
+  await stack?.stop();
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    baseUrl: string;
+    dynamodbEndpoint: string;
+    tableName: string;
+    queueEndpoint: string;
+  }
+}
