@@ -1,0 +1,48 @@
+/**
+ * Event-bearing items: the contract between the writers (link, referred user and action writes)
+ * and the webhook pipeline (table stream -> queue -> delivery).
+ *
+ * Every item that should produce a webhook carries these attributes, written in the SAME
+ * transaction as the record itself. The stream therefore holds an event if and only if the
+ * record was committed, and the pipeline selects event items by `event_type` on INSERT.
+ */
+export type WebhookEventType = 'action.created' | 'referred_user.created';
+
+export interface EventAttributes {
+  /** Stable, unique per event: becomes the Standard Webhooks `webhook-id` (dedupe key). */
+  event_id: string;
+  event_type: WebhookEventType;
+  /** ISO-8601 UTC time of the event, the body's `timestamp`. */
+  event_time: string;
+  /** The API object returned by the write (action or referred user), the body's `data`. */
+  event_data: Record<string, unknown>;
+  tenant: string;
+  campaign_id: string;
+}
+
+/** The webhook body, per the contract. */
+export interface WebhookBody {
+  type: WebhookEventType;
+  timestamp: string;
+  campaign_id: string;
+  data: Record<string, unknown>;
+}
+
+export function eventAttributes(
+  type: WebhookEventType,
+  id: number,
+  tenant: string,
+  campaignId: string,
+  data: Record<string, unknown>,
+  now = new Date(),
+): EventAttributes {
+  const kind = type === 'action.created' ? 'action' : 'referred_user';
+  return {
+    event_id: `evt_${kind}_${id}`,
+    event_type: type,
+    event_time: now.toISOString(),
+    event_data: data,
+    tenant,
+    campaign_id: campaignId,
+  };
+}
