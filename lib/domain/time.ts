@@ -12,5 +12,8 @@ export function parseTimestamp(value: string): Date | undefined {
   if (!m) return undefined;
   const [, y, mo, d, h, mi, s] = m;
   const date = new Date(`${y}-${mo}-${d}T${h}:${mi}:${s}Z`);
-  return Number.isNaN(date.getTime()) ? undefined : date;
+  // Date rolls impossible values over (30 February -> 2 March, 24:00 -> next day): only a value
+  // that formats back to itself is a real timestamp.
+  if (Number.isNaN(date.getTime()) || formatTimestamp(date) !== value) return undefined;
+  return date;
 }
