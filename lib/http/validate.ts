@@ -41,10 +41,38 @@ function describe(message: string, value: unknown, schema: TSchema): string {
     return `must be at most ${schema.maxLength} characters`;
   }
   if (typeof schema.pattern === 'string' && typeof value === 'string') {
-    return typeof schema.description === 'string' ? `must be ${schema.description}` : 'has an invalid format';
+    return typeof schema.description === 'string'
+      ? `must be ${schema.description.replace(/^An? /, (article) => article.toLowerCase())}`
+      : 'has an invalid format';
   }
-  if (schema.pattern === undefined && typeof schema.type === 'string' && typeof value !== schema.type) {
-    return `must be ${schema.type === 'object' ? 'an' : 'a'} ${schema.type}`;
+  if (schema.pattern === undefined && typeof schema.type === 'string' && !hasType(value, schema.type)) {
+    return `must be ${withArticle(schema.type)}`;
+  }
+  // A union of plain types (e.g. string | null) reads better as "must be a string or null".
+  if (Array.isArray(schema.anyOf)) {
+    const types = (schema.anyOf as TSchema[]).map((s) => s.type);
+    if (types.every((t) => typeof t === 'string') && !types.some((t) => hasType(value, t))) {
+      return `must be ${types.map(withArticle).join(' or ')}`;
+    }
   }
   return message.charAt(0).toLowerCase() + message.slice(1);
 }
+
+/** JSON Schema type test: arrays and null are not objects, every integer is a number. */
+function hasType(value: unknown, type: string): boolean {
+  switch (type) {
+    case 'null':
+      return value === null;
+    case 'array':
+      return Array.isArray(value);
+    case 'object':
+      return typeof value === 'object' && value !== null && !Array.isArray(value);
+    case 'integer':
+      return Number.isInteger(value);
+    default:
+      return typeof value === type;
+  }
+}
+
+const withArticle = (type: string) =>
+  type === 'null' ? 'null' : `${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`;
