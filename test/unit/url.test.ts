@@ -1,0 +1,131 @@
+import { describe, expect, it } from 'vitest';
+import {
+  buildReferralLink,
+  checkHttpUrl,
+  MAX_URL_LENGTH,
+  normalizeCampaignUrl,
+} from '../../lib/domain/url.ts';
+
+const ok = (url: string) => ({ ok: true, url });
+
+describe('normalizeCampaignUrl', () => {
+  it.each([
+    ['example.com', 'https://example.com'],
+    ['www.example.com/path?x=1#frag', 'https://www.example.com/path?x=1#frag'],
+    ['  example.com  ', 'https://example.com'],
+    ['\texample.com/p\n', 'https://example.com/p'],
+    ['https://example.com', 'https://example.com'],
+    ['http://example.com/a', 'http://example.com/a'],
+    ['HTTPS://Example.com/Path', 'HTTPS://Example.com/Path'],
+  ])('%j is stored as %j', (input, stored) => {
+    expect(normalizeCampaignUrl(input)).toEqual(ok(stored));
+  });
+
+  it.each([
+    ['localhost:3000', 'https://localhost:3000'],
+    ['localhost:3000/x', 'https://localhost:3000/x'],
+    ['example.com:8080/p?q=1', 'https://example.com:8080/p?q=1'],
+    ['example.com:443#top', 'https://example.com:443#top'],
+    ['127.0.0.1:8080', 'https://127.0.0.1:8080'],
+  ])('host:port form %j is scheme-less and gets https://', (input, stored) => {
+    expect(normalizeCampaignUrl(input)).toEqual(ok(stored));
+  });
+
+  it('keeps the URL exactly as written (no re-serialisation)', () => {
+    // new URL() would add a trailing slash and lower-case the host; the contract keeps it "as stored".
+    expect(normalizeCampaignUrl('Example.COM')).toEqual(ok('https://Example.COM'));
+    expect(normalizeCampaignUrl('https://example.com/a%20b?x=%E2%9C%93')).toEqual(
+      ok('https://example.com/a%20b?x=%E2%9C%93'),
+    );
+  });
+
+  it.each([
+    'javascript:alert(1)',
+    'JavaScript:alert(1)',
+    'ftp://example.com/file',
+    'mailto:someone@example.com',
+    'data:text/html,<b>x</b>',
+    'file:///etc/passwd',
+    'ws://example.com',
+  ])('rejects the non-http(s) scheme of %j', (input) => {
+    const result = normalizeCampaignUrl(input);
+    expect(result.ok).toBe(false);
+  });
+
+  it.each([
+    ['', 'empty'],
+    ['   ', 'blank'],
+    ['https://', 'no host'],
+    ['https:example.com', 'no // authority'],
+    ['//example.com', 'protocol-relative'],
+    ['https://exa mple.com', 'inner whitespace'],
+    ['https://example.com/\u0000', 'NUL'],
+    ['https://user:pass@example.com', 'credentials'],
+    ['http://[::1', 'unparseable'],
+  ])('rejects %j (%s)', (input) => {
+    expect(normalizeCampaignUrl(input).ok).toBe(false);
+  });
+
+  it('accepts exactly 2048 characters and rejects 2049 (after https:// is added)', () => {
+    const withScheme = `https://example.com/${'a'.repeat(MAX_URL_LENGTH - 'https://example.com/'.length)}`;
+    expect(withScheme).toHaveLength(2048);
+    expect(normalizeCampaignUrl(withScheme)).toEqual(ok(withScheme));
+    expect(normalizeCampaignUrl(`${withScheme}a`)).toMatchObject({ ok: false });
+
+    const schemeless = withScheme.slice('https://'.length);
+    expect(normalizeCampaignUrl(schemeless)).toEqual(ok(withScheme));
+    expect(normalizeCampaignUrl(`${schemeless}a`)).toMatchObject({
+      ok: false,
+      message: 'must be at most 2048 characters',
+    });
+  });
+
+  it('trims before measuring the length', () => {
+    const url = `https://example.com/${'a'.repeat(2000)}`;
+    expect(normalizeCampaignUrl(`   ${url}${' '.repeat(100)}`)).toEqual(ok(url));
+  });
+
+  it('rejects a 100k-character URL without throwing', () => {
+    expect(normalizeCampaignUrl(`example.com/${'x'.repeat(100_000)}`).ok).toBe(false);
+  });
+});
+
+describe('checkHttpUrl', () => {
+  it('accepts absolute http and https URLs with a host', () => {
+    expect(checkHttpUrl('http://10.0.0.1:8080/hook')).toEqual(ok('http://10.0.0.1:8080/hook'));
+    expect(checkHttpUrl('https://hooks.example.com')).toEqual(ok('https://hooks.example.com'));
+  });
+
+  it('rejects relative, scheme-less and non-http URLs', () => {
+    for (const input of ['/hook', 'hooks.example.com', 'ftp://x.example', 'javascript:void(0)']) {
+      expect(checkHttpUrl(input).ok, input).toBe(false);
+    }
+  });
+});
+
+describe('buildReferralLink (contract examples)', () => {
+  it.each([
+    ['https://example.com', 'https://example.com?rfa=ABC623KC'],
+    ['https://example.com/p?x=1', 'https://example.com/p?x=1&rfa=ABC623KC'],
+    ['https://example.com/#top', 'https://example.com/?rfa=ABC623KC#top'],
+  ])('%s -> %s', (campaignUrl, link) => {
+    expect(buildReferralLink(campaignUrl, 'ABC623KC')).toBe(link);
+  });
+
+  it('keeps the rest of the URL as stored', () => {
+    expect(buildReferralLink('https://example.com/p?', 'CODE')).toBe('https://example.com/p?rfa=CODE');
+    expect(buildReferralLink('https://example.com/p?x=1&', 'CODE')).toBe(
+      'https://example.com/p?x=1&rfa=CODE',
+    );
+    expect(buildReferralLink('https://example.com/p?x=1#a?b', 'CODE')).toBe(
+      'https://example.com/p?x=1&rfa=CODE#a?b',
+    );
+    expect(buildReferralLink('https://Example.com:8443/A%20B', 'CODE')).toBe(
+      'https://Example.com:8443/A%20B?rfa=CODE',
+    );
+  });
+
+  it('percent-encodes nothing in codes of the allowed alphabet', () => {
+    expect(buildReferralLink('https://example.com', 'a-B_9z')).toBe('https://example.com?rfa=a-B_9z');
+  });
+});
