@@ -4,7 +4,6 @@ export const errorStatus = {
   validation_failed: 400,
   missing_parameter: 400,
   url_immutable: 400,
-  invalid_cursor: 400,
   unauthorized: 401,
   campaign_not_found: 404,
   referral_link_not_found: 404,

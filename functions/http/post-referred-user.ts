@@ -1,0 +1,9 @@
+import { createReferredUser } from '../../lib/db/referred-users.ts';
+import { linkTargetOf } from '../../lib/domain/link-rules.ts';
+import { CreateReferredUserBody } from '../../lib/domain/link-schemas.ts';
+import { httpHandler } from '../../lib/http/handler.ts';
+
+export const handler = httpHandler({ body: CreateReferredUserBody }, async ({ tenant, body }) => ({
+  status: 201,
+  body: await createReferredUser(tenant, linkTargetOf(body), body.referred_user_id),
+}));

@@ -1,0 +1,25 @@
+import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from './client.ts';
+
+type Key = { PK: string; SK: string };
+
+/**
+ * Read a few items by key in one strongly consistent BatchGetItem (one round trip; a retry only
+ * for keys DynamoDB reports unprocessed). Results come back in the order of the keys.
+ */
+export async function getItems(keyList: Key[]): Promise<Array<Record<string, unknown> | undefined>> {
+  const found: Record<string, unknown>[] = [];
+  let pending: Key[] = keyList;
+  for (let attempt = 0; pending.length > 0; attempt++) {
+    const { Responses, UnprocessedKeys } = await db.send(
+      new BatchGetCommand({ RequestItems: { [tableName]: { Keys: pending, ConsistentRead: true } } }),
+    );
+    found.push(...(Responses?.[tableName] ?? []));
+    pending = (UnprocessedKeys?.[tableName]?.Keys as Key[] | undefined) ?? [];
+    if (pending.length > 0) {
+      if (attempt >= 5) throw new Error('BatchGetItem left keys unprocessed');
+      await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
+    }
+  }
+  return keyList.map((k) => found.find((i) => i.PK === k.PK && i.SK === k.SK));
+}

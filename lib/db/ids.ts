@@ -1,0 +1,52 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from './client.ts';
+import { keys } from './keys.ts';
+
+export type IdKind = 'link' | 'referred_user' | 'action';
+
+/**
+ * Integer ids without a round trip per request: each warm function reserves a block of ids with
+ * one atomic counter update and hands them out from memory. Ids are unique and positive across
+ * the deployment; they are increasing per container, and a recycled container leaves a gap.
+ */
+const BLOCK_SIZE = Number(process.env.ID_BLOCK_SIZE ?? 100);
+
+interface Block {
+  next: number;
+  end: number; // inclusive
+}
+
+const blocks = new Map<IdKind, Block>();
+const pending = new Map<IdKind, Promise<Block>>();
+
+async function reserve(kind: IdKind): Promise<Block> {
+  const { Attributes } = await db.send(
+    new UpdateCommand({
+      TableName: tableName,
+      Key: keys.sequence(kind),
+      UpdateExpression: 'ADD last_id :n SET #type = :type',
+      ExpressionAttributeNames: { '#type': 'type' },
+      ExpressionAttributeValues: { ':n': BLOCK_SIZE, ':type': 'sequence' },
+      ReturnValues: 'UPDATED_NEW',
+    }),
+  );
+  const end = Number(Attributes?.last_id);
+  if (!Number.isSafeInteger(end) || end < BLOCK_SIZE) throw new Error(`id sequence ${kind} returned ${end}`);
+  return { next: end - BLOCK_SIZE + 1, end };
+}
+
+export async function nextId(kind: IdKind): Promise<number> {
+  for (;;) {
+    const block = blocks.get(kind);
+    if (block && block.next <= block.end) return block.next++;
+    // One reservation at a time per kind, shared by concurrent callers in this process.
+    let p = pending.get(kind);
+    if (!p) {
+      p = reserve(kind).finally(() => pending.delete(kind));
+      pending.set(kind, p);
+      blocks.set(kind, await p);
+    } else {
+      await p;
+    }
+  }
+}

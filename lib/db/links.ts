@@ -1,0 +1,224 @@
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { ApiError, campaignNotFound } from '../domain/errors.ts';
+import { generateReferralCode } from '../domain/link-rules.ts';
+import type { ReferralLink } from '../domain/link-schemas.ts';
+import { formatTimestamp } from '../domain/time.ts';
+import { buildReferralLink } from '../domain/url.ts';
+import { db, tableName } from './client.ts';
+import { decodeCursor, encodeCursor } from './cursor.ts';
+import { nextId } from './ids.ts';
+import { keys } from './keys.ts';
+import { transactWrite } from './transactions.ts';
+
+/** The stored link: the API object's fields plus what a write or a redirect needs without joins. */
+export interface LinkItem {
+  PK: string;
+  SK: 'LINK';
+  type: 'link';
+  tenant: string;
+  id: number;
+  created_at: string;
+  created_ms: number;
+  referral_code: string;
+  campaign_id: string;
+  /** Copy of the campaign's URL, which is immutable, so a redirect needs no campaign read. */
+  campaign_url: string;
+  referrer_id: string | null;
+  total_clicks: number;
+  total_referrals: number;
+  GSI1PK: string;
+  GSI1SK: 'LINK';
+  GSI2PK: string;
+  GSI2SK: string;
+  GSI3PK?: string;
+  GSI3SK?: string;
+}
+
+export function toLink(
+  item: LinkItem,
+  increments: { clicks?: number; referrals?: number } = {},
+): ReferralLink {
+  return {
+    id: item.id,
+    created_at: item.created_at,
+    referral_code: item.referral_code,
+    campaign_id: item.campaign_id,
+    referrer_id: item.referrer_id ?? null,
+    referral_link: buildReferralLink(item.campaign_url, item.referral_code),
+    total_clicks: item.total_clicks + (increments.clicks ?? 0),
+    total_referrals: item.total_referrals + (increments.referrals ?? 0),
+  };
+}
+
+export const linkNotFound = () => new ApiError('referral_link_not_found', 'No such referral link.');
+
+const GENERATED_CODE_ATTEMPTS = 5;
+
+/**
+ * Create a link: one strongly consistent campaign read (URL and existence) and one transaction
+ * that writes the link only if its code is free and the campaign still exists. A generated code
+ * that collides is retried with a new one; a custom code that is taken is a 409.
+ */
+export async function createLink(
+  tenant: string,
+  input: { campaignId: string; referrerId: string | null; customCode?: string },
+): Promise<ReferralLink> {
+  const campaignKey = keys.campaign(tenant, input.campaignId);
+  const { Item: campaign } = await db.send(
+    new GetCommand({
+      TableName: tableName,
+      Key: campaignKey,
+      ConsistentRead: true,
+      ProjectionExpression: '#url',
+      ExpressionAttributeNames: { '#url': 'url' },
+    }),
+  );
+  if (!campaign) throw campaignNotFound(input.campaignId);
+  const id = await nextId('link');
+  const now = new Date();
+  const campaignId = input.campaignId.toLowerCase();
+  for (let attempt = 1; ; attempt++) {
+    const code = input.customCode ?? generateReferralCode();
+    const order = keys.linkOrder(now.getTime(), id);
+    const item: LinkItem = {
+      ...keys.link(code),
+      type: 'link',
+      tenant,
+      id,
+      created_at: formatTimestamp(now),
+      created_ms: now.getTime(),
+      referral_code: code,
+      campaign_id: campaignId,
+      campaign_url: String(campaign.url),
+      referrer_id: input.referrerId,
+      total_clicks: 0,
+      total_referrals: 0,
+      GSI1PK: keys.linkById(id),
+      GSI1SK: 'LINK',
+      GSI2PK: keys.campaignLinks(tenant, campaignId),
+      GSI2SK: order,
+      ...(input.referrerId !== null
+        ? { GSI3PK: keys.referrerLinks(tenant, campaignId, input.referrerId), GSI3SK: order }
+        : {}),
+    };
+    const result = await transactWrite([
+      { Put: { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(PK)' } },
+      {
+        ConditionCheck: {
+          TableName: tableName,
+          Key: campaignKey,
+          ConditionExpression: 'attribute_exists(PK)',
+        },
+      },
+    ]);
+    if (result.ok) return toLink(item);
+    if (result.failedIndex === 1) throw campaignNotFound(input.campaignId);
+    if (input.customCode !== undefined) {
+      throw new ApiError('referral_code_taken', `The referral code ${input.customCode} is already in use.`);
+    }
+    if (attempt >= GENERATED_CODE_ATTEMPTS) throw new Error('could not find a free referral code');
+  }
+}
+
+/** The stored link of a code, if it belongs to this tenant (anyone else's is "not found"). */
+export async function findLinkByCode(code: string, tenant?: string): Promise<LinkItem | undefined> {
+  const { Item } = await db.send(
+    new GetCommand({ TableName: tableName, Key: keys.link(code), ConsistentRead: true }),
+  );
+  const item = Item as LinkItem | undefined;
+  if (!item || (tenant !== undefined && item.tenant !== tenant)) return undefined;
+  return item;
+}
+
+/** By id, through GSI1 (index reads are eventually consistent; ids are immutable, counters may lag). */
+export async function findLinkById(id: number, tenant: string): Promise<LinkItem | undefined> {
+  const { Items } = await db.send(
+    new QueryCommand({
+      TableName: tableName,
+      IndexName: 'GSI1',
+      KeyConditionExpression: 'GSI1PK = :pk',
+      ExpressionAttributeValues: { ':pk': keys.linkById(id) },
+      Limit: 1,
+    }),
+  );
+  const item = Items?.[0] as LinkItem | undefined;
+  return item && item.tenant === tenant ? item : undefined;
+}
+
+export async function findLink(target: { code: string } | { id: number }, tenant: string) {
+  return 'code' in target ? findLinkByCode(target.code, tenant) : findLinkById(target.id, tenant);
+}
+
+export async function campaignExists(tenant: string, campaignId: string): Promise<boolean> {
+  const { Item } = await db.send(
+    new GetCommand({
+      TableName: tableName,
+      Key: keys.campaign(tenant, campaignId),
+      ConsistentRead: true,
+      ProjectionExpression: 'PK',
+    }),
+  );
+  return Item !== undefined;
+}
+
+/** A link is visible only while its campaign exists: deletion hides everything at once. */
+export async function getLiveLink(
+  target: { code: string } | { id: number },
+  tenant: string,
+): Promise<LinkItem> {
+  const item = await findLink(target, tenant);
+  if (!item || !(await campaignExists(tenant, item.campaign_id))) throw linkNotFound();
+  return item;
+}
+
+export interface Page<T> {
+  items: T[];
+  nextCursor?: string;
+}
+
+/**
+ * One page of a campaign's (or a referrer's) links, oldest first: one Query of limit + 1 items
+ * (the extra one only tells whether another page exists) beside one campaign read, in parallel.
+ * The cost is the same whatever the list's length.
+ */
+export async function listLinks(
+  tenant: string,
+  campaignId: string,
+  options: { referrerId?: string; limit: number; cursor?: string },
+): Promise<Page<ReferralLink>> {
+  const position = options.cursor ? decodeCursor(options.cursor) : undefined;
+  const byReferrer = options.referrerId !== undefined;
+  const index = byReferrer ? 'GSI3' : 'GSI2';
+  const partition = byReferrer
+    ? keys.referrerLinks(tenant, campaignId, options.referrerId!)
+    : keys.campaignLinks(tenant, campaignId);
+  const [page, exists] = await Promise.all([
+    db.send(
+      new QueryCommand({
+        TableName: tableName,
+        IndexName: index,
+        KeyConditionExpression: `${index}PK = :pk`,
+        ExpressionAttributeValues: { ':pk': partition },
+        Limit: options.limit + 1,
+        ExclusiveStartKey: position
+          ? {
+              ...keys.link(position.code),
+              [`${index}PK`]: partition,
+              [`${index}SK`]: position.sortKey,
+            }
+          : undefined,
+      }),
+    ),
+    campaignExists(tenant, campaignId),
+  ]);
+  if (!exists) throw campaignNotFound(campaignId);
+  const items = (page.Items ?? []) as LinkItem[];
+  const shown = items.slice(0, options.limit);
+  const last = shown[shown.length - 1];
+  const more =
+    items.length > options.limit || (page.LastEvaluatedKey !== undefined && items.length === options.limit);
+  return {
+    items: shown.map((i) => toLink(i)),
+    nextCursor: more && last ? encodeCursor({ sortKey: last.GSI2SK, code: last.referral_code }) : undefined,
+  };
+}

@@ -1,0 +1,60 @@
+import { randomInt } from 'node:crypto';
+import { ApiError, validationError } from './errors.ts';
+
+/** Generated codes: 8 characters of A-Z and 2-9 without I and O (no 0/O or 1/I confusion). */
+export const CODE_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
+export const GENERATED_CODE_LENGTH = 8;
+
+export function generateReferralCode(): string {
+  let code = '';
+  for (let i = 0; i < GENERATED_CODE_LENGTH; i++) code += CODE_ALPHABET[randomInt(CODE_ALPHABET.length)];
+  return code;
+}
+
+/** `referrer_id` omitted, null or "" all mean "no referrer". */
+export function normalizeReferrer(value: string | null | undefined): string | null {
+  return value === undefined || value === null || value === '' ? null : value;
+}
+
+export const MAX_METADATA_BYTES = 8 * 1024;
+
+/** Metadata is an object of at most 8 KiB serialised; omitted means `{}`. */
+export function checkMetadata(metadata: Record<string, unknown> | undefined): Record<string, unknown> {
+  const value = metadata ?? {};
+  if (Buffer.byteLength(JSON.stringify(value), 'utf8') > MAX_METADATA_BYTES) {
+    throw validationError([
+      { field: 'metadata', message: `must be at most ${MAX_METADATA_BYTES} bytes serialised` },
+    ]);
+  }
+  return value;
+}
+
+/** Endpoints 10 and 12 take exactly one of `referral_code` and `referral_link_id`. */
+export function linkTargetOf(body: {
+  referral_code?: string;
+  referral_link_id?: number;
+}): { code: string } | { id: number } {
+  const hasCode = body.referral_code !== undefined;
+  const hasId = body.referral_link_id !== undefined;
+  if (hasCode === hasId) {
+    throw validationError([
+      { field: 'referral_code', message: 'exactly one of referral_code and referral_link_id is required' },
+    ]);
+  }
+  return hasCode ? { code: body.referral_code! } : { id: body.referral_link_id! };
+}
+
+export function selfReferral(): ApiError {
+  return new ApiError('self_referral', 'A referred user cannot be the referrer of the link.');
+}
+
+/**
+ * Link-preview and crawler user agents: their requests are redirected but not counted as visits.
+ * Matched case-insensitively anywhere in the header.
+ */
+const BOT_PATTERN =
+  /slackbot|slack-imgproxy|facebookexternalhit|facebookcatalog|meta-externalagent|twitterbot|linkedinbot|discordbot|whatsapp|telegrambot|googlebot|google-inspectiontool|adsbot-google|mediapartners-google|bingbot|bingpreview|applebot|yandex(?:bot|images)|baiduspider|duckduckbot|duckassistbot|petalbot|pinterest(?:bot)?|redditbot|skypeuripreview|embedly|vkshare|viber|snapchat|iframely|ahrefsbot|semrushbot|mj12bot|dotbot|bytespider|gptbot|claudebot|ccbot|perplexitybot|headlesschrome|\b(?:bot|crawler|spider|crawl)\b/i;
+
+export function isBot(userAgent: string | undefined): boolean {
+  return userAgent !== undefined && BOT_PATTERN.test(userAgent);
+}

@@ -1,0 +1,131 @@
+/** Schemas of referral links, referred users and actions (see `schemas.ts` for the conventions). */
+import { type Static, Type } from '@sinclair/typebox';
+import { Timestamp, Uuid } from './schemas.ts';
+
+export const CODE_PATTERN = '^[A-Za-z0-9_-]{4,32}$';
+export const USER_ID_PATTERN = '^[^\\u0000-\\u001f\\u007f]{1,256}$';
+
+const ReferralCode = Type.String({
+  pattern: CODE_PATTERN,
+  description: '4-32 characters of A-Z a-z 0-9 _ -',
+});
+const UserId = Type.String({
+  pattern: USER_ID_PATTERN,
+  description: '1-256 characters without control characters',
+});
+const LinkId = Type.Integer({
+  minimum: 1,
+  maximum: Number.MAX_SAFE_INTEGER,
+  description: 'A referral link id',
+});
+const Metadata = Type.Record(Type.String(), Type.Unknown(), {
+  description: 'Any JSON object, at most 8 KiB serialised; {} when omitted',
+});
+const ActionType = Type.String({ minLength: 1, maxLength: 64, description: '1-64 characters' });
+
+export const CreateLinkBody = Type.Object(
+  {
+    campaign_id: Uuid,
+    referrer_id: Type.Optional(
+      Type.Union([Type.Literal(''), UserId, Type.Null()], {
+        description: 'Omitted, null or "" mean no referrer',
+      }),
+    ),
+    referral_code: Type.Optional(ReferralCode),
+  },
+  { additionalProperties: false },
+);
+export type CreateLinkBody = Static<typeof CreateLinkBody>;
+
+export const GetLinkQuery = Type.Object(
+  {
+    id: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,15}$', description: 'a positive integer id' })),
+    referral_code: Type.Optional(ReferralCode),
+  },
+  { additionalProperties: true },
+);
+
+export const ListQuery = Type.Object(
+  {
+    limit: Type.Optional(
+      Type.String({ pattern: '^(?:[1-9][0-9]{0,2}|1000)$', description: 'an integer from 1 to 1000' }),
+    ),
+    cursor: Type.Optional(
+      Type.String({
+        maxLength: 1024,
+        pattern: '^[A-Za-z0-9_-]+$',
+        description: 'a cursor from x-next-cursor',
+      }),
+    ),
+  },
+  { additionalProperties: true },
+);
+
+export const LinkTarget = {
+  referral_code: Type.Optional(ReferralCode),
+  referral_link_id: Type.Optional(LinkId),
+};
+
+export const CreateReferredUserBody = Type.Object(
+  { ...LinkTarget, referred_user_id: UserId },
+  { additionalProperties: false },
+);
+export type CreateReferredUserBody = Static<typeof CreateReferredUserBody>;
+
+export const GetReferredUserQuery = Type.Object(
+  { campaign_id: Uuid, referred_user_id: UserId },
+  { additionalProperties: true },
+);
+
+export const CreateUserActionBody = Type.Object(
+  { campaign_id: Uuid, action_type: ActionType, referred_user_id: UserId, metadata: Type.Optional(Metadata) },
+  { additionalProperties: false },
+);
+export type CreateUserActionBody = Static<typeof CreateUserActionBody>;
+
+export const CreateLinkActionBody = Type.Object(
+  { ...LinkTarget, action_type: ActionType, metadata: Type.Optional(Metadata) },
+  { additionalProperties: false },
+);
+export type CreateLinkActionBody = Static<typeof CreateLinkActionBody>;
+
+export const ReferralLink = Type.Object(
+  {
+    id: Type.Integer({ minimum: 1 }),
+    created_at: Timestamp,
+    referral_code: Type.String(),
+    campaign_id: Uuid,
+    referrer_id: Type.Union([Type.String(), Type.Null()]),
+    referral_link: Type.Union([Type.String(), Type.Null()]),
+    total_clicks: Type.Integer({ minimum: 0 }),
+    total_referrals: Type.Integer({ minimum: 0 }),
+  },
+  { additionalProperties: false },
+);
+export type ReferralLink = Static<typeof ReferralLink>;
+
+export const ReferredUser = Type.Object(
+  {
+    id: Type.Integer({ minimum: 1 }),
+    created_at: Timestamp,
+    referral_link: ReferralLink,
+    referred_user_id: Type.String(),
+  },
+  { additionalProperties: false },
+);
+export type ReferredUser = Static<typeof ReferredUser>;
+
+export const Action = Type.Object(
+  {
+    id: Type.Integer({ minimum: 1 }),
+    created_at: Timestamp,
+    action_type: Type.String(),
+    metadata: Type.Record(Type.String(), Type.Unknown()),
+    referral_link: ReferralLink,
+    referred_user: Type.Union([ReferredUser, Type.Null()]),
+  },
+  { additionalProperties: false },
+);
+export type Action = Static<typeof Action>;
+
+export const ReferralLinkList = Type.Array(ReferralLink);
