@@ -179,13 +179,14 @@ function buildEvent(input: {
 
 /** Query parameters the way payload 2.0 gives them: decoded, repeated names joined by commas. */
 export function parseQuery(raw: string): Record<string, string> {
-  const out: Record<string, string> = {};
+  // No prototype: names such as `constructor` or `__proto__` are ordinary parameters.
+  const out: Record<string, string> = Object.create(null);
   for (const part of raw.split('&')) {
     if (!part) continue;
     const eq = part.indexOf('=');
     const name = safeDecode((eq === -1 ? part : part.slice(0, eq)).replace(/\+/g, ' '));
     const value = safeDecode((eq === -1 ? '' : part.slice(eq + 1)).replace(/\+/g, ' '));
-    out[name] = name in out ? `${out[name]},${value}` : value;
+    out[name] = Object.hasOwn(out, name) ? `${out[name]},${value}` : value;
   }
   return out;
 }
