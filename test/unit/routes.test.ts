@@ -1,0 +1,124 @@
+import { describe, expect, it } from 'vitest';
+import { type RouteDefinition, resolveRoute, routes, safeDecode } from '../../lib/routes.ts';
+
+const row = (method: RouteDefinition['method'], path: string, extra: Partial<RouteDefinition> = {}) =>
+  ({
+    name: `${method}${path}`,
+    method,
+    path,
+    handler: 'http/x',
+    auth: true,
+    table: 'read',
+    summary: '',
+    ...extra,
+  }) satisfies RouteDefinition;
+
+const table: RouteDefinition[] = [
+  row('GET', '/r/{referral_code}', { head: true, auth: false }),
+  row('GET', '/api/v1/referral_link'),
+  row('POST', '/api/v1/referral_link'),
+  row('GET', '/api/v1/referral_link/{campaign_id}/{referrer_id}'),
+  row('GET', '/api/v1/a.b'),
+];
+
+describe('resolveRoute with the real route table', () => {
+  it.each(['POST', 'GET', 'PATCH', 'DELETE'])('%s /api/v1/campaign matches its own route', (method) => {
+    const resolved = resolveRoute(method, '/api/v1/campaign');
+    expect(resolved.kind).toBe('match');
+    if (resolved.kind !== 'match') return;
+    expect(resolved.match.route.method).toBe(method);
+    expect(resolved.match.route.path).toBe('/api/v1/campaign');
+    expect(resolved.match.route.auth).toBe(true);
+    expect(resolved.match.pathParameters).toEqual({});
+  });
+
+  it.each(['PUT', 'HEAD', 'OPTIONS', 'TRACE', 'get'])(
+    '%s /api/v1/campaign is 405 with the allowed methods',
+    (method) => {
+      const resolved = resolveRoute(method, '/api/v1/campaign');
+      expect(resolved).toEqual({
+        kind: 'method_not_allowed',
+        allowed: expect.arrayContaining(['POST', 'GET', 'PATCH', 'DELETE']),
+      });
+    },
+  );
+
+  it.each([
+    '/api/v1/campaign/',
+    '/api/v1/campaigns',
+    '/api/v1/Campaign',
+    '/api/v2/campaign',
+    '//api/v1/campaign',
+    '/api/v1/campaign%00',
+    '/api/v1/campaign?id=1',
+    '/',
+    '',
+    '/api/v1/../v1/campaign',
+  ])('%j is not found', (path) => {
+    expect(resolveRoute('GET', path)).toEqual({ kind: 'not_found' });
+  });
+
+  it('every row has a unique name and a unique method + path', () => {
+    expect(new Set(routes.map((r) => r.name)).size).toBe(routes.length);
+    expect(new Set(routes.map((r) => `${r.method} ${r.path}`)).size).toBe(routes.length);
+  });
+});
+
+describe('resolveRoute with path parameters', () => {
+  it('extracts and percent-decodes parameters', () => {
+    expect(resolveRoute('GET', '/api/v1/referral_link/c-1/user%40example.com', table)).toEqual({
+      kind: 'match',
+      match: { route: table[3], pathParameters: { campaign_id: 'c-1', referrer_id: 'user@example.com' } },
+    });
+  });
+
+  it('keeps a malformed escape as written instead of throwing', () => {
+    const resolved = resolveRoute('GET', '/r/%E0%A4%A', table);
+    expect(resolved.kind === 'match' && resolved.match.pathParameters).toEqual({ referral_code: '%E0%A4%A' });
+  });
+
+  it('a parameter never spans a slash, and an empty segment does not match', () => {
+    expect(resolveRoute('GET', '/r/a/b', table)).toEqual({ kind: 'not_found' });
+    expect(resolveRoute('GET', '/r/', table)).toEqual({ kind: 'not_found' });
+    expect(resolveRoute('GET', '/api/v1/referral_link/c-1', table)).toEqual({ kind: 'not_found' });
+  });
+
+  it('an encoded slash stays inside one parameter', () => {
+    const resolved = resolveRoute('GET', '/api/v1/referral_link/c/a%2Fb', table);
+    expect(resolved.kind === 'match' && resolved.match.pathParameters).toEqual({
+      campaign_id: 'c',
+      referrer_id: 'a/b',
+    });
+  });
+
+  it('answers HEAD only on routes that opt in', () => {
+    const head = resolveRoute('HEAD', '/r/ABC623KC', table);
+    expect(head.kind === 'match' && head.match.route).toBe(table[0]);
+    expect(resolveRoute('HEAD', '/api/v1/referral_link', table)).toEqual({
+      kind: 'method_not_allowed',
+      allowed: ['GET', 'POST'],
+    });
+  });
+
+  it('collects every method of a path for the 405', () => {
+    expect(resolveRoute('DELETE', '/api/v1/referral_link', table)).toEqual({
+      kind: 'method_not_allowed',
+      allowed: ['GET', 'POST'],
+    });
+  });
+
+  it('treats regex characters in literal segments literally', () => {
+    expect(resolveRoute('GET', '/api/v1/a.b', table).kind).toBe('match');
+    expect(resolveRoute('GET', '/api/v1/aXb', table)).toEqual({ kind: 'not_found' });
+  });
+});
+
+describe('safeDecode', () => {
+  it('decodes valid escapes and keeps malformed ones', () => {
+    expect(safeDecode('a%20b%E2%9C%93')).toBe('a b✓');
+    expect(safeDecode('%')).toBe('%');
+    expect(safeDecode('%E0%A4%A')).toBe('%E0%A4%A');
+    expect(safeDecode('%ZZ')).toBe('%ZZ');
+    expect(safeDecode('%00')).toBe('\u0000');
+  });
+});
