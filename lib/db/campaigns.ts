@@ -7,7 +7,13 @@ import { formatTimestamp } from '../domain/time.ts';
 import { db, tableName } from './client.ts';
 import { keys } from './keys.ts';
 
-export interface CampaignItem extends Campaign {
+/**
+ * The stored campaign. `webhook_url` and `webhook_secret` are absent (not NULL) until first set:
+ * `if_not_exists(webhook_secret, …)` in `updateCampaign` only fills a missing attribute.
+ */
+export interface CampaignItem extends Omit<Campaign, 'webhook_url' | 'webhook_secret'> {
+  webhook_url?: string | null;
+  webhook_secret?: string;
   PK: string;
   SK: 'CAMPAIGN';
   type: 'campaign';
@@ -44,7 +50,15 @@ export async function createCampaign(
     webhook_url: null,
     webhook_secret: null,
   };
-  const item: CampaignItem = { ...keys.campaign(tenant, campaign.id), type: 'campaign', tenant, ...campaign };
+  const item: CampaignItem = {
+    ...keys.campaign(tenant, campaign.id),
+    type: 'campaign',
+    tenant,
+    id: campaign.id,
+    created_at: campaign.created_at,
+    url: campaign.url,
+    name: campaign.name,
+  };
   await db.send(
     new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(PK)' }),
   );
