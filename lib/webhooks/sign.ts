@@ -1,0 +1,51 @@
+/**
+ * Standard Webhooks signing (https://www.standardwebhooks.com), through the reference
+ * `standardwebhooks` package so that what we send is exactly what its `verify` accepts.
+ */
+import { Webhook } from 'standardwebhooks';
+import { type WebhookMessage, webhookBody } from './message.ts';
+
+export interface SignedDelivery {
+  /** Serialised once per attempt: the bytes signed are the bytes sent. */
+  body: string;
+  headers: {
+    'content-type': 'application/json';
+    'webhook-id': string;
+    'webhook-timestamp': string;
+    'webhook-signature': string;
+  };
+}
+
+/**
+ * Headers and body of one delivery attempt. `webhook-id` is the event id, the same on every
+ * retry (the consumer's dedupe key); `webhook-timestamp` is the attempt's time, so a retry is
+ * never rejected as stale by the receiver's replay window.
+ */
+export function signDelivery(message: WebhookMessage, secret: string, now = new Date()): SignedDelivery {
+  const body = JSON.stringify(webhookBody(message));
+  const signature = new Webhook(secret).sign(message.event_id, now, body);
+  return {
+    body,
+    headers: {
+      'content-type': 'application/json',
+      'webhook-id': message.event_id,
+      'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+      'webhook-signature': signature,
+    },
+  };
+}
+
+/**
+ * Verify a received delivery the way a customer would; returns the parsed body or throws
+ * `WebhookVerificationError`. For tests, the bench and anything that receives our webhooks.
+ */
+export function verifyDelivery(
+  secret: string,
+  body: string,
+  headers: Record<string, string | string[] | undefined>,
+): unknown {
+  const flat: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers))
+    if (v !== undefined) flat[k] = Array.isArray(v) ? v.join(', ') : v;
+  return new Webhook(secret).verify(body, flat);
+}

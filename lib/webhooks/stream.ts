@@ -1,0 +1,108 @@
+/**
+ * Table stream -> webhook queue: one transform shared by the AWS stream consumer
+ * (`functions/queue/enqueue-webhook-events.ts`) and the local stream poller.
+ */
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { logger as rootLogger } from '../http/logger.ts';
+import type { WebhookMessage } from './message.ts';
+
+// A child: keys appended to the shared logger by the HTTP middleware (one process on the local
+// stack) do not leak into these lines.
+const logger = rootLogger.createChild();
+
+/** The part of a stream record we read; Lambda's event records and GetRecords' records both fit. */
+export interface StreamRecordLike {
+  eventName?: string;
+  dynamodb?: {
+    // Lambda's and the SDK's AttributeValue types differ only nominally.
+    NewImage?: Record<string, unknown>;
+    SequenceNumber?: string;
+  };
+}
+
+/** Same predicate as `EVENT_RECORD_FILTER`: an INSERT of an item with a string `event_type`. */
+export function isEventRecord(record: StreamRecordLike): boolean {
+  const type = record.dynamodb?.NewImage?.event_type as { S?: unknown } | undefined;
+  return record.eventName === 'INSERT' && typeof type?.S === 'string';
+}
+
+/**
+ * The queue message for an event record, or `undefined` for any other record. Only the event
+ * attributes are copied; the item's keys and record fields stay in the table. A malformed event
+ * item is still forwarded as it is: the delivery handler dead-letters it with the reason, so a
+ * writer bug is visible (DLQ alarm) instead of silently dropped here.
+ */
+export function messageFromStreamRecord(record: StreamRecordLike): WebhookMessage | undefined {
+  if (!isEventRecord(record)) return undefined;
+  const item = unmarshall(record.dynamodb!.NewImage as Record<string, AttributeValue>, {
+    wrapNumbers: false,
+  });
+  return {
+    event_id: item.event_id,
+    event_type: item.event_type,
+    event_time: item.event_time,
+    tenant: item.tenant,
+    campaign_id: item.campaign_id,
+    event_data: item.event_data,
+  };
+}
+
+/** SendMessageBatch takes 10 entries and 256 KiB per call. */
+const MAX_BATCH_ENTRIES = 10;
+const MAX_BATCH_BYTES = 250 * 1024;
+
+/**
+ * Put the event records' messages on the queue. Returns the sequence numbers of records whose
+ * message could not be sent, for the caller to retry (Lambda: batch item failures; local poller:
+ * re-read from the first one). Non-event records are skipped.
+ */
+export async function enqueueStreamRecords(
+  records: readonly StreamRecordLike[],
+  sqs: SQSClient,
+  queueUrl: string,
+): Promise<{ sent: number; failedSequenceNumbers: string[] }> {
+  const entries: Array<{ sequence: string; body: string }> = [];
+  for (const record of records) {
+    const message = messageFromStreamRecord(record);
+    if (message)
+      entries.push({ sequence: record.dynamodb?.SequenceNumber ?? '', body: JSON.stringify(message) });
+  }
+  const batches: Array<typeof entries> = [];
+  let current: typeof entries = [];
+  let bytes = 0;
+  for (const entry of entries) {
+    const size = Buffer.byteLength(entry.body);
+    if (current.length === MAX_BATCH_ENTRIES || (current.length > 0 && bytes + size > MAX_BATCH_BYTES)) {
+      batches.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(entry);
+    bytes += size;
+  }
+  if (current.length > 0) batches.push(current);
+
+  const failed: string[] = [];
+  await Promise.all(
+    batches.map(async (batch) => {
+      try {
+        const result = await sqs.send(
+          new SendMessageBatchCommand({
+            QueueUrl: queueUrl,
+            Entries: batch.map((e, i) => ({ Id: String(i), MessageBody: e.body })),
+          }),
+        );
+        for (const f of result.Failed ?? []) {
+          logger.warn('webhook enqueue failed', { error: f.Code ?? f.Message, records: 1 });
+          failed.push(batch[Number(f.Id)]!.sequence);
+        }
+      } catch (err) {
+        logger.warn('webhook enqueue failed', { error: (err as Error).message, records: batch.length });
+        failed.push(...batch.map((e) => e.sequence));
+      }
+    }),
+  );
+  return { sent: entries.length - failed.length, failedSequenceNumbers: failed };
+}
