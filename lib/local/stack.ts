@@ -9,6 +9,8 @@ import { ensureTable, type RunningDynamo, startDynamoLocal } from './dynamodb.ts
 import { LocalStackError } from './errors.ts';
 import { type AuthorizerHandler, createGateway, type LambdaHandler } from './gateway.ts';
 import { type RunningQueue, startLocalQueue } from './queue.ts';
+import { type QueueHandler, startQueuePoller } from './queue-poller.ts';
+import { type StreamHandler, startStreamPoller } from './stream-poller.ts';
 
 export const LOCAL_TABLE_NAME = 'referrals-local';
 const projectRoot = resolve(fileURLToPath(new URL('../..', import.meta.url)));
@@ -135,6 +137,7 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
       STAGE: 'local',
       ALLOW_PRIVATE_WEBHOOKS: process.env.ALLOW_PRIVATE_WEBHOOKS ?? 'true',
       WEBHOOK_QUEUE_URL: queue.webhookQueueUrl,
+      WEBHOOK_DLQ_URL: queue.webhookDlqUrl,
       AWS_ENDPOINT_URL_SQS: queue.endpoint,
       LOG_LEVEL: process.env.LOG_LEVEL ?? 'WARN',
       ...(settings.webhookRetryDelays ? { WEBHOOK_RETRY_DELAYS: settings.webhookRetryDelays } : {}),
@@ -148,6 +151,25 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
       };
     const authorizer = (await load('auth/authorizer')).handler as AuthorizerHandler;
     const fallback = (await load('http/fallback')).handler as LambdaHandler;
+    // Webhooks: table stream -> queue -> delivery, through the same two handlers as in AWS.
+    const logPollerError = (what: string) => (err: unknown) =>
+      console.error(`local ${what} poller: ${err instanceof Error ? err.message : String(err)}`);
+    const streamPoller = startStreamPoller({
+      endpoint,
+      tableName: LOCAL_TABLE_NAME,
+      handler: (await load('queue/enqueue-webhook-events')).handler as StreamHandler,
+      checkpointFile: dataDir ? join(dataDir, 'stream-checkpoint.json') : undefined,
+      onError: logPollerError('stream'),
+    });
+    stoppers.push(() => streamPoller.stop());
+    const queuePoller = startQueuePoller({
+      endpoint: queue.endpoint,
+      queueUrl: queue.webhookQueueUrl,
+      handler: (await load('queue/deliver-webhook')).handler as QueueHandler,
+      onError: logPollerError('queue'),
+    });
+    stoppers.push(() => queuePoller.stop());
+
     dispatch = createGateway({
       authorizer,
       fallback,

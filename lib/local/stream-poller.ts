@@ -1,0 +1,235 @@
+/**
+ * Local stand-in for the table stream's event source mapping: reads DynamoDB Local's stream and
+ * invokes the same stream-consumer handler that runs in AWS (`functions/queue/enqueue-webhook-
+ * events.ts`) with Lambda-shaped batches, so the local stack exercises the same path from commit
+ * to queue. DynamoDB Local has no event filtering; the handler's transform skips non-event records
+ * exactly as the mapping's filter would.
+ *
+ * Shards: all shards of the stream are discovered every second (DescribeStream, paginated); each
+ * one is read from TRIM_HORIZON, or after its checkpoint when a checkpoint file is kept (persistent
+ * data dir, so a restart does not replay the whole retained stream). Closed shards are read to
+ * their end and then dropped. A batch the handler reports as failed is re-read from its first
+ * failed record after a short pause, as Lambda does with `ReportBatchItemFailures`.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  type _Record,
+  DescribeStreamCommand,
+  DynamoDBStreamsClient,
+  ExpiredIteratorException,
+  GetRecordsCommand,
+  type GetRecordsCommandOutput,
+  GetShardIteratorCommand,
+  type ShardIteratorType,
+  TrimmedDataAccessException,
+} from '@aws-sdk/client-dynamodb-streams';
+import { dynamoClientConfig } from '../db/client-config.ts';
+
+export type StreamHandler = (event: {
+  Records: _Record[];
+}) => Promise<{ batchItemFailures: Array<{ itemIdentifier: string }> } | undefined>;
+
+export interface StreamPollerOptions {
+  endpoint: string;
+  tableName: string;
+  handler: StreamHandler;
+  /** Pause between polls when nothing was read. */
+  intervalMs?: number;
+  /** Where to keep each shard's last processed sequence number; unset keeps nothing. */
+  checkpointFile?: string;
+  onError?: (err: unknown) => void;
+}
+
+export interface StreamPoller {
+  stop(): Promise<void>;
+}
+
+interface ShardState {
+  iterator?: string;
+  lastSequence?: string;
+  retryAt?: number;
+}
+
+const DISCOVER_EVERY_MS = 1000;
+const RETRY_PAUSE_MS = 500;
+
+export function startStreamPoller(options: StreamPollerOptions): StreamPoller {
+  const interval = options.intervalMs ?? 150;
+  const config = dynamoClientConfig(options.endpoint);
+  const streams = new DynamoDBStreamsClient(config);
+  const dynamo = new DynamoDBClient(config);
+  const shards = new Map<string, ShardState>();
+  const finished = new Set<string>();
+  let streamArn: string | undefined;
+  let lastDiscover = 0;
+  let stopped = false;
+  let wake: (() => void) | undefined;
+
+  const saved = readCheckpoint(options.checkpointFile);
+
+  const iteratorFor = async (shardId: string, type: ShardIteratorType, sequence?: string) => {
+    const out = await streams.send(
+      new GetShardIteratorCommand({
+        StreamArn: streamArn,
+        ShardId: shardId,
+        ShardIteratorType: type,
+        ...(sequence ? { SequenceNumber: sequence } : {}),
+      }),
+    );
+    return out.ShardIterator;
+  };
+
+  const resume = async (shardId: string, state: ShardState) => {
+    state.iterator = state.lastSequence
+      ? await iteratorFor(shardId, 'AFTER_SEQUENCE_NUMBER', state.lastSequence)
+      : await iteratorFor(shardId, 'TRIM_HORIZON');
+  };
+
+  const discover = async () => {
+    lastDiscover = Date.now();
+    if (!streamArn) {
+      const table = await dynamo.send(new DescribeTableCommand({ TableName: options.tableName }));
+      streamArn = table.Table?.LatestStreamArn;
+      if (!streamArn) throw new Error(`table ${options.tableName} has no stream`);
+      if (saved && saved.streamArn !== streamArn) saved.shards = {};
+    }
+    let start: string | undefined;
+    do {
+      const out = await streams.send(
+        new DescribeStreamCommand({
+          StreamArn: streamArn,
+          ...(start ? { ExclusiveStartShardId: start } : {}),
+        }),
+      );
+      for (const shard of out.StreamDescription?.Shards ?? []) {
+        const id = shard.ShardId!;
+        if (shards.has(id) || finished.has(id)) continue;
+        const state: ShardState = { lastSequence: saved?.shards[id] };
+        await resume(id, state);
+        shards.set(id, state);
+      }
+      start = out.StreamDescription?.LastEvaluatedShardId;
+    } while (start);
+  };
+
+  const pollShard = async (shardId: string, state: ShardState): Promise<number> => {
+    if (state.retryAt && Date.now() < state.retryAt) return 0;
+    if (!state.iterator) await resume(shardId, state);
+    let out: GetRecordsCommandOutput;
+    try {
+      out = await streams.send(new GetRecordsCommand({ ShardIterator: state.iterator, Limit: 1000 }));
+    } catch (err) {
+      if (err instanceof ExpiredIteratorException) {
+        state.iterator = undefined;
+        return 0;
+      }
+      if (err instanceof TrimmedDataAccessException) {
+        state.lastSequence = undefined;
+        state.iterator = undefined;
+        return 0;
+      }
+      throw err;
+    }
+    const records = out.Records ?? [];
+    if (records.length > 0) {
+      let failures: Array<{ itemIdentifier: string }> = [];
+      try {
+        failures = (await options.handler({ Records: records }))?.batchItemFailures ?? [];
+      } catch (err) {
+        options.onError?.(err);
+        failures = [{ itemIdentifier: records[0]!.dynamodb?.SequenceNumber ?? '' }];
+      }
+      if (failures.length > 0) {
+        const failed = new Set(failures.map((f) => f.itemIdentifier));
+        const first = records.findIndex((r) => failed.has(r.dynamodb?.SequenceNumber ?? ''));
+        const at = first === -1 ? 0 : first;
+        if (at > 0) state.lastSequence = records[at - 1]!.dynamodb?.SequenceNumber;
+        state.iterator = await iteratorFor(
+          shardId,
+          'AT_SEQUENCE_NUMBER',
+          records[at]!.dynamodb?.SequenceNumber,
+        );
+        state.retryAt = Date.now() + RETRY_PAUSE_MS;
+        saveCheckpoint();
+        return 0;
+      }
+      state.lastSequence = records[records.length - 1]!.dynamodb?.SequenceNumber;
+      state.retryAt = undefined;
+      saveCheckpoint();
+    }
+    if (out.NextShardIterator) state.iterator = out.NextShardIterator;
+    else {
+      // A closed shard, read to its end.
+      shards.delete(shardId);
+      finished.add(shardId);
+    }
+    return records.length;
+  };
+
+  const saveCheckpoint = () => {
+    if (!options.checkpointFile || !streamArn) return;
+    const data = { streamArn, shards: { ...saved?.shards } as Record<string, string> };
+    for (const [id, state] of shards) if (state.lastSequence) data.shards[id] = state.lastSequence;
+    writeFileSync(options.checkpointFile, JSON.stringify(data));
+  };
+
+  const loop = (async () => {
+    while (!stopped) {
+      let read = 0;
+      try {
+        if (Date.now() - lastDiscover >= DISCOVER_EVERY_MS) await discover();
+        for (const [id, state] of [...shards]) {
+          if (stopped) break;
+          read += await pollShard(id, state);
+        }
+      } catch (err) {
+        if (!stopped) options.onError?.(err);
+        await sleep(1000, (w) => {
+          wake = w;
+        });
+        continue;
+      }
+      if (read === 0 && !stopped) {
+        await sleep(interval, (w) => {
+          wake = w;
+        });
+      }
+    }
+  })();
+
+  return {
+    async stop() {
+      stopped = true;
+      wake?.();
+      await loop;
+      streams.destroy();
+      dynamo.destroy();
+    },
+  };
+}
+
+function sleep(ms: number, register: (wake: () => void) => void): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    register(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+function readCheckpoint(
+  file: string | undefined,
+): { streamArn: string; shards: Record<string, string> } | undefined {
+  if (!file || !existsSync(file)) return file ? { streamArn: '', shards: {} } : undefined;
+  try {
+    const data = JSON.parse(readFileSync(file, 'utf8')) as {
+      streamArn?: string;
+      shards?: Record<string, string>;
+    };
+    return { streamArn: data.streamArn ?? '', shards: data.shards ?? {} };
+  } catch {
+    return { streamArn: '', shards: {} };
+  }
+}
