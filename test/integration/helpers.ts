@@ -1,4 +1,9 @@
+import { type DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
 import { inject } from 'vitest';
+import { createDocumentClient } from '../../lib/db/client-config.ts';
+import { ErrorResponse } from '../../lib/domain/schemas.ts';
 import { TENANT_A, TENANT_B } from './global-setup.ts';
 
 export { TENANT_A, TENANT_B };
@@ -51,4 +56,145 @@ export async function createCampaign(overrides: Record<string, unknown> = {}, ke
     webhook_url: string | null;
     webhook_secret: string | null;
   };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Links, referred users and actions (issue 3). Additive: the exports above are unchanged.
+// ---------------------------------------------------------------------------------------------
+
+export type LinkBody = {
+  id: number;
+  created_at: string;
+  referral_code: string;
+  campaign_id: string;
+  referrer_id: string | null;
+  referral_link: string | null;
+  total_clicks: number;
+  total_referrals: number;
+};
+export type ReferredUserBody = {
+  id: number;
+  created_at: string;
+  referral_link: LinkBody;
+  referred_user_id: string;
+};
+export type ActionBody = {
+  id: number;
+  created_at: string;
+  action_type: string;
+  metadata: Record<string, unknown>;
+  referral_link: LinkBody;
+  referred_user: ReferredUserBody | null;
+};
+
+/** Assert a value matches a TypeBox schema exactly, with TypeBox's own errors in the failure. */
+export function expectShape(schema: TSchema, value: unknown): void {
+  if (Value.Check(schema, value)) return;
+  const errors = [...Value.Errors(schema, value)].map((e) => `${e.path || '/'}: ${e.message}`);
+  throw new Error(`response does not match the schema:\n${errors.join('\n')}\n${JSON.stringify(value)}`);
+}
+
+/** POST /api/v1/referral_link, expecting 201 and a link of the contract's shape. */
+export async function createLink(
+  campaignId: string,
+  fields: { referrer_id?: string | null; referral_code?: string } = {},
+  key?: string,
+): Promise<LinkBody> {
+  const res = await api<LinkBody>('POST', '/api/v1/referral_link', {
+    body: { campaign_id: campaignId, ...fields },
+    key,
+  });
+  if (res.status !== 201) throw new Error(`link create failed: ${res.status} ${res.text}`);
+  return res.body;
+}
+
+/** GET /api/v1/referral_link?id=, expecting 200. */
+export async function fetchLink(id: number, key?: string): Promise<LinkBody> {
+  const res = await api<LinkBody>('GET', `/api/v1/referral_link?id=${id}`, { key });
+  if (res.status !== 200) throw new Error(`link fetch failed: ${res.status} ${res.text}`);
+  return res.body;
+}
+
+/** POST /api/v1/referred_user by code, expecting 201. */
+export async function createReferredUser(
+  referralCode: string,
+  referredUserId: string,
+  key?: string,
+): Promise<ReferredUserBody> {
+  const res = await api<ReferredUserBody>('POST', '/api/v1/referred_user', {
+    body: { referral_code: referralCode, referred_user_id: referredUserId },
+    key,
+  });
+  if (res.status !== 201) throw new Error(`referred user create failed: ${res.status} ${res.text}`);
+  return res.body;
+}
+
+/** Run `fn` over `items` with at most `concurrency` calls in flight; results keep the input order. */
+export async function mapLimit<T, R>(
+  items: readonly T[],
+  concurrency: number,
+  fn: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i] as T, i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
+  return results;
+}
+
+let tableDb: DynamoDBDocumentClient | undefined;
+
+/** A document client on the run's DynamoDB Local table, for checks behind the API's back. */
+export function table(): { db: DynamoDBDocumentClient; name: string } {
+  tableDb ??= createDocumentClient(inject('dynamodbEndpoint'));
+  return { db: tableDb, name: inject('tableName') };
+}
+
+/** Every item of a campaign's partition (`T#<tenant>#C#<campaign>`) whose SK starts with `prefix`. */
+export async function campaignItems(
+  tenant: string,
+  campaignId: string,
+  prefix: string,
+): Promise<Record<string, unknown>[]> {
+  const { db, name } = table();
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await db.send(
+      new QueryCommand({
+        TableName: name,
+        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
+        ExpressionAttributeValues: { ':pk': `T#${tenant}#C#${campaignId.toLowerCase()}`, ':prefix': prefix },
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
+    );
+    items.push(...(page.Items ?? []));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return items;
+}
+
+/** The stored link item of a code (PK `LINK#<code>`), read strongly consistently. */
+export async function linkItem(code: string): Promise<Record<string, unknown> | undefined> {
+  const { db, name } = table();
+  const { Item } = await db.send(
+    new GetCommand({ TableName: name, Key: { PK: `LINK#${code}`, SK: 'LINK' }, ConsistentRead: true }),
+  );
+  return Item;
+}
+
+/** Assert an error response: status, contract code, the error body's exact shape and x-request-id. */
+export function expectErrorBody(res: ApiResponse, status: number, code: string): void {
+  const detail = `${res.status} ${res.text}`;
+  if (res.status !== status) throw new Error(`expected ${status} ${code}, got ${detail}`);
+  expectShape(ErrorResponse, res.body);
+  const body = res.body as { error: { code: string } };
+  if (body.error.code !== code) throw new Error(`expected error code ${code}, got ${detail}`);
+  if (!res.headers.get('x-request-id')) throw new Error('error response without x-request-id');
 }
