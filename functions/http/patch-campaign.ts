@@ -1,6 +1,6 @@
 import { config } from '../../lib/config.ts';
 import { updateCampaign } from '../../lib/db/campaigns.ts';
-import { campaignUpdateInput } from '../../lib/domain/campaign-rules.ts';
+import { campaignUpdateInput, checkWebhookDestination } from '../../lib/domain/campaign-rules.ts';
 import { CampaignIdQuery, UpdateCampaignBody } from '../../lib/domain/schemas.ts';
 import { httpHandler } from '../../lib/http/handler.ts';
 
@@ -8,8 +8,9 @@ const policy = { allowPrivate: config.allowPrivateWebhooks };
 
 export const handler = httpHandler(
   { requiredQuery: ['id'], query: CampaignIdQuery, body: UpdateCampaignBody, bodyOptional: true },
-  async ({ tenant, query, body }) => ({
-    status: 200,
-    body: await updateCampaign(tenant, query.id, campaignUpdateInput(body, policy)),
-  }),
+  async ({ tenant, query, body }) => {
+    const changes = campaignUpdateInput(body, policy);
+    await checkWebhookDestination(changes.webhook_url, policy);
+    return { status: 200, body: await updateCampaign(tenant, query.id, changes) };
+  },
 );

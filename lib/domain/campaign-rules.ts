@@ -1,3 +1,4 @@
+import { checkDestination, type Resolver } from '../webhooks/ssrf.ts';
 import { ApiError, type ErrorDetail, validationError } from './errors.ts';
 import type { CreateCampaignBody, UpdateCampaignBody } from './schemas.ts';
 import { checkHttpUrl, MAX_URL_LENGTH, normalizeCampaignUrl } from './url.ts';
@@ -56,7 +57,8 @@ export function campaignUpdateInput(
 
 /**
  * Webhook URL syntax and scheme. Deployed stages take `https` only; the address checks (private,
- * loopback, metadata ranges, after DNS resolution) live with the webhook delivery code.
+ * loopback, metadata ranges, after DNS resolution) are `checkWebhookDestination` below, shared
+ * with the delivery code (`lib/webhooks/ssrf.ts`).
  */
 export function checkWebhookUrl(raw: string, policy: WebhookUrlPolicy) {
   const url = raw.trim();
@@ -70,4 +72,19 @@ export function checkWebhookUrl(raw: string, policy: WebhookUrlPolicy) {
     return { ok: false as const, message: 'must be an https URL' };
   }
   return check;
+}
+
+/**
+ * Deployed stages: a webhook URL whose host is, or resolves to, a private, loopback, link-local,
+ * CGNAT, multicast, documentation, unique-local or metadata address (any of its addresses) is a
+ * validation error on `webhook_url`, as is a host that does not resolve. The local stack
+ * (`allowPrivate`) skips this. Delivery checks again, since DNS can change after this.
+ */
+export async function checkWebhookDestination(
+  webhookUrl: string | null | undefined,
+  policy: WebhookUrlPolicy & { resolve?: Resolver },
+): Promise<void> {
+  if (!webhookUrl || policy.allowPrivate) return;
+  const check = await checkDestination(webhookUrl, { allowPrivate: false, resolve: policy.resolve });
+  if (!check.ok) throw validationError([{ field: 'webhook_url', message: check.message }]);
 }
