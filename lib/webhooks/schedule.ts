@@ -53,6 +53,8 @@ export function parseRetryAfter(value: string | undefined | null, now = Date.now
   if (value === undefined || value === null) return undefined;
   const text = value.trim();
   if (/^\d+$/.test(text)) return Number(text);
+  // An HTTP date names its weekday and month; anything else (`-5`, `1.5`) is not one.
+  if (!/^[A-Za-z]{3},? /.test(text)) return undefined;
   const at = Date.parse(text);
   if (Number.isNaN(at)) return undefined;
   return Math.max(0, Math.ceil((at - now) / 1000));

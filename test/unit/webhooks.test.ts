@@ -1,0 +1,410 @@
+import { randomBytes } from 'node:crypto';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  attemptDelivery,
+  type DeliveryDeps,
+  deliverBatch,
+  type QueueRecord,
+} from '../../lib/webhooks/deliver.ts';
+import { eventAttributes } from '../../lib/webhooks/events.ts';
+import { parseWebhookMessage, type WebhookMessage, webhookBody } from '../../lib/webhooks/message.ts';
+import { type Responder, startWebhookReceiver, type WebhookReceiver } from '../../lib/webhooks/receiver.ts';
+import {
+  DEFAULT_RETRY_DELAYS,
+  MAX_VISIBILITY_SECONDS,
+  maxAttempts,
+  nextDelaySeconds,
+  parseRetryAfter,
+  retryDelaysFrom,
+} from '../../lib/webhooks/schedule.ts';
+import { signDelivery, verifyDelivery } from '../../lib/webhooks/sign.ts';
+import { enqueueStreamRecords, isEventRecord, messageFromStreamRecord } from '../../lib/webhooks/stream.ts';
+import { EVENT_RECORD_FILTER } from '../../lib/webhooks/stream-filter.ts';
+
+const secret = () => `whsec_${randomBytes(32).toString('base64')}`;
+const message = (overrides: Partial<WebhookMessage> = {}): WebhookMessage => ({
+  ...eventAttributes(
+    'action.created',
+    42,
+    'acme',
+    '3f0c6f0e-8a51-4f57-9d7a-2a0f7cbbf0d1',
+    {
+      id: 42,
+      action_type: 'visit',
+      metadata: { user_agent: 'curl/8' },
+    },
+    new Date('2026-11-22T10:00:00.000Z'),
+  ),
+  ...overrides,
+});
+
+describe('retry schedule', () => {
+  it('is the contract schedule: 11 retries, 12 attempts, about 3.2 days', () => {
+    expect(DEFAULT_RETRY_DELAYS).toEqual([
+      5, 300, 1800, 7200, 18000, 36000, 43200, 43200, 43200, 43200, 43200,
+    ]);
+    expect(maxAttempts(DEFAULT_RETRY_DELAYS)).toBe(12);
+    const days = DEFAULT_RETRY_DELAYS.reduce((a, b) => a + b, 0) / 86400;
+    expect(days).toBeGreaterThan(3.1);
+    expect(days).toBeLessThan(3.3);
+  });
+
+  it('jitters each delay by ±20 % and caps at 12 h', () => {
+    expect(nextDelaySeconds(1, DEFAULT_RETRY_DELAYS, { random: () => 0 })).toBe(4);
+    expect(nextDelaySeconds(1, DEFAULT_RETRY_DELAYS, { random: () => 1 })).toBe(6);
+    expect(nextDelaySeconds(2, DEFAULT_RETRY_DELAYS, { random: () => 0.5 })).toBe(300);
+    expect(nextDelaySeconds(2, DEFAULT_RETRY_DELAYS, { random: () => 0 })).toBe(240);
+    expect(nextDelaySeconds(6, DEFAULT_RETRY_DELAYS, { random: () => 1 })).toBe(43200);
+    expect(nextDelaySeconds(7, DEFAULT_RETRY_DELAYS, { random: () => 1 })).toBe(MAX_VISIBILITY_SECONDS);
+    expect(nextDelaySeconds(7, DEFAULT_RETRY_DELAYS, { random: () => 0 })).toBe(34560);
+    for (let i = 0; i < 200; i++) {
+      const d = nextDelaySeconds(3, DEFAULT_RETRY_DELAYS)!;
+      expect(d).toBeGreaterThanOrEqual(1440);
+      expect(d).toBeLessThanOrEqual(2160);
+    }
+  });
+
+  it('has no delay after the last attempt', () => {
+    expect(nextDelaySeconds(11, DEFAULT_RETRY_DELAYS)).toBeDefined();
+    expect(nextDelaySeconds(12, DEFAULT_RETRY_DELAYS)).toBeUndefined();
+    expect(nextDelaySeconds(4, [1, 1, 1])).toBeUndefined();
+  });
+
+  it('honours Retry-After within [0.8 x delay, 12 h]', () => {
+    const d = DEFAULT_RETRY_DELAYS;
+    expect(nextDelaySeconds(2, d, { retryAfterSeconds: 1000 })).toBe(1000);
+    expect(nextDelaySeconds(2, d, { retryAfterSeconds: 1 })).toBe(240);
+    expect(nextDelaySeconds(2, d, { retryAfterSeconds: 10 * 86400 })).toBe(43200);
+  });
+
+  it('parses Retry-After as seconds or an HTTP date', () => {
+    const now = Date.parse('2026-11-22T10:00:00Z');
+    expect(parseRetryAfter('120', now)).toBe(120);
+    expect(parseRetryAfter(' 0 ', now)).toBe(0);
+    expect(parseRetryAfter('Sun, 22 Nov 2026 10:05:00 GMT', now)).toBe(300);
+    expect(parseRetryAfter('Sun, 22 Nov 2026 09:00:00 GMT', now)).toBe(0);
+    expect(parseRetryAfter('soon', now)).toBeUndefined();
+    expect(parseRetryAfter('-5', now)).toBeUndefined();
+    expect(parseRetryAfter(undefined, now)).toBeUndefined();
+  });
+
+  it('reads WEBHOOK_RETRY_DELAYS, whose length is the number of retries', () => {
+    expect(retryDelaysFrom(undefined)).toBe(DEFAULT_RETRY_DELAYS);
+    expect(retryDelaysFrom('')).toBe(DEFAULT_RETRY_DELAYS);
+    expect(retryDelaysFrom('1, 1,2')).toEqual([1, 1, 2]);
+    expect(maxAttempts(retryDelaysFrom('1,1,2'))).toBe(4);
+    expect(() => retryDelaysFrom('1,x')).toThrow(/WEBHOOK_RETRY_DELAYS/);
+    expect(() => retryDelaysFrom('1,,2')).not.toThrow(); // an empty entry is 0 s
+    expect(() => retryDelaysFrom('-1')).toThrow();
+    expect(() => retryDelaysFrom('50000')).toThrow();
+  });
+});
+
+describe('signing', () => {
+  it('signs per Standard Webhooks: the package verifies it, and rejects tampering', () => {
+    const key = secret();
+    const now = new Date();
+    const signed = signDelivery(message(), key, now);
+    expect(signed.headers['webhook-id']).toBe('evt_action_42');
+    expect(signed.headers['webhook-timestamp']).toBe(String(Math.floor(now.getTime() / 1000)));
+    expect(signed.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
+    expect(signed.headers['content-type']).toBe('application/json');
+    expect(JSON.parse(signed.body)).toEqual(webhookBody(message()));
+
+    expect(new Webhook(key).verify(signed.body, signed.headers)).toEqual(JSON.parse(signed.body));
+    expect(verifyDelivery(key, signed.body, signed.headers)).toEqual(JSON.parse(signed.body));
+    expect(() => new Webhook(key).verify(signed.body.replace('visit', 'vIsit'), signed.headers)).toThrow();
+    expect(() =>
+      new Webhook(key).verify(signed.body, { ...signed.headers, 'webhook-id': 'evt_other' }),
+    ).toThrow();
+    expect(() => new Webhook(secret()).verify(signed.body, signed.headers)).toThrow();
+  });
+
+  it('keeps webhook-id across attempts and stamps each attempt with its own time', () => {
+    const key = secret();
+    const first = signDelivery(message(), key, new Date('2026-11-22T10:00:00Z'));
+    const retry = signDelivery(message(), key, new Date('2026-11-22T10:00:05Z'));
+    expect(retry.headers['webhook-id']).toBe(first.headers['webhook-id']);
+    expect(Number(retry.headers['webhook-timestamp']) - Number(first.headers['webhook-timestamp'])).toBe(5);
+    expect(retry.headers['webhook-signature']).not.toBe(first.headers['webhook-signature']);
+  });
+
+  it('builds the contract body {type, timestamp, campaign_id, data}', () => {
+    const m = message();
+    expect(webhookBody(m)).toEqual({
+      type: 'action.created',
+      timestamp: m.event_time,
+      campaign_id: m.campaign_id,
+      data: m.event_data,
+    });
+  });
+});
+
+describe('queue messages', () => {
+  it('round-trips an event and names what a malformed one lacks', () => {
+    const m = message();
+    expect(parseWebhookMessage(JSON.stringify(m))).toEqual({ ok: true, message: m });
+    expect(parseWebhookMessage('nope')).toEqual({ ok: false, error: 'message body is not JSON' });
+    const bad = parseWebhookMessage(JSON.stringify({ ...m, event_type: 'x', event_data: [] }));
+    expect(bad).toEqual({ ok: false, error: 'message lacks event_type, event_data' });
+  });
+});
+
+describe('stream records', () => {
+  const item = { PK: 'T#acme#C#c1', SK: 'A#42', type: 'action', ...message() };
+  const record = (eventName: string, image: Record<string, unknown>, seq = '100') => ({
+    eventName,
+    dynamodb: { NewImage: marshall(image, { removeUndefinedValues: true }), SequenceNumber: seq },
+  });
+
+  it('turns an event item INSERT into the queue message, unmarshalled', () => {
+    const r = record('INSERT', item);
+    expect(isEventRecord(r)).toBe(true);
+    expect(messageFromStreamRecord(r)).toEqual(message());
+  });
+
+  it('skips every other record, as the event source filter does', () => {
+    expect(messageFromStreamRecord(record('MODIFY', item))).toBeUndefined();
+    expect(messageFromStreamRecord(record('REMOVE', item))).toBeUndefined();
+    expect(
+      messageFromStreamRecord(record('INSERT', { PK: 'T#a#C#c', SK: 'CAMPAIGN', type: 'campaign' })),
+    ).toBe(undefined);
+    expect(messageFromStreamRecord({ eventName: 'INSERT' })).toBeUndefined();
+    expect(EVENT_RECORD_FILTER).toEqual({
+      eventName: ['INSERT'],
+      dynamodb: { NewImage: { event_type: { S: [{ exists: true }] } } },
+    });
+  });
+
+  it('sends in batches of 10 and reports failed records by sequence number', async () => {
+    const sent: Array<{ Entries: Array<{ Id: string; MessageBody: string }> }> = [];
+    let call = 0;
+    const sqs = {
+      send: async (command: { input: (typeof sent)[number] }) => {
+        call++;
+        sent.push(command.input);
+        if (call === 2) throw new Error('throttled');
+        return call === 3 ? { Failed: [{ Id: '1', Code: 'InternalError' }] } : {};
+      },
+    };
+    const records = Array.from({ length: 25 }, (_, i) =>
+      record('INSERT', { ...item, event_id: `evt_${i}` }, String(1000 + i)),
+    );
+    records.push(record('MODIFY', item, '2000'));
+    const result = await enqueueStreamRecords(records, sqs as never, 'https://queue');
+    expect(sent.map((b) => b.Entries.length)).toEqual([10, 10, 5]);
+    expect(JSON.parse(sent[0]!.Entries[0]!.MessageBody)).toEqual({ ...message(), event_id: 'evt_0' });
+    expect(result.failedSequenceNumbers.sort()).toEqual(
+      [...Array.from({ length: 10 }, (_, i) => String(1010 + i)), '1021'].sort(),
+    );
+    expect(result.sent).toBe(14);
+  });
+});
+
+describe('delivery', () => {
+  const receivers: WebhookReceiver[] = [];
+  afterAll(() => Promise.all(receivers.map((r) => r.close())));
+  const receiver = async (respond?: Responder) => {
+    const r = await startWebhookReceiver(respond);
+    receivers.push(r);
+    return r;
+  };
+
+  /** A stand-in for SQS: the commands the handler sends are what these tests check. */
+  function fakeSqs() {
+    const commands: Array<{ name: string; input: Record<string, unknown> }> = [];
+    return {
+      commands,
+      client: {
+        send: async (command: { constructor: { name: string }; input: Record<string, unknown> }) => {
+          commands.push({ name: command.constructor.name, input: command.input });
+          return {};
+        },
+      },
+    };
+  }
+
+  function setup(url: string | undefined, overrides: Partial<DeliveryDeps> = {}) {
+    const sqs = fakeSqs();
+    const key = secret();
+    const deps: DeliveryDeps = {
+      sqs: sqs.client as never,
+      queueUrl: 'https://sqs/queue',
+      dlqUrl: 'https://sqs/dlq',
+      delays: DEFAULT_RETRY_DELAYS,
+      allowPrivate: true,
+      loadTarget: async () => (url ? { url, secret: key } : undefined),
+      random: () => 0.5,
+      ...overrides,
+    };
+    return { deps, sqs, key };
+  }
+
+  const recordOf = (body: string, receiveCount = 1, messageId = 'm-1'): QueueRecord => ({
+    messageId,
+    receiptHandle: `rh-${messageId}`,
+    body,
+    attributes: { ApproximateReceiveCount: String(receiveCount) },
+  });
+
+  it('acknowledges a 2xx and sends a verifiable request', async () => {
+    const rx = await receiver(() => ({ status: 202 }));
+    const { deps, sqs, key } = setup(`${rx.url}/in?x=1`);
+    const result = await deliverBatch([recordOf(JSON.stringify(message()))], deps);
+    expect(result.batchItemFailures).toEqual([]);
+    expect(sqs.commands).toEqual([]);
+    const [req] = rx.requests;
+    expect(req!.path).toBe('/in?x=1');
+    expect(req!.headers['user-agent']).toMatch(/referral-api-webhooks/);
+    expect(verifyDelivery(key, req!.body, req!.headers)).toEqual(webhookBody(message()));
+  });
+
+  it('backs off a failure through the visibility timeout and reports it', async () => {
+    const rx = await receiver(() => ({ status: 500 }));
+    const { deps, sqs } = setup(rx.url);
+    const result = await deliverBatch([recordOf(JSON.stringify(message()), 2)], deps);
+    expect(result.batchItemFailures).toEqual([{ itemIdentifier: 'm-1' }]);
+    expect(sqs.commands).toEqual([
+      {
+        name: 'ChangeMessageVisibilityCommand',
+        input: { QueueUrl: 'https://sqs/queue', ReceiptHandle: 'rh-m-1', VisibilityTimeout: 300 },
+      },
+    ]);
+  });
+
+  it('honours Retry-After on 429 and 503, not on other statuses', async () => {
+    const rx = await receiver(
+      (_r, i) =>
+        [
+          { status: 429, headers: { 'retry-after': '900' } },
+          { status: 503, headers: { 'retry-after': '1' } },
+          { status: 500, headers: { 'retry-after': '900' } },
+        ][i],
+    );
+    const { deps, sqs } = setup(rx.url);
+    for (const id of ['a', 'b', 'c']) await deliverBatch([recordOf(JSON.stringify(message()), 2, id)], deps);
+    expect(sqs.commands.map((c) => c.input.VisibilityTimeout)).toEqual([900, 240, 300]);
+  });
+
+  it('treats a 3xx as a failure and does not follow it', async () => {
+    const elsewhere = await receiver();
+    const rx = await receiver(() => ({ status: 302, headers: { location: elsewhere.url } }));
+    const result = await attemptDelivery(
+      message(),
+      { url: rx.url, secret: secret() },
+      { allowPrivate: true },
+    );
+    expect(result).toEqual({ outcome: 'failed', error: 'HTTP 302 redirect (not followed)', status: 302 });
+    expect(elsewhere.requests).toHaveLength(0);
+  });
+
+  it('stops on 410 without retrying or dead-lettering', async () => {
+    const rx = await receiver(() => ({ status: 410 }));
+    const { deps, sqs } = setup(rx.url);
+    const result = await deliverBatch([recordOf(JSON.stringify(message()))], deps);
+    expect(result.batchItemFailures).toEqual([]);
+    expect(sqs.commands).toEqual([]);
+  });
+
+  it('dead-letters after the last attempt and acknowledges the message', async () => {
+    const rx = await receiver(() => ({ status: 500 }));
+    const { deps, sqs } = setup(rx.url, { delays: [1, 1] });
+    const result = await deliverBatch([recordOf(JSON.stringify(message()), 3)], deps);
+    expect(result.batchItemFailures).toEqual([]);
+    expect(sqs.commands).toHaveLength(1);
+    expect(sqs.commands[0]!.name).toBe('SendMessageCommand');
+    expect(sqs.commands[0]!.input.QueueUrl).toBe('https://sqs/dlq');
+    expect(JSON.parse(sqs.commands[0]!.input.MessageBody as string)).toMatchObject({
+      ...message(),
+      dead_letter: { error: 'HTTP 500', status: 500, attempts: 3 },
+    });
+  });
+
+  it('dead-letters a malformed message at once', async () => {
+    const { deps, sqs } = setup('http://127.0.0.1:9');
+    const result = await deliverBatch([recordOf('{"event_id":"x"}')], deps);
+    expect(result.batchItemFailures).toEqual([]);
+    expect(JSON.parse(sqs.commands[0]!.input.MessageBody as string)).toMatchObject({
+      raw_body: '{"event_id":"x"}',
+      dead_letter: { attempts: 1 },
+    });
+  });
+
+  it('drops the event when the campaign is gone or has no webhook_url', async () => {
+    const { deps, sqs } = setup(undefined);
+    const result = await deliverBatch([recordOf(JSON.stringify(message()))], deps);
+    expect(result.batchItemFailures).toEqual([]);
+    expect(sqs.commands).toEqual([]);
+  });
+
+  it('leaves the message for a later receive when the campaign cannot be read', async () => {
+    const { deps, sqs } = setup('http://127.0.0.1:9', {
+      loadTarget: async () => {
+        throw new Error('ProvisionedThroughputExceeded');
+      },
+    });
+    const result = await deliverBatch([recordOf(JSON.stringify(message()))], deps);
+    expect(result.batchItemFailures).toEqual([{ itemIdentifier: 'm-1' }]);
+    expect(sqs.commands).toEqual([]);
+  });
+
+  it('times out a silent receiver', async () => {
+    const rx = await receiver(() => ({ status: 200 }));
+    // A server that accepts and never answers.
+    const { createServer } = await import('node:net');
+    const silent = createServer(() => undefined);
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const port = (silent.address() as { port: number }).port;
+    try {
+      const result = await attemptDelivery(
+        message(),
+        { url: `http://127.0.0.1:${port}/`, secret: secret() },
+        { allowPrivate: true, timeoutMs: 200 },
+      );
+      expect(result).toEqual({ outcome: 'failed', error: 'timeout after 200 ms' });
+    } finally {
+      silent.close();
+      await rx.close();
+    }
+  });
+
+  it('connects to the address it checked, keeping the name in the Host header', async () => {
+    const rx = await receiver();
+    const port = new URL(rx.url).port;
+    const lookups: string[] = [];
+    // A rebinding resolver: the first answer is checked and used; a second one is never asked.
+    const answers = ['127.0.0.1', '10.9.9.9'];
+    const resolve = async (host: string) => {
+      lookups.push(host);
+      return [{ address: answers.shift()!, family: 4 as const }];
+    };
+    const result = await attemptDelivery(
+      message(),
+      { url: `http://hooks.customer.test:${port}/cb`, secret: secret() },
+      { allowPrivate: true, resolve },
+    );
+    expect(result).toEqual({ outcome: 'delivered', status: 200 });
+    expect(lookups).toEqual(['hooks.customer.test']);
+    expect(rx.requests[0]!.headers.host).toBe(`hooks.customer.test:${port}`);
+  });
+
+  it('refuses a private destination in a deployed stage without connecting', async () => {
+    const rx = await receiver();
+    const port = new URL(rx.url).port;
+    const deployed = {
+      allowPrivate: false,
+      resolve: async () => [{ address: '127.0.0.1', family: 4 as const }],
+    };
+    const viaName = await attemptDelivery(
+      message(),
+      { url: `https://hooks.customer.test:${port}/`, secret: secret() },
+      deployed,
+    );
+    expect(viaName).toMatchObject({ outcome: 'failed', error: expect.stringContaining('loopback') });
+    const viaHttp = await attemptDelivery(message(), { url: rx.url, secret: secret() }, deployed);
+    expect(viaHttp).toMatchObject({ outcome: 'failed', error: expect.stringContaining('https') });
+    expect(rx.requests).toHaveLength(0);
+  });
+});
