@@ -1,0 +1,316 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { isBuiltin } from 'node:module';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { build } from 'esbuild';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ESM_REQUIRE_BANNER, SERVICE_NAME } from '../../infra/functions.ts';
+import { routes, type TableAccess } from '../../lib/routes.ts';
+import {
+  actionsOf,
+  type CfnResource,
+  logicalIdOf,
+  referencedId,
+  referencedIds,
+  roleStatementsOf,
+  type Synthesized,
+  synth,
+} from './synth.ts';
+
+/** What `grantReadData` may give; anything else on a read-only function is a write. */
+const READ_ACTIONS = new Set([
+  'dynamodb:BatchGetItem',
+  'dynamodb:ConditionCheckItem',
+  'dynamodb:DescribeTable',
+  'dynamodb:GetItem',
+  'dynamodb:GetRecords',
+  'dynamodb:GetShardIterator',
+  'dynamodb:Query',
+  'dynamodb:Scan',
+]);
+const isWrite = (action: string) =>
+  action === '*' || (action.startsWith('dynamodb:') && !READ_ACTIONS.has(action));
+
+/**
+ * The modules a bundle still imports (static and dynamic), read by esbuild itself rather than by
+ * a regex that would also match import examples quoted in the SDK's error messages.
+ */
+async function importsOf(file: string): Promise<string[]> {
+  const seen = new Set<string>();
+  await build({
+    entryPoints: [file],
+    bundle: true,
+    write: false,
+    platform: 'node',
+    format: 'esm',
+    logLevel: 'silent',
+    plugins: [
+      {
+        name: 'record-imports',
+        setup(b) {
+          b.onResolve({ filter: /.*/ }, (args) => {
+            if (args.kind === 'entry-point') return undefined;
+            seen.add(args.path);
+            return { path: args.path, external: true };
+          });
+        },
+      },
+    ],
+  });
+  return [...seen];
+}
+
+interface FunctionUnderTest {
+  label: string;
+  fn: NodejsFunction;
+  id: string;
+  access: TableAccess | 'none';
+  memoryMb: number;
+}
+
+let s: Synthesized;
+let functions: FunctionUnderTest[];
+let tableId: string;
+
+beforeAll(() => {
+  // The one bundled synth of the suite: every function goes through esbuild here.
+  s = synth({ stage: 'dev', bundle: true });
+  tableId = logicalIdOf(s.stack.table);
+  const { byRoute, authorizer, fallback } = s.stack.functions;
+  functions = [
+    ...routes.map((route) => {
+      const fn = byRoute.get(route.name);
+      if (!fn) throw new Error(`no function for route ${route.name}`);
+      return {
+        label: route.name,
+        fn,
+        id: logicalIdOf(fn),
+        access: route.table,
+        memoryMb: route.memoryMb ?? 256,
+      };
+    }),
+    { label: 'Authorizer', fn: authorizer, id: logicalIdOf(authorizer), access: 'read', memoryMb: 256 },
+    { label: 'Fallback', fn: fallback, id: logicalIdOf(fallback), access: 'none', memoryMb: 256 },
+  ];
+});
+
+const fnResource = (id: string): CfnResource => {
+  const r = s.json.Resources[id];
+  if (r?.Type !== 'AWS::Lambda::Function') throw new Error(`${id} is not a Lambda function`);
+  return r;
+};
+
+const dynamoActionsOf = (id: string) =>
+  roleStatementsOf(s.json, id)
+    .filter((st) => st.Effect === 'Allow')
+    .flatMap(actionsOf)
+    .filter((a) => a.startsWith('dynamodb:') || a === '*');
+
+describe('Lambda functions', () => {
+  it('makes one function per route row, plus the authorizer and the fallback', () => {
+    s.template.resourceCountIs('AWS::Lambda::Function', routes.length + 2);
+    expect(new Set(functions.map((f) => f.id)).size).toBe(routes.length + 2);
+    for (const f of functions) fnResource(f.id);
+  });
+
+  it('runs every function on Node.js 22, arm64, 10 s timeout, with the row memory', () => {
+    for (const f of functions) {
+      const p = fnResource(f.id).Properties ?? {};
+      expect(p.Runtime, f.label).toBe('nodejs22.x');
+      expect(p.Architectures, f.label).toEqual(['arm64']);
+      expect(p.Timeout, f.label).toBe(10);
+      expect(p.MemorySize, f.label).toBe(f.memoryMb);
+      expect(p.Handler, f.label).toBe('index.handler');
+    }
+  });
+
+  it('sets the common environment, and TABLE_NAME only where the table is used', () => {
+    for (const f of functions) {
+      const env = fnResource(f.id).Properties?.Environment?.Variables ?? {};
+      expect(env.STAGE, f.label).toBe('dev');
+      expect(env.NODE_OPTIONS, f.label).toBe('--enable-source-maps');
+      expect(env.POWERTOOLS_SERVICE_NAME, f.label).toBe(SERVICE_NAME);
+      if (f.access === 'none') expect(env, f.label).not.toHaveProperty('TABLE_NAME');
+      else expect(env.TABLE_NAME, f.label).toEqual({ Ref: tableId });
+    }
+  });
+
+  it('gives every function its own log group with a retention period', () => {
+    s.template.resourcePropertiesCountIs('Custom::LogRetention', {}, 0);
+    const groups = new Set<string>();
+    for (const f of functions) {
+      const groupId = referencedId(fnResource(f.id).Properties?.LoggingConfig?.LogGroup);
+      expect(groupId, f.label).toBeDefined();
+      const group = s.json.Resources[groupId as string];
+      expect(group?.Type, f.label).toBe('AWS::Logs::LogGroup');
+      expect(group?.Properties?.RetentionInDays, f.label).toBeGreaterThan(0);
+      groups.add(groupId as string);
+    }
+    expect(groups.size).toBe(functions.length);
+  });
+});
+
+describe('IAM (least privilege per route row)', () => {
+  it('the fallback has no DynamoDB permission at all', () => {
+    const fallback = functions.find((f) => f.label === 'Fallback')!;
+    expect(dynamoActionsOf(fallback.id)).toEqual([]);
+    // Nor can it reach the table through any statement naming it.
+    const statements = roleStatementsOf(s.json, fallback.id);
+    expect(statements.filter((st) => referencedIds(st.Resource).has(tableId))).toEqual([]);
+  });
+
+  it('read-only functions (read rows and the authorizer) have no write action', () => {
+    const readOnly = functions.filter((f) => f.access === 'read');
+    expect(readOnly.map((f) => f.label)).toContain('Authorizer');
+    for (const f of readOnly) {
+      const actions = dynamoActionsOf(f.id);
+      expect(actions, f.label).toContain('dynamodb:GetItem');
+      expect(actions.filter(isWrite), f.label).toEqual([]);
+    }
+  });
+
+  it('write rows can write but not read; read-write rows can do both', () => {
+    for (const f of functions.filter((x) => x.access === 'write' || x.access === 'read-write')) {
+      const actions = dynamoActionsOf(f.id);
+      expect(actions, f.label).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:UpdateItem']));
+      if (f.access === 'write') expect(actions, f.label).not.toContain('dynamodb:GetItem');
+      else expect(actions, f.label).toContain('dynamodb:GetItem');
+    }
+  });
+
+  it('DynamoDB grants name only this table and its indexes', () => {
+    for (const f of functions) {
+      for (const st of roleStatementsOf(s.json, f.id)) {
+        if (!actionsOf(st).some((a) => a.startsWith('dynamodb:'))) continue;
+        const resources = Array.isArray(st.Resource) ? st.Resource : [st.Resource];
+        for (const r of resources) {
+          expect(r, f.label).not.toBe('*');
+          expect([...referencedIds(r)], f.label).toEqual([tableId]);
+        }
+      }
+    }
+  });
+
+  it('no role carries a managed policy beyond basic Lambda logging', () => {
+    for (const f of functions) {
+      const roleId = referencedId(fnResource(f.id).Properties?.Role)!;
+      const arns = JSON.stringify(s.json.Resources[roleId]?.Properties?.ManagedPolicyArns ?? []);
+      expect(arns.match(/:iam::aws:policy\/[\w/-]+/g) ?? [], f.label).toEqual([
+        ':iam::aws:policy/service-role/AWSLambdaBasicExecutionRole',
+      ]);
+    }
+  });
+});
+
+describe('bundles', () => {
+  const bundleDir = (f: FunctionUnderTest) => {
+    const key = fnResource(f.id).Properties?.Code?.S3Key as string;
+    expect(key, f.label).toMatch(/^[0-9a-f]{64}\.zip$/);
+    return join(s.assembly.directory, `asset.${key.replace(/\.zip$/, '')}`);
+  };
+  const code = (f: FunctionUnderTest) => readFileSync(join(bundleDir(f), 'index.mjs'), 'utf8');
+  const byLabel = (label: string) => functions.find((f) => f.label === label)!;
+
+  it('are minified ESM with the require banner and a source map without sources', () => {
+    for (const f of functions) {
+      const dir = bundleDir(f);
+      const js = code(f);
+      expect(js.startsWith(ESM_REQUIRE_BANNER), f.label).toBe(true);
+      expect(js, f.label).toMatch(/export\s*\{[^}]*\bhandler\b[^}]*\}/);
+      expect(js, f.label).toContain('//# sourceMappingURL=index.mjs.map');
+      // Minified: no indentation-heavy lines.
+      expect(js.split('\n').length, f.label).toBeLessThan(200);
+      const map = JSON.parse(readFileSync(join(dir, 'index.mjs.map'), 'utf8')) as {
+        sourcesContent?: unknown;
+      };
+      expect(map.sourcesContent, f.label).toBeUndefined();
+    }
+  });
+
+  it('bundle every dependency, the AWS SDK included: only Node built-ins stay imports', async () => {
+    for (const f of functions) {
+      const imported = await importsOf(join(bundleDir(f), 'index.mjs'));
+      expect(imported.length, f.label).toBeGreaterThan(0);
+      expect(
+        imported.filter((name) => !isBuiltin(name)),
+        f.label,
+      ).toEqual([]);
+    }
+    // The SDK really is inside (not silently dropped): the DynamoDB client's wire protocol id.
+    expect(code(byLabel('Authorizer'))).toContain('DynamoDB_20120810');
+  });
+
+  it('keep the DynamoDB client out of the fallback', () => {
+    expect(code(byLabel('Fallback'))).not.toContain('DynamoDB_20120810');
+  });
+
+  /** Loads a bundle the way Lambda does (an ES module) and returns its handler. */
+  async function loadHandler<R>(
+    f: FunctionUnderTest,
+  ): Promise<(event: unknown, context: unknown) => Promise<R>> {
+    const url = pathToFileURL(join(bundleDir(f), 'index.mjs')).href;
+    const mod = (await import(url)) as { handler: (event: unknown, context: unknown) => Promise<R> };
+    return mod.handler;
+  }
+
+  const httpEvent = (method: string, path: string, routeKey = '$default') => ({
+    version: '2.0',
+    routeKey,
+    rawPath: path,
+    rawQueryString: '',
+    headers: {},
+    isBase64Encoded: false,
+    requestContext: { requestId: 'infra-test', http: { method, path } },
+  });
+  const context = { functionName: 'infra-test', awsRequestId: 'infra-test' };
+
+  // These load the bundles as Lambda would: a broken ESM/CommonJS interop (the `require` banner),
+  // a missing dependency or a top-level crash fails here rather than on the first deploy.
+  describe('run', () => {
+    const saved = { ...process.env };
+    beforeAll(() => {
+      // What the stack sets; the SDK clients are created at load but make no call in these cases.
+      process.env.TABLE_NAME = 'referrals-infra-test';
+      process.env.AWS_REGION = 'us-east-1';
+      process.env.STAGE = 'dev';
+    });
+    afterAll(() => {
+      process.env = saved;
+    });
+
+    it('the fallback answers the contract 404 for an unknown path', async () => {
+      const handler = await loadHandler<{ statusCode: number; body: string }>(byLabel('Fallback'));
+      const result = await handler(httpEvent('GET', '/nope'), context);
+      expect(result.statusCode).toBe(404);
+      expect(JSON.parse(result.body)).toMatchObject({ error: { code: 'route_not_found' } });
+    });
+
+    it('the authorizer (AWS SDK bundled) loads and hands over an empty tenant without a key', async () => {
+      const handler = await loadHandler<unknown>(byLabel('Authorizer'));
+      const result = await handler(
+        {
+          version: '2.0',
+          type: 'REQUEST',
+          routeKey: 'GET /api/v1/campaign',
+          headers: {},
+          identitySource: [],
+        },
+        context,
+      );
+      expect(result).toEqual({ isAuthorized: true, context: { tenant: '' } });
+    });
+
+    it('a protected route function loads and answers 401 when the authorizer gave no tenant', async () => {
+      const row = routes.find((r) => r.auth)!;
+      const handler = await loadHandler<{ statusCode: number; body: string }>(byLabel(row.name));
+      const result = await handler(httpEvent(row.method, row.path, `${row.method} ${row.path}`), context);
+      expect(result.statusCode).toBe(401);
+      expect(JSON.parse(result.body)).toMatchObject({ error: { code: 'unauthorized' } });
+    });
+  });
+
+  it('exist for every function (nothing was skipped)', () => {
+    for (const f of functions) expect(existsSync(join(bundleDir(f), 'index.mjs')), f.label).toBe(true);
+  });
+});

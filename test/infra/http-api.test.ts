@@ -1,0 +1,198 @@
+import { App } from 'aws-cdk-lib';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { API_KEY_IDENTITY_SOURCE } from '../../infra/http-api.ts';
+import { addReferralApiStack } from '../../infra/stack.ts';
+import { type RouteDefinition, routes } from '../../lib/routes.ts';
+import {
+  type CfnResource,
+  logicalIdOf,
+  referencedId,
+  referencedIds,
+  resourcesOfType,
+  type Synthesized,
+  synth,
+} from './synth.ts';
+
+const OPENAPI_ROUTE_KEY = 'GET /api/v1/openapi.json';
+const routeKey = (r: RouteDefinition) => `${r.method} ${r.path}`;
+
+/** Route keys the API must have for a route table: one per row, a HEAD twin where asked. */
+const expectedRouteKeys = (table: readonly RouteDefinition[]) => [
+  ...table.flatMap((r) => (r.head ? [routeKey(r), `HEAD ${r.path}`] : [routeKey(r)])),
+  '$default',
+];
+
+/**
+ * Rows the real table does not (yet) have, so the public and HEAD paths of the wiring are tested
+ * whatever `lib/routes.ts` holds. Handlers point at existing modules: only the wiring matters here.
+ */
+const syntheticRoutes: readonly RouteDefinition[] = [
+  {
+    name: 'PrivateThing',
+    method: 'GET',
+    path: '/api/v1/thing/{id}',
+    handler: 'http/get-campaign',
+    auth: true,
+    table: 'read',
+    summary: 'private',
+  },
+  {
+    name: 'OpenApiDocument',
+    method: 'GET',
+    path: '/api/v1/openapi.json',
+    handler: 'http/fallback',
+    auth: false,
+    table: 'read',
+    summary: 'public document',
+  },
+  {
+    name: 'PublicRedirect',
+    method: 'GET',
+    path: '/r/{code}',
+    handler: 'http/fallback',
+    auth: false,
+    head: true,
+    table: 'read',
+    summary: 'public, with HEAD',
+  },
+];
+
+let real: Synthesized;
+let synthetic: Synthesized;
+
+beforeAll(() => {
+  real = synth({ stage: 'dev' });
+  synthetic = synth({ stage: 'dev', routes: syntheticRoutes });
+});
+
+function apiRoutes(s: Synthesized): Map<string, CfnResource> {
+  const byKey = new Map<string, CfnResource>();
+  for (const [, r] of resourcesOfType(s.json, 'AWS::ApiGatewayV2::Route')) {
+    const key = r.Properties?.RouteKey as string;
+    expect(byKey.has(key), `duplicate route ${key}`).toBe(false);
+    byKey.set(key, r);
+  }
+  return byKey;
+}
+
+/** The function a route invokes: route -> integration -> IntegrationUri. */
+function targetFunctionOf(s: Synthesized, route: CfnResource): string {
+  const integrationIds = [...referencedIds(route.Properties?.Target)];
+  expect(integrationIds).toHaveLength(1);
+  const integration = s.json.Resources[integrationIds[0] as string];
+  expect(integration?.Type).toBe('AWS::ApiGatewayV2::Integration');
+  expect(integration?.Properties?.IntegrationType).toBe('AWS_PROXY');
+  expect(integration?.Properties?.PayloadFormatVersion).toBe('2.0');
+  const fnId = referencedId(integration?.Properties?.IntegrationUri);
+  expect(fnId).toBeDefined();
+  return fnId as string;
+}
+
+function authorizerId(s: Synthesized): string {
+  const authorizers = resourcesOfType(s.json, 'AWS::ApiGatewayV2::Authorizer');
+  expect(authorizers).toHaveLength(1);
+  return authorizers[0]![0];
+}
+
+function checkWiring(s: Synthesized, table: readonly RouteDefinition[]) {
+  const byKey = apiRoutes(s);
+  expect([...byKey.keys()].sort()).toEqual(expectedRouteKeys(table).sort());
+  const authId = authorizerId(s);
+
+  for (const row of table) {
+    const fnId = logicalIdOf(s.stack.functions.byRoute.get(row.name)!);
+    const keys = row.head ? [routeKey(row), `HEAD ${row.path}`] : [routeKey(row)];
+    for (const key of keys) {
+      const route = byKey.get(key)!;
+      expect(targetFunctionOf(s, route), key).toBe(fnId);
+      if (row.auth) {
+        expect(route.Properties?.AuthorizationType, key).toBe('CUSTOM');
+        expect(referencedId(route.Properties?.AuthorizerId), key).toBe(authId);
+      } else {
+        expect(route.Properties?.AuthorizationType ?? 'NONE', key).toBe('NONE');
+        expect(route.Properties?.AuthorizerId, key).toBeUndefined();
+      }
+    }
+  }
+
+  // The catch-all: no authorizer, straight to the fallback.
+  const fallbackRoute = byKey.get('$default')!;
+  expect(fallbackRoute.Properties?.AuthorizationType ?? 'NONE').toBe('NONE');
+  expect(fallbackRoute.Properties?.AuthorizerId).toBeUndefined();
+  expect(targetFunctionOf(s, fallbackRoute)).toBe(logicalIdOf(s.stack.functions.fallback));
+}
+
+describe('route table (the contract of who needs a key)', () => {
+  it('puts every /api/v1 route except the OpenAPI document behind the api key, and nothing else', () => {
+    for (const r of routes) {
+      const needsKey = r.path.startsWith('/api/v1/') && routeKey(r) !== OPENAPI_ROUTE_KEY;
+      expect(r.auth, routeKey(r)).toBe(needsKey);
+    }
+  });
+});
+
+describe('HTTP API', () => {
+  it('is one HTTP API with an auto-deployed $default stage', () => {
+    real.template.resourcePropertiesCountIs('AWS::ApiGatewayV2::Api', { ProtocolType: 'HTTP' }, 1);
+    real.template.hasResourceProperties('AWS::ApiGatewayV2::Api', { Name: 'referral-api-dev' });
+    real.template.resourceCountIs('AWS::ApiGatewayV2::Stage', 1);
+    real.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      StageName: '$default',
+      AutoDeploy: true,
+    });
+  });
+
+  it('has exactly one route per row of lib/routes.ts (plus HEAD twins) and $default, each to its function', () => {
+    checkWiring(real, routes);
+  });
+
+  it('wires public rows without an authorizer and HEAD twins to the GET function', () => {
+    checkWiring(synthetic, syntheticRoutes);
+    const byKey = apiRoutes(synthetic);
+    expect(byKey.get(OPENAPI_ROUTE_KEY)?.Properties?.AuthorizationType).toBe('NONE');
+    const get = byKey.get('GET /r/{code}')!;
+    const head = byKey.get('HEAD /r/{code}')!;
+    expect(head.Properties?.Target).toEqual(get.Properties?.Target);
+  });
+
+  it('authorizes with the api-key header, simple responses, payload 2.0 and a cache of at most 60 s', () => {
+    const authorizer = real.json.Resources[authorizerId(real)]!.Properties ?? {};
+    expect(authorizer.AuthorizerType).toBe('REQUEST');
+    expect(authorizer.IdentitySource).toEqual([API_KEY_IDENTITY_SOURCE]);
+    expect(API_KEY_IDENTITY_SOURCE).toBe('$request.header.api-key');
+    expect(authorizer.EnableSimpleResponses).toBe(true);
+    expect(authorizer.AuthorizerPayloadFormatVersion).toBe('2.0');
+    // A revoked key must stop working within 60 s: the cache may not outlive that.
+    expect(authorizer.AuthorizerResultTtlInSeconds).toBeGreaterThan(0);
+    expect(authorizer.AuthorizerResultTtlInSeconds).toBeLessThanOrEqual(60);
+    expect([...referencedIds(authorizer.AuthorizerUri)]).toEqual([
+      logicalIdOf(real.stack.functions.authorizer),
+    ]);
+  });
+
+  it('lets API Gateway invoke the authorizer and every route function', () => {
+    const permitted = new Set(
+      resourcesOfType(real.json, 'AWS::Lambda::Permission')
+        .filter(([, p]) => p.Properties?.Principal === 'apigateway.amazonaws.com')
+        .map(([, p]) => referencedId(p.Properties?.FunctionName)),
+    );
+    for (const fn of real.stack.allFunctions) expect(permitted.has(logicalIdOf(fn)), fn.node.path).toBe(true);
+  });
+
+  it('writes JSON access logs without client IPs to a log group with retention', () => {
+    const stage = resourcesOfType(real.json, 'AWS::ApiGatewayV2::Stage')[0]![1];
+    const settings = stage.Properties?.AccessLogSettings;
+    const format = JSON.parse(settings.Format as string) as Record<string, string>;
+    expect(format.requestId).toBe('$context.requestId');
+    expect(Object.values(format)).not.toContain('$context.identity.sourceIp');
+    const group = real.json.Resources[referencedId(settings.DestinationArn)!];
+    expect(group?.Type).toBe('AWS::Logs::LogGroup');
+    expect(group?.Properties?.RetentionInDays).toBeGreaterThan(0);
+  });
+
+  it('refuses a HEAD twin on a non-GET row', () => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const bad: RouteDefinition = { ...syntheticRoutes[0]!, name: 'BadHead', method: 'POST', head: true };
+    expect(() => addReferralApiStack(app, { routes: [bad] })).toThrow(/head is only allowed on GET/);
+  });
+});

@@ -1,0 +1,145 @@
+import { App, Token } from 'aws-cdk-lib';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { addReferralApiStack } from '../../infra/stack.ts';
+import { tableDefinition } from '../../lib/table-definition.ts';
+import { type CfnResource, logicalIdOf, resourcesOfType, type Synthesized, synth } from './synth.ts';
+
+let dev: Synthesized;
+let prod: Synthesized;
+let unset: Synthesized;
+
+beforeAll(() => {
+  dev = synth({ stage: 'dev' });
+  prod = synth({ stage: 'prod' });
+  unset = synth({});
+});
+
+const tableOf = (s: Synthesized): CfnResource => {
+  const tables = resourcesOfType(s.json, 'AWS::DynamoDB::Table');
+  expect(tables).toHaveLength(1);
+  return tables[0]![1];
+};
+
+describe('app and stages', () => {
+  it('names the stack after the stage, dev when no stage is given', () => {
+    expect(dev.stack.stackName).toBe('ReferralApi-dev');
+    expect(prod.stack.stackName).toBe('ReferralApi-prod');
+    expect(unset.stack.stackName).toBe('ReferralApi-dev');
+    expect(unset.stack.stage).toBe('dev');
+  });
+
+  it('rejects an unknown stage instead of deploying a third, unprotected copy', () => {
+    const app = new App({ context: { stage: 'prdo', 'aws:cdk:bundling-stacks': [] } });
+    expect(() => addReferralApiStack(app)).toThrow(/Unknown stage "prdo"/);
+  });
+
+  it('is environment-agnostic and needs no context lookups (offline synth)', () => {
+    for (const s of [dev, prod]) {
+      expect(Token.isUnresolved(s.stack.account)).toBe(true);
+      expect(Token.isUnresolved(s.stack.region)).toBe(true);
+      expect(s.assembly.manifest.missing ?? []).toEqual([]);
+    }
+  });
+
+  it('synthesises without warnings or errors', () => {
+    for (const s of [dev, prod]) {
+      const messages = s.assembly.getStackByName(s.stack.stackName).messages;
+      expect(messages.filter((m) => m.level !== 'info').map((m) => `${m.id}: ${m.entry.data}`)).toEqual([]);
+    }
+  });
+
+  it('outputs the API URL, the table name and the command that issues the first api key', () => {
+    const tableId = logicalIdOf(dev.stack.table);
+    const outputs = dev.json.Outputs ?? {};
+    expect(JSON.stringify(outputs.ApiUrl?.Value)).toContain('execute-api');
+    expect(outputs.TableName?.Value).toEqual({ Ref: tableId });
+    expect(outputs.CreateApiKeyCommand?.Value).toEqual({
+      'Fn::Join': [
+        '',
+        [
+          'npm run api-key -- create --tenant <name> --table ',
+          { Ref: tableId },
+          ' --region ',
+          { Ref: 'AWS::Region' },
+        ],
+      ],
+    });
+  });
+});
+
+describe('DynamoDB table (from lib/table-definition.ts)', () => {
+  it('has the shared key schema, on-demand billing, a stage-specific name', () => {
+    for (const [s, stage] of [
+      [dev, 'dev'],
+      [prod, 'prod'],
+    ] as const) {
+      const p = tableOf(s).Properties ?? {};
+      expect(p.TableName).toBe(`referrals-${stage}`);
+      expect(p.BillingMode).toBe('PAY_PER_REQUEST');
+      expect(p.KeySchema).toEqual([
+        { AttributeName: tableDefinition.partitionKey, KeyType: 'HASH' },
+        { AttributeName: tableDefinition.sortKey, KeyType: 'RANGE' },
+      ]);
+    }
+  });
+
+  it('has point-in-time recovery, the TTL attribute and a NEW_IMAGE stream in every stage', () => {
+    for (const s of [dev, prod]) {
+      const p = tableOf(s).Properties ?? {};
+      expect(p.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+      expect(p.TimeToLiveSpecification).toEqual({
+        AttributeName: tableDefinition.ttlAttribute,
+        Enabled: true,
+      });
+      expect(p.StreamSpecification).toEqual({ StreamViewType: tableDefinition.streamViewType });
+      expect(tableDefinition.streamViewType).toBe('NEW_IMAGE');
+    }
+  });
+
+  it('has exactly the GSIs of the table definition, projecting ALL, with string keys', () => {
+    const p = tableOf(dev).Properties ?? {};
+    expect(p.GlobalSecondaryIndexes).toEqual(
+      tableDefinition.globalSecondaryIndexes.map((g) => ({
+        IndexName: g.indexName,
+        KeySchema: [
+          { AttributeName: g.partitionKey, KeyType: 'HASH' },
+          { AttributeName: g.sortKey, KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'ALL' },
+      })),
+    );
+    const keyNames = [
+      tableDefinition.partitionKey,
+      tableDefinition.sortKey,
+      ...tableDefinition.globalSecondaryIndexes.flatMap((g) => [g.partitionKey, g.sortKey]),
+    ];
+    expect(p.AttributeDefinitions).toEqual(
+      keyNames.map((name) => ({ AttributeName: name, AttributeType: 'S' })),
+    );
+  });
+
+  it('prod keeps the table: Retain on delete and replace, deletion protection on', () => {
+    const table = tableOf(prod);
+    expect(table.DeletionPolicy).toBe('Retain');
+    expect(table.UpdateReplacePolicy).toBe('Retain');
+    expect(table.Properties?.DeletionProtectionEnabled).toBe(true);
+  });
+
+  it('dev deletes the table with the stack', () => {
+    const table = tableOf(dev);
+    expect(table.DeletionPolicy).toBe('Delete');
+    expect(table.UpdateReplacePolicy).toBe('Delete');
+    expect(table.Properties?.DeletionProtectionEnabled ?? false).toBe(false);
+  });
+
+  it('log groups follow the stage: retained in prod, deleted in dev', () => {
+    for (const [s, policy] of [
+      [dev, 'Delete'],
+      [prod, 'Retain'],
+    ] as const) {
+      const groups = resourcesOfType(s.json, 'AWS::Logs::LogGroup');
+      expect(groups.length).toBe(s.stack.allFunctions.length + 1);
+      for (const [id, g] of groups) expect(g.DeletionPolicy, id).toBe(policy);
+    }
+  });
+});

@@ -1,0 +1,135 @@
+/**
+ * Synthesises the CDK app for the infra tests the way `cdk synth` does (same entry function, same
+ * cdk.json context and feature flags), memoised per worker so each test file pays at most once
+ * per variant. Bundling (esbuild, the slow part) only runs when a test asks for it: the template
+ * is identical either way except for the asset hashes.
+ */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App, type CfnElement, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import type { CloudAssembly } from 'aws-cdk-lib/cx-api';
+import type { Construct } from 'constructs';
+import { projectRoot } from '../../infra/functions.ts';
+import { addReferralApiStack, type ReferralApiStack } from '../../infra/stack.ts';
+import type { Stage } from '../../infra/stage.ts';
+import type { RouteDefinition } from '../../lib/routes.ts';
+
+export interface SynthOptions {
+  /** The `-c stage=` value; omitted means no stage context at all (the default applies). */
+  stage?: Stage;
+  /** Run esbuild for every function. Off by default: only bundle tests need the output. */
+  bundle?: boolean;
+  /** A route table other than `lib/routes.ts`. */
+  routes?: readonly RouteDefinition[];
+}
+
+export interface Synthesized {
+  app: App;
+  stack: ReferralApiStack;
+  assembly: CloudAssembly;
+  template: Template;
+  /** The raw template, for walking resources the assertions API does not reach easily. */
+  json: CfnTemplate;
+}
+
+export interface CfnResource {
+  Type: string;
+  // biome-ignore lint/suspicious/noExplicitAny: CloudFormation properties are free-form JSON the tests walk.
+  Properties?: Record<string, any>;
+  DeletionPolicy?: string;
+  UpdateReplacePolicy?: string;
+}
+
+export interface CfnTemplate {
+  Resources: Record<string, CfnResource>;
+  Outputs?: Record<string, { Value: unknown }>;
+}
+
+/** cdk.json context (feature flags included): without it the tests would run other defaults. */
+function cdkJsonContext(): Record<string, unknown> {
+  const cdkJson = JSON.parse(readFileSync(join(projectRoot, 'cdk.json'), 'utf8')) as {
+    context?: Record<string, unknown>;
+  };
+  const { stage: _ignored, ...context } = cdkJson.context ?? {};
+  return context;
+}
+
+const cache = new Map<string, Synthesized>();
+
+export function synth(options: SynthOptions = {}): Synthesized {
+  const key = JSON.stringify(options);
+  const hit = cache.get(key);
+  if (hit) return hit;
+
+  const context: Record<string, unknown> = {
+    ...cdkJsonContext(),
+    // Stacks not matched here are synthesised without running their bundling.
+    'aws:cdk:bundling-stacks': options.bundle ? ['**'] : [],
+  };
+  if (options.stage) context.stage = options.stage;
+
+  const app = new App({ context, outdir: mkdtempSync(join(tmpdir(), 'referral-cdk-')) });
+  const stack = addReferralApiStack(app, { routes: options.routes });
+  const assembly = app.synth();
+  const json = assembly.getStackByName(stack.stackName).template as CfnTemplate;
+  const result = { app, stack, assembly, template: Template.fromJSON(json), json };
+  cache.set(key, result);
+  return result;
+}
+
+/** The logical id CloudFormation knows a construct's main resource by. */
+export function logicalIdOf(construct: Construct): string {
+  return Stack.of(construct).getLogicalId(construct.node.defaultChild as CfnElement);
+}
+
+export function resourcesOfType(json: CfnTemplate, type: string): Array<[string, CfnResource]> {
+  return Object.entries(json.Resources).filter(([, r]) => r.Type === type);
+}
+
+/** `{ Ref: id }` or `{ 'Fn::GetAtt': [id, attr] }` -> id. */
+export function referencedId(value: unknown): string | undefined {
+  if (value && typeof value === 'object') {
+    const v = value as { Ref?: unknown; 'Fn::GetAtt'?: unknown };
+    if (typeof v.Ref === 'string') return v.Ref;
+    if (Array.isArray(v['Fn::GetAtt']) && typeof v['Fn::GetAtt'][0] === 'string') return v['Fn::GetAtt'][0];
+  }
+  return undefined;
+}
+
+/**
+ * Every logical id referenced anywhere inside a value (Ref and GetAtt, at any depth), leaving out
+ * pseudo parameters such as `AWS::Region`.
+ */
+export function referencedIds(value: unknown, into = new Set<string>()): Set<string> {
+  const id = referencedId(value);
+  if (id && !id.startsWith('AWS::')) into.add(id);
+  if (Array.isArray(value)) for (const v of value) referencedIds(v, into);
+  else if (value && typeof value === 'object') for (const v of Object.values(value)) referencedIds(v, into);
+  return into;
+}
+
+export interface PolicyStatement {
+  Effect: string;
+  Action: string | string[];
+  Resource: unknown;
+}
+
+/** Statements of every inline policy attached to a function's execution role. */
+export function roleStatementsOf(json: CfnTemplate, functionId: string): PolicyStatement[] {
+  const fn = json.Resources[functionId];
+  const roleId = referencedId(fn?.Properties?.Role);
+  if (!roleId) throw new Error(`Function ${functionId} has no role in this template`);
+  const role = json.Resources[roleId];
+  const inline = (role?.Properties?.Policies ?? []) as Array<{
+    PolicyDocument: { Statement: PolicyStatement[] };
+  }>;
+  const attached = resourcesOfType(json, 'AWS::IAM::Policy')
+    .filter(([, p]) => ((p.Properties?.Roles ?? []) as unknown[]).some((r) => referencedId(r) === roleId))
+    .map(([, p]) => p.Properties?.PolicyDocument as { Statement: PolicyStatement[] });
+  return [...inline.map((p) => p.PolicyDocument), ...attached].flatMap((doc) => doc.Statement);
+}
+
+export const actionsOf = (statement: PolicyStatement): string[] =>
+  Array.isArray(statement.Action) ? statement.Action : [statement.Action];
