@@ -1,0 +1,270 @@
+/**
+ * `npm start` as a user runs it: a child process of `scripts/start.ts` with its own port and data
+ * directory, started with the project's tsx (what `npx tsx` resolves to, without npm's wrapper
+ * shell, which does not forward SIGTERM). Each start runs a JVM, so there are only three of them.
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../lib/local/ports.ts';
+
+const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+const TSX = join(ROOT, 'node_modules', '.bin', 'tsx');
+const START_TIMEOUT = 90_000;
+
+/** Settings the integration run's own stack put into this process's environment. */
+const STACK_ENV = [
+  'PORT',
+  'DATA_DIR',
+  'DEV_API_KEYS',
+  'DYNAMODB_ENDPOINT',
+  'WEBHOOK_RETRY_DELAYS',
+  'TABLE_NAME',
+  'STAGE',
+  'ALLOW_PRIVATE_WEBHOOKS',
+  'WEBHOOK_QUEUE_URL',
+  'AWS_ENDPOINT_URL_SQS',
+];
+
+interface Started {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  waitFor: (pattern: RegExp) => Promise<RegExpMatchArray>;
+}
+
+const children: ChildProcess[] = [];
+const dirs: string[] = [];
+
+function start(env: Record<string, string>): Started {
+  const childEnv: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of STACK_ENV) delete childEnv[name];
+  Object.assign(childEnv, env);
+  // Its own process group, so a Ctrl-C can be sent to the group the way a terminal does.
+  const child = spawn(TSX, ['scripts/start.ts'], {
+    cwd: ROOT,
+    env: childEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  children.push(child);
+  let out = '';
+  let err = '';
+  const waiters = new Set<() => void>();
+  child.stdout?.on('data', (d: Buffer) => {
+    out += d;
+    for (const w of waiters) w();
+  });
+  child.stderr?.on('data', (d: Buffer) => {
+    err += d;
+  });
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
+    child.on('exit', (code, signal) => r({ code, signal })),
+  );
+  const waitFor = (pattern: RegExp) =>
+    new Promise<RegExpMatchArray>((resolveWait, reject) => {
+      const check = () => {
+        const m = out.match(pattern);
+        if (m) {
+          waiters.delete(check);
+          clearTimeout(timer);
+          resolveWait(m);
+        }
+      };
+      const timer = setTimeout(() => {
+        waiters.delete(check);
+        reject(new Error(`no ${pattern} within ${START_TIMEOUT} ms\nstdout:\n${out}\nstderr:\n${err}`));
+      }, START_TIMEOUT);
+      waiters.add(check);
+      void exit.then(({ code, signal }) => {
+        if (!waiters.has(check)) return;
+        waiters.delete(check);
+        clearTimeout(timer);
+        reject(new Error(`exited (${code ?? signal}) before ${pattern}\nstdout:\n${out}\nstderr:\n${err}`));
+      });
+      check();
+    });
+  return { child, stdout: () => out, stderr: () => err, exit, waitFor };
+}
+
+/** Pids of Java processes whose command line mentions `dir` (DynamoDB Local's -dbPath). */
+function javaPidsFor(dir: string): number[] {
+  const ps = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' });
+  return ps
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line.includes(dir) && /\bjava\b/.test(line))
+    .map((line) => Number(line.split(/\s+/, 1)[0]));
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function tempDataDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'referrals-local-stack-'));
+  dirs.push(dir);
+  return dir;
+}
+
+/** Wait for "Press Ctrl-C" and read the base URL and printed keys. */
+async function ready(s: Started) {
+  await s.waitFor(/Press Ctrl-C to stop\./);
+  const text = s.stdout();
+  const baseUrl = text.match(/listening on (http:\/\/\S+)/)?.[1];
+  const keys = [...text.matchAll(/api-key for tenant "([^"]+)": (\S+)/g)].map((m) => ({
+    tenant: m[1] as string,
+    key: m[2] as string,
+  }));
+  return { baseUrl: baseUrl as string, keys };
+}
+
+async function call(baseUrl: string, key: string, method: string, path: string, body?: unknown) {
+  const res = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers: { 'api-key': key, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  return { status: res.status, body: (await res.json().catch(() => undefined)) as Record<string, string> };
+}
+
+/** Stop with `signal` and check the exit code, the Java child and stderr. */
+async function stopWith(s: Started, signal: NodeJS.Signals, dir: string, toGroup: boolean) {
+  const java = javaPidsFor(dir);
+  expect(java, 'exactly one DynamoDB Local JVM while running').toHaveLength(1);
+  const pid = s.child.pid as number;
+  process.kill(toGroup ? -pid : pid, signal);
+  const { code, signal: killedBy } = await s.exit;
+  expect({ code, killedBy }).toEqual({ code: 0, killedBy: null });
+  expect(alive(java[0] as number), 'the JVM is gone').toBe(false);
+  expect(javaPidsFor(dir)).toEqual([]);
+  expect(s.stderr()).not.toMatch(/^\s+at /m);
+  expect(s.stdout()).toContain(`${signal}: stopping the local stack`);
+}
+
+afterAll(() => {
+  for (const child of children) {
+    if (child.exitCode === null && child.signalCode === null && child.pid) {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  }
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('npm start (scripts/start.ts)', () => {
+  const dataDir = tempDataDir();
+  let firstKey = '';
+  let campaignId = '';
+
+  it(
+    'prints the base URL and a generated dev key that works; SIGTERM stops everything with code 0',
+    async () => {
+      const port = await freePort();
+      const s = start({ PORT: String(port), DATA_DIR: dataDir });
+      const { baseUrl, keys } = await ready(s);
+      expect(baseUrl).toBe(`http://127.0.0.1:${port}`);
+      expect(keys).toHaveLength(1);
+      expect(keys[0]?.tenant).toBe('dev');
+      firstKey = keys[0]?.key as string;
+      expect(firstKey.length).toBeGreaterThanOrEqual(22); // at least 128 bits, however encoded
+      expect(existsSync(join(dataDir, 'dev-api-key.json'))).toBe(true);
+      expect(readFileSync(join(dataDir, 'dev-api-key.json'), 'utf8')).toContain(firstKey);
+
+      const created = await call(baseUrl, firstKey, 'POST', '/api/v1/campaign', {
+        url: 'example.com',
+        name: 'Kept on disk',
+      });
+      expect(created.status).toBe(201);
+      campaignId = created.body.id as string;
+      expect(
+        (await call(baseUrl, 'rk_not-a-key-000000000000000', 'GET', `/api/v1/campaign?id=${campaignId}`))
+          .status,
+      ).toBe(401);
+
+      await stopWith(s, 'SIGTERM', dataDir, false);
+    },
+    START_TIMEOUT * 2,
+  );
+
+  it(
+    'a second start with the same DATA_DIR prints the same key and keeps the data; Ctrl-C (SIGINT) exits 0',
+    async () => {
+      expect(firstKey, 'needs the first start').not.toBe('');
+      const port = await freePort();
+      const s = start({ PORT: String(port), DATA_DIR: dataDir });
+      const { baseUrl, keys } = await ready(s);
+      expect(keys).toEqual([{ tenant: 'dev', key: firstKey }]);
+      const read = await call(baseUrl, firstKey, 'GET', `/api/v1/campaign?id=${campaignId}`);
+      expect(read.status).toBe(200);
+      expect(read.body.name).toBe('Kept on disk');
+
+      await stopWith(s, 'SIGINT', dataDir, true);
+    },
+    START_TIMEOUT * 2,
+  );
+
+  it(
+    'DEV_API_KEYS provisions exactly the key given, and no generated one',
+    async () => {
+      const dir = tempDataDir();
+      const port = await freePort();
+      const key = 'somekey-1234567890abcd';
+      const s = start({ PORT: String(port), DATA_DIR: dir, DEV_API_KEYS: `t1:${key}` });
+      const { baseUrl, keys } = await ready(s);
+      expect(keys).toEqual([{ tenant: 't1', key }]);
+      expect(existsSync(join(dir, 'dev-api-key.json'))).toBe(false);
+
+      const created = await call(baseUrl, key, 'POST', '/api/v1/campaign', {
+        url: 'example.com',
+        name: 't1',
+      });
+      expect(created.status).toBe(201);
+      expect((await call(baseUrl, key, 'GET', `/api/v1/campaign?id=${created.body.id}`)).status).toBe(200);
+      expect((await call(baseUrl, `${key}x`, 'GET', `/api/v1/campaign?id=${created.body.id}`)).status).toBe(
+        401,
+      );
+
+      await stopWith(s, 'SIGTERM', dir, false);
+    },
+    START_TIMEOUT * 2,
+  );
+
+  it(
+    'a port already in use: exits non-zero with one line on stderr naming the port, no stack, no JVM',
+    async () => {
+      const dir = tempDataDir();
+      const port = await freePort();
+      const blocker: Server = createServer();
+      await new Promise<void>((r) => blocker.listen(port, '127.0.0.1', () => r()));
+      try {
+        const s = start({ PORT: String(port), DATA_DIR: dir });
+        const { code } = await s.exit;
+        expect(code).not.toBe(0);
+        expect(code).not.toBeNull();
+        const lines = s.stderr().trim().split('\n');
+        expect(lines, s.stderr()).toHaveLength(1);
+        expect(lines[0]).toContain(String(port));
+        expect(lines[0]).toMatch(/in use/i);
+        expect(s.stderr()).not.toMatch(/^\s+at /m);
+        expect(javaPidsFor(dir)).toEqual([]);
+      } finally {
+        await new Promise<void>((r) => blocker.close(() => r()));
+      }
+    },
+    START_TIMEOUT,
+  );
+});
