@@ -14,14 +14,15 @@ export const API_KEY_IDENTITY_SOURCE = '$request.header.api-key';
 
 /**
  * How long API Gateway may reuse an authorizer answer for one key. The contract says a revoked key
- * stops working within 60 s, so this is the ceiling; the authorizer itself caches nothing.
+ * stops working within 60 s, so this is the ceiling, and the authorizer must not add a cache of its
+ * own on top of it.
  */
 export const AUTHORIZER_CACHE_TTL = Duration.seconds(60);
 
 /**
- * One JSON line per request. The default format is Apache CLF with the client IP; this one keeps
- * no IP address (the service stores none anywhere) and adds what explains a failure: the route,
- * the authorizer's and the integration's errors, and the latencies.
+ * One JSON line per request. The default format is Apache CLF with the client IP; this one leaves
+ * the IP out (the service records visits without one, and logs should not undo that) and adds what
+ * explains a failure: the route, the authorizer's and the integration's errors, the latencies.
  */
 const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
   JSON.stringify({
@@ -90,6 +91,9 @@ export class ReferralHttpApi extends Construct {
 
     this.authorizer = new HttpLambdaAuthorizer('ApiKeyAuthorizer', props.authorizerFunction, {
       authorizerName: `api-key-${props.stage}`,
+      // The identity source is the cache key. Its cost: a request with no `api-key` header at all
+      // is refused by API Gateway itself (401 `{"message":"Unauthorized"}`) without invoking the
+      // authorizer, so only unknown and revoked keys get the contract's 401 body from the handler.
       identitySource: [API_KEY_IDENTITY_SOURCE],
       // Simple responses: the authorizer returns `{ isAuthorized, context: { tenant } }`.
       responseTypes: [HttpLambdaResponseType.SIMPLE],
