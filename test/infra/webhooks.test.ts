@@ -1,0 +1,228 @@
+import { readFileSync } from 'node:fs';
+import { isBuiltin } from 'node:module';
+import { join } from 'node:path';
+import { App, Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import { build } from 'esbuild';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ESM_REQUIRE_BANNER, projectRoot } from '../../infra/functions.ts';
+import { ReferralTable } from '../../infra/table.ts';
+import { Webhooks } from '../../infra/webhooks.ts';
+import { EVENT_RECORD_FILTER } from '../../lib/webhooks/stream-filter.ts';
+
+// biome-ignore lint/suspicious/noExplicitAny: CloudFormation properties are free-form JSON.
+type Resources = Record<string, { Type: string; Properties: Record<string, any> }>;
+
+function cdkJsonContext(): Record<string, unknown> {
+  const cdkJson = JSON.parse(readFileSync(join(projectRoot, 'cdk.json'), 'utf8')) as {
+    context?: Record<string, unknown>;
+  };
+  const { stage: _ignored, ...context } = cdkJson.context ?? {};
+  return context;
+}
+
+/** The construct in a throwaway stack, next to the real table construct (stream NEW_IMAGE). */
+function synthWebhooks(options: { alarmTopic?: boolean } = {}) {
+  // Bundling is skipped here (the template is the same); the bundles are built below.
+  const app = new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } });
+  const stack = new Stack(app, 'WebhooksTest');
+  const { table } = new ReferralTable(stack, 'Storage', { stage: 'dev' });
+  const topic = options.alarmTopic ? new sns.Topic(stack, 'Alarms') : undefined;
+  const webhooks = new Webhooks(stack, 'Webhooks', { table, stage: 'dev', alarmTopic: topic });
+  const template = Template.fromStack(stack);
+  const resources = template.toJSON().Resources as Resources;
+  const id = (construct: { node: { defaultChild?: unknown } }) =>
+    stack.getLogicalId(construct.node.defaultChild as never);
+  return { stack, table, webhooks, template, resources, id, topic };
+}
+
+describe('Webhooks construct', () => {
+  let s: ReturnType<typeof synthWebhooks>;
+  beforeAll(() => {
+    s = synthWebhooks({ alarmTopic: true });
+  });
+
+  it('makes an encrypted, TLS-only webhook queue that redrives to the DLQ above 12 attempts', () => {
+    const queue = s.resources[s.id(s.webhooks.queue)]!.Properties;
+    expect(queue.SqsManagedSseEnabled).toBe(true);
+    expect(queue.MessageRetentionPeriod).toBe(14 * 86400);
+    expect(queue.RedrivePolicy.deadLetterTargetArn).toEqual({
+      'Fn::GetAtt': [s.id(s.webhooks.deadLetterQueue), 'Arn'],
+    });
+    expect(queue.RedrivePolicy.maxReceiveCount).toBeGreaterThan(12);
+    // enforceSSL: a queue policy denying every non-TLS request, on each queue.
+    for (const q of [s.webhooks.queue, s.webhooks.deadLetterQueue, s.webhooks.streamFailureQueue]) {
+      s.template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+        Queues: [{ Ref: s.id(q) }],
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({
+              Effect: 'Deny',
+              Action: 'sqs:*',
+              Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+            }),
+          ]),
+        },
+      });
+    }
+  });
+
+  it('keeps dead letters 14 days, encrypted, and alarms as soon as one arrives', () => {
+    const dlq = s.resources[s.id(s.webhooks.deadLetterQueue)]!.Properties;
+    expect(dlq.MessageRetentionPeriod).toBe(1209600);
+    expect(dlq.SqsManagedSseEnabled).toBe(true);
+    s.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [
+        { Name: 'QueueName', Value: { 'Fn::GetAtt': [s.id(s.webhooks.deadLetterQueue), 'QueueName'] } },
+      ],
+      Statistic: 'Maximum',
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+      EvaluationPeriods: 1,
+      TreatMissingData: 'notBreaching',
+      AlarmActions: [{ Ref: s.stack.getLogicalId(s.topic!.node.defaultChild as never) }],
+    });
+    s.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [
+        { Name: 'QueueName', Value: { 'Fn::GetAtt': [s.id(s.webhooks.streamFailureQueue), 'QueueName'] } },
+      ],
+    });
+  });
+
+  it('runs delivery on Node.js 22 arm64 with its settings and a log group with retention', () => {
+    const fn = s.resources[s.id(s.webhooks.deliveryFunction)]!.Properties;
+    expect(fn.Runtime).toBe('nodejs22.x');
+    expect(fn.Architectures).toEqual(['arm64']);
+    expect(fn.Environment.Variables).toMatchObject({
+      TABLE_NAME: { Ref: s.id(s.table) },
+      STAGE: 'dev',
+      WEBHOOK_QUEUE_URL: { Ref: s.id(s.webhooks.queue) },
+      WEBHOOK_DLQ_URL: { Ref: s.id(s.webhooks.deadLetterQueue) },
+    });
+    // Never in a deployed stage: private destinations stay refused.
+    expect(fn.Environment.Variables.ALLOW_PRIVATE_WEBHOOKS).toBeUndefined();
+    expect(fn.Environment.Variables.WEBHOOK_RETRY_DELAYS).toBeUndefined();
+    const logGroupId = fn.LoggingConfig.LogGroup.Ref as string;
+    expect(s.resources[logGroupId]!.Properties.RetentionInDays).toBeGreaterThan(0);
+  });
+
+  it('consumes the queue with partial batch responses and a maximum concurrency', () => {
+    s.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: { 'Fn::GetAtt': [s.id(s.webhooks.queue), 'Arn'] },
+      FunctionName: { Ref: s.id(s.webhooks.deliveryFunction) },
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      ScalingConfig: { MaximumConcurrency: Match.anyValue() },
+      BatchSize: 10,
+    });
+  });
+
+  it('sets the queue visibility timeout to at least six times the function timeout', () => {
+    const timeout = s.resources[s.id(s.webhooks.deliveryFunction)]!.Properties.Timeout as number;
+    const visibility = s.resources[s.id(s.webhooks.queue)]!.Properties.VisibilityTimeout as number;
+    expect(timeout).toBeGreaterThanOrEqual(20); // 15 s attempt + DNS, GetItem, SQS
+    expect(visibility).toBeGreaterThanOrEqual(6 * timeout);
+  });
+
+  it('feeds the queue from the table stream: INSERTs of event items only, nothing skipped', () => {
+    s.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: { 'Fn::GetAtt': [s.id(s.table), 'StreamArn'] },
+      FunctionName: { Ref: s.id(s.webhooks.streamConsumer) },
+      StartingPosition: 'TRIM_HORIZON',
+      FilterCriteria: { Filters: [{ Pattern: JSON.stringify(EVENT_RECORD_FILTER) }] },
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      BisectBatchOnFunctionError: true,
+      MaximumRecordAgeInSeconds: Match.anyValue(),
+      DestinationConfig: {
+        OnFailure: { Destination: { 'Fn::GetAtt': [s.id(s.webhooks.streamFailureQueue), 'Arn'] } },
+      },
+    });
+    const pattern = JSON.parse(JSON.stringify(EVENT_RECORD_FILTER));
+    expect(pattern).toEqual({
+      eventName: ['INSERT'],
+      dynamodb: { NewImage: { event_type: { S: [{ exists: true }] } } },
+    });
+    const consumer = s.resources[s.id(s.webhooks.streamConsumer)]!.Properties;
+    expect(consumer.Environment.Variables.WEBHOOK_QUEUE_URL).toEqual({ Ref: s.id(s.webhooks.queue) });
+  });
+
+  /** Every Allow statement of the function's role, flattened to [action, resource] pairs. */
+  function permissions(fnConstruct: { node: { defaultChild?: unknown } }): Array<[string, string]> {
+    const fn = s.resources[s.id(fnConstruct)]!.Properties;
+    const roleId = fn.Role['Fn::GetAtt'][0] as string;
+    const out: Array<[string, string]> = [];
+    for (const r of Object.values(s.resources)) {
+      if (r.Type !== 'AWS::IAM::Policy') continue;
+      if (!(r.Properties.Roles as Array<{ Ref: string }>).some((x) => x.Ref === roleId)) continue;
+      for (const st of r.Properties.PolicyDocument.Statement) {
+        if (st.Effect !== 'Allow') continue;
+        const actions = Array.isArray(st.Action) ? st.Action : [st.Action];
+        const res = Array.isArray(st.Resource) ? st.Resource : [st.Resource];
+        for (const a of actions) for (const x of res) out.push([a, JSON.stringify(x)]);
+      }
+    }
+    return out;
+  }
+
+  it('gives delivery only GetItem on the table, consume on the queue and send on the DLQ', () => {
+    const perms = permissions(s.webhooks.deliveryFunction);
+    const tableArn = JSON.stringify({ 'Fn::GetAtt': [s.id(s.table), 'Arn'] });
+    const queueArn = JSON.stringify({ 'Fn::GetAtt': [s.id(s.webhooks.queue), 'Arn'] });
+    const dlqArn = JSON.stringify({ 'Fn::GetAtt': [s.id(s.webhooks.deadLetterQueue), 'Arn'] });
+    const dynamo = perms.filter(([a]) => a.startsWith('dynamodb:'));
+    expect(dynamo).toEqual([['dynamodb:GetItem', tableArn]]);
+    expect(perms).toContainEqual(['sqs:ChangeMessageVisibility', queueArn]);
+    expect(perms).toContainEqual(['sqs:ReceiveMessage', queueArn]);
+    expect(perms).toContainEqual(['sqs:DeleteMessage', queueArn]);
+    expect(perms).toContainEqual(['sqs:SendMessage', dlqArn]);
+    expect(perms.filter(([a]) => a === 'sqs:SendMessage').map(([, r]) => r)).toEqual([dlqArn]);
+  });
+
+  it('gives the stream consumer the stream and queue send, and no table items', () => {
+    const perms = permissions(s.webhooks.streamConsumer);
+    const queueArn = JSON.stringify({ 'Fn::GetAtt': [s.id(s.webhooks.queue), 'Arn'] });
+    expect(perms).toContainEqual(['sqs:SendMessage', queueArn]);
+    expect(perms.some(([a]) => a === 'dynamodb:GetRecords')).toBe(true);
+    for (const item of ['GetItem', 'Query', 'Scan', 'PutItem', 'UpdateItem', 'DeleteItem']) {
+      expect(perms.some(([a]) => a === `dynamodb:${item}`)).toBe(false);
+    }
+  });
+
+  it('refuses a table without a stream', () => {
+    const stack = new Stack(new App(), 'NoStream');
+    const table = new dynamodb.Table(stack, 'T', {
+      partitionKey: { name: 'PK', type: dynamodb.AttributeType.STRING },
+    });
+    expect(() => new Webhooks(stack, 'W', { table, stage: 'dev' })).toThrow(/stream/);
+  });
+
+  it.each(['queue/deliver-webhook', 'queue/enqueue-webhook-events'])(
+    'bundles %s as the stack does (ESM, nothing external but Node built-ins)',
+    async (handler) => {
+      const result = await build({
+        entryPoints: [join(projectRoot, 'functions', `${handler}.ts`)],
+        bundle: true,
+        write: false,
+        platform: 'node',
+        format: 'esm',
+        target: 'node22',
+        minify: true,
+        mainFields: ['module', 'main'],
+        banner: { js: ESM_REQUIRE_BANNER },
+        logLevel: 'silent',
+        metafile: true,
+      });
+      const output = result.outputFiles[0]!;
+      const external = Object.values(result.metafile.outputs)
+        .flatMap((o) => o.imports)
+        .filter((i) => i.external && !isBuiltin(i.path));
+      expect(external).toEqual([]);
+      // Bundle size is a tracked figure (architecture.md): keep delivery lean.
+      expect(output.contents.byteLength).toBeLessThan(1_500_000);
+    },
+  );
+});
