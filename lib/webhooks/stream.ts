@@ -36,9 +36,19 @@ export function isEventRecord(record: StreamRecordLike): boolean {
  */
 export function messageFromStreamRecord(record: StreamRecordLike): WebhookMessage | undefined {
   if (!isEventRecord(record)) return undefined;
-  const item = unmarshall(record.dynamodb!.NewImage as Record<string, AttributeValue>, {
-    wrapNumbers: false,
-  });
+  const image = record.dynamodb!.NewImage as Record<string, AttributeValue>;
+  let item: Record<string, unknown>;
+  try {
+    item = unmarshall(image, { wrapNumbers: safeNumber });
+  } catch (err) {
+    // Never fail the stream batch on content: a record that cannot be read is forwarded with what
+    // is known, and delivery dead-letters it with the reason.
+    return {
+      event_id: (image.event_id as { S?: string } | undefined)?.S ?? '',
+      event_type: (image.event_type as { S: string }).S,
+      unreadable: (err as Error).message,
+    } as unknown as WebhookMessage;
+  }
   return {
     event_id: item.event_id,
     event_type: item.event_type,
@@ -46,7 +56,13 @@ export function messageFromStreamRecord(record: StreamRecordLike): WebhookMessag
     tenant: item.tenant,
     campaign_id: item.campaign_id,
     event_data: item.event_data,
-  };
+  } as WebhookMessage;
+}
+
+/** Numbers as JS numbers, except integers beyond 2^53, kept exact as strings (never a throw). */
+function safeNumber(text: string): number | string {
+  const n = Number(text);
+  return Number.isInteger(n) && !Number.isSafeInteger(n) ? text : n;
 }
 
 /** SendMessageBatch takes 10 entries and 256 KiB per call. */
