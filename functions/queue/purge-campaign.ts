@@ -1,11 +1,11 @@
-import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { parseCampaignPartition, purgeCampaign } from '../../lib/db/purge.ts';
 import { logger } from '../../lib/http/logger.ts';
+import { createSqsClient, requiredEnv } from '../../lib/webhooks/sqs.ts';
 
-const sqs = new SQSClient({});
-const queueUrl = process.env.PURGE_QUEUE_URL ?? '';
-if (!queueUrl) throw new Error('Missing required environment variable PURGE_QUEUE_URL');
+const sqs = createSqsClient();
+const queueUrl = requiredEnv('PURGE_QUEUE_URL');
 /**
  * A pass that deleted something is followed by one more pass after this delay, which catches a
  * link whose index entry arrived late (GSI replication lag); a pass that finds nothing ends it.

@@ -1,0 +1,33 @@
+/**
+ * Table stream consumer: when a campaign item is removed (DELETE /campaign), put a purge job for
+ * its partition on the purge queue. The event source mapping's filter passes only REMOVEs of
+ * `CAMPAIGN` items; a failed send is reported per record so Lambda retries it, and a duplicate
+ * job is harmless because purging is idempotent.
+ */
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import { parseCampaignPartition } from '../../lib/db/purge.ts';
+import { createSqsClient, requiredEnv } from '../../lib/webhooks/sqs.ts';
+
+const sqs = createSqsClient();
+const queueUrl = requiredEnv('PURGE_QUEUE_URL');
+
+/** The stream filter of the event source mapping, kept beside the code that relies on it. */
+export const PURGE_RECORD_FILTER = { eventName: ['REMOVE'], dynamodb: { Keys: { SK: { S: ['CAMPAIGN'] } } } };
+
+export const handler = async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
+  const batchItemFailures: DynamoDBBatchResponse['batchItemFailures'] = [];
+  for (const record of event.Records) {
+    const pk = record.dynamodb?.Keys?.PK?.S;
+    // The local poller has no filter: skip what the mapping's filter would have dropped.
+    if (record.eventName !== 'REMOVE' || record.dynamodb?.Keys?.SK?.S !== 'CAMPAIGN' || !pk) continue;
+    if (!parseCampaignPartition(pk)) continue;
+    try {
+      await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify({ pk }) }));
+    } catch {
+      batchItemFailures.push({ itemIdentifier: record.dynamodb?.SequenceNumber ?? '' });
+      break; // Lambda retries from the first failure; later records come again with it
+    }
+  }
+  return { batchItemFailures };
+};
