@@ -248,3 +248,63 @@ describe('webhook delivery', () => {
     expect(rx.requests).toHaveLength(4);
   });
 });
+
+describe('webhooks from the API (a new user clicking a link and signing up)', () => {
+  it('delivers visit, signup and action events whose data is what the API returned', async () => {
+    const rx = await receiver();
+    const campaign = await campaignWithWebhook(`${rx.url}/from-api`);
+    const link = await api('POST', '/api/v1/referral_link', {
+      body: { campaign_id: campaign.id, referrer_id: 'referrer-1' },
+    });
+    expect(link.status).toBe(201);
+    const code = link.body.referral_code as string;
+
+    const visit = await api('GET', `/r/${code}`, {
+      key: null,
+      headers: { 'user-agent': 'Mozilla/5.0 (X11)' },
+    });
+    expect(visit.status).toBe(302);
+    const signup = await api('POST', '/api/v1/referred_user', {
+      body: { referral_code: code, referred_user_id: 'new-user-1' },
+    });
+    expect(signup.status).toBe(201);
+    const purchase = await api('POST', '/api/v1/action/referred_user', {
+      body: {
+        campaign_id: campaign.id,
+        action_type: 'purchase',
+        referred_user_id: 'new-user-1',
+        metadata: { n: 1 },
+      },
+    });
+    expect(purchase.status).toBe(201);
+
+    const requests = await rx.waitFor(3);
+    const wh = new Webhook(campaign.webhook_secret);
+    type Delivered = {
+      type: string;
+      timestamp: string;
+      campaign_id: string;
+      data: { action_type?: string; referral_link: { referral_code: string } };
+    };
+    const bodies = requests.map((r) => wh.verify(r.body, headersOf(r)) as Delivered);
+    expect(new Set(requests.map((r) => r.headers['webhook-id'])).size).toBe(3);
+    const byKind = (type: string, actionType?: string) =>
+      bodies.find((b) => b.type === type && (actionType === undefined || b.data.action_type === actionType));
+
+    const visitEvent = byKind('action.created', 'visit');
+    expect(visitEvent).toMatchObject({
+      campaign_id: campaign.id,
+      data: { action_type: 'visit', metadata: { user_agent: 'Mozilla/5.0 (X11)' }, referred_user: null },
+    });
+    expect(visitEvent!.data.referral_link.referral_code).toBe(code);
+    expect(byKind('referred_user.created')).toMatchObject({ campaign_id: campaign.id, data: signup.body });
+    expect(byKind('action.created', 'purchase')).toMatchObject({
+      campaign_id: campaign.id,
+      data: purchase.body,
+    });
+    for (const b of bodies) expect(Number.isNaN(Date.parse(b.timestamp))).toBe(false);
+
+    await sleep(1500);
+    expect(rx.requests).toHaveLength(3);
+  });
+});
