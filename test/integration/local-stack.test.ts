@@ -165,21 +165,22 @@ afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
+// Three JVM starts in all: the two that share a DATA_DIR run one after the other inside one test,
+// and the other tests run alongside them, which keeps this file's wall time near one start pair.
 describe('npm start (scripts/start.ts)', () => {
-  const dataDir = tempDataDir();
-  let firstKey = '';
-  let campaignId = '';
-
-  it(
-    'prints the base URL and a generated dev key that works; SIGTERM stops everything with code 0',
+  it.concurrent(
+    'prints the base URL and a generated dev key, kept in DATA_DIR for the next start; SIGTERM and Ctrl-C exit 0',
     async () => {
-      const port = await freePort();
+      const dataDir = tempDataDir();
+
+      // First start: a key is generated, printed and works; SIGTERM stops everything.
+      let port = await freePort();
       const s = start({ PORT: String(port), DATA_DIR: dataDir });
       const { baseUrl, keys } = await ready(s);
       expect(baseUrl).toBe(`http://127.0.0.1:${port}`);
       expect(keys).toHaveLength(1);
       expect(keys[0]?.tenant).toBe('dev');
-      firstKey = keys[0]?.key as string;
+      const firstKey = keys[0]?.key as string;
       expect(firstKey.length).toBeGreaterThanOrEqual(22); // at least 128 bits, however encoded
       expect(existsSync(join(dataDir, 'dev-api-key.json'))).toBe(true);
       expect(readFileSync(join(dataDir, 'dev-api-key.json'), 'utf8')).toContain(firstKey);
@@ -189,35 +190,29 @@ describe('npm start (scripts/start.ts)', () => {
         name: 'Kept on disk',
       });
       expect(created.status).toBe(201);
-      campaignId = created.body.id as string;
+      const campaignId = created.body.id as string;
       expect(
         (await call(baseUrl, 'rk_not-a-key-000000000000000', 'GET', `/api/v1/campaign?id=${campaignId}`))
           .status,
       ).toBe(401);
 
       await stopWith(s, 'SIGTERM', dataDir, false);
-    },
-    START_TIMEOUT * 2,
-  );
 
-  it(
-    'a second start with the same DATA_DIR prints the same key and keeps the data; Ctrl-C (SIGINT) exits 0',
-    async () => {
-      expect(firstKey, 'needs the first start').not.toBe('');
-      const port = await freePort();
-      const s = start({ PORT: String(port), DATA_DIR: dataDir });
-      const { baseUrl, keys } = await ready(s);
-      expect(keys).toEqual([{ tenant: 'dev', key: firstKey }]);
-      const read = await call(baseUrl, firstKey, 'GET', `/api/v1/campaign?id=${campaignId}`);
+      // Second start, same DATA_DIR: the same key, the same data; Ctrl-C to the group stops it.
+      port = await freePort();
+      const again = start({ PORT: String(port), DATA_DIR: dataDir });
+      const second = await ready(again);
+      expect(second.keys).toEqual([{ tenant: 'dev', key: firstKey }]);
+      const read = await call(second.baseUrl, firstKey, 'GET', `/api/v1/campaign?id=${campaignId}`);
       expect(read.status).toBe(200);
       expect(read.body.name).toBe('Kept on disk');
 
-      await stopWith(s, 'SIGINT', dataDir, true);
+      await stopWith(again, 'SIGINT', dataDir, true);
     },
-    START_TIMEOUT * 2,
+    START_TIMEOUT * 3,
   );
 
-  it(
+  it.concurrent(
     'DEV_API_KEYS provisions exactly the key given, and no generated one',
     async () => {
       const dir = tempDataDir();
@@ -243,7 +238,7 @@ describe('npm start (scripts/start.ts)', () => {
     START_TIMEOUT * 2,
   );
 
-  it(
+  it.concurrent(
     'a port already in use: exits non-zero with one line on stderr naming the port, no stack, no JVM',
     async () => {
       const dir = tempDataDir();
