@@ -157,7 +157,7 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
     const streamPoller = startStreamPoller({
       endpoint,
       tableName: LOCAL_TABLE_NAME,
-      handler: (await load('queue/enqueue-webhook-events')).handler as StreamHandler,
+      handlers: [(await load('queue/enqueue-webhook-events')).handler as StreamHandler],
       checkpointFile: dataDir ? join(dataDir, 'stream-checkpoint.json') : undefined,
       onError: logPollerError('stream'),
     });

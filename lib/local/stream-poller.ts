@@ -1,9 +1,9 @@
 /**
- * Local stand-in for the table stream's event source mapping: reads DynamoDB Local's stream and
- * invokes the same stream-consumer handler that runs in AWS (`functions/queue/enqueue-webhook-
+ * Local stand-in for the table stream's event source mappings: reads DynamoDB Local's stream and
+ * invokes the same stream-consumer handlers that run in AWS (e.g. `functions/queue/enqueue-webhook-
  * events.ts`) with Lambda-shaped batches, so the local stack exercises the same path from commit
- * to queue. DynamoDB Local has no event filtering; the handler's transform skips non-event records
- * exactly as the mapping's filter would.
+ * to queue. DynamoDB Local has no event filtering; each handler skips the records its mapping's
+ * filter would have dropped.
  *
  * Shards: all shards of the stream are discovered every second (DescribeStream, paginated); each
  * one is read from TRIM_HORIZON, or after its checkpoint when a checkpoint file is kept (persistent
@@ -33,7 +33,13 @@ export type StreamHandler = (event: {
 export interface StreamPollerOptions {
   endpoint: string;
   tableName: string;
-  handler: StreamHandler;
+  /**
+   * Stream consumers, each standing for one event source mapping in AWS (webhooks, purge, ...).
+   * Every batch goes to all of them; when any reports a failure the batch is re-read from the
+   * earliest failed record for all of them, so a consumer may see a record twice (they are all
+   * at-least-once and idempotent or deduplicated downstream, as in AWS).
+   */
+  handlers: readonly StreamHandler[];
   /** Pause between polls when nothing was read. */
   intervalMs?: number;
   /** Where to keep each shard's last processed sequence number; unset keeps nothing. */
@@ -133,13 +139,18 @@ export function startStreamPoller(options: StreamPollerOptions): StreamPoller {
     }
     const records = out.Records ?? [];
     if (records.length > 0) {
-      let failures: Array<{ itemIdentifier: string }> = [];
-      try {
-        failures = (await options.handler({ Records: records }))?.batchItemFailures ?? [];
-      } catch (err) {
-        options.onError?.(err);
-        failures = [{ itemIdentifier: records[0]!.dynamodb?.SequenceNumber ?? '' }];
-      }
+      const results = await Promise.all(
+        options.handlers.map(async (handler) => {
+          try {
+            return (await handler({ Records: records }))?.batchItemFailures ?? [];
+          } catch (err) {
+            // As in Lambda: a thrown handler fails the whole batch.
+            options.onError?.(err);
+            return [{ itemIdentifier: records[0]!.dynamodb?.SequenceNumber ?? '' }];
+          }
+        }),
+      );
+      const failures = results.flat();
       if (failures.length > 0) {
         const failed = new Set(failures.map((f) => f.itemIdentifier));
         const first = records.findIndex((r) => failed.has(r.dynamodb?.SequenceNumber ?? ''));
