@@ -1,4 +1,9 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -406,5 +411,65 @@ describe('delivery', () => {
     const viaHttp = await attemptDelivery(message(), { url: rx.url, secret: secret() }, deployed);
     expect(viaHttp).toMatchObject({ outcome: 'failed', error: expect.stringContaining('https') });
     expect(rx.requests).toHaveLength(0);
+  });
+
+  /** A self-signed certificate for `name`, or undefined where openssl is not installed. */
+  function selfSigned(name: string): { key: Buffer; cert: Buffer } | undefined {
+    try {
+      const dir = mkdtempSync(join(tmpdir(), 'webhook-tls-'));
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'rsa:2048',
+          '-nodes',
+          '-days',
+          '1',
+          '-subj',
+          `/CN=${name}`,
+          '-addext',
+          `subjectAltName=DNS:${name}`,
+          '-keyout',
+          join(dir, 'key.pem'),
+          '-out',
+          join(dir, 'cert.pem'),
+        ],
+        { stdio: 'ignore' },
+      );
+      return { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) };
+    } catch {
+      return undefined;
+    }
+  }
+
+  const tls = selfSigned('hooks.customer.test');
+  it.skipIf(!tls)('over https sends the name as SNI and verifies the certificate', async () => {
+    const seen: string[] = [];
+    const server = createHttpsServer(
+      {
+        ...tls!,
+        SNICallback: (servername, cb) => {
+          seen.push(servername);
+          cb(null, undefined as never);
+        },
+      },
+      (_req, res) => res.end('ok'),
+    );
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    try {
+      const result = await attemptDelivery(
+        message(),
+        { url: `https://hooks.customer.test:${port}/`, secret: secret() },
+        { allowPrivate: true, resolve: async () => [{ address: '127.0.0.1', family: 4 }] },
+      );
+      expect(seen).toEqual(['hooks.customer.test']);
+      // Pinned to 127.0.0.1 yet checked against the name: a self-signed certificate is refused.
+      expect(result).toMatchObject({ outcome: 'failed', error: expect.stringMatching(/SELF_SIGNED|CERT/) });
+    } finally {
+      server.close();
+    }
   });
 });
