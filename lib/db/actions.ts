@@ -76,7 +76,10 @@ async function recordAction(
     ...checks,
   ]);
   if (result.ok) return action;
-  return result.failedIndex === 3 ? 'referred_user_gone' : 'campaign_gone';
+  // The campaign (or its link) being gone wins over the referred user being gone.
+  return result.failed.has(3) && !result.failed.has(1) && !result.failed.has(2)
+    ? 'referred_user_gone'
+    : 'campaign_gone';
 }
 
 /** Endpoints 12 and 13: an action on a link alone (13 passes the tenant found on the link). */

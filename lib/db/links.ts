@@ -112,7 +112,7 @@ export async function createLink(
       },
     ]);
     if (result.ok) return toLink(item);
-    if (result.failedIndex === 1) throw campaignNotFound(input.campaignId);
+    if (result.failed.has(1)) throw campaignNotFound(input.campaignId);
     if (input.customCode !== undefined) {
       throw new ApiError('referral_code_taken', `The referral code ${input.customCode} is already in use.`);
     }

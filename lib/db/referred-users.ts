@@ -7,7 +7,7 @@ import { getItems } from './batch.ts';
 import { tableName } from './client.ts';
 import { nextId } from './ids.ts';
 import { keys } from './keys.ts';
-import { findLink, findLinkByCode, type LinkItem, linkNotFound, toLink } from './links.ts';
+import { campaignExists, findLink, findLinkByCode, type LinkItem, linkNotFound, toLink } from './links.ts';
 import { transactWrite } from './transactions.ts';
 
 /** The stored referred user: its own fields and its link's code; the link object is read live. */
@@ -48,7 +48,11 @@ export async function createReferredUser(
 ): Promise<ReferredUser> {
   const link = await findLink(target, tenant);
   if (!link) throw linkNotFound();
-  if (link.referrer_id !== null && link.referrer_id === referredUserId) throw selfReferral();
+  if (link.referrer_id !== null && link.referrer_id === referredUserId) {
+    // Only on this error path: a link of a deleted campaign is 404, not 422.
+    if (!(await campaignExists(tenant, link.campaign_id))) throw linkNotFound();
+    throw selfReferral();
+  }
   const id = await nextId('referred_user');
   const now = new Date();
   const record: ReferredUserItem = {
@@ -92,10 +96,9 @@ export async function createReferredUser(
     },
   ]);
   if (!result.ok) {
-    if (result.failedIndex === 0) {
-      throw new ApiError('referred_user_exists', 'This referred_user_id already exists in the campaign.');
-    }
-    throw linkNotFound();
+    // A link or campaign that is gone wins over a duplicate: a deleted campaign's links are 404.
+    if (result.failed.has(1) || result.failed.has(2)) throw linkNotFound();
+    throw new ApiError('referred_user_exists', 'This referred_user_id already exists in the campaign.');
   }
   return referredUser;
 }

@@ -12,6 +12,7 @@ import {
   createCampaign,
   createLink,
   createReferredUser,
+  errorOf,
   expectErrorBody,
   expectShape,
   fetchLink,
@@ -114,7 +115,7 @@ describe('POST /api/v1/action/referred_user (endpoint 5)', () => {
       metadata: { a: 'x'.repeat(8192 - 7) },
     });
     expectErrorBody(tooBig, 400, 'validation_failed');
-    expect(tooBig.body.error.details).toEqual([expect.objectContaining({ field: 'metadata' })]);
+    expect(errorOf(tooBig).details).toEqual([expect.objectContaining({ field: 'metadata' })]);
     // Bytes, not characters: 5,000 two-byte characters are over 8 KiB.
     expectErrorBody(
       await userAction({
@@ -144,7 +145,7 @@ describe('POST /api/v1/action/referred_user (endpoint 5)', () => {
       metadata,
     });
     expectErrorBody(res, 400, 'validation_failed');
-    expect(res.body.error.details).toEqual(
+    expect(errorOf(res).details).toEqual(
       expect.arrayContaining([expect.objectContaining({ field: 'metadata' })]),
     );
     expect((await fetchLink(link.id)).total_clicks).toBe(before.total_clicks);

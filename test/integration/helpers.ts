@@ -198,3 +198,12 @@ export function expectErrorBody(res: ApiResponse, status: number, code: string):
   if (body.error.code !== code) throw new Error(`expected error code ${code}, got ${detail}`);
   if (!res.headers.get('x-request-id')) throw new Error('error response without x-request-id');
 }
+
+/** The `error` object of an error response body, typed. */
+export function errorOf(res: ApiResponse): {
+  code: string;
+  message: string;
+  details?: Array<{ field: string; message: string }>;
+} {
+  return (res.body as { error: ReturnType<typeof errorOf> }).error;
+}

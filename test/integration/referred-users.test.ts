@@ -11,6 +11,7 @@ import {
   createCampaign,
   createLink,
   createReferredUser,
+  errorOf,
   expectErrorBody,
   expectShape,
   fetchLink,
@@ -273,13 +274,13 @@ describe('GET /api/v1/referred_user (endpoint 11)', () => {
   it('an unknown campaign: 404', async () => {
     const res = await getReferredUser(randomUUID(), 'user+1@example.com');
     expect(res.status).toBe(404);
-    expect(['campaign_not_found', 'referred_user_not_found']).toContain(res.body.error.code);
+    expect(['campaign_not_found', 'referred_user_not_found']).toContain(errorOf(res).code);
   });
 
   it('another tenant: 404, exactly as for an unknown campaign', async () => {
     const res = await getReferredUser(campaignId, 'user+1@example.com', TENANT_B.key);
     const unknown = await getReferredUser(randomUUID(), 'user+1@example.com', TENANT_B.key);
     expect(res.status).toBe(404);
-    expect(res.body.error.code).toBe(unknown.body.error.code);
+    expect(errorOf(res).code).toBe(errorOf(unknown).code);
   });
 });
