@@ -49,7 +49,7 @@ export function parseJsonBody(event: APIGatewayProxyEventV2): Record<string, unk
   }
   let parsed: unknown;
   try {
-    parsed = JSON.parse(buf.toString('utf8'));
+    parsed = JSON.parse(buf.toString('utf8'), rejectLoneSurrogates);
   } catch {
     throw new ApiError('invalid_json', 'The request body is not valid JSON.');
   }
@@ -57,6 +57,17 @@ export function parseJsonBody(event: APIGatewayProxyEventV2): Record<string, unk
     throw new ApiError('invalid_json', 'The request body must be a JSON object.');
   }
   return parsed as Record<string, unknown>;
+}
+
+/**
+ * JSON allows `"\ud800"`, a lone surrogate that is not Unicode text: DynamoDB would refuse to
+ * store it (a 500 at write time), so such a body is refused here as not valid JSON text.
+ */
+function rejectLoneSurrogates(key: string, value: unknown): unknown {
+  if ((typeof value === 'string' && !value.isWellFormed()) || !key.isWellFormed()) {
+    throw new SyntaxError('lone surrogate');
+  }
+  return value;
 }
 
 /**

@@ -190,3 +190,16 @@ describe('tenantOf and requestIdOf', () => {
     expect(requestIdOf(event())).toBe('req-1');
   });
 });
+
+describe('lone surrogates', () => {
+  it('refuses a JSON string that is not well-formed Unicode, as DynamoDB would not store it', () => {
+    const event = {
+      body: '{"name":"\\ud800x"}',
+      headers: { 'content-type': 'application/json' },
+      isBase64Encoded: false,
+    } as unknown as Parameters<typeof parseJsonBody>[0];
+    expect(() => parseJsonBody(event)).toThrow(expect.objectContaining({ code: 'invalid_json' }));
+    const ok = { ...event, body: '{"name":"\\ud83d\\ude00"}' } as typeof event;
+    expect(parseJsonBody(ok)).toEqual({ name: '😀' });
+  });
+});
