@@ -155,7 +155,7 @@ export function table(): { db: DynamoDBDocumentClient; name: string } {
   return { db: tableDb, name: inject('tableName') };
 }
 
-/** Every item of a campaign's partition (`T#<tenant>#C#<campaign>`) whose SK starts with `prefix`. */
+/** Every item of a campaign's partition (`T#<tenant>#C#<campaign>`) whose SK starts with `prefix` ('' for all). */
 export async function campaignItems(
   tenant: string,
   campaignId: string,
@@ -168,8 +168,11 @@ export async function campaignItems(
     const page = await db.send(
       new QueryCommand({
         TableName: name,
-        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
-        ExpressionAttributeValues: { ':pk': `T#${tenant}#C#${campaignId.toLowerCase()}`, ':prefix': prefix },
+        KeyConditionExpression: prefix ? 'PK = :pk AND begins_with(SK, :prefix)' : 'PK = :pk',
+        ExpressionAttributeValues: {
+          ':pk': `T#${tenant}#C#${campaignId.toLowerCase()}`,
+          ...(prefix ? { ':prefix': prefix } : {}),
+        },
         ConsistentRead: true,
         ExclusiveStartKey: start,
       }),
