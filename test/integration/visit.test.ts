@@ -139,7 +139,8 @@ describe('GET /r/{referral_code} (endpoint 13)', () => {
     });
     expect(res.status).toBe(302);
     const [item] = await visits(campaignId, link.referral_code);
-    const metadata = (item?.event_data as ActionBody).metadata;
+    expect(item).toBeDefined();
+    const metadata = (item!.event_data as ActionBody).metadata;
     expect(Buffer.byteLength(JSON.stringify(metadata))).toBeLessThanOrEqual(8192);
     expect(String(metadata.user_agent)).toMatch(/^Mozilla\/5\.0 x+$/);
   });
