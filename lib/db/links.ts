@@ -2,53 +2,14 @@ import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { ApiError, campaignNotFound } from '../domain/errors.ts';
 import { generateReferralCode } from '../domain/link-rules.ts';
 import type { ReferralLink } from '../domain/link-schemas.ts';
-import { formatTimestamp } from '../domain/time.ts';
-import { buildReferralLink } from '../domain/url.ts';
 import { db, tableName } from './client.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { nextId } from './ids.ts';
 import { keys } from './keys.ts';
+import { type LinkItem, newLinkItem, toLink } from './link-item.ts';
 import { transactWrite } from './transactions.ts';
 
-/** The stored link: the API object's fields plus what a write or a redirect needs without joins. */
-export interface LinkItem {
-  PK: string;
-  SK: 'LINK';
-  type: 'link';
-  tenant: string;
-  id: number;
-  created_at: string;
-  created_ms: number;
-  referral_code: string;
-  campaign_id: string;
-  /** Copy of the campaign's URL, which is immutable, so a redirect needs no campaign read. */
-  campaign_url: string;
-  referrer_id: string | null;
-  total_clicks: number;
-  total_referrals: number;
-  GSI1PK: string;
-  GSI1SK: 'LINK';
-  GSI2PK: string;
-  GSI2SK: string;
-  GSI3PK?: string;
-  GSI3SK?: string;
-}
-
-export function toLink(
-  item: LinkItem,
-  increments: { clicks?: number; referrals?: number } = {},
-): ReferralLink {
-  return {
-    id: item.id,
-    created_at: item.created_at,
-    referral_code: item.referral_code,
-    campaign_id: item.campaign_id,
-    referrer_id: item.referrer_id ?? null,
-    referral_link: buildReferralLink(item.campaign_url, item.referral_code),
-    total_clicks: item.total_clicks + (increments.clicks ?? 0),
-    total_referrals: item.total_referrals + (increments.referrals ?? 0),
-  };
-}
+export { type LinkItem, newLinkItem, toLink };
 
 export const linkNotFound = () => new ApiError('referral_link_not_found', 'No such referral link.');
 
@@ -79,28 +40,15 @@ export async function createLink(
   const campaignId = input.campaignId.toLowerCase();
   for (let attempt = 1; ; attempt++) {
     const code = input.customCode ?? generateReferralCode();
-    const order = keys.linkOrder(now.getTime(), id);
-    const item: LinkItem = {
-      ...keys.link(code),
-      type: 'link',
+    const item = newLinkItem({
       tenant,
+      campaignId,
+      campaignUrl: String(campaign.url),
       id,
-      created_at: formatTimestamp(now),
-      created_ms: now.getTime(),
-      referral_code: code,
-      campaign_id: campaignId,
-      campaign_url: String(campaign.url),
-      referrer_id: input.referrerId,
-      total_clicks: 0,
-      total_referrals: 0,
-      GSI1PK: keys.linkById(id),
-      GSI1SK: 'LINK',
-      GSI2PK: keys.campaignLinks(tenant, campaignId),
-      GSI2SK: order,
-      ...(input.referrerId !== null
-        ? { GSI3PK: keys.referrerLinks(tenant, campaignId, input.referrerId), GSI3SK: order }
-        : {}),
-    };
+      code,
+      referrerId: input.referrerId,
+      now,
+    });
     const result = await transactWrite([
       { Put: { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(PK)' } },
       {

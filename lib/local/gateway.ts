@@ -207,8 +207,9 @@ function authorizerEvent(event: APIGatewayProxyEventV2, key: string): APIGateway
   } as unknown as APIGatewayRequestAuthorizerEventV2;
 }
 
-function lambdaContext(requestId: string, name: string): Context {
-  const deadline = Date.now() + 10_000;
+/** A Lambda context as the runtime gives one, with the function's timeout as the deadline. */
+export function lambdaContext(requestId: string, name: string, timeoutMs = 10_000): Context {
+  const deadline = Date.now() + timeoutMs;
   return {
     callbackWaitsForEmptyEventLoop: false,
     functionName: name,

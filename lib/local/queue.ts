@@ -6,11 +6,13 @@ export interface RunningQueue {
   endpoint: string;
   webhookQueueUrl: string;
   webhookDlqUrl: string;
+  purgeQueueUrl: string;
   stop(): Promise<void>;
 }
 
 export const WEBHOOK_QUEUE_NAME = 'referrals-webhooks';
 export const WEBHOOK_DLQ_NAME = 'referrals-webhooks-dlq';
+export const PURGE_QUEUE_NAME = 'referrals-purge';
 
 export function sqsClient(endpoint: string): SQSClient {
   return new SQSClient({
@@ -54,11 +56,16 @@ export async function startLocalQueue(): Promise<RunningQueue> {
       },
     }),
   );
+  // Purge jobs of deleted campaigns; a failed pass is simply received again.
+  const purge = await client.send(
+    new CreateQueueCommand({ QueueName: PURGE_QUEUE_NAME, Attributes: { VisibilityTimeout: '30' } }),
+  );
   client.destroy();
   return {
     endpoint,
     webhookQueueUrl: queue.QueueUrl ?? '',
     webhookDlqUrl: dlq.QueueUrl ?? '',
+    purgeQueueUrl: purge.QueueUrl ?? '',
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join, resolve } from 'node:path';
@@ -7,7 +8,7 @@ import { createDocumentClient } from '../db/client-config.ts';
 import type { RouteDefinition } from '../routes.ts';
 import { ensureTable, type RunningDynamo, startDynamoLocal } from './dynamodb.ts';
 import { LocalStackError } from './errors.ts';
-import { type AuthorizerHandler, createGateway, type LambdaHandler } from './gateway.ts';
+import { type AuthorizerHandler, createGateway, type LambdaHandler, lambdaContext } from './gateway.ts';
 import { type RunningQueue, startLocalQueue } from './queue.ts';
 import { type QueueHandler, startQueuePoller } from './queue-poller.ts';
 import { type StreamHandler, startStreamPoller } from './stream-poller.ts';
@@ -94,6 +95,21 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
   const server = createServer((req, res) => {
     readyPromise.then(() => dispatch?.emit('request', req, res));
   });
+  // What API Gateway answers itself (oversized or malformed request lines and headers) still
+  // gets the contract's error body here, instead of Node's bare 431/400.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) return void socket.destroy();
+    const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+    const body = JSON.stringify({
+      error: tooLarge
+        ? { code: 'payload_too_large', message: 'The request line and headers are too large.' }
+        : { code: 'validation_failed', message: 'The HTTP request is malformed.' },
+    });
+    socket.end(
+      `HTTP/1.1 ${tooLarge ? '413 Payload Too Large' : '400 Bad Request'}\r\ncontent-type: application/json; charset=utf-8\r\n` +
+        `x-request-id: ${randomUUID()}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    );
+  });
   await new Promise<void>((resolveListen, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
       reject(
@@ -138,6 +154,9 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
       ALLOW_PRIVATE_WEBHOOKS: process.env.ALLOW_PRIVATE_WEBHOOKS ?? 'true',
       WEBHOOK_QUEUE_URL: queue.webhookQueueUrl,
       WEBHOOK_DLQ_URL: queue.webhookDlqUrl,
+      PURGE_QUEUE_URL: queue.purgeQueueUrl,
+      // Locally the follow-up sweep of a purge runs after a second, not a minute.
+      PURGE_SWEEP_DELAY_SECONDS: process.env.PURGE_SWEEP_DELAY_SECONDS ?? '1',
       AWS_ENDPOINT_URL_SQS: queue.endpoint,
       LOG_LEVEL: process.env.LOG_LEVEL ?? 'WARN',
       ...(settings.webhookRetryDelays ? { WEBHOOK_RETRY_DELAYS: settings.webhookRetryDelays } : {}),
@@ -151,13 +170,17 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
       };
     const authorizer = (await load('auth/authorizer')).handler as AuthorizerHandler;
     const fallback = (await load('http/fallback')).handler as LambdaHandler;
-    // Webhooks: table stream -> queue -> delivery, through the same two handlers as in AWS.
+    // Webhooks: table stream -> queue -> delivery, through the same two handlers as in AWS;
+    // and campaign purges: stream (campaign REMOVE) -> purge queue -> purge function.
     const logPollerError = (what: string) => (err: unknown) =>
       console.error(`local ${what} poller: ${err instanceof Error ? err.message : String(err)}`);
     const streamPoller = startStreamPoller({
       endpoint,
       tableName: LOCAL_TABLE_NAME,
-      handlers: [(await load('queue/enqueue-webhook-events')).handler as StreamHandler],
+      handlers: [
+        (await load('queue/enqueue-webhook-events')).handler as StreamHandler,
+        (await load('queue/enqueue-purge')).handler as StreamHandler,
+      ],
       checkpointFile: dataDir ? join(dataDir, 'stream-checkpoint.json') : undefined,
       onError: logPollerError('stream'),
     });
@@ -169,6 +192,16 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
       onError: logPollerError('queue'),
     });
     stoppers.push(() => queuePoller.stop());
+    const purge = (await load('queue/purge-campaign')).handler as (e: unknown, c: unknown) => Promise<never>;
+    const purgePoller = startQueuePoller({
+      endpoint: queue.endpoint,
+      queueUrl: queue.purgeQueueUrl,
+      // The purge paces itself by the invocation's remaining time, as under a 5-minute Lambda timeout.
+      handler: (event) => purge(event, lambdaContext(randomUUID(), 'PurgeCampaign', 300_000)),
+      concurrency: 1,
+      onError: logPollerError('purge'),
+    });
+    stoppers.push(() => purgePoller.stop());
 
     dispatch = createGateway({
       authorizer,

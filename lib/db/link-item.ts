@@ -1,0 +1,84 @@
+/**
+ * The referral link item: its stored shape, how a new one is built, and how it becomes the API
+ * object. No I/O here, so tools (tests, the bench) can build items exactly as the API writes them.
+ */
+import type { ReferralLink } from '../domain/link-schemas.ts';
+import { formatTimestamp } from '../domain/time.ts';
+import { buildReferralLink } from '../domain/url.ts';
+import { keys } from './keys.ts';
+
+/** The stored link: the API object's fields plus what a write or a redirect needs without joins. */
+export interface LinkItem {
+  PK: string;
+  SK: 'LINK';
+  type: 'link';
+  tenant: string;
+  id: number;
+  created_at: string;
+  created_ms: number;
+  referral_code: string;
+  campaign_id: string;
+  /** Copy of the campaign's URL, which is immutable, so a redirect needs no campaign read. */
+  campaign_url: string;
+  referrer_id: string | null;
+  total_clicks: number;
+  total_referrals: number;
+  GSI1PK: string;
+  GSI1SK: 'LINK';
+  GSI2PK: string;
+  GSI2SK: string;
+  GSI3PK?: string;
+  GSI3SK?: string;
+}
+
+export function toLink(
+  item: LinkItem,
+  increments: { clicks?: number; referrals?: number } = {},
+): ReferralLink {
+  return {
+    id: item.id,
+    created_at: item.created_at,
+    referral_code: item.referral_code,
+    campaign_id: item.campaign_id,
+    referrer_id: item.referrer_id ?? null,
+    referral_link: buildReferralLink(item.campaign_url, item.referral_code),
+    total_clicks: item.total_clicks + (increments.clicks ?? 0),
+    total_referrals: item.total_referrals + (increments.referrals ?? 0),
+  };
+}
+
+/** A new link's stored item with its index keys: the one place that shapes a link item. */
+export function newLinkItem(input: {
+  tenant: string;
+  campaignId: string;
+  campaignUrl: string;
+  id: number;
+  code: string;
+  referrerId: string | null;
+  now: Date;
+}): LinkItem {
+  const { tenant, id, code, now } = input;
+  const campaignId = input.campaignId.toLowerCase();
+  const order = keys.linkOrder(now.getTime(), id);
+  return {
+    ...keys.link(code),
+    type: 'link',
+    tenant,
+    id,
+    created_at: formatTimestamp(now),
+    created_ms: now.getTime(),
+    referral_code: code,
+    campaign_id: campaignId,
+    campaign_url: input.campaignUrl,
+    referrer_id: input.referrerId,
+    total_clicks: 0,
+    total_referrals: 0,
+    GSI1PK: keys.linkById(id),
+    GSI1SK: 'LINK',
+    GSI2PK: keys.campaignLinks(tenant, campaignId),
+    GSI2SK: order,
+    ...(input.referrerId !== null
+      ? { GSI3PK: keys.referrerLinks(tenant, campaignId, input.referrerId), GSI3SK: order }
+      : {}),
+  };
+}

@@ -1,0 +1,111 @@
+/**
+ * Deleting a campaign: the 204 hides everything at once, and the background purge (table stream
+ * -> purge queue -> purge function, as in AWS) leaves no item of the campaign in the table, while
+ * another campaign's items stay untouched.
+ */
+import { BatchWriteCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { newLinkItem } from '../../lib/db/link-item.ts';
+import { api, createCampaign, createLink, createReferredUser, mapLimit, TENANT_A, table } from './helpers.ts';
+
+/** Every item of a campaign, found by a full scan rather than by the keys the purge uses. */
+async function itemsOf(campaignId: string): Promise<number> {
+  const { db, name } = table();
+  let count = 0;
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await db.send(
+      new ScanCommand({
+        TableName: name,
+        FilterExpression: 'campaign_id = :c OR contains(PK, :c)',
+        ExpressionAttributeValues: { ':c': campaignId },
+        ExclusiveStartKey: start,
+        ConsistentRead: true,
+      }),
+    );
+    count += page.Count ?? 0;
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return count;
+}
+
+async function waitUntil(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    if (await check()) return true;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  return check();
+}
+
+describe('campaign purge', () => {
+  it('removes every item of a deleted campaign with 5,000 links and nothing of another campaign', async () => {
+    const doomed = await createCampaign({ name: 'to purge' });
+    const kept = await createCampaign({ name: 'to keep' });
+    // A few links through the API; the rest written straight into the table in the exact shape
+    // the API writes (same builder), which is what makes 5,000 affordable in the test's time.
+    const links = await mapLimit(Array.from({ length: 20 }), 8, (_, i) =>
+      createLink(doomed.id, { referrer_id: `referrer-${i % 5}` }),
+    );
+    const first = links[0]!;
+    const { db, name } = table();
+    const bulk = Array.from({ length: 4980 }, (_, i) =>
+      newLinkItem({
+        tenant: TENANT_A.tenant,
+        campaignId: doomed.id,
+        campaignUrl: doomed.url,
+        id: 9_000_000_000 + i,
+        code: `PURGE-${doomed.id.slice(0, 8)}-${i}`,
+        referrerId: `referrer-${i % 50}`,
+        now: new Date(),
+      }),
+    );
+    await mapLimit(
+      Array.from({ length: Math.ceil(bulk.length / 25) }, (_, b) => bulk.slice(b * 25, b * 25 + 25)),
+      4,
+      async (batch) => {
+        const out = await db.send(
+          new BatchWriteCommand({
+            RequestItems: { [name]: batch.map((Item) => ({ PutRequest: { Item } })) },
+          }),
+        );
+        expect(out.UnprocessedItems?.[name] ?? []).toHaveLength(0);
+      },
+    );
+    expect((await api('GET', `/api/v1/campaign_referral_links/${doomed.id}?limit=1000`)).body).toHaveLength(
+      1000,
+    );
+    await createReferredUser(first.referral_code, 'purged-user');
+    await api('POST', '/api/v1/action/referred_user', {
+      body: { campaign_id: doomed.id, referred_user_id: 'purged-user', action_type: 'purchase' },
+    });
+    await api('GET', `/r/${first.referral_code}`, { key: null });
+    const keptLink = await createLink(kept.id, { referrer_id: 'referrer-1' });
+    await createReferredUser(keptLink.referral_code, 'kept-user');
+
+    expect(await itemsOf(doomed.id)).toBe(1 + 5000 + 1 + 2); // campaign, links, referred user, two actions
+    const keptBefore = await itemsOf(kept.id);
+
+    const started = Date.now();
+    const del = await api('DELETE', `/api/v1/campaign?id=${doomed.id}`);
+    expect(del.status).toBe(204);
+    expect(Date.now() - started).toBeLessThan(2000);
+
+    // Gone from every endpoint at once, before the purge has run.
+    expect((await api('GET', `/r/${first.referral_code}`, { key: null })).status).toBe(404);
+    expect((await api('GET', `/api/v1/referral_link?id=${first.id}`)).status).toBe(404);
+
+    const purged = await waitUntil(async () => (await itemsOf(doomed.id)) === 0, 90_000);
+    expect(purged, 'purge left items behind').toBe(true);
+    expect(await itemsOf(kept.id)).toBe(keptBefore);
+    expect((await api('GET', `/api/v1/referral_link?referral_code=${keptLink.referral_code}`)).status).toBe(
+      200,
+    );
+
+    // The purge frees the codes: a custom code of the deleted campaign can be used again.
+    const reuse = await api('POST', '/api/v1/referral_link', {
+      body: { campaign_id: kept.id, referral_code: first.referral_code },
+    });
+    expect(reuse.status).toBe(201);
+  }, 180_000);
+});
