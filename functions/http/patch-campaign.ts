@@ -1,13 +1,23 @@
 import { config } from '../../lib/config.ts';
 import { updateCampaign } from '../../lib/db/campaigns.ts';
-import { campaignUpdateInput, checkWebhookDestination } from '../../lib/domain/campaign-rules.ts';
+import {
+  campaignUpdateInput,
+  checkWebhookDestination,
+  urlImmutable,
+} from '../../lib/domain/campaign-rules.ts';
 import { CampaignIdQuery, UpdateCampaignBody } from '../../lib/domain/schemas.ts';
 import { httpHandler } from '../../lib/http/handler.ts';
 
 const policy = { allowPrivate: config.allowPrivateWebhooks };
 
 export const handler = httpHandler(
-  { requiredQuery: ['id'], query: CampaignIdQuery, body: UpdateCampaignBody, bodyOptional: true },
+  {
+    requiredQuery: ['id'],
+    query: CampaignIdQuery,
+    body: UpdateCampaignBody,
+    bodyOptional: true,
+    refusedFields: { url: urlImmutable },
+  },
   async ({ tenant, query, body }) => {
     const changes = campaignUpdateInput(body, policy);
     await checkWebhookDestination(changes.webhook_url, policy);

@@ -29,17 +29,15 @@ export interface WebhookUrlPolicy {
   allowPrivate: boolean;
 }
 
+export const urlImmutable = () =>
+  new ApiError('url_immutable', 'The url of a campaign cannot be changed; create a new campaign instead.');
+
 /** Apply the field rules to a schema-valid PATCH body. */
 export function campaignUpdateInput(
   body: UpdateCampaignBody,
   policy: WebhookUrlPolicy,
 ): { name?: string; webhook_url?: string | null } {
-  if (body.url !== undefined) {
-    throw new ApiError(
-      'url_immutable',
-      'The url of a campaign cannot be changed; create a new campaign instead.',
-    );
-  }
+  if (body.url !== undefined) throw urlImmutable();
   const details: ErrorDetail[] = [];
   const out: { name?: string; webhook_url?: string | null } = {};
   if (body.name !== undefined) out.name = checkName(body.name, details);

@@ -3,7 +3,7 @@ import type { TSchema } from '@sinclair/typebox';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { ApiError } from '../domain/errors.ts';
 import { logger } from './logger.ts';
-import { parseJsonBody, queryOf, requestIdOf, tenantOf } from './request.ts';
+import { assertWellFormed, parseJsonBody, queryOf, requestIdOf, tenantOf } from './request.ts';
 import { errorResponse, type HttpResult, internalError, toResponse } from './responses.ts';
 import { compileValidator } from './validate.ts';
 
@@ -26,6 +26,11 @@ interface HandlerSpec<BodySchema extends TSchema | undefined, QuerySchema extend
   /** JSON body schema. With `bodyOptional`, an absent body validates as `{}`. */
   body?: BodySchema;
   bodyOptional?: boolean;
+  /**
+   * Body fields refused with their own error before any other check (e.g. `url` on PATCH
+   * /campaign is `url_immutable` whatever else is wrong with the body).
+   */
+  refusedFields?: Record<string, () => ApiError>;
   /** Query parameters that must be present (400 `missing_parameter`), then validated by `query`. */
   requiredQuery?: readonly string[];
   query?: QuerySchema;
@@ -59,7 +64,11 @@ export function httpHandler<
       if (parsed === undefined && !spec.bodyOptional) {
         throw new ApiError('invalid_json', 'A JSON object body is required.');
       }
+      for (const [field, error] of Object.entries(spec.refusedFields ?? {})) {
+        if (parsed && Object.hasOwn(parsed, field)) throw error();
+      }
       body = validateBody(parsed ?? {});
+      assertWellFormed(body as object);
     }
     const result = await fn({
       event,

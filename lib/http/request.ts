@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { ApiError } from '../domain/errors.ts';
+import { ApiError, validationError } from '../domain/errors.ts';
 
 /** Largest accepted request body, per the contract. */
 export const MAX_BODY_BYTES = 32 * 1024;
@@ -49,7 +49,7 @@ export function parseJsonBody(event: APIGatewayProxyEventV2): Record<string, unk
   }
   let parsed: unknown;
   try {
-    parsed = JSON.parse(buf.toString('utf8'), rejectLoneSurrogates);
+    parsed = JSON.parse(buf.toString('utf8'));
   } catch {
     throw new ApiError('invalid_json', 'The request body is not valid JSON.');
   }
@@ -61,13 +61,29 @@ export function parseJsonBody(event: APIGatewayProxyEventV2): Record<string, unk
 
 /**
  * JSON allows `"\ud800"`, a lone surrogate that is not Unicode text: DynamoDB would refuse to
- * store it (a 500 at write time), so such a body is refused here as not valid JSON text.
+ * store it (a 500 at write time), so a field holding one is refused here, by name.
  */
-function rejectLoneSurrogates(key: string, value: unknown): unknown {
-  if ((typeof value === 'string' && !value.isWellFormed()) || !key.isWellFormed()) {
-    throw new SyntaxError('lone surrogate');
+export function assertWellFormed(body: object): void {
+  const field = illFormedField(body);
+  if (field) throw validationError([{ field, message: 'must be valid Unicode text' }]);
+}
+
+function illFormedField(body: object): string | undefined {
+  // Iterative, not recursive: a 10,000-deep nested body must not overflow the stack.
+  const pending: Array<[unknown, string]> = [[body, '']];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [value, path] = next;
+    if (typeof value === 'string') {
+      if (!value.isWellFormed()) return path || '(body)';
+    } else if (value !== null && typeof value === 'object') {
+      for (const [key, child] of Object.entries(value)) {
+        const childPath = path ? `${path}.${key}` : key;
+        if (!key.isWellFormed()) return childPath;
+        pending.push([child, childPath]);
+      }
+    }
   }
-  return value;
+  return undefined;
 }
 
 /**

@@ -1,7 +1,14 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../lib/domain/errors.ts';
-import { MAX_BODY_BYTES, parseJsonBody, queryOf, requestIdOf, tenantOf } from '../../lib/http/request.ts';
+import {
+  assertWellFormed,
+  MAX_BODY_BYTES,
+  parseJsonBody,
+  queryOf,
+  requestIdOf,
+  tenantOf,
+} from '../../lib/http/request.ts';
 
 function event(
   options: {
@@ -198,7 +205,12 @@ describe('lone surrogates', () => {
       headers: { 'content-type': 'application/json' },
       isBase64Encoded: false,
     } as unknown as Parameters<typeof parseJsonBody>[0];
-    expect(() => parseJsonBody(event)).toThrow(expect.objectContaining({ code: 'invalid_json' }));
+    expect(() => assertWellFormed(parseJsonBody(event) ?? {})).toThrow(
+      expect.objectContaining({
+        code: 'validation_failed',
+        details: [{ field: 'name', message: 'must be valid Unicode text' }],
+      }),
+    );
     const ok = { ...event, body: '{"name":"\\ud83d\\ude00"}' } as typeof event;
     expect(parseJsonBody(ok)).toEqual({ name: '😀' });
   });
