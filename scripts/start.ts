@@ -6,6 +6,8 @@ import { LocalStackError } from '../lib/local/errors.ts';
 import { settingsFromEnv, startLocalStack } from '../lib/local/stack.ts';
 
 async function main() {
+  // The SDK warns that its 2027 releases need Node 22; this project supports Node 20 and 22 today.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   let stack: Awaited<ReturnType<typeof startLocalStack>> | undefined;
   let stopping = false;
   const stop = async (signal: string) => {
@@ -18,6 +20,12 @@ async function main() {
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+  // `npm start` does not pass a SIGTERM sent to npm on to this process: when the parent goes
+  // away (this process is re-parented), stop as if signalled, so no Java is left behind.
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) void stop('parent exited');
+  }, 1000).unref();
 
   const settings = settingsFromEnv();
   stack = await startLocalStack(settings);
