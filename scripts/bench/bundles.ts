@@ -1,0 +1,195 @@
+/**
+ * Function bundles built the way the CDK stack builds them (`infra/functions.ts`: NodejsFunction
+ * with local esbuild), shared by `npm run bench` (sizes, import times) and the bundle-size test.
+ *
+ * The options mirror what NodejsFunction passes to esbuild for our bundling settings: ESM,
+ * `--minify`, `--sourcemap` without sources content, `--platform=node --target=node22`, every
+ * module bundled (the AWS SDK included), `--main-fields=module,main` and the createRequire banner.
+ */
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type BuildOptions, build, type Metafile } from 'esbuild';
+import { routes } from '../../lib/routes.ts';
+
+export const projectRoot = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+
+/** Same text as `ESM_REQUIRE_BANNER` in `infra/functions.ts` (the bundle-size test checks it). */
+export const ESM_REQUIRE_BANNER =
+  "import { createRequire as __bannerCreateRequire } from 'module'; const require = __bannerCreateRequire(import.meta.url);";
+
+export type BundleKind = 'route' | 'authorizer' | 'fallback' | 'queue' | 'floor';
+
+export interface BundleEntry {
+  /** Handler module under `functions/` (e.g. `http/get-campaign`), or `floor`. */
+  name: string;
+  kind: BundleKind;
+  /** Absolute path of the entry source file. */
+  entry: string;
+  /** Route path for route functions (the docs budget applies to documentation routes). */
+  path?: string;
+}
+
+/** The floor: nothing but the DynamoDB document client and one GetCommand. */
+export const FLOOR_ENTRY = join(projectRoot, 'scripts', 'bench', 'floor-handler.ts');
+
+/**
+ * Every function the stack deploys: one per route-table row, the authorizer, the `$default`
+ * fallback and every SQS/stream consumer under `functions/queue/` (found on disk, so consumers
+ * that land later are measured without touching this file).
+ */
+export function functionEntries(): BundleEntry[] {
+  const entries: BundleEntry[] = [];
+  const seen = new Set<string>();
+  const add = (name: string, kind: BundleKind, path?: string) => {
+    if (seen.has(name)) return;
+    seen.add(name);
+    entries.push({
+      name,
+      kind,
+      entry: join(projectRoot, 'functions', `${name}.ts`),
+      ...(path ? { path } : {}),
+    });
+  };
+  for (const route of routes) add(route.handler, 'route', route.path);
+  add('auth/authorizer', 'authorizer');
+  add('http/fallback', 'fallback');
+  const queueDir = join(projectRoot, 'functions', 'queue');
+  for (const file of readdirSync(queueDir).sort()) {
+    if (file.endsWith('.ts') && !file.endsWith('.test.ts')) add(`queue/${basename(file, '.ts')}`, 'queue');
+  }
+  return entries;
+}
+
+export const floorEntry = (): BundleEntry => ({ name: 'floor', kind: 'floor', entry: FLOOR_ENTRY });
+
+export interface BuiltBundle extends BundleEntry {
+  /** The bundle's `index.mjs`. */
+  file: string;
+  /** Size of `index.mjs` in bytes (what Lambda loads; the source map is separate). */
+  bytes: number;
+  mapBytes: number;
+  /** Whether the DynamoDB client is in the bundle (decided from the bundle, not declared). */
+  usesDynamo: boolean;
+  /** Whether any AWS SDK client (DynamoDB, SQS, ...) is in the bundle. */
+  usesAwsSdk: boolean;
+  /** Bytes in the output per npm package (or per top-level source folder). */
+  packages: Record<string, number>;
+}
+
+const OPTIONS: BuildOptions = {
+  bundle: true,
+  platform: 'node',
+  target: 'node22',
+  format: 'esm',
+  minify: true,
+  sourcemap: true,
+  sourcesContent: false,
+  external: [],
+  mainFields: ['module', 'main'],
+  banner: { js: ESM_REQUIRE_BANNER },
+  logLevel: 'error',
+  metafile: true,
+  absWorkingDir: projectRoot,
+};
+
+function packagesOf(output: Metafile['outputs'][string]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [file, { bytesInOutput }] of Object.entries(output.inputs)) {
+    const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(file);
+    const key = m ? m[1]! : file.split('/').slice(0, 2).join('/');
+    out[key] = (out[key] ?? 0) + bytesInOutput;
+  }
+  return out;
+}
+
+/**
+ * Build each entry into `<dir>/<name>/index.mjs` (NodejsFunction's file name for ESM).
+ *
+ * `separate` (the bench): one esbuild build per entry, exactly like one NodejsFunction asset.
+ * `shared` (the test): one esbuild call with every entry and no code splitting, which gives each
+ * entry its own complete bundle from the same options, about twice as fast on two cores.
+ */
+export async function buildBundles(
+  entries: BundleEntry[],
+  dir: string,
+  mode: 'separate' | 'shared' = 'separate',
+): Promise<BuiltBundle[]> {
+  const outputs = new Map<string, Metafile['outputs'][string]>();
+  const outFile = (e: BundleEntry) => join(dir, e.name, 'index.mjs');
+  if (mode === 'shared') {
+    const result = await build({
+      ...OPTIONS,
+      entryPoints: entries.map((e) => ({ in: e.entry, out: `${e.name}/index` })),
+      outdir: dir,
+      outExtension: { '.js': '.mjs' },
+    });
+    for (const [file, output] of Object.entries(result.metafile?.outputs ?? {})) {
+      outputs.set(resolve(projectRoot, file), output);
+    }
+  } else {
+    let next = 0;
+    const worker = async () => {
+      for (let i = next++; i < entries.length; i = next++) {
+        const entry = entries[i]!;
+        const result = await build({ ...OPTIONS, entryPoints: [entry.entry], outfile: outFile(entry) });
+        for (const [file, output] of Object.entries(result.metafile?.outputs ?? {})) {
+          outputs.set(resolve(projectRoot, file), output);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: 4 }, worker));
+  }
+  return entries.map((entry) => {
+    const file = outFile(entry);
+    const output = outputs.get(file);
+    if (!output) throw new Error(`esbuild produced no ${file}`);
+    const packages = packagesOf(output);
+    return {
+      ...entry,
+      file,
+      bytes: statSync(file).size,
+      mapBytes: statSync(`${file}.map`).size,
+      usesDynamo: '@aws-sdk/client-dynamodb' in packages,
+      usesAwsSdk: Object.keys(packages).some((p) => p.startsWith('@aws-sdk/client-')),
+      packages,
+    };
+  });
+}
+
+/** A fresh temporary directory for one set of bundles. */
+export function bundleDir(): string {
+  return mkdtempSync(join(tmpdir(), 'referral-bundles-'));
+}
+
+export function removeBundleDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * Size budgets the bundle-size test enforces (bytes of `index.mjs`), about 20 % above the sizes
+ * measured when they were set (bench/results.md states them beside today's sizes):
+ * - a function with an AWS SDK client (DynamoDB, SQS): largest today 466 KiB -> 560 KiB;
+ * - a function with no AWS SDK client (the `$default` fallback, 91 KiB today) -> 110 KiB;
+ * - a documentation function (a route under `openapi` or `docs`, e.g. one serving an HTML
+ *   reference page) may carry the document and its viewer -> 1.5 MiB.
+ */
+export const BUNDLE_BUDGETS = {
+  sdk: 560 * 1024,
+  noSdk: 110 * 1024,
+  docs: 1536 * 1024,
+} as const;
+
+export type BudgetClass = keyof typeof BUNDLE_BUDGETS;
+
+export const BUDGET_DESCRIPTIONS: Record<BudgetClass, string> = {
+  sdk: 'functions with an AWS SDK client',
+  noSdk: 'functions without an AWS SDK client',
+  docs: 'documentation functions (openapi/docs routes)',
+};
+
+export function budgetClassOf(bundle: Pick<BuiltBundle, 'name' | 'path' | 'usesAwsSdk'>): BudgetClass {
+  if (/openapi|docs/i.test(`${bundle.name} ${bundle.path ?? ''}`)) return 'docs';
+  return bundle.usesAwsSdk ? 'sdk' : 'noSdk';
+}

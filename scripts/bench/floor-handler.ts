@@ -1,0 +1,16 @@
+/**
+ * The cold-start floor: a function with nothing but the DynamoDB document client and one command.
+ * Every real function's bundle and import time is compared with this one's.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+
+const db = DynamoDBDocumentClient.from(new DynamoDBClient({}));
+const tableName = process.env.TABLE_NAME;
+
+export async function handler(event: { id?: string }) {
+  const { Item } = await db.send(
+    new GetCommand({ TableName: tableName, Key: { PK: `ITEM#${event.id ?? ''}`, SK: 'ITEM' } }),
+  );
+  return Item ?? null;
+}
