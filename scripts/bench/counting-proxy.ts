@@ -1,0 +1,73 @@
+/** Parent side of the counting proxy: start it as a child process and read its counters. */
+import { type ChildProcess, fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export type Counts = Record<string, number>;
+
+export interface Snapshot {
+  counts: Counts;
+  /** Epoch ms of the last request that was not a stream poll. */
+  lastActivity: number;
+}
+
+export interface CountingProxy {
+  url: string;
+  snapshot(): Promise<Snapshot>;
+  stop(): Promise<void>;
+}
+
+export async function startCountingProxy(targetEndpoint: string): Promise<CountingProxy> {
+  const child: ChildProcess = fork(
+    fileURLToPath(new URL('./proxy-server.ts', import.meta.url)),
+    [targetEndpoint],
+    {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    },
+  );
+  const killOnExit = () => child.kill('SIGKILL');
+  process.on('exit', killOnExit);
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`counting proxy exited with ${code}`)));
+    child.on('message', (m: { type: string; port?: number }) => {
+      if (m.type === 'ready' && m.port) resolve(m.port);
+    });
+  });
+  let nextId = 0;
+  const waiting = new Map<number, (s: Snapshot) => void>();
+  child.on('message', (m: { type: string; id?: number } & Snapshot) => {
+    if (m.type === 'snapshot' && m.id !== undefined) {
+      waiting.get(m.id)?.({ counts: m.counts, lastActivity: m.lastActivity });
+      waiting.delete(m.id);
+    }
+  });
+  return {
+    url: `http://127.0.0.1:${port}`,
+    snapshot() {
+      const id = nextId++;
+      return new Promise<Snapshot>((resolve) => {
+        waiting.set(id, resolve);
+        child.send({ type: 'snapshot', id });
+      });
+    },
+    async stop() {
+      process.off('exit', killOnExit);
+      if (child.exitCode !== null) return;
+      const exited = new Promise<void>((r) => child.once('exit', () => r()));
+      child.send({ type: 'stop', id: -1 });
+      const timer = setTimeout(() => child.kill('SIGKILL'), 3_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** `after - before`, dropping zeroes. */
+export function diffCounts(before: Counts, after: Counts): Counts {
+  const out: Counts = {};
+  for (const [k, v] of Object.entries(after)) {
+    const d = v - (before[k] ?? 0);
+    if (d !== 0) out[k] = d;
+  }
+  return out;
+}

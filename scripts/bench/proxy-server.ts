@@ -1,0 +1,96 @@
+/**
+ * The counting proxy (run as a child process by `counting-proxy.ts`): a node:http server between
+ * the local stack and DynamoDB Local that forwards every request unchanged and counts it by its
+ * `X-Amz-Target` operation, so the bench counts round trips without trusting the handlers.
+ *
+ * Each request is also put in a category by what it touches, never by who sent it:
+ * - `apikey`  GetItem of an `APIKEY#` key: the authorizer (a separate, cached Lambda in AWS);
+ * - `idblock` UpdateItem of a `SEQ#` key: an id-block reservation (one per 100 ids);
+ * - `stream`  DynamoDB Streams calls: the local stream poller, not a request;
+ * - `webhook` GetItem projecting `webhook_url`: the webhook delivery's campaign read;
+ * - `request` everything else.
+ * Calls DynamoDB answered with an error are also counted as `failed:<operation>`.
+ */
+import { Agent, createServer, request } from 'node:http';
+
+const target = new URL(process.argv[2] ?? '');
+const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+const counts = new Map<string, number>();
+let lastActivity = Date.now();
+
+interface DynamoKey {
+  PK?: { S?: string };
+}
+
+function categorize(op: string, service: string, body: Buffer): string {
+  if (service.startsWith('DynamoDBStreams')) return 'stream';
+  if (op !== 'GetItem' && op !== 'UpdateItem') return 'request';
+  try {
+    const parsed = JSON.parse(body.toString('utf8')) as { Key?: DynamoKey; ProjectionExpression?: string };
+    const pk = parsed.Key?.PK?.S ?? '';
+    if (op === 'GetItem' && pk.startsWith('APIKEY#')) return 'apikey';
+    if (op === 'UpdateItem' && pk.startsWith('SEQ#')) return 'idblock';
+    if (op === 'GetItem' && parsed.ProjectionExpression?.includes('webhook_url')) return 'webhook';
+  } catch {
+    // Not JSON (another protocol): counted as a request.
+  }
+  return 'request';
+}
+
+const server = createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (c: Buffer) => chunks.push(c));
+  req.on('end', () => {
+    const body = Buffer.concat(chunks);
+    const amzTarget = String(req.headers['x-amz-target'] ?? 'unknown.unknown');
+    const dot = amzTarget.indexOf('.');
+    const service = dot === -1 ? amzTarget : amzTarget.slice(0, dot);
+    const op = dot === -1 ? amzTarget : amzTarget.slice(dot + 1);
+    const category = categorize(op, service, body);
+    const key = `${category}:${op}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+    if (category !== 'stream') lastActivity = Date.now();
+    const upstream = request(
+      {
+        host: target.hostname,
+        port: target.port,
+        method: req.method,
+        path: req.url,
+        headers: { ...req.headers, host: target.host },
+        agent,
+      },
+      (up) => {
+        const status = up.statusCode ?? 502;
+        // Failed calls (e.g. a transaction cancelled by a conflicting one, then retried).
+        if (status >= 400) counts.set(`failed:${op}`, (counts.get(`failed:${op}`) ?? 0) + 1);
+        res.writeHead(status, up.headers);
+        up.pipe(res);
+      },
+    );
+    upstream.on('error', (err) => {
+      if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
+      res.end(String(err));
+    });
+    upstream.end(body);
+  });
+});
+server.keepAliveTimeout = 60_000;
+
+server.listen(0, '127.0.0.1', () => {
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  process.send?.({ type: 'ready', port });
+});
+
+process.on('message', (message: { type: string; id: number }) => {
+  if (message.type === 'snapshot') {
+    process.send?.({ type: 'snapshot', id: message.id, counts: Object.fromEntries(counts), lastActivity });
+  } else if (message.type === 'stop') {
+    server.close();
+    server.closeAllConnections();
+    agent.destroy();
+    process.disconnect?.();
+  }
+});
+// The parent went away: do not linger.
+process.on('disconnect', () => process.exit(0));
