@@ -1,0 +1,281 @@
+/**
+ * `npm run bench`: the performance report (issue 7). Starts its own local stack (DynamoDB Local
+ * in memory behind a counting proxy, its own port), measures every figure beside its floor in
+ * the same run, prints the tables and writes bench/results.md, bench/results.svg and
+ * bench/results.json.
+ *
+ * Settings: BENCH_QUICK=1 shortens every part; BENCH_LATENCY_N, BENCH_LOAD_SECONDS and
+ * BENCH_SCALE_LINKS override single settings.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, release, totalmem, type } from 'node:os';
+import { join } from 'node:path';
+import { projectRoot } from './bench/bundles.ts';
+import { measureCalls } from './bench/calls.ts';
+import { renderChart } from './bench/chart.ts';
+import { measureColdStart } from './bench/coldstart.ts';
+import { costModel, measureItemSizes } from './bench/cost.ts';
+import { createFixtures, endpointCases, uncoveredRoutes, warmUp } from './bench/endpoints.ts';
+import { type BenchEnvironment, startBenchEnvironment } from './bench/environment.ts';
+import { measureLatency } from './bench/latency.ts';
+import { measureLoad } from './bench/load.ts';
+import {
+  type BenchResults,
+  chartPanels,
+  consoleReport,
+  type Machine,
+  type Phase,
+  renderMarkdown,
+} from './bench/report.ts';
+import { measureScale } from './bench/scale.ts';
+import { ms } from './bench/stats.ts';
+import { measureWebhooks, waitPipelineIdle } from './bench/webhooks.ts';
+
+const quick = process.env.BENCH_QUICK === '1';
+const num = (name: string, fallback: number) => {
+  const v = process.env[name];
+  if (v === undefined || v === '') return fallback;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got "${v}"`);
+  return n;
+};
+const settings = {
+  latencyRequests: num('BENCH_LATENCY_N', quick ? 200 : 1000),
+  latencyFloorEvery: 4,
+  loadSeconds: num('BENCH_LOAD_SECONDS', quick ? 5 : 20),
+  loadSpreadSeconds: quick ? 5 : 10,
+  loadFloorSeconds: 5,
+  loadSpreadLinks: 32,
+  loadConnections: 32,
+  scaleLinks: num('BENCH_SCALE_LINKS', quick ? 10_000 : 100_000),
+  coldStartRuns: quick ? 5 : 10,
+  webhookLatencyEvents: quick ? 50 : 200,
+  webhookBacklog: quick ? 300 : 2000,
+  webhookPaceMs: 25,
+  pageSamples: quick ? 10 : 30,
+  purgeTimeoutSeconds: quick ? 60 : 180,
+};
+
+const started = performance.now();
+const log = (message: string) =>
+  console.log(`[bench ${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${message}`);
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' / ');
+
+async function phase<T>(name: string, run: () => Promise<T>): Promise<Phase<T>> {
+  log(`${name}…`);
+  const t = performance.now();
+  try {
+    const value = await run();
+    log(`${name} done in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+    return { ok: true, value };
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    log(`${name} FAILED: ${reason}`);
+    if (err instanceof Error && err.stack) console.error(err.stack);
+    return { ok: false, reason };
+  }
+}
+
+const skipped = <T>(reason: string): Phase<T> => ({ ok: false, reason });
+
+async function main(): Promise<number> {
+  const cpuList = cpus();
+  const machine: Machine = {
+    cpu: cpuList[0]?.model.trim() ?? 'unknown',
+    cores: cpuList.length,
+    memoryGiB: totalmem() / 1024 ** 3,
+    node: process.version,
+    os: `${type()} ${release()}`,
+    loadAverageStart: load(),
+    loadAverageEnd: '',
+  };
+  const date = new Date().toISOString().slice(0, 10);
+  log(`${quick ? 'QUICK run' : 'full run'} on ${machine.cpu} (${machine.cores} cores), Node ${machine.node}`);
+
+  // Cold start first, before the stack runs: it is pure CPU and wants the machine to itself.
+  const coldStart = await phase('cold start: bundles and imports', () =>
+    measureColdStart(settings.coldStartRuns),
+  );
+
+  let env: BenchEnvironment | undefined;
+  const results: BenchResults = {
+    date,
+    quick,
+    seconds: 0,
+    machine,
+    settings,
+    calls: skipped('the local stack did not start'),
+    latency: skipped('the local stack did not start'),
+    load: skipped('the local stack did not start'),
+    coldStart,
+    webhooks: skipped('the local stack did not start'),
+    scale: skipped('the local stack did not start'),
+    cost: skipped('the local stack did not start'),
+    unmeasuredRoutes: [],
+  };
+  try {
+    const started = await phase(
+      'starting DynamoDB Local, the counting proxy and the local stack',
+      startBenchEnvironment,
+    );
+    if (started.ok) {
+      env = started.value;
+      const e = env;
+      log(`stack at ${e.stack.baseUrl}, DynamoDB Local at ${e.dynamo.endpoint} behind ${e.proxy.url}`);
+      const fixtures = await phase('fixtures (campaign, 150 links, referred users) and warm-up', async () => {
+        const f = await createFixtures(e);
+        const known = endpointCases(e, f);
+        const { extra, unmeasured } = uncoveredRoutes(known);
+        results.unmeasuredRoutes = unmeasured;
+        const cases = [...known, ...extra];
+        await warmUp(e.client, cases);
+        return { f, cases };
+      });
+      if (fixtures.ok) {
+        const { f, cases } = fixtures.value;
+        let firstUser = 0;
+        results.calls = await phase('1. DynamoDB calls per request', () =>
+          measureCalls(e.proxy, e.client, cases, {
+            firstUserAction: async () => {
+              const id = `first-action-user-${firstUser++}`;
+              await e.client.expect(
+                {
+                  method: 'POST',
+                  path: '/api/v1/referred_user',
+                  body: { referral_code: f.link.referral_code, referred_user_id: id },
+                },
+                201,
+              );
+              return {
+                method: 'POST',
+                path: '/api/v1/action/referred_user',
+                body: {
+                  campaign_id: f.campaign.id,
+                  referred_user_id: id,
+                  action_type: 'signup',
+                  metadata: { step: 1 },
+                },
+              };
+            },
+          }),
+        );
+        results.latency = await phase(`2. latency, ${settings.latencyRequests} requests per endpoint`, () =>
+          measureLatency(
+            e.proxy,
+            e.client,
+            cases,
+            settings.latencyRequests,
+            settings.latencyFloorEvery,
+            (row) =>
+              log(
+                `   ${row.label}: p50 ${ms(row.stack.p50)} ms vs floor ${ms(row.floor.p50)} ms (${row.ratioP50.toFixed(2)}×)`,
+              ),
+          ),
+        );
+        const sizes = await phase('item sizes for the cost model', () =>
+          measureItemSizes(e, f.campaign.id, f.link.referral_code),
+        );
+        results.webhooks = await phase('5. webhooks', async () => {
+          await waitPipelineIdle(e, e.proxy);
+          return measureWebhooks(e, {
+            latencyEvents: settings.webhookLatencyEvents,
+            backlogEvents: settings.webhookBacklog,
+            paceMs: settings.webhookPaceMs,
+          });
+        });
+        results.load = await phase(`3. throughput, ${settings.loadSeconds} s per endpoint`, async () => {
+          await waitPipelineIdle(e, e.proxy, 60_000);
+          return measureLoad(e, f.floorCampaign.id, {
+            seconds: settings.loadSeconds,
+            spreadSeconds: settings.loadSpreadSeconds,
+            floorSeconds: settings.loadFloorSeconds,
+            visitFloor: cases.find((c) => c.key === 'visit')?.floor,
+            actionFloor: cases.find((c) => c.key === 'post-link-action')?.floor,
+            connections: settings.loadConnections,
+            spreadLinks: settings.loadSpreadLinks,
+          });
+        });
+        results.scale = await phase(`6. scale, ${settings.scaleLinks} links`, async () => {
+          await waitPipelineIdle(e, e.proxy, 60_000);
+          return measureScale(e, {
+            links: settings.scaleLinks,
+            pageSamples: settings.pageSamples,
+            purgeTimeoutSeconds: settings.purgeTimeoutSeconds,
+          });
+        });
+        results.cost = await phase('7. cost model', async () => {
+          if (!sizes.ok) throw new Error(`no item sizes: ${sizes.reason}`);
+          const lat = results.latency.ok ? results.latency.value : [];
+          const cold = results.coldStart.ok ? results.coldStart.value.rows : [];
+          const calls = results.calls.ok ? results.calls.value.rows : [];
+          const p50 = (key: string) => lat.find((x) => x.key === key)?.stack.p50 ?? Number.NaN;
+          const importMs = (name: string) => cold.find((x) => x.name === name)?.importMs ?? Number.NaN;
+          const callsOf = (label: string) => {
+            const row = calls.find((x) => x.label === label);
+            return row ? `${row.calls} (${Object.keys(row.ops).join(' + ')})` : 'not measured';
+          };
+          return costModel({
+            date,
+            sizes: sizes.value,
+            visitMs: p50('visit'),
+            actionMs: p50('post-link-action'),
+            visitImportMs: importMs('http/visit'),
+            actionImportMs: importMs('http/post-link-action'),
+            visitCalls: callsOf('GET /r/{referral_code}'),
+            actionCalls: callsOf('POST /api/v1/action/referral_link'),
+          });
+        });
+      } else {
+        const reason = `fixtures failed: ${fixtures.reason}`;
+        results.calls = skipped(reason);
+        results.latency = skipped(reason);
+        results.webhooks = skipped(reason);
+        results.load = skipped(reason);
+        results.scale = skipped(reason);
+        results.cost = skipped(reason);
+      }
+    }
+  } finally {
+    if (env) {
+      log('stopping the stack');
+      await env.stop();
+    }
+  }
+
+  results.seconds = (performance.now() - started) / 1000;
+  machine.loadAverageEnd = load();
+  const outDir = join(projectRoot, 'bench');
+  mkdirSync(outDir, { recursive: true });
+  const chart = renderChart(
+    'Referral API — benchmark beside its floors',
+    `${date} · ${machine.cpu}, ${machine.cores} cores · Node ${machine.node}${quick ? ' · QUICK run' : ''}`,
+    chartPanels(results),
+  );
+  writeFileSync(join(outDir, 'results.svg'), chart);
+  writeFileSync(join(outDir, 'results.md'), renderMarkdown(results, 'results.svg'));
+  writeFileSync(join(outDir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+  console.log(consoleReport(results));
+  log(`wrote bench/results.md, bench/results.svg and bench/results.json in ${results.seconds.toFixed(0)} s`);
+
+  const crashed = [
+    results.calls,
+    results.latency,
+    results.load,
+    results.coldStart,
+    results.webhooks,
+    results.scale,
+    results.cost,
+  ].some((p) => !p.ok);
+  return crashed ? 1 : 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,265 @@
+/**
+ * Part 3: throughput of the visit redirect and of action recording under concurrent load
+ * (autocannon, 32 connections), then the links' counters checked against the accepted requests.
+ *
+ * Each endpoint runs twice: on one hot link (every request raises the same counter: the exact-
+ * counter test, and the worst case for transaction conflicts) and spread over 32 links (what
+ * traffic to many links looks like). The proxy's count of failed TransactWriteItems calls shows
+ * how many transactions were cancelled by a concurrent one and retried.
+ *
+ * The floor is the endpoint's DynamoDB operations (the latency floor's) run by 32 concurrent
+ * loops straight from the SDK, on one link: what DynamoDB Local itself sustains.
+ */
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { CountingProxy } from './counting-proxy.ts';
+import type { BenchEnvironment } from './environment.ts';
+import type { LoadJob, LoadResult } from './load-worker.ts';
+
+/** The same DynamoDB operations as the endpoint, issued by 32 concurrent loops straight from the SDK. */
+export interface LoadFloor {
+  label: string;
+  connections: number;
+  seconds: number;
+  operationsPerSecond: number;
+  /** Transactions DynamoDB cancelled (conflicting with a concurrent one) and retried, per operation. */
+  cancelledPerOperation: number;
+}
+
+export interface LoadResultSet {
+  rows: LoadRow[];
+  floors: LoadFloor[];
+}
+
+async function floorThroughput(
+  label: string,
+  run: () => Promise<void>,
+  connections: number,
+  seconds: number,
+): Promise<LoadFloor> {
+  let done = 0;
+  let cancelled = 0;
+  const started = performance.now();
+  const deadline = started + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (performance.now() < deadline) {
+        for (;;) {
+          try {
+            await run();
+            break;
+          } catch (err) {
+            if ((err as Error).name !== 'TransactionCanceledException') throw err;
+            cancelled++;
+          }
+        }
+        done++;
+      }
+    }),
+  );
+  const elapsed = (performance.now() - started) / 1000;
+  return {
+    label,
+    connections,
+    seconds: elapsed,
+    operationsPerSecond: done / elapsed,
+    cancelledPerOperation: cancelled / done,
+  };
+}
+
+export interface LoadRow {
+  label: string;
+  links: number;
+  connections: number;
+  /** Wall time of the measured run (the calibration run excluded). */
+  seconds: number;
+  requests: number;
+  accepted: number;
+  acceptedStatus: number;
+  requestsPerSecond: number;
+  errors: number;
+  /** Responses with any other status. */
+  rejected: number;
+  latency: { p50: number; p99: number; max: number };
+  /** TransactWriteItems calls DynamoDB cancelled (conflicts), per accepted request. */
+  cancelledTransactionsPerRequest: number;
+  /** Sum of total_clicks over the links after both runs, and what it must equal. */
+  counter: { expected: number; actual: number; pass: boolean };
+}
+
+function runLoad(job: LoadJob): Promise<LoadResult> {
+  const child = fork(fileURLToPath(new URL('./load-worker.ts', import.meta.url)), [], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  return new Promise((resolve, reject) => {
+    child.once('message', (m: LoadResult | { error: string }) => {
+      if ('error' in m) reject(new Error(m.error));
+      else resolve(m);
+    });
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      if (code) reject(new Error(`load worker exited with ${code}`));
+    });
+    child.send(job);
+  });
+}
+
+interface Target {
+  label: string;
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  /** One request per link code. */
+  variant: (code: string) => { path: string; body?: string };
+  acceptedStatus: number;
+}
+
+/**
+ * Calibrate with a short run, then send as many requests as fill `seconds` at that rate (amount
+ * mode, see load-worker.ts). The links' counters must equal the accepted responses of both runs.
+ */
+async function loadOne(
+  env: BenchEnvironment,
+  proxy: CountingProxy,
+  target: Target,
+  codes: string[],
+  seconds: number,
+  connections: number,
+): Promise<LoadRow> {
+  const variants = codes.map(target.variant);
+  const job = (amount: number): LoadJob => ({
+    url: `${env.stack.baseUrl}${variants[0]!.path}`,
+    method: target.method,
+    headers: target.headers,
+    body: variants[0]!.body,
+    connections,
+    amount,
+    ...(variants.length > 1 ? { variants } : {}),
+  });
+  const calibration = await runLoad(job(connections * 8));
+  // Amount mode needs a request count: fill `seconds` at the measured rate, topping up while
+  // the runs so far fell short of the duration.
+  const before = await proxy.snapshot();
+  const runs: LoadResult[] = [];
+  let elapsedMs = 0;
+  let rate = calibration.requestsPerSecond;
+  let amount = 0;
+  while (elapsedMs < seconds * 950) {
+    const batch = Math.max(connections, Math.round((rate * (seconds * 1000 - elapsedMs)) / 1000));
+    const run = await runLoad(job(batch));
+    runs.push(run);
+    amount += batch;
+    elapsedMs += run.durationMs;
+    rate = run.requestsPerSecond;
+  }
+  const after = await proxy.snapshot();
+  const main: LoadResult = {
+    statuses: {},
+    errors: runs.reduce((a, r) => a + r.errors, 0),
+    timeouts: runs.reduce((a, r) => a + r.timeouts, 0),
+    durationMs: elapsedMs,
+    requestsPerSecond: 0,
+    // The longest run's percentiles stand for the whole (top-ups are short).
+    latency: runs.reduce((a, r) => (r.durationMs > a.durationMs ? r : a)).latency,
+  };
+  for (const r of runs) {
+    for (const [status, n] of Object.entries(r.statuses))
+      main.statuses[status] = (main.statuses[status] ?? 0) + n;
+  }
+  const accepted = (r: LoadResult) => r.statuses[String(target.acceptedStatus)] ?? 0;
+  const others = (r: LoadResult) =>
+    Object.entries(r.statuses)
+      .filter(([s]) => s !== String(target.acceptedStatus))
+      .reduce((a, [, n]) => a + n, 0);
+  let actual = 0;
+  for (const code of codes) {
+    const link = await env.client.expect<{ total_clicks: number }>(
+      { method: 'GET', path: `/api/v1/referral_link?referral_code=${code}` },
+      200,
+    );
+    actual += link.total_clicks;
+  }
+  const expected = accepted(calibration) + accepted(main);
+  const cancelled =
+    (after.counts['failed:TransactWriteItems'] ?? 0) - (before.counts['failed:TransactWriteItems'] ?? 0);
+  return {
+    label: target.label,
+    links: codes.length,
+    connections,
+    seconds: main.durationMs / 1000,
+    requests: amount,
+    accepted: accepted(main),
+    acceptedStatus: target.acceptedStatus,
+    requestsPerSecond: accepted(main) / (main.durationMs / 1000),
+    errors: main.errors + main.timeouts + calibration.errors + calibration.timeouts,
+    rejected: others(main) + others(calibration),
+    latency: main.latency,
+    cancelledTransactionsPerRequest: cancelled / Math.max(1, accepted(main)),
+    counter: { expected, actual, pass: expected === actual },
+  };
+}
+
+export async function measureLoad(
+  env: BenchEnvironment,
+  campaignId: string,
+  options: {
+    seconds: number;
+    spreadSeconds: number;
+    floorSeconds: number;
+    connections: number;
+    spreadLinks: number;
+    /** The endpoint cases' floors (visit, link action): the operations without our code. */
+    visitFloor?: () => Promise<void>;
+    actionFloor?: () => Promise<void>;
+  },
+): Promise<LoadResultSet> {
+  const newLinks = async (n: number) => {
+    const codes: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const link = await env.client.expect<{ referral_code: string }>(
+        { method: 'POST', path: '/api/v1/referral_link', body: { campaign_id: campaignId } },
+        201,
+      );
+      codes.push(link.referral_code);
+    }
+    return codes;
+  };
+  const visit: Target = {
+    label: 'GET /r/{referral_code}',
+    method: 'GET',
+    headers: { 'user-agent': 'Mozilla/5.0 (bench load)' },
+    variant: (code) => ({ path: `/r/${code}` }),
+    acceptedStatus: 302,
+  };
+  const action: Target = {
+    label: 'POST /api/v1/action/referral_link',
+    method: 'POST',
+    headers: { 'api-key': env.apiKey, 'content-type': 'application/json' },
+    variant: (code) => ({
+      path: '/api/v1/action/referral_link',
+      body: JSON.stringify({ referral_code: code, action_type: 'purchase', metadata: { source: 'load' } }),
+    }),
+    acceptedStatus: 201,
+  };
+  const rows: LoadRow[] = [];
+  const floors: LoadFloor[] = [];
+  for (const [label, run] of [
+    [visit.label, options.visitFloor],
+    [action.label, options.actionFloor],
+  ] as const) {
+    if (run) floors.push(await floorThroughput(label, run, options.connections, options.floorSeconds));
+  }
+  for (const target of [visit, action]) {
+    rows.push(await loadOne(env, env.proxy, target, await newLinks(1), options.seconds, options.connections));
+    rows.push(
+      await loadOne(
+        env,
+        env.proxy,
+        target,
+        await newLinks(options.spreadLinks),
+        options.spreadSeconds,
+        options.connections,
+      ),
+    );
+  }
+  return { rows, floors };
+}

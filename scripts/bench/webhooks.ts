@@ -1,0 +1,306 @@
+/**
+ * Part 5: webhooks through the local pipeline (table stream -> stream poller -> queue -> queue
+ * poller -> delivery handler) to a receiver on 127.0.0.1. Latency is from an action's 201 to
+ * the arrival of its signed delivery; throughput is from a backlog of actions written as fast as
+ * the API takes them. Every delivery is verified with `standardwebhooks`, as a customer would.
+ *
+ * The floor is the last hop alone: the same body signed and POSTed to the same receiver straight
+ * from this process (no stream, no queue).
+ */
+import { existsSync } from 'node:fs';
+import { createServer, request } from 'node:http';
+import { join } from 'node:path';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { Webhook } from 'standardwebhooks';
+import { sqsClient } from '../../lib/local/queue.ts';
+import { projectRoot } from './bundles.ts';
+import type { CountingProxy } from './counting-proxy.ts';
+import type { BenchEnvironment } from './environment.ts';
+import { BenchClient } from './http-client.ts';
+import { percentile, sleep } from './stats.ts';
+
+export interface WebhookResult {
+  available: true;
+  latency: { events: number; paceMs: number; p50: number; p95: number; max: number; missing: number };
+  floorLatency: { p50: number; p95: number };
+  backlog: {
+    events: number;
+    writeSeconds: number;
+    /** Deliveries per second from the first to the last delivery. */
+    deliveriesPerSecond: number;
+    /** Deliveries per second after the last 201, when only the backlog remained. */
+    drainPerSecond: number;
+    totalSeconds: number;
+    missing: number;
+  };
+  floorDeliveriesPerSecond: number;
+  duplicates: number;
+  verified: number;
+  verifyFailures: number;
+  /** Actions without metadata (stored as an empty map): how many were delivered. */
+  emptyMetadata: { sent: number; delivered: number };
+}
+
+export type WebhookOutcome = WebhookResult | { available: false; reason: string };
+
+interface Arrival {
+  at: number;
+  id: string;
+  body: string;
+  headers: Record<string, string>;
+}
+
+export function webhookPipelinePresent(): string | undefined {
+  const needed = ['functions/queue/deliver-webhook.ts', 'lib/local/stream-poller.ts'];
+  const missing = needed.filter((f) => !existsSync(join(projectRoot, f)));
+  return missing.length ? `missing ${missing.join(', ')}` : undefined;
+}
+
+/** Wait until the webhook queue is empty and no delivery read the table for a second. */
+export async function waitPipelineIdle(env: BenchEnvironment, proxy: CountingProxy, maxMs = 120_000) {
+  const sqs = sqsClient(env.stack.queue.endpoint);
+  const started = Date.now();
+  const webhookReads = async () =>
+    Object.entries((await proxy.snapshot()).counts)
+      .filter(([k]) => k.startsWith('webhook:'))
+      .reduce((a, [, v]) => a + v, 0);
+  try {
+    let last = await webhookReads();
+    let stableSince = Date.now();
+    while (Date.now() - started < maxMs) {
+      await sleep(250);
+      const attrs = await sqs.send(
+        new GetQueueAttributesCommand({
+          QueueUrl: env.stack.queue.webhookQueueUrl,
+          AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+        }),
+      );
+      const depth =
+        Number(attrs.Attributes?.ApproximateNumberOfMessages ?? 0) +
+        Number(attrs.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
+      const now = await webhookReads();
+      if (now !== last || depth > 0) {
+        last = now;
+        stableSince = Date.now();
+      } else if (Date.now() - stableSince > 1_000) {
+        return true;
+      }
+    }
+    return false;
+  } finally {
+    sqs.destroy();
+  }
+}
+
+export async function measureWebhooks(
+  env: BenchEnvironment,
+  options: { latencyEvents: number; backlogEvents: number; paceMs: number },
+): Promise<WebhookOutcome> {
+  const absent = webhookPipelinePresent();
+  if (absent) return { available: false, reason: `webhook pipeline not landed (${absent})` };
+
+  const arrivals = new Map<string, Arrival[]>();
+  let onArrival: ((a: Arrival) => void) | undefined;
+  const receiver = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const at = performance.now();
+      res.writeHead(204).end();
+      const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)]));
+      const arrival = {
+        at,
+        id: headers['webhook-id'] ?? '',
+        body: Buffer.concat(chunks).toString('utf8'),
+        headers,
+      };
+      const list = arrivals.get(arrival.id) ?? [];
+      list.push(arrival);
+      arrivals.set(arrival.id, list);
+      onArrival?.(arrival);
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+  const address = receiver.address();
+  const receiverUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/hooks`;
+  const client = env.client;
+  const parallel = new BenchClient(env.stack.baseUrl, env.apiKey, 16);
+  try {
+    const campaign = await client.expect<{ id: string }>(
+      {
+        method: 'POST',
+        path: '/api/v1/campaign',
+        body: { url: 'https://example.com/hooks', name: 'Webhooks' },
+      },
+      201,
+    );
+    const patched = await client.expect<{ webhook_secret: string }>(
+      { method: 'PATCH', path: `/api/v1/campaign?id=${campaign.id}`, body: { webhook_url: receiverUrl } },
+      200,
+    );
+    const link = await client.expect<{ referral_code: string }>(
+      { method: 'POST', path: '/api/v1/referral_link', body: { campaign_id: campaign.id } },
+      201,
+    );
+    const action = (metadata?: Record<string, unknown>) => ({
+      method: 'POST',
+      path: '/api/v1/action/referral_link',
+      body: { referral_code: link.referral_code, action_type: 'purchase', ...(metadata ? { metadata } : {}) },
+    });
+    const eventId = (body: { id: number }) => `evt_action_${body.id}`;
+
+    /** Resolves when every id has arrived, or after `timeoutMs`. */
+    const waitFor = async (ids: string[], timeoutMs: number) => {
+      const deadline = Date.now() + timeoutMs;
+      while (Date.now() < deadline && ids.some((id) => !arrivals.has(id))) await sleep(50);
+      return ids.filter((id) => !arrivals.has(id)).length;
+    };
+
+    // Probe: does a delivery arrive at all? (The pipeline may exist but not be wired yet.)
+    const probe = await client.expect<{ id: number }>(action({ probe: true }), 201);
+    if ((await waitFor([eventId(probe)], 30_000)) > 0) {
+      return {
+        available: false,
+        reason: 'no delivery arrived within 30 s of an action (pipeline not wired?)',
+      };
+    }
+
+    // Latency: paced actions, each timed from its 201 to its delivery.
+    const sentAt = new Map<string, number>();
+    const latencyIds: string[] = [];
+    for (let i = 0; i < options.latencyEvents; i++) {
+      const started = performance.now();
+      const body = await client.expect<{ id: number }>(action({ n: i }), 201);
+      const id = eventId(body);
+      sentAt.set(id, performance.now());
+      latencyIds.push(id);
+      const wait = options.paceMs - (performance.now() - started);
+      if (wait > 0) await sleep(wait);
+    }
+    const latencyMissing = await waitFor(latencyIds, 60_000);
+    const latencies = latencyIds
+      .filter((id) => arrivals.has(id))
+      .map((id) => arrivals.get(id)![0]!.at - sentAt.get(id)!);
+
+    // Floor: the same kind of body, signed and POSTed straight to the receiver.
+    const signer = new Webhook(patched.webhook_secret);
+    const sampleBody = arrivals.get(latencyIds[0]!)?.[0]?.body ?? '{}';
+    const directPost = (id: string) => {
+      const now = new Date();
+      const signature = signer.sign(id, now, sampleBody);
+      return new Promise<void>((resolve, reject) => {
+        const req = request(
+          receiverUrl,
+          {
+            method: 'POST',
+            headers: {
+              'content-type': 'application/json',
+              'webhook-id': id,
+              'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+              'webhook-signature': signature,
+            },
+          },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve());
+          },
+        );
+        req.on('error', reject);
+        req.end(sampleBody);
+      });
+    };
+    const floorLatencies: number[] = [];
+    for (let i = 0; i < Math.min(200, options.latencyEvents); i++) {
+      const id = `floor_${i}`;
+      const t = performance.now();
+      const arrived = new Promise<number>((resolve) => {
+        onArrival = (a) => {
+          if (a.id === id) resolve(a.at);
+        };
+      });
+      await directPost(id);
+      floorLatencies.push((await arrived) - t);
+    }
+    onArrival = undefined;
+    const floorIds = Array.from({ length: options.backlogEvents }, (_, i) => `floor_backlog_${i}`);
+    const floorStart = performance.now();
+    let nextFloor = 0;
+    await Promise.all(
+      Array.from({ length: 10 }, async () => {
+        for (let i = nextFloor++; i < floorIds.length; i = nextFloor++) await directPost(floorIds[i]!);
+      }),
+    );
+    const floorDeliveriesPerSecond = floorIds.length / ((performance.now() - floorStart) / 1000);
+
+    // Empty metadata: the contract's default (`{}`).
+    const emptyIds: string[] = [];
+    for (let i = 0; i < 5; i++) emptyIds.push(eventId(await client.expect<{ id: number }>(action(), 201)));
+
+    // Backlog: actions written as fast as the API takes them (16 at a time).
+    const backlogIds: string[] = [];
+    const writeStart = performance.now();
+    let nextWrite = 0;
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        for (let i = nextWrite++; i < options.backlogEvents; i = nextWrite++) {
+          const res = await parallel.send(action({ n: i }));
+          if (res.status !== 201) throw new Error(`backlog action: ${res.status} ${res.body.slice(0, 200)}`);
+          backlogIds.push(eventId(JSON.parse(res.body) as { id: number }));
+        }
+      }),
+    );
+    const writeEnd = performance.now();
+    const backlogMissing = await waitFor(backlogIds, 180_000);
+    const times = backlogIds.filter((id) => arrivals.has(id)).map((id) => arrivals.get(id)![0]!.at);
+    const first = Math.min(...times);
+    const last = Math.max(...times);
+    const afterWrites = times.filter((t) => t > writeEnd).length;
+    await waitFor(emptyIds, 5_000);
+
+    // Verify every pipeline delivery as a customer would; count duplicates of one webhook-id.
+    let verified = 0;
+    let verifyFailures = 0;
+    let duplicates = 0;
+    for (const [id, list] of arrivals) {
+      if (id.startsWith('floor_')) continue;
+      duplicates += list.length - 1;
+      for (const a of list) {
+        try {
+          signer.verify(a.body, a.headers);
+          verified++;
+        } catch {
+          verifyFailures++;
+        }
+      }
+    }
+    return {
+      available: true,
+      latency: {
+        events: latencyIds.length,
+        paceMs: options.paceMs,
+        p50: percentile(latencies, 50),
+        p95: percentile(latencies, 95),
+        max: Math.max(...latencies),
+        missing: latencyMissing,
+      },
+      floorLatency: { p50: percentile(floorLatencies, 50), p95: percentile(floorLatencies, 95) },
+      backlog: {
+        events: backlogIds.length,
+        writeSeconds: (writeEnd - writeStart) / 1000,
+        deliveriesPerSecond: times.length / ((last - first) / 1000),
+        drainPerSecond: afterWrites / ((last - writeEnd) / 1000),
+        totalSeconds: (last - writeStart) / 1000,
+        missing: backlogMissing,
+      },
+      floorDeliveriesPerSecond,
+      duplicates,
+      verified,
+      verifyFailures,
+      emptyMetadata: { sent: emptyIds.length, delivered: emptyIds.filter((id) => arrivals.has(id)).length },
+    };
+  } finally {
+    parallel.close();
+    receiver.closeAllConnections();
+    await new Promise<void>((r) => receiver.close(() => r()));
+  }
+}
