@@ -33,38 +33,42 @@ const PLOT_W = WIDTH - LABEL_W - NOTE_W - 30;
 const BAR_H = 9;
 const ROW_GAP = 6;
 
-function niceMax(v: number): number {
+/** A round tick step giving about five ticks up to `v`. */
+function niceStep(v: number): number {
   if (!(v > 0)) return 1;
-  const p = 10 ** Math.floor(Math.log10(v));
-  for (const m of [1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10]) if (m * p >= v) return m * p;
+  const raw = v / 5;
+  const p = 10 ** Math.floor(Math.log10(raw));
+  for (const m of [1, 2, 2.5, 5, 10]) if (m * p >= raw) return m * p;
   return 10 * p;
 }
 
 function fmt(v: number): string {
+  if (Number.isInteger(v)) return String(v);
   return v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2);
 }
 
 function renderPanel(panel: Panel, top: number): { svg: string; height: number } {
   const rowH = panel.rows.reduce((a, r) => Math.max(a, r.bars.length), 1) * BAR_H + ROW_GAP;
-  const max = niceMax(
-    Math.max(
-      ...panel.rows.flatMap((r) => r.bars.map((b) => b.value)).filter(Number.isFinite),
-      ...(panel.lines ?? []).map((l) => l.value),
-    ),
+  const highest = Math.max(
+    ...panel.rows.flatMap((r) => r.bars.map((b) => b.value)).filter(Number.isFinite),
+    ...(panel.lines ?? []).map((l) => l.value),
   );
+  const step = niceStep(highest);
+  const ticks = Math.max(1, Math.ceil(highest / step));
+  const max = ticks * step;
   const x = (v: number) => LABEL_W + (Math.max(0, v) / max) * PLOT_W;
   const parts: string[] = [];
   parts.push(`<text x="10" y="${top + 16}" class="title">${esc(panel.title)}</text>`);
-  let lx = LABEL_W;
+  let lx = 10;
   for (const l of panel.legend) {
-    parts.push(`<rect x="${lx}" y="${top + 7}" width="10" height="10" fill="${l.color}"/>`);
-    parts.push(`<text x="${lx + 14}" y="${top + 16}" class="small">${esc(l.label)}</text>`);
-    lx += 24 + l.label.length * 6.2;
+    parts.push(`<rect x="${lx}" y="${top + 23}" width="10" height="10" fill="${l.color}"/>`);
+    parts.push(`<text x="${lx + 14}" y="${top + 32}" class="small">${esc(l.label)}</text>`);
+    lx += 24 + l.label.length * 5.6;
   }
-  const plotTop = top + 28;
+  const plotTop = top + 46;
   const plotH = panel.rows.length * rowH;
-  for (let i = 0; i <= 4; i++) {
-    const v = (max / 4) * i;
+  for (let i = 0; i <= ticks; i++) {
+    const v = step * i;
     parts.push(`<line x1="${x(v)}" y1="${plotTop}" x2="${x(v)}" y2="${plotTop + plotH}" class="grid"/>`);
     parts.push(
       `<text x="${x(v)}" y="${plotTop + plotH + 12}" class="small" text-anchor="middle">${fmt(v)}</text>`,
@@ -91,15 +95,18 @@ function renderPanel(panel: Panel, top: number): { svg: string; height: number }
       );
     }
   });
-  for (const line of panel.lines ?? []) {
+  (panel.lines ?? []).forEach((line, i) => {
     parts.push(
       `<line x1="${x(line.value)}" y1="${plotTop - 2}" x2="${x(line.value)}" y2="${plotTop + plotH}" stroke="${line.color}" stroke-width="1.5" stroke-dasharray="4 3"/>`,
     );
+    // Labels above the plot, alternating left and right of their line so neighbours do not collide.
+    const anchor = i % 2 === 0 ? 'end' : 'start';
+    const dx = i % 2 === 0 ? -3 : 3;
     parts.push(
-      `<text x="${x(line.value) + 3}" y="${plotTop + plotH - 3}" class="small" fill="${line.color}">${esc(line.label)}</text>`,
+      `<text x="${x(line.value) + dx}" y="${plotTop - 4}" class="small" fill="${line.color}" text-anchor="${anchor}">${esc(line.label)}</text>`,
     );
-  }
-  return { svg: parts.join('\n'), height: 28 + plotH + 34 };
+  });
+  return { svg: parts.join('\n'), height: 46 + plotH + 34 };
 }
 
 export function renderChart(title: string, subtitle: string, panels: Panel[]): string {

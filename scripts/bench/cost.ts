@@ -178,6 +178,35 @@ export function costModel(input: {
     },
   ];
 
+  // Every action (visits included) is an event: the stream consumer, the queue and the delivery
+  // function handle it and read the campaign whether or not the campaign has a webhook_url (the
+  // bench's latency runs show that read: one webhook campaign read per write).
+  const noUrlDeliveryMs = 20;
+  const pipeline: CostLine[] = [
+    {
+      component: 'Event pipeline: stream consumer Lambda (filter, batch 100)',
+      quantity: 'stream reads by Lambda are free; 0.01 invocation + ~50 ms per batch',
+      perMillion: 0.01 * P.lambdaPerMillionRequests + 0.01 * memoryGb * 0.05 * P.lambdaArmGbSecond * 1e6,
+    },
+    {
+      component: 'Event pipeline: SQS',
+      quantity: 'SendMessageBatch + ReceiveMessage + DeleteMessageBatch, 10 per call: ~0.3 requests',
+      perMillion: 0.3 * P.sqsPerMillionRequests,
+    },
+    {
+      component: 'Event pipeline: delivery Lambda (batch 10)',
+      quantity: `0.1 invocation, ~${noUrlDeliveryMs} ms per batch when there is nothing to POST`,
+      perMillion:
+        0.1 * P.lambdaPerMillionRequests +
+        0.1 * memoryGb * (noUrlDeliveryMs / 1000) * P.lambdaArmGbSecond * 1e6,
+    },
+    {
+      component: 'Event pipeline: campaign read (URL and secret in force)',
+      quantity: `1 GetItem, strongly consistent: ${rcu(s.campaign)} RRU (measured: 1 per event)`,
+      perMillion: rcu(s.campaign) * P.dynamoPerMillionRru,
+    },
+  ];
+
   const visit: CostLine[] = [
     {
       component: 'API Gateway HTTP API',
@@ -188,6 +217,7 @@ export function costModel(input: {
     cold(input.visitImportMs),
     ...dynamo(input.visitCalls, s.visitAction),
     logs,
+    ...pipeline,
   ];
   const action: CostLine[] = [
     { component: 'API Gateway HTTP API', quantity: '1 request', perMillion: P.httpApiPerMillion },
@@ -200,30 +230,15 @@ export function costModel(input: {
     cold(input.actionImportMs),
     ...dynamo(input.actionCalls, s.linkAction),
     logs,
+    ...pipeline,
   ];
   const deliveryMs = 200;
   const webhookBytes = Math.max(s.linkAction, s.visitAction) + 400;
   const webhook: CostLine[] = [
     {
-      component: 'Stream → queue: Lambda with event filter (batch 100)',
-      quantity: 'stream reads by Lambda are free; 0.01 invocation + ~50 ms per batch',
-      perMillion: 0.01 * P.lambdaPerMillionRequests + 0.01 * memoryGb * 0.05 * P.lambdaArmGbSecond * 1e6,
-    },
-    {
-      component: 'SQS',
-      quantity: 'SendMessageBatch + ReceiveMessage + DeleteMessageBatch, 10 per call: ~0.3 requests',
-      perMillion: 0.3 * P.sqsPerMillionRequests,
-    },
-    {
-      component: 'Delivery Lambda (batch 10, 256 MB)',
-      quantity: `0.1 invocation; the batch waits on the receivers, assumed ${deliveryMs} ms`,
-      perMillion:
-        0.1 * P.lambdaPerMillionRequests + 0.1 * memoryGb * (deliveryMs / 1000) * P.lambdaArmGbSecond * 1e6,
-    },
-    {
-      component: 'DynamoDB read of the campaign (URL and secret in force)',
-      quantity: `1 GetItem, strongly consistent: ${rcu(s.campaign)} RRU`,
-      perMillion: rcu(s.campaign) * P.dynamoPerMillionRru,
+      component: 'Delivery Lambda waiting on the receiver (batch 10 in parallel)',
+      quantity: `assumed ${deliveryMs} ms per batch instead of ${noUrlDeliveryMs} ms: 0.1 × ${deliveryMs - noUrlDeliveryMs} ms`,
+      perMillion: 0.1 * memoryGb * ((deliveryMs - noUrlDeliveryMs) / 1000) * P.lambdaArmGbSecond * 1e6,
     },
     {
       component: 'Data transfer out (the POST)',
@@ -245,7 +260,8 @@ export function costModel(input: {
       'Strongly consistent reads cost 1 RRU per 4 KB. On-demand capacity, no reserved capacity, no free tier.',
       'Lambda duration uses the handler’s p50 through the local gateway against DynamoDB Local; in AWS, DynamoDB answers in single-digit ms, so this is an upper-end guess. At 256 MB each millisecond costs $0.0033 per million, so the total barely moves.',
       `Cold starts: ${(coldShare * 100).toFixed(0)} % of invocations (steady traffic keeps containers warm), INIT billed at the function’s memory.`,
-      'A webhook is an add-on per event for campaigns with a webhook_url; an EventBridge Pipe in place of the stream Lambda would add $0.40 per million events.',
+      'Every action and visit is an event: the pipeline (stream consumer, queue, delivery function, campaign read) runs for it even when its campaign has no webhook_url, so it is in the totals above; only the POST itself is an add-on. An EventBridge Pipe in place of the stream Lambda would add $0.40 per million events.',
+      'SQS requests assume full batches of 10 on send, receive and delete; unbatched, they would be 3 per event ($1.20 per million).',
       'Not included: storage ($0.25/GB-month; an action item is ~1 KB, so 1 M actions ≈ 1 GB ≈ $0.25/month, plus the stream), CloudWatch alarms, data transfer of API responses.',
     ],
   };

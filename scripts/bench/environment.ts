@@ -3,8 +3,9 @@
  * local stack (gateway, handlers, queue, pollers) pointed at the proxy, on its own free port.
  */
 import { randomBytes } from 'node:crypto';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { createDocumentClient } from '../../lib/db/client-config.ts';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { createDocumentClient, dynamoClientConfig } from '../../lib/db/client-config.ts';
 import { ensureTable, type RunningDynamo, startDynamoLocal } from '../../lib/local/dynamodb.ts';
 import { LOCAL_TABLE_NAME, type LocalStack, startLocalStack } from '../../lib/local/stack.ts';
 import { type CountingProxy, startCountingProxy } from './counting-proxy.ts';
@@ -45,7 +46,11 @@ export async function startBenchEnvironment(): Promise<BenchEnvironment> {
     });
     stoppers.push(() => stack.stop());
     const directDb = createDocumentClient(dynamo.endpoint);
-    const floorDb = createDocumentClient(proxy.url);
+    // Configured like the handlers' client; the user agent only lets the proxy tell floor calls apart.
+    const floorDb = DynamoDBDocumentClient.from(
+      new DynamoDBClient({ ...dynamoClientConfig(proxy.url), customUserAgent: 'bench-floor' }),
+      { marshallOptions: { removeUndefinedValues: true } },
+    );
     const client = new BenchClient(stack.baseUrl, apiKey);
     stoppers.push(async () => {
       client.close();

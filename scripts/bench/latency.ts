@@ -21,6 +21,12 @@ export interface LatencyRow {
   ratioP50: number;
   /** Id-block reservations per request over the run (the handlers', amortised). */
   idBlocksPerRequest: number;
+  /**
+   * Every DynamoDB call of the stack during the run per request, the authorizer's and the
+   * stream polls excepted: the request's own calls plus background work it set off (webhook
+   * deliveries' campaign reads, a deleted campaign's purge) and id blocks.
+   */
+  stackCallsPerRequest: number;
 }
 
 export async function measureLatency(
@@ -65,9 +71,12 @@ export async function measureLatency(
       }
     }
     const after = await proxy.snapshot();
-    const idBlocks = Object.entries(after.counts)
-      .filter(([k]) => k.startsWith('idblock:'))
-      .reduce((a, [k, v]) => a + v - (before.counts[k] ?? 0), 0);
+    const delta = (prefixes: string[]) =>
+      Object.entries(after.counts)
+        .filter(([k]) => prefixes.some((p) => k.startsWith(p)))
+        .reduce((a, [k, v]) => a + v - (before.counts[k] ?? 0), 0);
+    const idBlocks = delta(['idblock:']);
+    const stackCalls = delta(['request:', 'idblock:', 'webhook:']);
     const row: LatencyRow = {
       key: endpoint.key,
       label: endpoint.label,
@@ -79,6 +88,7 @@ export async function measureLatency(
       floor: { p50: percentile(floor, 50), p99: percentile(floor, 99) },
       ratioP50: percentile(stack, 50) / percentile(floor, 50),
       idBlocksPerRequest: idBlocks / n,
+      stackCallsPerRequest: stackCalls / n,
     };
     rows.push(row);
     onProgress?.(row);

@@ -3,7 +3,10 @@
  * the local stack and DynamoDB Local that forwards every request unchanged and counts it by its
  * `X-Amz-Target` operation, so the bench counts round trips without trusting the handlers.
  *
- * Each request is also put in a category by what it touches, never by who sent it:
+ * Each request is also put in a category by what it touches, never by who sent it (except the
+ * bench's own floor client, which marks its user agent):
+ * - `floor`   the bench's floor operations;
+ * - `admin`   table management (DescribeTable at start-up);
  * - `apikey`  GetItem of an `APIKEY#` key: the authorizer (a separate, cached Lambda in AWS);
  * - `idblock` UpdateItem of a `SEQ#` key: an id-block reservation (one per 100 ids);
  * - `stream`  DynamoDB Streams calls: the local stream poller, not a request;
@@ -22,8 +25,18 @@ interface DynamoKey {
   PK?: { S?: string };
 }
 
-function categorize(op: string, service: string, body: Buffer): string {
+const ADMIN = new Set([
+  'DescribeTable',
+  'CreateTable',
+  'ListTables',
+  'UpdateTimeToLive',
+  'DescribeTimeToLive',
+]);
+
+function categorize(op: string, service: string, body: Buffer, userAgent: string): string {
+  if (userAgent.includes('bench-floor')) return 'floor';
   if (service.startsWith('DynamoDBStreams')) return 'stream';
+  if (ADMIN.has(op)) return 'admin';
   if (op !== 'GetItem' && op !== 'UpdateItem') return 'request';
   try {
     const parsed = JSON.parse(body.toString('utf8')) as { Key?: DynamoKey; ProjectionExpression?: string };
@@ -46,10 +59,10 @@ const server = createServer((req, res) => {
     const dot = amzTarget.indexOf('.');
     const service = dot === -1 ? amzTarget : amzTarget.slice(0, dot);
     const op = dot === -1 ? amzTarget : amzTarget.slice(dot + 1);
-    const category = categorize(op, service, body);
+    const category = categorize(op, service, body, String(req.headers['user-agent'] ?? ''));
     const key = `${category}:${op}`;
     counts.set(key, (counts.get(key) ?? 0) + 1);
-    if (category !== 'stream') lastActivity = Date.now();
+    if (category !== 'stream' && category !== 'floor') lastActivity = Date.now();
     const upstream = request(
       {
         host: target.hostname,

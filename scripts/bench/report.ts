@@ -107,6 +107,7 @@ export function latencyTable(rows: LatencyRow[]): Table {
       'p99 ms',
       'floor p99',
       'floor: DynamoDB operations',
+      'stack DynamoDB calls/request during the run',
     ],
     rows: rows.map((r) => [
       r.label,
@@ -118,6 +119,7 @@ export function latencyTable(rows: LatencyRow[]): Table {
       ms(r.stack.p99),
       ms(r.floor.p99),
       (r.auth ? 'api-key GetItem, then ' : '') + r.floorOps,
+      r.stackCallsPerRequest.toFixed(2),
     ]),
   };
 }
@@ -127,7 +129,6 @@ export function loadTable({ rows, floors }: LoadResultSet): Table {
   return {
     headers: [
       'endpoint',
-      'links',
       'connections',
       'seconds',
       'requests',
@@ -142,7 +143,6 @@ export function loadTable({ rows, floors }: LoadResultSet): Table {
     ],
     rows: rows.map((r) => [
       r.label,
-      r.links === 1 ? '1 (hot)' : r.links,
       r.connections,
       r.seconds.toFixed(1),
       r.requests,
@@ -260,7 +260,7 @@ export function findings(r: BenchResults): string[] {
   if (r.calls.ok) {
     for (const row of r.calls.value.rows.filter((x) => !x.pass)) {
       out.push(
-        `DynamoDB calls: ${row.label} makes ${row.calls} calls (${formatOps(row.ops)}), budget ${row.budget}.`,
+        `DynamoDB calls: ${row.label} makes ${row.calls} calls (${formatOps(row.ops)}), budget ${row.budget}${row.note ? `: ${row.note}` : ''}.`,
       );
     }
   }
@@ -323,7 +323,7 @@ export function findings(r: BenchResults): string[] {
     if (s.pages.ratio > PAGE_NOISE || s.pages.ratio < 1 / PAGE_NOISE) {
       const floorRatio = s.pages.floorLast.p50 / s.pages.floorFirst.p50;
       out.push(
-        `Scale: the last page's p50 is ${s.pages.ratio.toFixed(2)}× the first page's through the gateway; the bare Query (floor) shows ${floorRatio.toFixed(2)}×` +
+        `Scale: the last page's p50 is ${s.pages.ratio.toFixed(2)}× the first page's through the gateway; the floor (the same DynamoDB operations) shows ${floorRatio.toFixed(2)}×` +
           (floorRatio > PAGE_NOISE
             ? ', so the difference is DynamoDB Local’s own (its Query slows down deep in a large partition; DynamoDB seeks to the ExclusiveStartKey).'
             : ', so the difference is in our code.'),
@@ -444,6 +444,11 @@ export function renderMarkdown(r: BenchResults, chartFile: string): string {
     parts.push('');
     parts.push(md(latencyTable(r.latency.value)));
     parts.push('');
+    parts.push(
+      'The last column counts every DynamoDB call of the stack during the run per request (the authorizer’s and the stream polls excepted): the request’s own calls, id-block reservations, and background work the run set off — webhook deliveries reading the campaign, the purge of each deleted campaign (the floor’s deletes included). ' +
+        'Background work runs in the same Node.js process as the gateway, so it also slows the requests it interleaves with; DELETE sets off the most (a purge pass per campaign).',
+    );
+    parts.push('');
     const ids = r.latency.value.filter((x) => x.idBlocksPerRequest > 0);
     if (ids.length) {
       parts.push(
@@ -458,7 +463,7 @@ export function renderMarkdown(r: BenchResults, chartFile: string): string {
   parts.push('');
   if (r.load.ok) {
     parts.push(
-      `autocannon in a child process, ${r.load.value.rows[0]?.connections ?? 32} connections against the local gateway: each endpoint on one fresh hot link (every request raises the same counter) and then spread over ${r.load.value.rows.find((x) => x.links > 1)?.links ?? 32} fresh links. ` +
+      `autocannon in a child process, ${r.load.value.rows[0]?.connections ?? 32} connections against the local gateway, each endpoint on one fresh hot link (every request raises the same counter: the worst case for transaction conflicts), each run started with the webhook pipeline idle. ` +
         'To make "accepted" exact, autocannon runs in amount mode: a short calibration run measures the rate, then the main run sends as many requests as fill the target duration at that rate, and every request gets its response before the run ends (a duration-bounded run abandons the requests in flight, which the server may still commit). ' +
         'Afterwards the links’ total_clicks must equal the accepted responses of both runs exactly. "Cancelled tx" counts TransactWriteItems calls DynamoDB Local rejected (a concurrent transaction on the same item), which the code retries with backoff. ' +
         `The floor is the endpoint’s DynamoDB operations (as in the latency floor) run by the same number of concurrent loops straight from the SDK for ${r.load.value.floors[0]?.seconds.toFixed(0) ?? 5} s on one link: what DynamoDB Local itself sustains on this machine.`,
@@ -559,12 +564,12 @@ export function renderMarkdown(r: BenchResults, chartFile: string): string {
     const s = r.scale.value;
     parts.push(
       `${s.links.toLocaleString('en-US')} links written straight into the table in the exact item shape \`createLink\` writes (ids reserved from the link sequence; BatchWriteItem, ${s.loadSeconds.toFixed(1)} s). ` +
-        `First and last page of the campaign’s list (limit 100) timed ${s.pages.samples} times each, interleaved; the last page is reached with a cursor built by \`encodeCursor\` for the link before it. The floor is the bare Query of the same page.`,
+        `First and last page of the campaign’s list (limit 100) timed ${s.pages.samples} times each, interleaved; the last page is reached with a cursor built by \`encodeCursor\` for the link before it. The floor is the same page’s DynamoDB operations issued directly: the api-key GetItem, then the Query ‖ the campaign GetItem.`,
     );
     parts.push('');
     parts.push(
       md({
-        headers: ['measure', 'through the gateway', 'floor (Query only)'],
+        headers: ['measure', 'through the gateway', 'floor (DynamoDB operations only)'],
         rows: [
           [
             'first page p50 (p95)',
@@ -615,7 +620,9 @@ export function renderMarkdown(r: BenchResults, chartFile: string): string {
     parts.push('');
     parts.push(md(costTable(c.action)));
     parts.push('');
-    parts.push('**Add-on per million webhook deliveries** (events of campaigns with a webhook_url):');
+    parts.push(
+      '**Add-on per million webhook deliveries** (events of campaigns with a webhook_url; the event pipeline itself is already in both totals above):',
+    );
     parts.push('');
     parts.push(md(costTable(c.webhook)));
     parts.push('');
@@ -657,7 +664,7 @@ export function headline(r: BenchResults): string[] {
   }
   if (r.load.ok) {
     out.push(
-      `Throughput (32 connections): ${r.load.value.rows.map((x) => `${x.label} ${x.links === 1 ? 'one hot link' : `${x.links} links`} ${x.requestsPerSecond.toFixed(0)} req/s`).join('; ')} (DynamoDB-only floors: ${r.load.value.floors.map((x) => `${x.operationsPerSecond.toFixed(0)} ops/s`).join(', ')}); counters ${r.load.value.rows.every((x) => x.counter.pass) ? 'exact in every run' : 'WRONG'}.`,
+      `Throughput (32 connections, one hot link): ${r.load.value.rows.map((x) => `${x.label} ${x.requestsPerSecond.toFixed(0)} req/s`).join('; ')} (DynamoDB-only floors: ${r.load.value.floors.map((x) => `${x.operationsPerSecond.toFixed(0)} ops/s`).join(', ')}); counters ${r.load.value.rows.every((x) => x.counter.pass) ? 'exact in every run' : 'WRONG'}.`,
     );
   }
   if (r.coldStart.ok) {
@@ -682,7 +689,7 @@ export function headline(r: BenchResults): string[] {
   if (r.cost.ok) {
     const t = r.cost.value.totals;
     out.push(
-      `Cost model: ${usd(t.visit)} per million visits, ${usd(t.action)} per million actions, +${usd(t.webhook)} per million webhook deliveries.`,
+      `Cost model: ${usd(t.visit)} per million visits, ${usd(t.action)} per million actions (event pipeline included), +${usd(t.webhook)} per million webhook POSTs.`,
     );
   }
   return out;
@@ -836,7 +843,7 @@ export function consoleReport(r: BenchResults): string {
         [
           ['visits', usd(c.totals.visit)],
           ['actions', usd(c.totals.action)],
-          ['webhook deliveries (add-on)', usd(c.totals.webhook)],
+          ['webhook POSTs (add-on; the pipeline is in both totals)', usd(c.totals.webhook)],
         ],
       ),
     );
