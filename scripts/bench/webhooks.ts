@@ -1,8 +1,8 @@
 /**
  * Part 5: webhooks through the local pipeline (table stream -> stream poller -> queue -> queue
  * poller -> delivery handler) to a receiver on 127.0.0.1. Latency is from an action's 201 to
- * the arrival of its signed delivery; throughput is from a backlog of actions written as fast as
- * the API takes them. Every delivery is verified with `standardwebhooks`, as a customer would.
+ * the arrival of its signed delivery; throughput is from a backlog of action items written into
+ * the table at once. Every delivery is verified with `standardwebhooks`, as a customer would.
  *
  * The floor is the last hop alone: the same body signed and POSTed to the same receiver straight
  * from this process (no stream, no queue).
@@ -11,12 +11,16 @@ import { existsSync } from 'node:fs';
 import { createServer, request } from 'node:http';
 import { join } from 'node:path';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { Webhook } from 'standardwebhooks';
+import { keys } from '../../lib/db/keys.ts';
+import { formatTimestamp } from '../../lib/domain/time.ts';
 import { sqsClient } from '../../lib/local/queue.ts';
+import { eventAttributes } from '../../lib/webhooks/events.ts';
 import { projectRoot } from './bundles.ts';
 import type { CountingProxy } from './counting-proxy.ts';
+import { batchPut } from './endpoints.ts';
 import type { BenchEnvironment } from './environment.ts';
-import { BenchClient } from './http-client.ts';
 import { percentile, sleep } from './stats.ts';
 
 export interface WebhookResult {
@@ -124,7 +128,6 @@ export async function measureWebhooks(
   const address = receiver.address();
   const receiverUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/hooks`;
   const client = env.client;
-  const parallel = new BenchClient(env.stack.baseUrl, env.apiKey, 16);
   try {
     const campaign = await client.expect<{ id: string }>(
       {
@@ -157,7 +160,7 @@ export async function measureWebhooks(
     };
 
     // Probe: does a delivery arrive at all? (The pipeline may exist but not be wired yet.)
-    const probe = await client.expect<{ id: number }>(action({ probe: true }), 201);
+    const probe = await client.expect<{ id: number; campaign_id?: string }>(action({ probe: true }), 201);
     if ((await waitFor([eventId(probe)], 30_000)) > 0) {
       return {
         available: false,
@@ -236,19 +239,36 @@ export async function measureWebhooks(
     const emptyIds: string[] = [];
     for (let i = 0; i < 5; i++) emptyIds.push(eventId(await client.expect<{ id: number }>(action(), 201)));
 
-    // Backlog: actions written as fast as the API takes them (16 at a time).
-    const backlogIds: string[] = [];
-    const writeStart = performance.now();
-    let nextWrite = 0;
-    await Promise.all(
-      Array.from({ length: 16 }, async () => {
-        for (let i = nextWrite++; i < options.backlogEvents; i = nextWrite++) {
-          const res = await parallel.send(action({ n: i }));
-          if (res.status !== 201) throw new Error(`backlog action: ${res.status} ${res.body.slice(0, 200)}`);
-          backlogIds.push(eventId(JSON.parse(res.body) as { id: number }));
-        }
+    // Backlog: the API writes about as fast as the pipeline delivers, so a burst through it never
+    // builds one. The backlog is written straight into the table instead: action items exactly as
+    // `recordAction` writes them (event attributes included, ids reserved from the action
+    // sequence), 25 per BatchWriteItem, far faster than the pipeline drains them.
+    const { Attributes } = await env.directDb.send(
+      new UpdateCommand({
+        TableName: env.tableName,
+        Key: keys.sequence('action'),
+        UpdateExpression: 'ADD last_id :n SET #type = :type',
+        ExpressionAttributeNames: { '#type': 'type' },
+        ExpressionAttributeValues: { ':n': options.backlogEvents, ':type': 'sequence' },
+        ReturnValues: 'UPDATED_NEW',
       }),
     );
+    const firstId = Number(Attributes?.last_id) - options.backlogEvents + 1;
+    const template = probe as unknown as Record<string, unknown>;
+    const items = Array.from({ length: options.backlogEvents }, (_, i) => {
+      const id = firstId + i;
+      const now = new Date();
+      const data = { ...template, id, created_at: formatTimestamp(now), metadata: { n: i } };
+      return {
+        ...keys.action(env.tenant, campaign.id, id),
+        type: 'action',
+        link_code: link.referral_code,
+        ...eventAttributes('action.created', id, env.tenant, campaign.id, data, now),
+      };
+    });
+    const backlogIds = items.map((item) => item.event_id);
+    const writeStart = performance.now();
+    await batchPut(env.directDb, env.tableName, items, 8);
     const writeEnd = performance.now();
     const backlogMissing = await waitFor(backlogIds, 180_000);
     const times = backlogIds.filter((id) => arrivals.has(id)).map((id) => arrivals.get(id)![0]!.at);
@@ -299,7 +319,6 @@ export async function measureWebhooks(
       emptyMetadata: { sent: emptyIds.length, delivered: emptyIds.filter((id) => arrivals.has(id)).length },
     };
   } finally {
-    parallel.close();
     receiver.closeAllConnections();
     await new Promise<void>((r) => receiver.close(() => r()));
   }
