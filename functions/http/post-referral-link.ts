@@ -2,12 +2,14 @@ import { createLink } from '../../lib/db/links.ts';
 import { normalizeReferrer } from '../../lib/domain/link-rules.ts';
 import { CreateLinkBody } from '../../lib/domain/link-schemas.ts';
 import { httpHandler } from '../../lib/http/handler.ts';
+import { BusinessMetric, countEvent } from '../../lib/http/metrics.ts';
 
-export const handler = httpHandler({ body: CreateLinkBody }, async ({ tenant, body }) => ({
-  status: 201,
-  body: await createLink(tenant, {
+export const handler = httpHandler({ body: CreateLinkBody }, async ({ tenant, body }) => {
+  const link = await createLink(tenant, {
     campaignId: body.campaign_id,
     referrerId: normalizeReferrer(body.referrer_id),
     customCode: body.referral_code,
-  }),
-}));
+  });
+  countEvent(BusinessMetric.LinksCreated);
+  return { status: 201, body: link };
+});

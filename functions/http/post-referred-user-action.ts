@@ -2,13 +2,15 @@ import { createReferredUserAction } from '../../lib/db/actions.ts';
 import { checkMetadata } from '../../lib/domain/link-rules.ts';
 import { CreateUserActionBody } from '../../lib/domain/link-schemas.ts';
 import { httpHandler } from '../../lib/http/handler.ts';
+import { BusinessMetric, countEvent } from '../../lib/http/metrics.ts';
 
-export const handler = httpHandler({ body: CreateUserActionBody }, async ({ tenant, body }) => ({
-  status: 201,
-  body: await createReferredUserAction(tenant, {
+export const handler = httpHandler({ body: CreateUserActionBody }, async ({ tenant, body }) => {
+  const action = await createReferredUserAction(tenant, {
     campaignId: body.campaign_id,
     referredUserId: body.referred_user_id,
     actionType: body.action_type,
     metadata: checkMetadata(body.metadata),
-  }),
-}));
+  });
+  countEvent(BusinessMetric.ActionsRecorded);
+  return { status: 201, body: action };
+});

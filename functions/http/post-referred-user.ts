@@ -2,8 +2,10 @@ import { createReferredUser } from '../../lib/db/referred-users.ts';
 import { linkTargetOf } from '../../lib/domain/link-rules.ts';
 import { CreateReferredUserBody } from '../../lib/domain/link-schemas.ts';
 import { httpHandler } from '../../lib/http/handler.ts';
+import { BusinessMetric, countEvent } from '../../lib/http/metrics.ts';
 
-export const handler = httpHandler({ body: CreateReferredUserBody }, async ({ tenant, body }) => ({
-  status: 201,
-  body: await createReferredUser(tenant, linkTargetOf(body), body.referred_user_id),
-}));
+export const handler = httpHandler({ body: CreateReferredUserBody }, async ({ tenant, body }) => {
+  const referredUser = await createReferredUser(tenant, linkTargetOf(body), body.referred_user_id);
+  countEvent(BusinessMetric.SignupsRecorded);
+  return { status: 201, body: referredUser };
+});

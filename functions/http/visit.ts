@@ -3,6 +3,7 @@ import { campaignExists, findLinkByCode, linkNotFound, toLink } from '../../lib/
 import { isBot } from '../../lib/domain/link-rules.ts';
 import { CODE_PATTERN } from '../../lib/domain/link-schemas.ts';
 import { httpHandler } from '../../lib/http/handler.ts';
+import { BusinessMetric, countEvent } from '../../lib/http/metrics.ts';
 
 const codePattern = new RegExp(CODE_PATTERN);
 /** Header values kept in a visit's metadata are bounded, so metadata stays well under 8 KiB. */
@@ -27,6 +28,7 @@ export const handler = httpHandler({ auth: false }, async ({ event, path }) => {
     if (userAgent) metadata.user_agent = userAgent.slice(0, MAX_HEADER_CHARS);
     if (referer) metadata.referer = referer.slice(0, MAX_HEADER_CHARS);
     const action = await createLinkAction(undefined, { code }, { actionType: 'visit', metadata });
+    countEvent(BusinessMetric.VisitsRecorded);
     location = action.referral_link.referral_link ?? '';
   }
   return { status: 302, headers: { location, 'cache-control': 'no-store' } };

@@ -5,6 +5,7 @@
  */
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { config } from '../../lib/config.ts';
+import { deliverWithMetrics } from '../../lib/http/metrics.ts';
 import { deliverBatch } from '../../lib/webhooks/deliver.ts';
 import { retryDelaysFrom } from '../../lib/webhooks/schedule.ts';
 import { createSqsClient, requiredEnv } from '../../lib/webhooks/sqs.ts';
@@ -20,5 +21,6 @@ const deps = {
   loadTarget: loadWebhookTarget,
 };
 
+// Counts the batch's outcomes (delivered, retried, dead-lettered) as EMF metrics.
 export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> =>
-  deliverBatch(event.Records, deps);
+  deliverWithMetrics(event.Records, deps, deliverBatch);

@@ -3,6 +3,7 @@ import type { TSchema } from '@sinclair/typebox';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { ApiError } from '../domain/errors.ts';
 import { logger } from './logger.ts';
+import { metricsMiddleware } from './metrics.ts';
 import { assertWellFormed, parseJsonBody, queryOf, requestIdOf, tenantOf } from './request.ts';
 import { errorResponse, type HttpResult, internalError, toResponse } from './responses.ts';
 import { compileValidator } from './validate.ts';
@@ -81,7 +82,10 @@ export function httpHandler<
     return toResponse(result, requestId);
   };
 
-  return middy<Event, Result, Error, Context>(core).use(contractErrors());
+  // Used first so that it runs last: the metrics are written after the error mapping and the log.
+  return middy<Event, Result, Error, Context>(core)
+    .use(metricsMiddleware<Event, Result, Error, Context>())
+    .use(contractErrors());
 }
 
 /** Maps typed errors to their status and body; anything else becomes a generic 500, logged here. */

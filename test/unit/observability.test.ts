@@ -1,0 +1,131 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { logger, REDACTED, redactSecrets } from '../../lib/http/logger.ts';
+import {
+  BusinessMetric,
+  countEvent,
+  deliverWithMetrics,
+  metrics,
+  publishMetrics,
+} from '../../lib/http/metrics.ts';
+
+const API_KEY = `rk_${'A1b2C3d4E5'.repeat(4)}xyz`;
+const SECRET = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+
+/**
+ * Everything written to stdout (logs, EMF) or, with `stderr`, also to stderr (warnings and
+ * errors) while `fn` runs.
+ */
+async function stdoutOf(fn: () => unknown, options: { stderr?: boolean } = {}): Promise<string> {
+  const chunks: string[] = [];
+  const capture = (chunk: string | Uint8Array) => {
+    chunks.push(String(chunk));
+    return true;
+  };
+  const spies = [vi.spyOn(process.stdout, 'write').mockImplementation(capture)];
+  if (options.stderr) spies.push(vi.spyOn(process.stderr, 'write').mockImplementation(capture));
+  try {
+    await fn();
+  } finally {
+    for (const spy of spies) spy.mockRestore();
+  }
+  return chunks.join('');
+}
+
+describe('logger: credentials are never written', () => {
+  it('masks credential keys and credential-looking values', () => {
+    expect(redactSecrets('api-key', API_KEY)).toBe(REDACTED);
+    expect(redactSecrets('webhook_secret', SECRET)).toBe(REDACTED);
+    expect(redactSecrets('authorization', 'Bearer x')).toBe(REDACTED);
+    expect(redactSecrets('webhook_secret', null)).toBeNull();
+    expect(redactSecrets('message', `key ${API_KEY} refused`)).toBe(`key ${REDACTED} refused`);
+    expect(redactSecrets('body', `{"webhook_secret":"${SECRET}"}`)).toBe(`{"webhook_secret":"${REDACTED}"}`);
+    expect(redactSecrets('route', 'GET /api/v1/campaign')).toBe('GET /api/v1/campaign');
+  });
+
+  it('applies to whole log lines, errors and child loggers included', async () => {
+    const out = await stdoutOf(
+      () => {
+        logger.info('request', { headers: { 'api-key': API_KEY }, campaign: { webhook_secret: SECRET } });
+        logger.error('unhandled error', new Error(`bad key ${API_KEY}`));
+        logger.createChild().warn(`secret ${SECRET}`);
+      },
+      { stderr: true },
+    );
+    expect(out).toContain('unhandled error');
+    expect(out).not.toContain(API_KEY);
+    expect(out).not.toContain(SECRET);
+    expect(out.split(REDACTED).length - 1).toBeGreaterThanOrEqual(4);
+  });
+});
+
+describe('business metrics (EMF)', () => {
+  const saved = process.env.STAGE;
+  beforeEach(() => {
+    metrics.clearMetrics();
+  });
+  afterEach(() => {
+    if (saved === undefined) delete process.env.STAGE;
+    else process.env.STAGE = saved;
+    metrics.clearMetrics();
+  });
+
+  it('records nothing on the local stack or without a stage, so stdout stays clean', async () => {
+    for (const stage of [undefined, 'local']) {
+      if (stage === undefined) delete process.env.STAGE;
+      else process.env.STAGE = stage;
+      countEvent(BusinessMetric.VisitsRecorded);
+      expect(metrics.hasStoredMetrics(), String(stage)).toBe(false);
+      expect(await stdoutOf(publishMetrics)).toBe('');
+    }
+  });
+
+  it('writes one EMF document per invocation in a deployed stage', async () => {
+    process.env.STAGE = 'dev';
+    countEvent(BusinessMetric.LinksCreated);
+    countEvent(BusinessMetric.LinksCreated);
+    const out = await stdoutOf(publishMetrics);
+    const emf = JSON.parse(out.trim()) as Record<string, unknown> & {
+      _aws: {
+        CloudWatchMetrics: Array<{ Namespace: string; Metrics: Array<{ Name: string; Unit: string }> }>;
+      };
+    };
+    expect(emf._aws.CloudWatchMetrics[0]?.Namespace).toBe('ReferralApi');
+    expect(emf._aws.CloudWatchMetrics[0]?.Metrics).toEqual([{ Name: 'LinksCreated', Unit: 'Count' }]);
+    expect(emf.LinksCreated).toEqual([1, 1]);
+    expect(emf.service).toBe('referral-api');
+    // Nothing stored: a GET that records no event publishes nothing (and warns nothing).
+    expect(await stdoutOf(publishMetrics)).toBe('');
+  });
+
+  it('counts a delivery batch: succeeded, failed (retried) and dead-lettered', async () => {
+    process.env.STAGE = 'prod';
+    const sent: string[] = [];
+    const deps = {
+      dlqUrl: 'https://sqs/dlq',
+      queueUrl: 'https://sqs/queue',
+      sqs: {
+        send: async (command: { input: object }) => {
+          sent.push((command.input as { QueueUrl: string }).QueueUrl);
+          return {};
+        },
+      },
+    };
+    const records = ['a', 'b', 'c', 'd', 'e'].map((messageId) => ({ messageId }));
+    const deliver = async (rs: readonly { messageId: string }[], d: typeof deps) => {
+      // 'a' dead-lettered, 'b' retried (visibility change on the queue), the rest delivered.
+      await d.sqs.send({ input: { QueueUrl: d.dlqUrl } });
+      await d.sqs.send({ input: { QueueUrl: d.queueUrl } });
+      return {
+        batchItemFailures: rs
+          .filter((r) => r.messageId === 'b')
+          .map((r) => ({ itemIdentifier: r.messageId })),
+      };
+    };
+    const out = await stdoutOf(() => deliverWithMetrics(records, deps, deliver));
+    expect(sent).toEqual([deps.dlqUrl, deps.queueUrl]);
+    const emf = JSON.parse(out.trim()) as Record<string, unknown>;
+    expect(emf.WebhookDeliveriesSucceeded).toBe(3);
+    expect(emf.WebhookDeliveriesFailed).toBe(1);
+    expect(emf.WebhookDeliveriesDeadLettered).toBe(1);
+  });
+});
