@@ -12,8 +12,12 @@ import { createSqsClient, requiredEnv } from '../../lib/webhooks/sqs.ts';
 const sqs = createSqsClient();
 const queueUrl = requiredEnv('PURGE_QUEUE_URL');
 
-/** The stream filter of the event source mapping, kept beside the code that relies on it. */
-export const PURGE_RECORD_FILTER = { eventName: ['REMOVE'], dynamodb: { Keys: { SK: { S: ['CAMPAIGN'] } } } };
+/**
+ * The stream filter of the event source mapping. It lives in a module without side effects
+ * (`lib/db/purge-filter.ts`) so that the CDK code can import it without running this module's
+ * top level, which needs PURGE_QUEUE_URL.
+ */
+export { PURGE_RECORD_FILTER } from '../../lib/db/purge-filter.ts';
 
 export const handler = async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
   const batchItemFailures: DynamoDBBatchResponse['batchItemFailures'] = [];
