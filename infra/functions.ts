@@ -2,8 +2,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { type BundlingOptions, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { RouteDefinition, TableAccess } from '../lib/routes.ts';
@@ -15,7 +16,18 @@ export const projectRoot = fileURLToPath(new URL('..', import.meta.url));
 /** The service name in every structured log line (Powertools reads it). */
 export const SERVICE_NAME = 'referral-api';
 
-const DEFAULT_MEMORY_MB = 256;
+/**
+ * Memory of the HTTP functions. They are I/O bound (a few DynamoDB calls each); 256 MB buys enough
+ * CPU for a quick cold start (Lambda allots CPU in proportion to memory) at a quarter of the cost
+ * per ms of 1 GB. A route row may ask for more (`memoryMb` in `lib/routes.ts`).
+ */
+export const DEFAULT_MEMORY_MB = 256;
+/**
+ * Timeout of the HTTP functions. They answer in well under a second; 10 s bounds a stuck call (and
+ * its cost) while staying below API Gateway's 30 s integration limit, so a stuck function ends in
+ * the gateway's own 5xx after 10 s rather than holding the client for 30.
+ */
+export const HTTP_TIMEOUT = Duration.seconds(10);
 
 /**
  * ESM bundles have no `require`; a few CommonJS dependencies bundled into them still call it for
@@ -24,19 +36,44 @@ const DEFAULT_MEMORY_MB = 256;
 export const ESM_REQUIRE_BANNER =
   "import { createRequire as __bannerCreateRequire } from 'module'; const require = __bannerCreateRequire(import.meta.url);";
 
+/** esbuild settings of every function of the stack (webhooks and purge included). */
+export const BUNDLING: BundlingOptions = {
+  // Local esbuild (a devDependency) does the bundling: no Docker needed on laptops or CI.
+  forceDockerBundling: false,
+  format: OutputFormat.ESM,
+  target: 'node22',
+  minify: true,
+  sourceMap: true,
+  // The maps only need line mappings for stack traces; embedding sources would double the zip.
+  sourcesContent: false,
+  // Bundle the AWS SDK v3 rather than use the runtime's copy: a pinned, tested version, and
+  // tree-shaking makes the cold start faster than loading the runtime's full clients.
+  externalModules: [],
+  // Prefer ESM entry points so esbuild can tree-shake dependencies that ship both.
+  mainFields: ['module', 'main'],
+  banner: ESM_REQUIRE_BANNER,
+};
+
 export interface ServiceFunctionOptions {
   readonly stage: Stage;
   /** Handler module under `functions/`, without extension, e.g. `http/get-campaign`. */
   readonly handler: string;
+  /** Memory in MB; `DEFAULT_MEMORY_MB` when omitted. */
   readonly memoryMb?: number;
+  /** `HTTP_TIMEOUT` when omitted; queue and stream consumers set their own. */
+  readonly timeout?: Duration;
+  /** Shown in the console next to the generated function name. */
+  readonly description?: string;
   /** Extra environment; the common variables are always set. */
   readonly environment?: Record<string, string>;
 }
 
 /**
  * One Lambda function with the house defaults: its own esbuild bundle, Node.js 22 on arm64 (cheaper
- * per ms than x86 and fast to cold start) and an explicit log group with a retention period, so
- * logs neither live forever nor depend on Lambda creating the group on first invocation.
+ * per ms than x86 and fast to cold start), an explicit log group with a retention period, so logs
+ * neither live forever nor depend on Lambda creating the group on first invocation, and its own
+ * role that may write to that log group and nothing else until the caller grants more. (Not the
+ * AWSLambdaBasicExecutionRole managed policy: it allows writing to every log group of the account.)
  */
 export function serviceFunction(
   scope: Construct,
@@ -49,17 +86,23 @@ export function serviceFunction(
     removalPolicy: isProtected(options.stage) ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
   });
 
+  const role = new iam.Role(scope, `${id}Role`, {
+    assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+    description: `Execution role of functions/${options.handler}.ts (${options.stage})`,
+  });
+  logGroup.grantWrite(role);
+
   return new NodejsFunction(scope, id, {
     entry: join(projectRoot, 'functions', `${options.handler}.ts`),
+    description: options.description,
+    role,
     handler: 'handler',
     projectRoot,
     depsLockFilePath: join(projectRoot, 'package-lock.json'),
     runtime: lambda.Runtime.NODEJS_22_X,
     architecture: lambda.Architecture.ARM_64,
     memorySize: options.memoryMb ?? DEFAULT_MEMORY_MB,
-    // The handlers make a few DynamoDB calls and answer in well under a second; 10 s bounds a
-    // stuck call (and its cost) while staying below API Gateway's 30 s integration limit.
-    timeout: Duration.seconds(10),
+    timeout: options.timeout ?? HTTP_TIMEOUT,
     logGroup,
     environment: {
       STAGE: options.stage,
@@ -68,28 +111,15 @@ export function serviceFunction(
       NODE_OPTIONS: '--enable-source-maps',
       ...options.environment,
     },
-    bundling: {
-      // Local esbuild (a devDependency) does the bundling: no Docker needed on laptops or CI.
-      forceDockerBundling: false,
-      format: OutputFormat.ESM,
-      target: 'node22',
-      minify: true,
-      sourceMap: true,
-      // The maps only need line mappings for stack traces; embedding sources would double the zip.
-      sourcesContent: false,
-      // Bundle the AWS SDK v3 rather than use the runtime's copy: a pinned, tested version, and
-      // tree-shaking makes the cold start faster than loading the runtime's full clients.
-      externalModules: [],
-      // Prefer ESM entry points so esbuild can tree-shake dependencies that ship both.
-      mainFields: ['module', 'main'],
-      banner: ESM_REQUIRE_BANNER,
-    },
+    bundling: BUNDLING,
   });
 }
 
 /** Least-privilege table access for one function, from the route table's `table` column. */
 export function grantTableAccess(table: dynamodb.ITable, fn: lambda.IFunction, access: TableAccess): void {
   switch (access) {
+    case 'none':
+      return;
     case 'read':
       table.grantReadData(fn);
       return;
@@ -127,6 +157,8 @@ export class ApiFunctions extends Construct {
     super(scope, id);
     const { stage, table } = props;
     const tableEnv = { TABLE_NAME: table.tableName };
+    // A function that never touches the table gets neither a grant nor the table's name.
+    const envFor = (access: TableAccess) => (access === 'none' ? {} : tableEnv);
 
     const byRoute = new Map<string, NodejsFunction>();
     for (const route of props.routes) {
@@ -135,7 +167,8 @@ export class ApiFunctions extends Construct {
         stage,
         handler: route.handler,
         memoryMb: route.memoryMb,
-        environment: tableEnv,
+        description: `${route.method} ${route.path}: ${route.summary} (${stage})`,
+        environment: envFor(route.table),
       });
       grantTableAccess(table, fn, route.table);
       byRoute.set(route.name, fn);
@@ -146,13 +179,18 @@ export class ApiFunctions extends Construct {
     this.authorizer = serviceFunction(this, 'Authorizer', {
       stage,
       handler: 'auth/authorizer',
+      description: `api-key authorizer (${stage})`,
       environment: tableEnv,
     });
     grantTableAccess(table, this.authorizer, 'read');
 
     // The fallback answers 404/405 from the route table alone: no table name, no grant, so a bug
     // in the one function every unmatched request reaches cannot touch data.
-    this.fallback = serviceFunction(this, 'Fallback', { stage, handler: 'http/fallback' });
+    this.fallback = serviceFunction(this, 'Fallback', {
+      stage,
+      handler: 'http/fallback',
+      description: `404/405 for unmatched requests (${stage})`,
+    });
   }
 
   /** Every function, e.g. for alarms or tags added by later constructs. */

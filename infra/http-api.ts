@@ -5,7 +5,7 @@ import { HttpLambdaAuthorizer, HttpLambdaResponseType } from 'aws-cdk-lib/aws-ap
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
-import { Construct } from 'constructs';
+import { Construct, type IConstruct } from 'constructs';
 import type { RouteDefinition } from '../lib/routes.ts';
 import { isProtected, type Stage } from './stage.ts';
 
@@ -35,7 +35,10 @@ const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
     responseLength: '$context.responseLength',
     responseLatency: '$context.responseLatency',
     integrationLatency: '$context.integrationLatency',
+    integrationStatus: '$context.integrationStatus',
     integrationError: '$context.integrationErrorMessage',
+    // The gateway's own refusals (throttling, a missing api-key header) say why here.
+    gatewayError: '$context.error.message',
     authorizerError: '$context.authorizer.error',
     userAgent: '$context.identity.userAgent',
   }),
@@ -48,7 +51,16 @@ export interface ReferralHttpApiProps {
   readonly routeFunctions: ReadonlyMap<string, lambda.IFunction>;
   readonly authorizerFunction: lambda.IFunction;
   readonly fallbackFunction: lambda.IFunction;
+  /** Default-stage throttling: steady requests per second and burst (token bucket size). */
+  readonly throttle: { readonly rateLimit: number; readonly burstLimit: number };
+  /** Browser origins allowed to call the API; empty or omitted: no CORS configuration at all. */
+  readonly corsOrigins?: readonly string[];
 }
+
+/** Request headers a browser client sends: the JSON content type and the key. */
+export const CORS_ALLOW_HEADERS = ['content-type', 'api-key'];
+/** Response headers a browser client may read: request id, list paging and the redirect target. */
+export const CORS_EXPOSE_HEADERS = ['x-request-id', 'x-next-cursor', 'link', 'location'];
 
 /**
  * The HTTP API (payload format 2.0): one route per route-table row, a HEAD twin where the row asks
@@ -60,6 +72,11 @@ export class ReferralHttpApi extends Construct {
   readonly stage: apigw.HttpStage;
   readonly authorizer: HttpLambdaAuthorizer;
   readonly accessLogGroup: logs.LogGroup;
+  /**
+   * Every route without the authorizer, by path (`$default` for the catch-all), so that each
+   * can be reviewed on its own (cdk-nag APIG4 in `infra/nag.ts`).
+   */
+  readonly publicRoutes: ReadonlyArray<{ readonly path: string; readonly route: IConstruct }>;
 
   constructor(scope: Construct, id: string, props: ReferralHttpApiProps) {
     super(scope, id);
@@ -71,6 +88,26 @@ export class ReferralHttpApi extends Construct {
       defaultIntegration: integrationFor('Fallback', props.fallbackFunction),
       // The stage is created below with access logging, which HttpApi's own default stage lacks.
       createDefaultStage: false,
+      // Only when origins are configured: without CORS headers browsers on other origins are
+      // refused, which is right for an API called with a secret key from servers. When set, API
+      // Gateway answers preflight OPTIONS itself (no route, no authorizer, no function).
+      corsPreflight: props.corsOrigins?.length
+        ? {
+            allowOrigins: [...props.corsOrigins],
+            allowMethods: [
+              apigw.CorsHttpMethod.GET,
+              apigw.CorsHttpMethod.HEAD,
+              apigw.CorsHttpMethod.POST,
+              apigw.CorsHttpMethod.PATCH,
+              apigw.CorsHttpMethod.DELETE,
+            ],
+            allowHeaders: CORS_ALLOW_HEADERS,
+            exposeHeaders: CORS_EXPOSE_HEADERS,
+            // The key travels in a header, never in cookies.
+            allowCredentials: false,
+            maxAge: Duration.hours(1),
+          }
+        : undefined,
     });
 
     // Access logs record what never reaches a function: the gateway's own 401s (missing key),
@@ -87,6 +124,9 @@ export class ReferralHttpApi extends Construct {
         destination: new apigw.LogGroupLogDestination(this.accessLogGroup),
         format: ACCESS_LOG_FORMAT,
       },
+      // Requests over the limits get the gateway's own 429 `{"message":"Too Many Requests"}`:
+      // HTTP APIs cannot customise gateway responses, so not the contract's `rate_limited` body.
+      throttle: { rateLimit: props.throttle.rateLimit, burstLimit: props.throttle.burstLimit },
     });
 
     this.authorizer = new HttpLambdaAuthorizer('ApiKeyAuthorizer', props.authorizerFunction, {
@@ -100,6 +140,11 @@ export class ReferralHttpApi extends Construct {
       resultsCacheTtl: AUTHORIZER_CACHE_TTL,
     });
 
+    const publicRoutes: Array<{ path: string; route: IConstruct }> = [];
+    const defaultRoute = this.httpApi.node.tryFindChild('DefaultRoute');
+    if (!defaultRoute) throw new Error('HttpApi made no DefaultRoute for the fallback');
+    publicRoutes.push({ path: '$default', route: defaultRoute });
+
     for (const route of props.routes) {
       const fn = props.routeFunctions.get(route.name);
       if (!fn) throw new Error(`No function for route ${route.name}`);
@@ -110,7 +155,7 @@ export class ReferralHttpApi extends Construct {
       }
       const methods = [apigw.HttpMethod[route.method]];
       if (route.head) methods.push(apigw.HttpMethod.HEAD);
-      this.httpApi.addRoutes({
+      const added = this.httpApi.addRoutes({
         path: route.path,
         methods,
         // One integration per function, shared by its GET and HEAD routes.
@@ -118,7 +163,9 @@ export class ReferralHttpApi extends Construct {
         // Public rows say so explicitly, so a default authorizer added later cannot capture them.
         authorizer: route.auth ? this.authorizer : new apigw.HttpNoneAuthorizer(),
       });
+      if (!route.auth) for (const r of added) publicRoutes.push({ path: route.path, route: r });
     }
+    this.publicRoutes = publicRoutes;
   }
 
   /** Base URL of the API, ending in `/`. */

@@ -1,12 +1,19 @@
 import { type App, Aws, CfnOutput, Stack, type StackProps, Tags } from 'aws-cdk-lib';
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { type RouteDefinition, routes as routeTable } from '../lib/routes.ts';
+import { Alarms, type MonitoredFunction } from './alarms.ts';
 import { ApiFunctions } from './functions.ts';
 import { ReferralHttpApi } from './http-api.ts';
+import { addNagSuppressions } from './nag.ts';
+import { Purge } from './purge.ts';
+import { DEFAULT_THROTTLE, readStackSettings } from './settings.ts';
 import { parseStage, type Stage, stackNameFor } from './stage.ts';
 import { ReferralTable } from './table.ts';
+import { Webhooks } from './webhooks.ts';
 
 export interface ReferralApiStackProps extends StackProps {
   readonly stage: Stage;
@@ -15,22 +22,35 @@ export interface ReferralApiStackProps extends StackProps {
    * real one does not have yet (public, HEAD) to exercise those paths of the wiring.
    */
   readonly routes?: readonly RouteDefinition[];
+  /** Default-stage throttling of the HTTP API; `DEFAULT_THROTTLE` (1,000/s, burst 2,000) when omitted. */
+  readonly throttle?: { readonly rateLimit: number; readonly burstLimit: number };
+  /** Browser origins allowed by CORS; none (no CORS configuration) when omitted or empty. */
+  readonly corsOrigins?: readonly string[];
+  /** SNS topic ARN that receives every alarm and its return to OK; alarms only when omitted. */
+  readonly alarmTopicArn?: string;
 }
 
 /**
- * The whole service for one stage. The table, the functions and the API are public properties so
- * that later constructs (webhook delivery, purge, alarms) can be added next to them.
+ * The whole service for one stage: the table, one function per route behind the HTTP API, webhook
+ * delivery and campaign purge off the table stream, and the alarms over all of it.
  */
 export class ReferralApiStack extends Stack {
   readonly stage: Stage;
+  /** The route table this stack was built from. */
+  readonly routes: readonly RouteDefinition[];
   readonly table: dynamodb.Table;
   readonly functions: ApiFunctions;
   readonly api: ReferralHttpApi;
+  readonly webhooks: Webhooks;
+  readonly purge: Purge;
+  readonly alarms: Alarms;
+  readonly alarmTopic?: sns.ITopic;
 
   constructor(scope: Construct, id: string, props: ReferralApiStackProps) {
     super(scope, id, props);
     this.stage = props.stage;
     const routes = props.routes ?? routeTable;
+    this.routes = routes;
     // Tags on every resource (not only the stack) so cost reports can split by service and stage.
     Tags.of(this).add('service', 'referral-api');
     Tags.of(this).add('stage', props.stage);
@@ -49,21 +69,94 @@ export class ReferralApiStack extends Stack {
       routeFunctions: this.functions.byRoute,
       authorizerFunction: this.functions.authorizer,
       fallbackFunction: this.functions.fallback,
+      throttle: props.throttle ?? DEFAULT_THROTTLE,
+      corsOrigins: props.corsOrigins,
     });
 
-    new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL of the HTTP API' });
-    new CfnOutput(this, 'TableName', { value: this.table.tableName, description: 'DynamoDB table' });
+    this.alarmTopic = props.alarmTopicArn
+      ? sns.Topic.fromTopicArn(this, 'AlarmTopic', props.alarmTopicArn)
+      : undefined;
+
+    this.webhooks = new Webhooks(this, 'Webhooks', {
+      table: this.table,
+      stage: props.stage,
+      alarmTopic: this.alarmTopic,
+    });
+    // Readable, stage-qualified names for the construct's alarms, like the other alarms here.
+    nameAlarm(this.webhooks.deadLetterAlarm, `${this.stackName}-webhook-dead-letters`);
+    nameAlarm(this.webhooks.streamFailureAlarm, `${this.stackName}-webhook-stream-failures`);
+
+    this.purge = new Purge(this, 'Purge', {
+      table: this.table,
+      stage: props.stage,
+      alarmTopic: this.alarmTopic,
+    });
+
+    this.alarms = new Alarms(this, 'Alarms', {
+      stage: props.stage,
+      httpStage: this.api.stage,
+      functions: this.monitoredFunctions,
+      streamConsumers: [
+        { label: 'WebhookStreamConsumer', fn: this.webhooks.streamConsumer },
+        { label: 'PurgeStreamConsumer', fn: this.purge.streamConsumer },
+      ],
+      alarmTopic: this.alarmTopic,
+    });
+
+    const output = (id: string, value: string, description: string) =>
+      new CfnOutput(this, id, { value, description: `${description} (${props.stage})` });
+    output('Stage', props.stage, 'Deployment stage');
+    output('ApiUrl', this.api.url, 'Base URL of the HTTP API');
+    output('TableName', this.table.tableName, 'DynamoDB table');
+    output('WebhookQueueUrl', this.webhooks.queue.queueUrl, 'Webhook delivery queue');
+    output('WebhookDeadLetterQueueUrl', this.webhooks.deadLetterQueue.queueUrl, 'Webhook dead-letter queue');
+    output(
+      'WebhookStreamFailureQueueUrl',
+      this.webhooks.streamFailureQueue.queueUrl,
+      'Table stream ranges the webhook consumer gave up on',
+    );
+    output('PurgeQueueUrl', this.purge.queue.queueUrl, 'Campaign purge queue');
+    output(
+      'PurgeDeadLetterQueueUrl',
+      this.purge.deadLetterQueue.queueUrl,
+      'Campaign purge dead-letter queue',
+    );
+    output(
+      'PurgeStreamFailureQueueUrl',
+      this.purge.streamFailureQueue.queueUrl,
+      'Table stream ranges the purge trigger gave up on',
+    );
     // No key exists after the first deploy; this is the exact command to issue one.
-    new CfnOutput(this, 'CreateApiKeyCommand', {
-      value: `npm run api-key -- create --tenant <name> --table ${this.table.tableName} --region ${Aws.REGION}`,
-      description: 'Issue an api key for a tenant against this stage',
-    });
+    output(
+      'CreateApiKeyCommand',
+      `npm run api-key -- create --tenant <name> --table ${this.table.tableName} --region ${Aws.REGION}`,
+      'Issue an api key for a tenant against this stage',
+    );
+
+    addNagSuppressions(this);
   }
 
-  /** Every Lambda function of the stack. */
-  get allFunctions(): NodejsFunction[] {
-    return this.functions.all;
+  /** Every function with the short label its alarms are named after. */
+  get monitoredFunctions(): MonitoredFunction[] {
+    return [
+      ...[...this.functions.byRoute].map(([label, fn]) => ({ label, fn })),
+      { label: 'Authorizer', fn: this.functions.authorizer },
+      { label: 'Fallback', fn: this.functions.fallback },
+      { label: 'WebhookDelivery', fn: this.webhooks.deliveryFunction },
+      { label: 'WebhookStreamConsumer', fn: this.webhooks.streamConsumer },
+      { label: 'Purge', fn: this.purge.purgeFunction },
+      { label: 'PurgeStreamConsumer', fn: this.purge.streamConsumer },
+    ];
   }
+
+  /** Every Lambda function of the stack: the API's, webhook delivery's and the purge's. */
+  get allFunctions(): NodejsFunction[] {
+    return this.monitoredFunctions.map((f) => f.fn as NodejsFunction);
+  }
+}
+
+function nameAlarm(alarm: cloudwatch.Alarm, name: string): void {
+  (alarm.node.defaultChild as cloudwatch.CfnAlarm).alarmName = name;
 }
 
 /**
@@ -75,9 +168,13 @@ export function addReferralApiStack(
   options: { routes?: readonly RouteDefinition[] } = {},
 ): ReferralApiStack {
   const stage = parseStage(app.node.tryGetContext('stage'));
+  const settings = readStackSettings(app.node);
   return new ReferralApiStack(app, stackNameFor(stage), {
     stage,
     routes: options.routes,
+    throttle: settings.throttle,
+    corsOrigins: settings.corsOrigins,
+    alarmTopicArn: settings.alarmTopicArn,
     description: `Referral tracking API (${stage})`,
   });
 }

@@ -1,20 +1,18 @@
-import { join } from 'node:path';
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
-import * as logs from 'aws-cdk-lib/aws-logs';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { DEFAULT_RETRY_DELAYS, maxAttempts } from '../lib/webhooks/schedule.ts';
 import { EVENT_RECORD_FILTER } from '../lib/webhooks/stream-filter.ts';
-import { ESM_REQUIRE_BANNER, projectRoot, SERVICE_NAME } from './functions.ts';
-import { isProtected, type Stage } from './stage.ts';
+import { serviceFunction } from './functions.ts';
+import type { Stage } from './stage.ts';
 
 export interface WebhooksProps {
   /** The service table; it must have a stream with new images (the real one does). */
@@ -156,39 +154,8 @@ export class Webhooks extends Construct {
     );
   }
 
-  /** Same function defaults as the API's functions (infra/functions.ts), with a longer timeout. */
+  /** The API functions' defaults (`serviceFunction`: bundling, runtime, log group, own role), with a longer timeout. */
   private function(id: string, handler: string, stage: Stage, environment: Record<string, string>) {
-    const logGroup = new logs.LogGroup(this, `${id}LogGroup`, {
-      retention: logs.RetentionDays.ONE_MONTH,
-      removalPolicy: isProtected(stage) ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
-    });
-    return new NodejsFunction(this, id, {
-      entry: join(projectRoot, 'functions', `${handler}.ts`),
-      handler: 'handler',
-      projectRoot,
-      depsLockFilePath: join(projectRoot, 'package-lock.json'),
-      runtime: lambda.Runtime.NODEJS_22_X,
-      architecture: lambda.Architecture.ARM_64,
-      memorySize: 256,
-      timeout: DELIVERY_TIMEOUT,
-      logGroup,
-      environment: {
-        STAGE: stage,
-        POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
-        NODE_OPTIONS: '--enable-source-maps',
-        ...environment,
-      },
-      bundling: {
-        forceDockerBundling: false,
-        format: OutputFormat.ESM,
-        target: 'node22',
-        minify: true,
-        sourceMap: true,
-        sourcesContent: false,
-        externalModules: [],
-        mainFields: ['module', 'main'],
-        banner: ESM_REQUIRE_BANNER,
-      },
-    });
+    return serviceFunction(this, id, { stage, handler, timeout: DELIVERY_TIMEOUT, environment });
   }
 }

@@ -11,6 +11,7 @@ import {
   actionsOf,
   type CfnResource,
   logicalIdOf,
+  normalizedTemplate,
   referencedId,
   referencedIds,
   roleStatementsOf,
@@ -108,13 +109,15 @@ const dynamoActionsOf = (id: string) =>
     .filter((a) => a.startsWith('dynamodb:') || a === '*');
 
 describe('Lambda functions', () => {
-  it('makes one function per route row, plus the authorizer and the fallback', () => {
-    s.template.resourceCountIs('AWS::Lambda::Function', routes.length + 2);
+  it('makes one function per route row, plus the authorizer and the fallback (and 4 queue functions)', () => {
     expect(new Set(functions.map((f) => f.id)).size).toBe(routes.length + 2);
     for (const f of functions) fnResource(f.id);
+    // The rest: webhook delivery and its stream consumer, the purge and its stream trigger.
+    s.template.resourceCountIs('AWS::Lambda::Function', routes.length + 2 + 4);
+    expect(s.stack.allFunctions).toHaveLength(routes.length + 2 + 4);
   });
 
-  it('runs every function on Node.js 22, arm64, 10 s timeout, with the row memory', () => {
+  it('runs every API function on Node.js 22, arm64, 10 s timeout, with the row memory', () => {
     for (const f of functions) {
       const p = fnResource(f.id).Properties ?? {};
       expect(p.Runtime, f.label).toBe('nodejs22.x');
@@ -192,13 +195,24 @@ describe('IAM (least privilege per route row)', () => {
     }
   });
 
-  it('no role carries a managed policy beyond basic Lambda logging', () => {
-    for (const f of functions) {
-      const roleId = referencedId(fnResource(f.id).Properties?.Role)!;
-      const arns = JSON.stringify(s.json.Resources[roleId]?.Properties?.ManagedPolicyArns ?? []);
-      expect(arns.match(/:iam::aws:policy\/[\w/-]+/g) ?? [], f.label).toEqual([
-        ':iam::aws:policy/service-role/AWSLambdaBasicExecutionRole',
+  it('no role carries a managed policy: each writes only to its own log group', () => {
+    for (const fn of s.stack.allFunctions) {
+      const id = logicalIdOf(fn);
+      const props = fnResource(id).Properties ?? {};
+      const roleId = referencedId(props.Role)!;
+      expect(s.json.Resources[roleId]?.Type, id).toBe('AWS::IAM::Role');
+      // Not AWSLambdaBasicExecutionRole: it may write to every log group of the account.
+      expect(s.json.Resources[roleId]?.Properties?.ManagedPolicyArns, id).toBeUndefined();
+      const logStatements = roleStatementsOf(s.json, id).filter((st) =>
+        actionsOf(st).some((a) => a.startsWith('logs:')),
+      );
+      expect(logStatements.flatMap(actionsOf).sort(), id).toEqual([
+        'logs:CreateLogStream',
+        'logs:PutLogEvents',
       ]);
+      for (const st of logStatements) {
+        expect([...referencedIds(st.Resource)], id).toEqual([referencedId(props.LoggingConfig?.LogGroup)]);
+      }
     }
   });
 });
@@ -308,6 +322,12 @@ describe('bundles', () => {
       expect(result.statusCode).toBe(401);
       expect(JSON.parse(result.body)).toMatchObject({ error: { code: 'unauthorized' } });
     });
+  });
+
+  it('change nothing in the template but the asset hashes (what the snapshot relies on)', () => {
+    const unbundled = synth({ stage: 'dev' });
+    expect(normalizedTemplate(s.json)).toEqual(normalizedTemplate(unbundled.json));
+    expect(JSON.stringify(s.json)).not.toEqual(JSON.stringify(unbundled.json));
   });
 
   it('exist for every function (nothing was skipped)', () => {

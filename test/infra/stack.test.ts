@@ -48,11 +48,41 @@ describe('app and stages', () => {
     }
   });
 
-  it('outputs the API URL, the table name and the command that issues the first api key', () => {
+  it('outputs the stage, the API URL, the table name, the queue URLs and the first-key command', () => {
     const tableId = logicalIdOf(dev.stack.table);
     const outputs = dev.json.Outputs ?? {};
+    expect(Object.keys(outputs).sort()).toEqual(
+      [
+        'Stage',
+        'ApiUrl',
+        'TableName',
+        'WebhookQueueUrl',
+        'WebhookDeadLetterQueueUrl',
+        'WebhookStreamFailureQueueUrl',
+        'PurgeQueueUrl',
+        'PurgeDeadLetterQueueUrl',
+        'PurgeStreamFailureQueueUrl',
+        'CreateApiKeyCommand',
+      ].sort(),
+    );
+    expect(outputs.Stage?.Value).toBe('dev');
+    expect(prod.json.Outputs?.Stage?.Value).toBe('prod');
+    for (const [name, output] of Object.entries(prod.json.Outputs ?? {})) {
+      expect(output.Description, name).toMatch(/\(prod\)$/);
+    }
     expect(JSON.stringify(outputs.ApiUrl?.Value)).toContain('execute-api');
     expect(outputs.TableName?.Value).toEqual({ Ref: tableId });
+    const queues = {
+      WebhookQueueUrl: dev.stack.webhooks.queue,
+      WebhookDeadLetterQueueUrl: dev.stack.webhooks.deadLetterQueue,
+      WebhookStreamFailureQueueUrl: dev.stack.webhooks.streamFailureQueue,
+      PurgeQueueUrl: dev.stack.purge.queue,
+      PurgeDeadLetterQueueUrl: dev.stack.purge.deadLetterQueue,
+      PurgeStreamFailureQueueUrl: dev.stack.purge.streamFailureQueue,
+    };
+    for (const [name, queue] of Object.entries(queues)) {
+      expect(outputs[name]?.Value, name).toEqual({ Ref: logicalIdOf(queue) });
+    }
     expect(outputs.CreateApiKeyCommand?.Value).toEqual({
       'Fn::Join': [
         '',
@@ -130,6 +160,23 @@ describe('DynamoDB table (from lib/table-definition.ts)', () => {
     expect(table.DeletionPolicy).toBe('Delete');
     expect(table.UpdateReplacePolicy).toBe('Delete');
     expect(table.Properties?.DeletionProtectionEnabled ?? false).toBe(false);
+  });
+
+  it('dev cleans up after itself: no resource of the dev stack is retained', () => {
+    const retained = Object.entries(dev.json.Resources).filter(
+      ([, r]) => r.DeletionPolicy === 'Retain' || r.DeletionPolicy === 'RetainExceptOnCreate',
+    );
+    expect(retained.map(([id]) => id)).toEqual([]);
+    const queues = resourcesOfType(dev.json, 'AWS::SQS::Queue');
+    expect(queues).toHaveLength(6);
+    for (const [id, q] of queues) expect(q.DeletionPolicy, id).toBe('Delete');
+  });
+
+  it('prod retains exactly the data: the table and the log groups', () => {
+    const retained = Object.entries(prod.json.Resources)
+      .filter(([, r]) => r.DeletionPolicy === 'Retain')
+      .map(([, r]) => r.Type);
+    expect(new Set(retained)).toEqual(new Set(['AWS::DynamoDB::Table', 'AWS::Logs::LogGroup']));
   });
 
   it('log groups follow the stage: retained in prod, deleted in dev', () => {

@@ -1,8 +1,9 @@
 /**
  * Synthesises the CDK app for the infra tests the way `cdk synth` does (same entry function, same
- * cdk.json context and feature flags), memoised per worker so each test file pays at most once
- * per variant. Bundling (esbuild, the slow part) only runs when a test asks for it: the template
- * is identical either way except for the asset hashes.
+ * cdk.json context and feature flags, the same cdk-nag validation plugin, so a synth with an
+ * unacknowledged finding throws here as it fails `cdk synth`), memoised per worker so each test
+ * file pays at most once per variant. Bundling (esbuild, the slow part) only runs when a test
+ * asks for it: the template is identical either way except for the asset hashes.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +13,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import type { CloudAssembly } from 'aws-cdk-lib/cx-api';
 import type { Construct } from 'constructs';
 import { projectRoot } from '../../infra/functions.ts';
+import { addNagChecks } from '../../infra/nag.ts';
 import { addReferralApiStack, type ReferralApiStack } from '../../infra/stack.ts';
 import type { Stage } from '../../infra/stage.ts';
 import type { RouteDefinition } from '../../lib/routes.ts';
@@ -23,6 +25,10 @@ export interface SynthOptions {
   bundle?: boolean;
   /** A route table other than `lib/routes.ts`. */
   routes?: readonly RouteDefinition[];
+  /** More `-c key=value` context (throttling, CORS, alarm topic). */
+  context?: Record<string, string>;
+  /** Leave the cdk-nag plugin out (to inspect findings with `validateScope` instead of a throw). */
+  withoutNag?: boolean;
 }
 
 export interface Synthesized {
@@ -36,6 +42,8 @@ export interface Synthesized {
 
 export interface CfnResource {
   Type: string;
+  // biome-ignore lint/suspicious/noExplicitAny: CloudFormation metadata is free-form JSON.
+  Metadata?: Record<string, any>;
   // biome-ignore lint/suspicious/noExplicitAny: CloudFormation properties are free-form JSON the tests walk.
   Properties?: Record<string, any>;
   DeletionPolicy?: string;
@@ -44,7 +52,7 @@ export interface CfnResource {
 
 export interface CfnTemplate {
   Resources: Record<string, CfnResource>;
-  Outputs?: Record<string, { Value: unknown }>;
+  Outputs?: Record<string, { Value: unknown; Description?: string }>;
 }
 
 /** cdk.json context (feature flags included): without it the tests would run other defaults. */
@@ -69,9 +77,12 @@ export function synth(options: SynthOptions = {}): Synthesized {
     'aws:cdk:bundling-stacks': options.bundle ? ['**'] : [],
   };
   if (options.stage) context.stage = options.stage;
+  Object.assign(context, options.context);
 
   const app = new App({ context, outdir: mkdtempSync(join(tmpdir(), 'referral-cdk-')) });
   const stack = addReferralApiStack(app, { routes: options.routes });
+  // As infra/app.ts does.
+  if (!options.withoutNag) addNagChecks(app);
   const assembly = app.synth();
   const json = assembly.getStackByName(stack.stackName).template as CfnTemplate;
   const result = { app, stack, assembly, template: Template.fromJSON(json), json };
@@ -133,3 +144,21 @@ export function roleStatementsOf(json: CfnTemplate, functionId: string): PolicyS
 
 export const actionsOf = (statement: PolicyStatement): string[] =>
   Array.isArray(statement.Action) ? statement.Action : [statement.Action];
+
+/** The logical ids of every Lambda function of a synthesised stack, keyed by construct path. */
+export function functionIdsOf(s: Synthesized): Map<string, string> {
+  return new Map(s.stack.allFunctions.map((fn) => [fn.node.path, logicalIdOf(fn)]));
+}
+
+/**
+ * The template with what changes on every build but says nothing about the infrastructure
+ * replaced by placeholders: asset hashes (S3 keys, asset paths, staging names) and the bootstrap
+ * bucket name. Anything else that changes shows up in the snapshot diff.
+ */
+export function normalizedTemplate(json: CfnTemplate): unknown {
+  const text = JSON.stringify(json, undefined, 2)
+    .replace(/[0-9a-f]{64}(\.zip)?/g, (_, zip: string | undefined) => `<asset-hash>${zip ?? ''}`)
+    .replace(/cdk-[a-z0-9]{9}-assets-\$\{AWS::AccountId\}-\$\{AWS::Region\}/g, '<assets-bucket>')
+    .replace(/"asset\.<asset-hash>[^"]*"/g, '"<asset-path>"');
+  return JSON.parse(text);
+}

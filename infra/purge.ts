@@ -1,0 +1,215 @@
+import { Duration, Stack } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { PURGE_RECORD_FILTER } from '../lib/db/purge-filter.ts';
+import { serviceFunction } from './functions.ts';
+import type { Stage } from './stage.ts';
+
+export interface PurgeProps {
+  /** The service table; it must have a stream (the real one does). */
+  readonly table: dynamodb.ITable;
+  readonly stage: Stage;
+  /** Where the backlog, dead-letter and stream-failure alarms notify; alarms exist either way. */
+  readonly alarmTopic?: sns.ITopic;
+  /** Upper bound on concurrent purge functions: purges share the table with live traffic. */
+  readonly maxConcurrency?: number;
+}
+
+/**
+ * One purge pass works until shortly before this timeout, then puts a continuation message on the
+ * queue (`functions/queue/purge-campaign.ts` paces itself by the remaining time), so a campaign of
+ * any size is purged in several passes. 5 minutes keeps a pass long enough to delete tens of
+ * thousands of items and short enough that a stuck one is noticed quickly.
+ */
+export const PURGE_TIMEOUT = Duration.minutes(5);
+/** The purge worker streams Query pages into BatchWriteItem; CPU is not its limit. */
+export const PURGE_MEMORY_MB = 256;
+/** A stream batch is a few SendMessage calls; 30 s bounds a stuck one. */
+export const PURGE_TRIGGER_TIMEOUT = Duration.seconds(30);
+/** AWS's guidance for SQS-triggered functions: visibility timeout at least six times the function timeout. */
+export const PURGE_QUEUE_VISIBILITY_TIMEOUT = Duration.seconds(PURGE_TIMEOUT.toSeconds() * 6);
+/**
+ * A pass that fails (throws, times out) comes back after the visibility timeout; five failures of
+ * the same message mean something a retry will not fix, and it goes to the dead-letter queue.
+ */
+export const PURGE_MAX_RECEIVE_COUNT = 5;
+/** How long after a pass that deleted something the follow-up sweep runs (GSI replication lag). */
+export const PURGE_SWEEP_DELAY_SECONDS = 60;
+/**
+ * A REMOVE whose purge job cannot be enqueued for this long is given up and recorded in the
+ * stream-failure queue (which alarms). One hour rides out an SQS incident, and leaves 23 of the
+ * stream's 24 hours of retention to replay the record by hand (README, "Alarms").
+ */
+export const PURGE_STREAM_MAX_RECORD_AGE = Duration.hours(1);
+/** Retries of a failed stream batch; with bisection a bad record is isolated within a few. */
+export const PURGE_STREAM_RETRY_ATTEMPTS = 100;
+/** Purge passes in flight at once (the SQS mapping's maximum concurrency, 2 at least). */
+export const PURGE_MAX_CONCURRENCY = 5;
+/** Messages older than this on the purge queue mean passes are not keeping up or not running. */
+export const PURGE_BACKLOG_AGE = Duration.hours(1);
+
+/** The index a deleted campaign's links are found through (`lib/db/purge.ts`). */
+export const PURGE_LINK_INDEX = 'GSI2';
+
+/**
+ * Background purge of deleted campaigns: table stream (REMOVE of a campaign item) -> trigger
+ * function -> purge queue -> purge function, which deletes the campaign's links, referred users
+ * and actions in passes. DELETE /campaign answers 204 at once; the data is already unreachable
+ * through the API, this only reclaims the storage.
+ *
+ * Nothing is lost silently: a pass that keeps failing lands in the purge dead-letter queue, a
+ * REMOVE that cannot be enqueued lands (as a stream-range record) in the stream-failure queue,
+ * and both alarm, as does a queue whose oldest message is too old.
+ */
+export class Purge extends Construct {
+  readonly queue: sqs.Queue;
+  readonly deadLetterQueue: sqs.Queue;
+  /** Lambda's on-failure records for stream batches whose purge jobs could not be enqueued. */
+  readonly streamFailureQueue: sqs.Queue;
+  readonly purgeFunction: NodejsFunction;
+  readonly streamConsumer: NodejsFunction;
+  readonly backlogAlarm: cloudwatch.Alarm;
+  readonly deadLetterAlarm: cloudwatch.Alarm;
+  readonly streamFailureAlarm: cloudwatch.Alarm;
+
+  constructor(scope: Construct, id: string, props: PurgeProps) {
+    super(scope, id);
+    const { table, stage } = props;
+    if (!table.tableStreamArn) throw new Error('Purge needs a table with a stream');
+
+    const secureQueue = (queueId: string, extra: Partial<sqs.QueueProps> = {}) =>
+      new sqs.Queue(this, queueId, {
+        encryption: sqs.QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+        retentionPeriod: Duration.days(14),
+        ...extra,
+      });
+    this.deadLetterQueue = secureQueue('DeadLetterQueue');
+    this.streamFailureQueue = secureQueue('StreamFailureQueue');
+    this.queue = secureQueue('Queue', {
+      visibilityTimeout: PURGE_QUEUE_VISIBILITY_TIMEOUT,
+      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: PURGE_MAX_RECEIVE_COUNT },
+    });
+
+    this.purgeFunction = serviceFunction(this, 'PurgeFunction', {
+      stage,
+      handler: 'queue/purge-campaign',
+      memoryMb: PURGE_MEMORY_MB,
+      timeout: PURGE_TIMEOUT,
+      description: `Purges the items of deleted campaigns (${stage})`,
+      environment: {
+        TABLE_NAME: table.tableName,
+        PURGE_QUEUE_URL: this.queue.queueUrl,
+        PURGE_SWEEP_DELAY_SECONDS: String(PURGE_SWEEP_DELAY_SECONDS),
+      },
+    });
+    // Exactly what lib/db/purge.ts calls: GetItem (is the campaign really gone?), Query of the
+    // campaign's partition and of its links in GSI2, BatchWriteItem of deletes. Named resources
+    // rather than `grantReadWriteData`, which would add every index (`index/*`) and PutItem,
+    // UpdateItem, DeleteItem the purge never uses. (BatchWriteItem cannot be limited to deletes.)
+    const linkIndexArn = Stack.of(this).formatArn({
+      service: 'dynamodb',
+      resource: 'table',
+      resourceName: `${table.tableName}/index/${PURGE_LINK_INDEX}`,
+    });
+    this.purgeFunction.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:BatchWriteItem'],
+        resources: [table.tableArn],
+      }),
+    );
+    this.purgeFunction.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['dynamodb:Query'], resources: [linkIndexArn] }),
+    );
+    // The continuation of a large purge, and the follow-up sweep, go back on the same queue.
+    this.queue.grantSendMessages(this.purgeFunction);
+    this.purgeFunction.addEventSource(
+      new SqsEventSource(this.queue, {
+        // One campaign per invocation: a pass uses the whole timeout on its own.
+        batchSize: 1,
+        reportBatchItemFailures: true,
+        maxConcurrency: props.maxConcurrency ?? PURGE_MAX_CONCURRENCY,
+      }),
+    );
+
+    this.streamConsumer = serviceFunction(this, 'StreamConsumer', {
+      stage,
+      handler: 'queue/enqueue-purge',
+      timeout: PURGE_TRIGGER_TIMEOUT,
+      description: `Turns a campaign's REMOVE on the table stream into a purge job (${stage})`,
+      environment: { PURGE_QUEUE_URL: this.queue.queueUrl },
+    });
+    this.queue.grantSendMessages(this.streamConsumer);
+    // The table stream's second reader, next to the webhook consumer: DynamoDB serves at most two
+    // readers per shard without throttling them, so a third consumer would need a fan-out instead.
+    this.streamConsumer.addEventSource(
+      new DynamoEventSource(table, {
+        // Not LATEST: a campaign deleted before the mapping existed is still purged.
+        startingPosition: lambda.StartingPosition.TRIM_HORIZON,
+        batchSize: 10,
+        // Only REMOVEs of campaign items invoke the function at all.
+        filters: [lambda.FilterCriteria.filter({ ...PURGE_RECORD_FILTER })],
+        reportBatchItemFailures: true,
+        bisectBatchOnError: true,
+        retryAttempts: PURGE_STREAM_RETRY_ATTEMPTS,
+        maxRecordAge: PURGE_STREAM_MAX_RECORD_AGE,
+        onFailure: new SqsDlq(this.streamFailureQueue),
+      }),
+    );
+
+    const alarm = (alarmId: string, alarmProps: cloudwatch.AlarmProps) => {
+      const a = new cloudwatch.Alarm(this, alarmId, alarmProps);
+      if (props.alarmTopic) {
+        a.addAlarmAction(new cloudwatchActions.SnsAction(props.alarmTopic));
+        a.addOkAction(new cloudwatchActions.SnsAction(props.alarmTopic));
+      }
+      return a;
+    };
+    const depthAlarm = (alarmId: string, name: string, queue: sqs.Queue, description: string) =>
+      alarm(alarmId, {
+        alarmName: `${Stack.of(this).stackName}-${name}`,
+        alarmDescription: description,
+        metric: queue.metricApproximateNumberOfMessagesVisible({
+          period: Duration.minutes(1),
+          statistic: cloudwatch.Stats.MAXIMUM,
+        }),
+        threshold: 0,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+
+    this.backlogAlarm = alarm('BacklogAlarm', {
+      alarmName: `${Stack.of(this).stackName}-purge-backlog`,
+      alarmDescription: `Purge jobs (${stage}) have waited over ${PURGE_BACKLOG_AGE.toHumanString()}: passes are failing, throttled or not keeping up`,
+      metric: this.queue.metricApproximateAgeOfOldestMessage({
+        period: Duration.minutes(5),
+        statistic: cloudwatch.Stats.MAXIMUM,
+      }),
+      threshold: PURGE_BACKLOG_AGE.toSeconds(),
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    this.deadLetterAlarm = depthAlarm(
+      'DeadLetterAlarm',
+      'purge-dead-letters',
+      this.deadLetterQueue,
+      `Purge jobs (${stage}) failed ${PURGE_MAX_RECEIVE_COUNT} times and are in the purge dead-letter queue`,
+    );
+    this.streamFailureAlarm = depthAlarm(
+      'StreamFailureAlarm',
+      'purge-stream-failures',
+      this.streamFailureQueue,
+      `Deleted campaigns (${stage}) whose purge job could not be enqueued; replay them from the stream`,
+    );
+  }
+}

@@ -1,0 +1,171 @@
+import { Match } from 'aws-cdk-lib/assertions';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  PURGE_MAX_CONCURRENCY,
+  PURGE_MAX_RECEIVE_COUNT,
+  PURGE_STREAM_MAX_RECORD_AGE,
+  PURGE_STREAM_RETRY_ATTEMPTS,
+} from '../../infra/purge.ts';
+import { PURGE_RECORD_FILTER } from '../../lib/db/purge-filter.ts';
+import { actionsOf, logicalIdOf, referencedIds, roleStatementsOf, type Synthesized, synth } from './synth.ts';
+
+let s: Synthesized;
+let id: (c: Parameters<typeof logicalIdOf>[0]) => string;
+
+beforeAll(() => {
+  s = synth({ stage: 'dev' });
+  id = logicalIdOf;
+});
+
+const props = (construct: Parameters<typeof logicalIdOf>[0]) =>
+  s.json.Resources[id(construct)]?.Properties ?? {};
+
+describe('campaign purge (infra/purge.ts)', () => {
+  it('makes encrypted, TLS-only queues that keep messages 14 days; the purge queue redrives to its DLQ', () => {
+    const { purge } = s.stack;
+    for (const q of [purge.queue, purge.deadLetterQueue, purge.streamFailureQueue]) {
+      expect(props(q).SqsManagedSseEnabled).toBe(true);
+      expect(props(q).MessageRetentionPeriod).toBe(14 * 86400);
+      s.template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+        Queues: [{ Ref: id(q) }],
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({
+              Effect: 'Deny',
+              Action: 'sqs:*',
+              Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+            }),
+          ]),
+        },
+      });
+    }
+    expect(props(purge.queue).RedrivePolicy).toEqual({
+      deadLetterTargetArn: { 'Fn::GetAtt': [id(purge.deadLetterQueue), 'Arn'] },
+      maxReceiveCount: PURGE_MAX_RECEIVE_COUNT,
+    });
+  });
+
+  it('runs the purge for up to 5 minutes, with a visibility timeout of at least six times that', () => {
+    const fn = props(s.stack.purge.purgeFunction);
+    expect(fn.Timeout).toBe(300);
+    expect(props(s.stack.purge.queue).VisibilityTimeout).toBeGreaterThanOrEqual(6 * fn.Timeout);
+    expect(fn.Environment.Variables).toEqual({
+      STAGE: 'dev',
+      POWERTOOLS_SERVICE_NAME: 'referral-api',
+      NODE_OPTIONS: '--enable-source-maps',
+      TABLE_NAME: { Ref: id(s.stack.table) },
+      PURGE_QUEUE_URL: { Ref: id(s.stack.purge.queue) },
+      PURGE_SWEEP_DELAY_SECONDS: '60',
+    });
+  });
+
+  it('feeds the purge one message at a time, with partial batch responses and bounded concurrency', () => {
+    s.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: { 'Fn::GetAtt': [id(s.stack.purge.queue), 'Arn'] },
+      FunctionName: { Ref: id(s.stack.purge.purgeFunction) },
+      BatchSize: 1,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      ScalingConfig: { MaximumConcurrency: PURGE_MAX_CONCURRENCY },
+    });
+  });
+
+  it('triggers from REMOVEs of campaign items on the table stream, losing none', () => {
+    s.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: { 'Fn::GetAtt': [id(s.stack.table), 'StreamArn'] },
+      FunctionName: { Ref: id(s.stack.purge.streamConsumer) },
+      StartingPosition: 'TRIM_HORIZON',
+      FilterCriteria: { Filters: [{ Pattern: JSON.stringify(PURGE_RECORD_FILTER) }] },
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      BisectBatchOnFunctionError: true,
+      MaximumRetryAttempts: PURGE_STREAM_RETRY_ATTEMPTS,
+      MaximumRecordAgeInSeconds: PURGE_STREAM_MAX_RECORD_AGE.toSeconds(),
+      DestinationConfig: {
+        OnFailure: { Destination: { 'Fn::GetAtt': [id(s.stack.purge.streamFailureQueue), 'Arn'] } },
+      },
+    });
+    // Replay stays possible: the record is given up well inside the stream's 24 h retention.
+    expect(PURGE_STREAM_MAX_RECORD_AGE.toHours()).toBeLessThan(24);
+    expect(JSON.parse(JSON.stringify(PURGE_RECORD_FILTER))).toEqual({
+      eventName: ['REMOVE'],
+      dynamodb: { Keys: { SK: { S: ['CAMPAIGN'] } } },
+    });
+    const consumer = props(s.stack.purge.streamConsumer);
+    expect(consumer.Environment.Variables.PURGE_QUEUE_URL).toEqual({ Ref: id(s.stack.purge.queue) });
+    expect(consumer.Environment.Variables).not.toHaveProperty('TABLE_NAME');
+  });
+
+  describe('the filter the handler module exports', () => {
+    const saved = { ...process.env };
+    beforeAll(() => {
+      // The module reads its queue URL at load, as in Lambda.
+      process.env.PURGE_QUEUE_URL = 'https://sqs.us-east-1.amazonaws.com/000000000000/purge';
+      process.env.TABLE_NAME = 'referrals-infra-test';
+      process.env.AWS_REGION ??= 'us-east-1';
+    });
+    afterAll(() => {
+      process.env = saved;
+    });
+
+    it('is the one the stack deploys', async () => {
+      const mod = (await import('../../functions/queue/enqueue-purge.ts')) as {
+        PURGE_RECORD_FILTER: unknown;
+      };
+      expect(mod.PURGE_RECORD_FILTER).toEqual(PURGE_RECORD_FILTER);
+    });
+  });
+
+  it('lets the purge read and delete exactly what lib/db/purge.ts touches', () => {
+    const tableId = id(s.stack.table);
+    const dynamo = roleStatementsOf(s.json, id(s.stack.purge.purgeFunction))
+      .filter((st) => actionsOf(st).some((a) => a.startsWith('dynamodb:')))
+      .map((st) => ({ ...st, Action: Array.isArray(st.Action) ? [...st.Action].sort() : st.Action }));
+    expect(dynamo).toEqual([
+      {
+        Effect: 'Allow',
+        Action: ['dynamodb:BatchWriteItem', 'dynamodb:GetItem', 'dynamodb:Query'],
+        Resource: { 'Fn::GetAtt': [tableId, 'Arn'] },
+      },
+      {
+        Effect: 'Allow',
+        Action: 'dynamodb:Query',
+        Resource: {
+          'Fn::Join': [
+            '',
+            [
+              'arn:',
+              { Ref: 'AWS::Partition' },
+              ':dynamodb:',
+              { Ref: 'AWS::Region' },
+              ':',
+              { Ref: 'AWS::AccountId' },
+              ':table/',
+              { Ref: tableId },
+              '/index/GSI2',
+            ],
+          ],
+        },
+      },
+    ]);
+  });
+
+  it('gives the trigger the stream and send on the purge queue, and no table items', () => {
+    const statements = roleStatementsOf(s.json, id(s.stack.purge.streamConsumer));
+    const actions = statements.flatMap(actionsOf);
+    expect(actions).toContain('dynamodb:GetRecords');
+    for (const item of [
+      'GetItem',
+      'Query',
+      'Scan',
+      'PutItem',
+      'UpdateItem',
+      'DeleteItem',
+      'BatchWriteItem',
+    ]) {
+      expect(actions).not.toContain(`dynamodb:${item}`);
+    }
+    const sends = statements
+      .filter((st) => actionsOf(st).includes('sqs:SendMessage'))
+      .flatMap((st) => [...referencedIds(st.Resource)]);
+    expect(sends.sort()).toEqual([id(s.stack.purge.queue), id(s.stack.purge.streamFailureQueue)].sort());
+  });
+});
