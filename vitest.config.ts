@@ -23,6 +23,10 @@ export default defineConfig({
         test: {
           name: 'infra',
           include: ['test/infra/**/*.test.ts'],
+          // One module registry per worker across the infra files: aws-cdk-lib loads once and the
+          // memoised synths of test/infra/synth.ts (one per stage and variant) are shared, instead
+          // of every file paying for its own. The files restore any environment they change.
+          isolate: false,
           // Synthesis bundles every function with esbuild: slow on two cores.
           testTimeout: 300_000,
           hookTimeout: 300_000,
