@@ -171,13 +171,13 @@ export function removeBundleDir(dir: string): void {
  * Size budgets the bundle-size test enforces (bytes of `index.mjs`), about 20 % above the sizes
  * measured when they were set (bench/results.md states them beside today's sizes):
  * - a function with an AWS SDK client (DynamoDB, SQS): largest 479 KiB -> 576 KiB;
- * - a function with no AWS SDK client (the `$default` fallback, 91 KiB) -> 110 KiB;
+ * - a function with no AWS SDK client (the `$default` fallback, 102 KiB) -> 124 KiB;
  * - a documentation function (a route under `openapi` or `docs`; the reference page inlines its
  *   HTML and script, 582 KiB) -> 700 KiB.
  */
 export const BUNDLE_BUDGETS = {
   sdk: 576 * 1024,
-  noSdk: 110 * 1024,
+  noSdk: 124 * 1024,
   docs: 700 * 1024,
 } as const;
 
