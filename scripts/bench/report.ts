@@ -276,7 +276,7 @@ export function findings(r: BenchResults): string[] {
     const over = r.latency.value.filter((x) => x.ratioP50 > LATENCY_GOAL);
     if (over.length) {
       out.push(
-        `Latency: p50 over ${LATENCY_GOAL}× the floor for ${over.map((x) => `${x.label} (${ratio(x.stack.p50, x.floor.p50)}×, ${ms(x.stack.p50)} vs ${ms(x.floor.p50)} ms)`).join('; ')}.`,
+        `Latency: p50 over ${LATENCY_GOAL}× the floor for ${over.map((x) => `${x.label} (${ratio(x.stack.p50, x.floor.p50)}×, ${ms(x.stack.p50)} vs ${ms(x.floor.p50)} ms; ${x.stackCallsPerRequest.toFixed(2)} stack DynamoDB calls per request during the run, background work included)`).join('; ')}. Background work (a purge per deleted campaign, webhook deliveries) runs in the gateway’s own process locally, and in other functions in AWS.`,
       );
     }
   }
