@@ -47,7 +47,9 @@ async function main() {
   if (!table) {
     const file = stateFile(process.env.DATA_DIR || '.data');
     if (!existsSync(file)) {
-      fail('No running local stack found (start it with `npm start`), and no --table given for a deployed stage.');
+      fail(
+        'No running local stack found (start it with `npm start`), and no --table given for a deployed stage.',
+      );
     }
     const state = JSON.parse(readFileSync(file, 'utf8')) as { dynamodbEndpoint: string; tableName: string };
     table = state.tableName;
@@ -75,7 +77,9 @@ async function main() {
         const keys = await store.list();
         if (keys.length === 0) console.log('No keys.');
         for (const k of keys) {
-          console.log(`${k.id}  ${k.tenant.padEnd(20)} created ${k.created_at}${k.revoked_at ? `  revoked ${k.revoked_at}` : ''}`);
+          console.log(
+            `${k.id}  ${k.tenant.padEnd(20)} created ${k.created_at}${k.revoked_at ? `  revoked ${k.revoked_at}` : ''}`,
+          );
         }
         break;
       }

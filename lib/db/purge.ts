@@ -25,7 +25,9 @@ async function deleteKeys(keyList: Key[]): Promise<void> {
 async function deleteBatch(batch: Key[]): Promise<void> {
   let pending = batch.map((Key) => ({ DeleteRequest: { Key } }));
   for (let attempt = 0; pending.length > 0; attempt++) {
-    const { UnprocessedItems } = await db.send(new BatchWriteCommand({ RequestItems: { [tableName]: pending } }));
+    const { UnprocessedItems } = await db.send(
+      new BatchWriteCommand({ RequestItems: { [tableName]: pending } }),
+    );
     pending = (UnprocessedItems?.[tableName] as typeof pending | undefined) ?? [];
     if (pending.length > 0) {
       if (attempt >= 8) throw new Error('BatchWriteItem kept items unprocessed');
