@@ -137,7 +137,7 @@ export function startStreamPoller(options: StreamPollerOptions): StreamPoller {
       }
       throw err;
     }
-    const records = out.Records ?? [];
+    const records = (out.Records ?? []).map(repairEmptyMaps);
     if (records.length > 0) {
       const results = await Promise.all(
         options.handlers.map(async (handler) => {
@@ -243,4 +243,35 @@ function readCheckpoint(
   } catch {
     return { streamArn: '', shards: {} };
   }
+}
+
+const ATTRIBUTE_TYPES = ['S', 'N', 'B', 'SS', 'NS', 'BS', 'M', 'L', 'NULL', 'BOOL'];
+
+/**
+ * DynamoDB Local's stream writes an empty map attribute as `{}` instead of `{"M":{}}` (an action
+ * without metadata has `metadata: {}`), which no unmarshaller accepts. AWS writes `{"M":{}}`, so
+ * the local poller repairs the record to what AWS would have delivered.
+ */
+export function repairEmptyMaps(record: _Record): _Record {
+  const fix = (value: unknown): unknown => {
+    if (value === null || typeof value !== 'object') return value;
+    const av = value as Record<string, unknown>;
+    const kinds = Object.keys(av).filter((k) => ATTRIBUTE_TYPES.includes(k));
+    if (kinds.length === 0) return { M: {} };
+    if (av.M && typeof av.M === 'object') return { M: fixImage(av.M as Record<string, unknown>) };
+    if (Array.isArray(av.L)) return { L: av.L.map(fix) };
+    return value;
+  };
+  const fixImage = (image: Record<string, unknown>) =>
+    Object.fromEntries(Object.entries(image).map(([k, v]) => [k, fix(v)]));
+  const d = record.dynamodb;
+  if (!d) return record;
+  return {
+    ...record,
+    dynamodb: {
+      ...d,
+      ...(d.NewImage ? { NewImage: fixImage(d.NewImage) as typeof d.NewImage } : {}),
+      ...(d.OldImage ? { OldImage: fixImage(d.OldImage) as typeof d.OldImage } : {}),
+    },
+  };
 }

@@ -307,4 +307,17 @@ describe('webhooks from the API (a new user clicking a link and signing up)', ()
     await sleep(1500);
     expect(rx.requests).toHaveLength(3);
   });
+
+  it('delivers an action sent without metadata (stored as an empty map)', async () => {
+    const rx = await receiver();
+    const campaign = await campaignWithWebhook(`${rx.url}/no-metadata`);
+    const link = await api('POST', '/api/v1/referral_link', { body: { campaign_id: campaign.id } });
+    const share = await api('POST', '/api/v1/action/referral_link', {
+      body: { referral_code: link.body.referral_code, action_type: 'share' },
+    });
+    expect(share.status).toBe(201);
+    const [delivery] = await rx.waitFor(1);
+    const event = new Webhook(campaign.webhook_secret).verify(delivery!.body, headersOf(delivery!));
+    expect(event).toMatchObject({ type: 'action.created', data: { ...share.body, metadata: {} } });
+  });
 });
