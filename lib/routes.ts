@@ -7,8 +7,11 @@
  */
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
-/** What a function may do to the table: the CDK stack turns this into least-privilege grants. */
-export type TableAccess = 'read' | 'write' | 'read-write';
+/**
+ * What a function may do to the table: the CDK stack turns this into least-privilege grants.
+ * `none`: the function never touches the table (the OpenAPI document and the reference page).
+ */
+export type TableAccess = 'none' | 'read' | 'write' | 'read-write';
 
 export interface RouteDefinition {
   /** Stable identifier, used for the function's construct id and logical name. */
@@ -146,6 +149,24 @@ export const routes: readonly RouteDefinition[] = [
     head: true,
     table: 'read-write',
     summary: 'Redirect a visitor to the link and record a visit',
+  },
+  {
+    name: 'GetOpenApiDocument',
+    method: 'GET',
+    path: '/api/v1/openapi.json',
+    handler: 'http/get-openapi',
+    auth: false,
+    table: 'none',
+    summary: 'The OpenAPI 3.1 document of this API',
+  },
+  {
+    name: 'GetApiReference',
+    method: 'GET',
+    path: '/docs',
+    handler: 'http/get-docs',
+    auth: false,
+    table: 'none',
+    summary: 'The API reference page',
   },
 ];
 

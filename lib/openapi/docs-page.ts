@@ -1,0 +1,99 @@
+/**
+ * The API reference page: Redoc renders the OpenAPI document in the browser. The page embeds the
+ * document and loads Redoc's standalone bundle from the same route (`/docs?asset=…`), so it needs
+ * nothing from any other host: it works offline, on the local stack and behind API Gateway alike.
+ *
+ * The bundle comes from the `redoc` package through a committed copy (`npm run openapi:assets`): the
+ * Lambda bundler inlines JSON imports, and Node, tsx and Vite all load them, where a file read from
+ * node_modules would be missing in Lambda. test/unit/openapi-generated.test.ts keeps the copy equal to
+ * the installed package.
+ */
+import { createHash } from 'node:crypto';
+import { gunzipSync } from 'node:zlib';
+import { REDOC_ASSET } from './docs-query.ts';
+import type { OpenApiDocument } from './document.ts';
+import redoc from './generated/redoc-standalone.json' with { type: 'json' };
+
+export interface StaticAsset {
+  gzip: Buffer;
+  /** The uncompressed body, for the rare client that does not accept gzip. */
+  plain: () => Buffer;
+}
+
+const redocGzip = Buffer.from(redoc.gzipBase64, 'base64');
+let redocPlain: Buffer | undefined;
+
+export const redocScript: StaticAsset & { version: string } = {
+  version: `${redoc.version}-${redoc.sha256.slice(0, 12)}`,
+  gzip: redocGzip,
+  plain: () => {
+    redocPlain ??= gunzipSync(redocGzip);
+    return redocPlain;
+  },
+};
+
+/** JSON inside a `<script>` element: `<` escaped so no `</script>` or `<!--` can end or bend it. */
+const jsonForScript = (value: unknown) =>
+  JSON.stringify(value)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
+
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+const REDOC_OPTIONS = {
+  expandResponses: '200,201,204,302',
+  jsonSampleExpandLevel: 3,
+  requiredPropsFirst: true,
+  pathInMiddlePanel: true,
+  downloadDefinitionUrl: 'api/v1/openapi.json',
+  theme: { colors: { primary: { main: '#2f5d8a' } } },
+};
+
+const bootstrap = `(function () {
+  var spec = JSON.parse(document.getElementById('openapi-document').textContent);
+  Redoc.init(spec, ${JSON.stringify(REDOC_OPTIONS)}, document.getElementById('redoc'));
+})();`;
+
+const sha256Source = (source: string) => `'sha256-${createHash('sha256').update(source).digest('base64')}'`;
+
+/**
+ * Only this page's own bootstrap and the bundle from this origin may run, and nothing is fetched from
+ * elsewhere. Redoc injects its styles at run time and starts its search index in a blob: worker. Its
+ * sidebar footer asks its CDN for a logo; the policy blocks that and Redoc then leaves the logo out.
+ */
+export const DOCS_CSP = [
+  "default-src 'none'",
+  `script-src 'self' ${sha256Source(bootstrap)}`,
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  'worker-src blob:',
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+export function renderDocsPage(document: OpenApiDocument): string {
+  const title = escapeHtml(`${String((document.info as { title?: unknown }).title ?? 'API')} reference`);
+  // Relative to /docs, so the page also works under a path prefix (a custom domain's base path).
+  const scriptUrl = `docs?asset=${REDOC_ASSET}&amp;v=${encodeURIComponent(redocScript.version)}`;
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title}</title>
+<link rel="icon" href="data:,">
+<style>body { margin: 0; padding: 0; }</style>
+</head>
+<body>
+<div id="redoc"></div>
+<script type="application/json" id="openapi-document">${jsonForScript(document)}</script>
+<script src="${scriptUrl}"></script>
+<script>${bootstrap}</script>
+</body>
+</html>
+`;
+}

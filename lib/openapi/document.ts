@@ -1,0 +1,388 @@
+/**
+ * The OpenAPI 3.1 document, built at module load from the route table (`lib/routes.ts`), the
+ * per-route metadata (`operations.ts`) and the TypeBox schemas the handlers validate with. Nothing
+ * here restates a schema: it only arranges them.
+ */
+import type { TObject, TSchema } from '@sinclair/typebox';
+import { type ErrorCode, errorStatus } from '../domain/errors.ts';
+import {
+  Action,
+  CreateLinkActionBody,
+  CreateLinkBody,
+  CreateReferredUserBody,
+  CreateUserActionBody,
+  ReferralLink,
+  ReferredUser,
+} from '../domain/link-schemas.ts';
+import {
+  Campaign,
+  CreateCampaignBody,
+  ErrorResponse,
+  Timestamp,
+  UpdateCampaignBody,
+  Uuid,
+} from '../domain/schemas.ts';
+import { DEFAULT_LIMIT } from '../http/lists.ts';
+import { MAX_BODY_BYTES } from '../http/request.ts';
+import { type RouteDefinition, routes as routeTable } from '../routes.ts';
+import { errorMeanings } from './errors.ts';
+import { type JsonSchema, SchemaRegistry } from './json-schema.ts';
+import {
+  type OperationMetadata,
+  operations as operationTable,
+  type ResponseHeader,
+  tags,
+} from './operations.ts';
+import { ActionCreatedEvent, ReferredUserCreatedEvent, webhookEvents } from './webhooks.ts';
+
+export type OpenApiDocument = JsonSchema & {
+  openapi: '3.1.0';
+  paths: Record<string, Record<string, JsonSchema>>;
+  components: { schemas: Record<string, JsonSchema> } & JsonSchema;
+};
+
+const registry = new SchemaRegistry({
+  Campaign,
+  ReferralLink,
+  ReferredUser,
+  Action,
+  ErrorResponse,
+  CreateCampaignBody,
+  UpdateCampaignBody,
+  CreateLinkBody,
+  CreateReferredUserBody,
+  CreateUserActionBody,
+  CreateLinkActionBody,
+  ActionCreatedEvent,
+  ReferredUserCreatedEvent,
+  Uuid,
+  Timestamp,
+});
+
+const JSON_MEDIA = 'application/json';
+const SECURITY_SCHEME = 'ApiKey';
+
+const headerRefs: Record<ResponseHeader | 'x-request-id', string> = {
+  'x-request-id': 'XRequestId',
+  link: 'Link',
+  'x-next-cursor': 'XNextCursor',
+  location: 'Location',
+};
+
+const headerComponents: Record<string, JsonSchema> = {
+  XRequestId: {
+    description: 'Id of this request; quote it when asking for support.',
+    required: true,
+    schema: { type: 'string' },
+  },
+  Link: {
+    description:
+      'Present while more items remain: `<path?limit=…&cursor=…>; rel="next"`, the URL of the next page. Absent on the last page.',
+    schema: { type: 'string' },
+    example:
+      '</api/v1/campaign_referral_links/3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a?limit=100&cursor=eyJrIjoxfQ>; rel="next"',
+  },
+  XNextCursor: {
+    description:
+      'Present while more items remain: the opaque cursor of the next page. Absent on the last page.',
+    schema: { type: 'string' },
+  },
+  Location: {
+    description: 'The referral link: the campaign URL with `rfa=<code>` added.',
+    required: true,
+    schema: { type: 'string', format: 'uri' },
+  },
+};
+
+const withRequestId = (headers: readonly ResponseHeader[] = []) =>
+  Object.fromEntries(
+    (['x-request-id', ...headers] as const).map((h) => [
+      h,
+      { $ref: `#/components/headers/${headerRefs[h]}` },
+    ]),
+  );
+
+/** Errors an operation can answer besides its own: auth, input parsing, size, throttling, crashes. */
+function commonErrors(route: RouteDefinition, meta: OperationMetadata): ErrorCode[] {
+  const codes: ErrorCode[] = [];
+  if (meta.body) codes.push('invalid_json', 'validation_failed', 'unsupported_media_type');
+  if (meta.query) codes.push('validation_failed');
+  if (meta.query?.required?.length) codes.push('missing_parameter');
+  if (route.auth) codes.push('unauthorized');
+  // Any request can be too large: the body past 32 KiB, or the request line and headers past the
+  // server's limit before any handler runs.
+  codes.push('payload_too_large', 'rate_limited', 'internal_error');
+  return codes;
+}
+
+function errorExample(code: ErrorCode): JsonSchema {
+  const error: JsonSchema = { code, message: errorMeanings[code].example };
+  if (code === 'validation_failed') error.details = [{ field: 'campaign_id', message: 'must be a UUID' }];
+  if (code === 'missing_parameter') error.details = [{ field: 'id', message: 'is required' }];
+  return { summary: code, value: { error } };
+}
+
+/** Responses and examples shared between operations, collected while the paths are built. */
+interface SharedComponents {
+  responses: Record<string, JsonSchema>;
+  examples: Record<string, JsonSchema>;
+}
+
+/**
+ * One response per error status, its body narrowed to the codes this operation can give. A status
+ * with a single code is a shared `components.responses` entry named after the code.
+ */
+function errorResponses(
+  shared: SharedComponents,
+  codes: readonly ErrorCode[],
+  withBody = true,
+): Record<string, JsonSchema> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of new Set(codes)) {
+    const status = errorStatus[code];
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  const out: Record<string, JsonSchema> = {};
+  for (const [status, list] of [...byStatus].sort(([a], [b]) => a - b)) {
+    const response: JsonSchema = {
+      description: list.map((code) => `\`${code}\`: ${errorMeanings[code].when}`).join('\n\n'),
+      headers: withRequestId(),
+    };
+    if (!withBody) {
+      out[String(status)] = response;
+      continue;
+    }
+    for (const code of list) shared.examples[code] ??= errorExample(code);
+    response.content = {
+      [JSON_MEDIA]: {
+        schema: {
+          allOf: [registry.use(ErrorResponse)],
+          type: 'object',
+          properties: { error: { type: 'object', properties: { code: { type: 'string', enum: list } } } },
+        },
+        examples: Object.fromEntries(list.map((code) => [code, { $ref: `#/components/examples/${code}` }])),
+      },
+    };
+    const [only] = list;
+    if (list.length === 1 && only) {
+      shared.responses[only] ??= response;
+      out[String(status)] = { $ref: `#/components/responses/${only}` };
+    } else out[String(status)] = response;
+  }
+  return out;
+}
+
+function pathParameters(route: RouteDefinition, meta: OperationMetadata): JsonSchema[] {
+  const names = [...route.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] as string);
+  const declared = Object.keys(meta.path ?? {});
+  if (names.length !== declared.length || names.some((name) => !declared.includes(name))) {
+    throw new Error(`Route ${route.name}: path parameters ${names} but metadata for ${declared}`);
+  }
+  return names.map((name) => parameter(name, 'path', meta.path?.[name] as TSchema, true));
+}
+
+function queryParameters(query: TObject | undefined): JsonSchema[] {
+  if (!query) return [];
+  const required = new Set(query.required ?? []);
+  return Object.entries(query.properties).map(([name, schema]) =>
+    parameter(name, 'query', schema, required.has(name)),
+  );
+}
+
+function parameter(name: string, location: 'path' | 'query', schema: TSchema, required: boolean): JsonSchema {
+  return {
+    name,
+    in: location,
+    required,
+    ...(typeof schema.description === 'string' ? { description: schema.description } : {}),
+    schema: registry.use(schema),
+  };
+}
+
+function successResponse(meta: OperationMetadata, withBody = true): JsonSchema {
+  const { success } = meta;
+  const media = success.media ?? [JSON_MEDIA];
+  return {
+    description: success.description,
+    headers: withRequestId(success.headers),
+    ...(success.schema && withBody
+      ? {
+          content: Object.fromEntries(
+            media.map((type) => [type, { schema: registry.use(success.schema as TSchema) }]),
+          ),
+        }
+      : {}),
+  };
+}
+
+function operation(shared: SharedComponents, route: RouteDefinition, meta: OperationMetadata): JsonSchema {
+  const errors = [...commonErrors(route, meta), ...(meta.errors ?? [])];
+  return {
+    operationId: route.name,
+    summary: route.summary,
+    description: meta.description,
+    tags: [meta.tag],
+    ...(route.auth ? {} : { security: [] }),
+    parameters: [...pathParameters(route, meta), ...queryParameters(meta.query)],
+    ...(meta.body
+      ? {
+          requestBody: {
+            required: !meta.bodyOptional,
+            content: { [JSON_MEDIA]: { schema: registry.use(meta.body) } },
+          },
+        }
+      : {}),
+    responses: { [String(meta.success.status)]: successResponse(meta), ...errorResponses(shared, errors) },
+  };
+}
+
+/** The `HEAD` twin of a GET row: the same answer without a body. */
+function headOperation(
+  shared: SharedComponents,
+  route: RouteDefinition,
+  meta: OperationMetadata,
+): JsonSchema {
+  const errors = [...commonErrors(route, meta), ...(meta.errors ?? [])];
+  return {
+    operationId: `${route.name}Head`,
+    summary: `${route.summary} (HEAD: never recorded)`,
+    description: `The same as \`GET ${route.path}\` without a body; a \`HEAD\` request is never recorded.`,
+    tags: [meta.tag],
+    ...(route.auth ? {} : { security: [] }),
+    parameters: [...pathParameters(route, meta), ...queryParameters(meta.query)],
+    responses: {
+      [String(meta.success.status)]: successResponse(meta, false),
+      ...errorResponses(shared, errors, false),
+    },
+  };
+}
+
+function webhooks(): Record<string, JsonSchema> {
+  const header = (name: string, description: string, example: string) => ({
+    name,
+    in: 'header',
+    required: true,
+    description,
+    schema: { type: 'string' },
+    example,
+  });
+  const parameters = [
+    header(
+      'webhook-id',
+      'Id of the event, the same on every retry: use it to drop duplicates.',
+      'evt_action_1042',
+    ),
+    header('webhook-timestamp', 'Unix time (seconds) of this attempt.', '1795356309'),
+    header(
+      'webhook-signature',
+      "Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the campaign's `webhook_secret` after `whsec_`.",
+      'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=',
+    ),
+  ];
+  return Object.fromEntries(
+    webhookEvents.map(({ type, schema, summary }) => [
+      type,
+      {
+        post: {
+          operationId: type === 'action.created' ? 'ActionCreatedWebhook' : 'ReferredUserCreatedWebhook',
+          summary,
+          description: `${schema.description} Sent as a signed \`POST\` to the campaign's \`webhook_url\`; verify it with any Standard Webhooks library (e.g. the \`standardwebhooks\` npm package) and the campaign's \`webhook_secret\`. Delivery is at least once, in no particular order.`,
+          tags: ['Webhooks'],
+          security: [],
+          parameters,
+          requestBody: { required: true, content: { [JSON_MEDIA]: { schema: registry.use(schema) } } },
+          responses: {
+            '2XX': { description: 'Delivered. Only a 2xx answer counts as delivered.' },
+            '410': { description: 'Gone: the event is not sent again.' },
+            default: {
+              description:
+                'Any other answer, a timeout (15 s) or a connection error is a failure: the event is retried with backoff for about 3 days. Redirects are not followed.',
+            },
+          },
+        },
+      },
+    ]),
+  );
+}
+
+function errorTable(): string {
+  const rows = (Object.keys(errorStatus) as ErrorCode[]).map(
+    (code) => `| ${errorStatus[code]} | \`${code}\` | ${errorMeanings[code].when.replace(/\|/g, '\\|')} |`,
+  );
+  return ['| status | code | when |', '|---|---|---|', ...rows].join('\n');
+}
+
+const overview = `Campaigns, referral links, referred users and actions, with signed webhooks.
+
+## Authentication
+Every \`/api/v1\` request except \`GET /api/v1/openapi.json\` carries the \`api-key\` header. A missing, unknown or revoked key is 401 \`unauthorized\`. A resource of another account answers exactly like one that does not exist (404).
+
+## Conventions
+- Requests and responses are JSON. A request with a body must send \`Content-Type: application/json\` (415 otherwise) and at most ${MAX_BODY_BYTES / 1024} KiB (413). Unknown fields are rejected (400 \`validation_failed\`).
+- Every \`created_at\` is UTC in the form \`YYYY-MM-DD_HH-MM-SS\`.
+- Every response carries \`x-request-id\`.
+- Lists return a plain JSON array, oldest first, \`limit\` (1–1000) items at most (${DEFAULT_LIMIT} by default). While more items remain, the response has a \`Link: <…>; rel="next"\` header and \`x-next-cursor\`; pass that cursor as \`cursor\` to get the next page.
+
+## Errors
+Every 4xx and 5xx body is \`{ "error": { "code", "message", "details"? } }\`; \`details\` lists the offending fields of a validation error.
+
+${errorTable()}
+`;
+
+/** Build the document for a route table (the real one unless a test passes another). */
+export function buildOpenApiDocument(
+  table: readonly RouteDefinition[] = routeTable,
+  metadata: Readonly<Record<string, OperationMetadata>> = operationTable,
+): OpenApiDocument {
+  const paths: Record<string, Record<string, JsonSchema>> = {};
+  const shared: SharedComponents = { responses: {}, examples: {} };
+  for (const route of table) {
+    const meta = metadata[route.name];
+    if (!meta) throw new Error(`Route ${route.name} has no OpenAPI metadata in lib/openapi/operations.ts`);
+    paths[route.path] ??= {};
+    const item = paths[route.path] as Record<string, JsonSchema>;
+    item[route.method.toLowerCase()] = operation(shared, route, meta);
+    if (route.head) item.head = headOperation(shared, route, meta);
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Referral tracking API',
+      version: '1.0.0',
+      description: overview,
+    },
+    servers: [{ url: '/', description: 'The deployment serving this document' }],
+    security: [{ [SECURITY_SCHEME]: [] }],
+    tags: [
+      {
+        name: tags.campaigns,
+        description: 'A campaign owns referral links; its URL is the base of every link.',
+      },
+      { name: tags.links, description: 'Referral links and their counters.' },
+      { name: tags.referredUsers, description: 'Users who signed up through a referral link.' },
+      { name: tags.actions, description: 'Anything recorded against a link: visits, purchases, sign-ins…' },
+      { name: tags.redirect, description: 'The public short link that visitors follow.' },
+      { name: tags.meta, description: 'This document and the reference page.' },
+      { name: 'Webhooks', description: "Events sent to the campaign's `webhook_url`." },
+    ],
+    paths,
+    webhooks: webhooks(),
+    components: {
+      schemas: registry.components(),
+      responses: shared.responses,
+      headers: headerComponents,
+      examples: shared.examples,
+      securitySchemes: {
+        [SECURITY_SCHEME]: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'api-key',
+          description: 'The key issued for your account (`npm run api-key -- create`).',
+        },
+      },
+    },
+  };
+}
+
+/** The document of this deployment, built once per cold start. */
+export const openApiDocument: OpenApiDocument = buildOpenApiDocument();

@@ -1,0 +1,74 @@
+/**
+ * What each error code of the contract means, for the document's descriptions and examples. The
+ * codes and their statuses come from `lib/domain/errors.ts`; a code added there without a line here
+ * fails the type check.
+ */
+import type { ErrorCode } from '../domain/errors.ts';
+
+export const errorMeanings: Record<ErrorCode, { when: string; example: string }> = {
+  invalid_json: {
+    when: 'The body is not parseable JSON, or not a JSON object.',
+    example: 'The request body is not valid JSON.',
+  },
+  validation_failed: {
+    when: 'A field or parameter is missing, of the wrong type, too long, malformed (including a malformed UUID) or unknown; `details` names each one.',
+    example: 'The request is not valid.',
+  },
+  missing_parameter: {
+    when: 'A required query parameter is absent.',
+    example: 'Missing required query parameter: id.',
+  },
+  url_immutable: {
+    when: 'The body of `PATCH /api/v1/campaign` contains `url`.',
+    example: 'The url of a campaign cannot be changed.',
+  },
+  unauthorized: {
+    when: 'The `api-key` header is missing, unknown or revoked (the same body in all three cases).',
+    example: 'A valid api-key header is required.',
+  },
+  campaign_not_found: {
+    when: 'No campaign with this id exists for the caller (a campaign of another tenant is not found either).',
+    example: 'No campaign with id 3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a.',
+  },
+  referral_link_not_found: {
+    when: 'No referral link with this id or code exists for the caller.',
+    example: 'No referral link with code ABC623KC.',
+  },
+  referred_user_not_found: {
+    when: 'No referred user with this id exists in the campaign.',
+    example: 'No referred user user-42 in this campaign.',
+  },
+  route_not_found: { when: 'No route matches the path.', example: 'No route matches this path.' },
+  method_not_allowed: {
+    when: 'The path exists but not with this method; the `allow` header lists the methods.',
+    example: 'Method PUT is not allowed here.',
+  },
+  referral_code_taken: {
+    when: 'The custom `referral_code` is already in use.',
+    example: 'The referral code ABC623KC is already taken.',
+  },
+  referred_user_exists: {
+    when: 'The `referred_user_id` already exists in that campaign.',
+    example: 'The referred user user-42 already exists in this campaign.',
+  },
+  payload_too_large: {
+    when: 'The body is over 32 KiB, or the request line and headers are too large.',
+    example: 'The request body must be at most 32768 bytes.',
+  },
+  unsupported_media_type: {
+    when: 'A body was sent without a JSON content type.',
+    example: 'A request body must be sent with Content-Type: application/json.',
+  },
+  self_referral: {
+    when: "The `referred_user_id` equals the link's `referrer_id`.",
+    example: 'A referrer cannot refer themselves.',
+  },
+  rate_limited: {
+    when: 'Too many requests: throttled by the deployed stage.',
+    example: 'Too many requests.',
+  },
+  internal_error: {
+    when: 'Anything unexpected; the message is generic and nothing internal is exposed.',
+    example: 'An unexpected error occurred.',
+  },
+};

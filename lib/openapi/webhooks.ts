@@ -1,0 +1,42 @@
+/**
+ * The webhook payloads: `{ type, timestamp, campaign_id, data }` as `lib/webhooks/events.ts` defines
+ * the body, with `data` the same Action or ReferredUser schema the API responds with.
+ */
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { Action, ReferredUser } from '../domain/link-schemas.ts';
+import { Uuid } from '../domain/schemas.ts';
+import type { WebhookBody, WebhookEventType } from '../webhooks/events.ts';
+
+function event<T extends WebhookEventType, D extends TSchema>(type: T, data: D, description: string) {
+  return Type.Object(
+    {
+      type: Type.Literal(type),
+      timestamp: Type.String({ format: 'date-time', description: 'When the event happened (ISO-8601, UTC)' }),
+      campaign_id: Uuid,
+      data,
+    },
+    { additionalProperties: false, description },
+  );
+}
+
+export const ActionCreatedEvent = event(
+  'action.created',
+  Action,
+  'Sent for every action, visits included; `data` is the action.',
+);
+export const ReferredUserCreatedEvent = event(
+  'referred_user.created',
+  ReferredUser,
+  'Sent for every signup; `data` is the referred user.',
+);
+
+/** Fails the type check when the payload schemas stop matching the body the delivery code sends. */
+type Assert<T extends true> = T;
+export type PayloadsMatchWebhookBody = Assert<
+  Static<typeof ActionCreatedEvent | typeof ReferredUserCreatedEvent> extends WebhookBody ? true : false
+>;
+
+export const webhookEvents = [
+  { type: 'action.created', schema: ActionCreatedEvent, summary: 'An action was recorded' },
+  { type: 'referred_user.created', schema: ReferredUserCreatedEvent, summary: 'A referred user signed up' },
+] as const satisfies ReadonlyArray<{ type: WebhookEventType; schema: TSchema; summary: string }>;
