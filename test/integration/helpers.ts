@@ -4,6 +4,7 @@ import { Value } from '@sinclair/typebox/value';
 import { inject } from 'vitest';
 import { createDocumentClient } from '../../lib/db/client-config.ts';
 import { ErrorResponse } from '../../lib/domain/schemas.ts';
+import { ResponseValidator } from '../../lib/openapi/response-validator.ts';
 import { TENANT_A, TENANT_B } from './global-setup.ts';
 
 export { TENANT_A, TENANT_B };
@@ -16,7 +17,13 @@ export interface ApiResponse<T = unknown> {
   text: string;
 }
 
-/** A request to the local gateway; JSON in and out, raw text kept for empty-body checks. */
+let documentValidator: ResponseValidator | undefined;
+
+/**
+ * A request to the local gateway; JSON in and out, raw text kept for empty-body checks. Every
+ * response is checked against the OpenAPI document (status, required headers, media type, body
+ * schema) and a mismatch throws, so a handler that drifts from the document fails the test.
+ */
 export async function api<T = any>(
   method: string,
   path: string,
@@ -39,6 +46,8 @@ export async function api<T = any>(
   } catch {
     // not JSON; keep the text
   }
+  documentValidator ??= new ResponseValidator();
+  documentValidator.check({ method, path, status: res.status, headers: res.headers, text });
   return { status: res.status, headers: res.headers, body: parsed as T, text };
 }
 
