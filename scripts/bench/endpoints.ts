@@ -20,6 +20,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { apiKeyItemKey, hashApiKey } from '../../lib/auth/api-keys.ts';
 import { keys } from '../../lib/db/keys.ts';
+import { newLinkItem } from '../../lib/db/link-item.ts';
 import { formatTimestamp } from '../../lib/domain/time.ts';
 import { routes } from '../../lib/routes.ts';
 import type { BenchEnvironment } from './environment.ts';
@@ -204,11 +205,12 @@ async function putCampaigns(env: BenchEnvironment, n: number): Promise<string[]>
 export async function batchPut(
   db: DynamoDBDocumentClient,
   tableName: string,
-  items: Record<string, unknown>[],
+  items: readonly object[],
   parallel = 8,
 ): Promise<void> {
   const batches: Record<string, unknown>[][] = [];
-  for (let i = 0; i < items.length; i += 25) batches.push(items.slice(i, i + 25));
+  for (let i = 0; i < items.length; i += 25)
+    batches.push(items.slice(i, i + 25) as Record<string, unknown>[]);
   let next = 0;
   const worker = async () => {
     for (let b = next++; b < batches.length; b = next++) {
@@ -421,34 +423,20 @@ export function endpointCases(env: BenchEnvironment, f: Fixtures): EndpointCase[
             ExpressionAttributeNames: { '#url': 'url' },
           }),
         );
-        const id = floorLinkId();
-        const now = new Date();
-        const code = `FL${uid()}`.slice(0, 32);
-        const order = keys.linkOrder(now.getTime(), id);
+        const item = newLinkItem({
+          tenant,
+          campaignId: fc.id,
+          campaignUrl: fc.url,
+          id: floorLinkId(),
+          code: `FL${uid()}`.slice(0, 32),
+          referrerId: 'referrer-floor',
+          now: new Date(),
+        });
         await transact([
           {
             Put: {
               TableName: T,
-              Item: {
-                ...keys.link(code),
-                type: 'link',
-                tenant,
-                id,
-                created_at: formatTimestamp(now),
-                created_ms: now.getTime(),
-                referral_code: code,
-                campaign_id: fc.id,
-                campaign_url: fc.url,
-                referrer_id: 'referrer-floor',
-                total_clicks: 0,
-                total_referrals: 0,
-                GSI1PK: keys.linkById(id),
-                GSI1SK: 'LINK',
-                GSI2PK: keys.campaignLinks(tenant, fc.id),
-                GSI2SK: order,
-                GSI3PK: keys.referrerLinks(tenant, fc.id, 'referrer-floor'),
-                GSI3SK: order,
-              },
+              Item: item,
               ConditionExpression: 'attribute_not_exists(PK)',
             },
           },

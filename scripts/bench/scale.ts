@@ -14,7 +14,7 @@ import { BatchGetCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-s
 import { apiKeyItemKey, hashApiKey } from '../../lib/auth/api-keys.ts';
 import { encodeCursor } from '../../lib/db/cursor.ts';
 import { keys } from '../../lib/db/keys.ts';
-import { formatTimestamp } from '../../lib/domain/time.ts';
+import { newLinkItem } from '../../lib/db/link-item.ts';
 import { projectRoot } from './bundles.ts';
 import { batchPut } from './endpoints.ts';
 import type { BenchEnvironment } from './environment.ts';
@@ -85,30 +85,16 @@ export async function measureScale(
     return `S${runTag}${s}`;
   };
   const sortKeyOf = (i: number) => keys.linkOrder(baseMs + i, firstId + i);
-  const itemOf = (i: number) => {
-    const id = firstId + i;
-    const created = new Date(baseMs + i);
-    const code = codeOf(i);
-    const order = sortKeyOf(i);
-    return {
-      ...keys.link(code),
-      type: 'link',
+  const itemOf = (i: number) =>
+    newLinkItem({
       tenant,
-      id,
-      created_at: formatTimestamp(created),
-      created_ms: created.getTime(),
-      referral_code: code,
-      campaign_id: campaignId,
-      campaign_url: campaign.url,
-      referrer_id: null,
-      total_clicks: 0,
-      total_referrals: 0,
-      GSI1PK: keys.linkById(id),
-      GSI1SK: 'LINK',
-      GSI2PK: keys.campaignLinks(tenant, campaignId),
-      GSI2SK: order,
-    };
-  };
+      campaignId,
+      campaignUrl: campaign.url,
+      id: firstId + i,
+      code: codeOf(i),
+      referrerId: null,
+      now: new Date(baseMs + i),
+    });
   const loadStart = performance.now();
   const CHUNK = 5_000;
   for (let i = 0; i < n; i += CHUNK) {
