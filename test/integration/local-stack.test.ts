@@ -1,7 +1,7 @@
 /**
- * `npm start` as a user runs it: a child process of `scripts/start.ts` with its own port and data
- * directory, started with the project's tsx (what `npx tsx` resolves to, without npm's wrapper
- * shell, which does not forward SIGTERM). Each start runs a JVM, so there are only three of them.
+ * `npm start` as a user runs it: `node --import tsx scripts/start.ts` (the script's command) as a
+ * child process with its own port and data directory, without npm in between, so a signal goes
+ * to exactly that process. Each start runs a JVM, so there are only three of them.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -13,7 +13,6 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../lib/local/ports.ts';
 
 const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
-const TSX = join(ROOT, 'node_modules', '.bin', 'tsx');
 const START_TIMEOUT = 90_000;
 
 /** Settings the integration run's own stack put into this process's environment. */
@@ -46,7 +45,7 @@ function start(env: Record<string, string>): Started {
   for (const name of STACK_ENV) delete childEnv[name];
   Object.assign(childEnv, env);
   // Its own process group, so a Ctrl-C can be sent to the group the way a terminal does.
-  const child = spawn(TSX, ['scripts/start.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], {
     cwd: ROOT,
     env: childEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
