@@ -24,6 +24,7 @@ let documentValidator: ResponseValidator | undefined;
  * response is checked against the OpenAPI document (status, required headers, media type, body
  * schema) and a mismatch throws, so a handler that drifts from the document fails the test.
  */
+// biome-ignore lint/suspicious/noExplicitAny: tests read response fields without declaring a type per call
 export async function api<T = any>(
   method: string,
   path: string,
