@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { logger, REDACTED, redactSecrets } from '../../lib/http/logger.ts';
 import {
   BusinessMetric,
@@ -43,6 +43,11 @@ describe('logger: credentials are never written', () => {
   });
 
   it('applies to whole log lines, errors and child loggers included', async () => {
+    // The level may come from the environment (the integration run sets LOG_LEVEL=WARN); this
+    // test needs the info line written.
+    const level = logger.getLevelName();
+    logger.setLogLevel('INFO');
+    onTestFinished(() => logger.setLogLevel(level));
     const out = await stdoutOf(
       () => {
         logger.info('request', { headers: { 'api-key': API_KEY }, campaign: { webhook_secret: SECRET } });
