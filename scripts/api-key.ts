@@ -27,6 +27,8 @@ function fail(message: string): never {
 }
 
 async function main() {
+  // The SDK warns that its 2027 releases need Node 22; this project supports Node 20 and 22 today.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const { values, positionals } = parseArgs({
     allowPositionals: true,
     options: {
