@@ -129,3 +129,7 @@ export const Action = Type.Object(
 export type Action = Static<typeof Action>;
 
 export const ReferralLinkList = Type.Array(ReferralLink);
+
+/** Path parameters of the two list routes, validated by their handlers and documented as is. */
+export const CampaignLinksPath = Type.Object({ campaign_id: Uuid });
+export const ReferrerLinksPath = Type.Object({ campaign_id: Uuid, referrer_id: UserId });

@@ -8,6 +8,7 @@ import { type TObject, type TSchema, Type } from '@sinclair/typebox';
 import type { ErrorCode } from '../domain/errors.ts';
 import {
   Action,
+  CampaignLinksPath,
   CreateLinkActionBody,
   CreateLinkBody,
   CreateReferredUserBody,
@@ -18,14 +19,9 @@ import {
   ReferralLink,
   ReferralLinkList,
   ReferredUser,
+  ReferrerLinksPath,
 } from '../domain/link-schemas.ts';
-import {
-  Campaign,
-  CampaignIdQuery,
-  CreateCampaignBody,
-  UpdateCampaignBody,
-  Uuid,
-} from '../domain/schemas.ts';
+import { Campaign, CampaignIdQuery, CreateCampaignBody, UpdateCampaignBody } from '../domain/schemas.ts';
 import { DocsQuery } from './docs-query.ts';
 
 export const tags = {
@@ -73,9 +69,9 @@ export interface OperationMetadata {
   errors?: readonly ErrorCode[];
 }
 
-// Path parameters are validated in the list handlers with schemas built from these same constants.
-const campaignIdParam = Uuid;
-const referrerIdParam = CreateReferredUserBody.properties.referred_user_id;
+// The list handlers validate their path parameters with these very schemas.
+const campaignIdParam = CampaignLinksPath.properties.campaign_id;
+const referrerIdParam = ReferrerLinksPath.properties.referrer_id;
 const referralCodeParam = CreateLinkBody.properties.referral_code;
 
 const listHeaders = ['link', 'x-next-cursor'] as const;
