@@ -1,5 +1,5 @@
 import { createLinkAction } from '../../lib/db/actions.ts';
-import { campaignExists, findLinkByCode, linkNotFound, toLink } from '../../lib/db/links.ts';
+import { getLiveLink, linkNotFound, toLink } from '../../lib/db/links.ts';
 import { isBot } from '../../lib/domain/link-rules.ts';
 import { CODE_PATTERN } from '../../lib/domain/link-schemas.ts';
 import { httpHandler } from '../../lib/http/handler.ts';
@@ -20,9 +20,7 @@ export const handler = httpHandler({ auth: false }, async ({ event, path }) => {
   const referer = event.headers.referer;
   let location: string;
   if (event.requestContext.http.method === 'HEAD' || isBot(userAgent)) {
-    const link = await findLinkByCode(code);
-    if (!link || !(await campaignExists(link.tenant, link.campaign_id))) throw linkNotFound();
-    location = toLink(link).referral_link ?? '';
+    location = toLink(await getLiveLink({ code }, undefined)).referral_link ?? '';
   } else {
     const metadata: Record<string, string> = {};
     if (userAgent) metadata.user_agent = userAgent.slice(0, MAX_HEADER_CHARS);

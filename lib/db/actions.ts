@@ -88,10 +88,7 @@ export async function createLinkAction(
   target: { code: string } | { id: number },
   input: { actionType: string; metadata: Record<string, unknown> },
 ): Promise<Action> {
-  const link =
-    tenant === undefined && 'code' in target
-      ? await findLinkByCode(target.code)
-      : await findLink(target, tenant ?? '');
+  const link = await findLink(target, tenant);
   if (!link) throw linkNotFound();
   const result = await recordAction(link.tenant, link, input);
   if (typeof result === 'string') throw linkNotFound();

@@ -119,6 +119,19 @@ export async function updateCampaign(
   }
 }
 
+/** One strongly consistent key-only read: a deleted campaign hides its links at once. */
+export async function campaignExists(tenant: string, campaignId: string): Promise<boolean> {
+  const { Item } = await db.send(
+    new GetCommand({
+      TableName: tableName,
+      Key: keys.campaign(tenant, campaignId),
+      ConsistentRead: true,
+      ProjectionExpression: 'PK',
+    }),
+  );
+  return Item !== undefined;
+}
+
 /** One DeleteItem; the campaign's links and records are purged in the background. */
 export async function deleteCampaign(tenant: string, id: string): Promise<void> {
   try {

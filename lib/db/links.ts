@@ -2,6 +2,7 @@ import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { ApiError, campaignNotFound } from '../domain/errors.ts';
 import { generateReferralCode } from '../domain/link-rules.ts';
 import type { ReferralLink } from '../domain/link-schemas.ts';
+import { campaignExists } from './campaigns.ts';
 import { db, tableName } from './client.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { nextId } from './ids.ts';
@@ -37,12 +38,11 @@ export async function createLink(
   if (!campaign) throw campaignNotFound(input.campaignId);
   const id = await nextId('link');
   const now = new Date();
-  const campaignId = input.campaignId.toLowerCase();
   for (let attempt = 1; ; attempt++) {
     const code = input.customCode ?? generateReferralCode();
     const item = newLinkItem({
       tenant,
-      campaignId,
+      campaignId: input.campaignId,
       campaignUrl: String(campaign.url),
       id,
       code,
@@ -79,7 +79,7 @@ export async function findLinkByCode(code: string, tenant?: string): Promise<Lin
 }
 
 /** By id, through GSI1 (index reads are eventually consistent; ids are immutable, counters may lag). */
-export async function findLinkById(id: number, tenant: string): Promise<LinkItem | undefined> {
+export async function findLinkById(id: number, tenant: string | undefined): Promise<LinkItem | undefined> {
   const { Items } = await db.send(
     new QueryCommand({
       TableName: tableName,
@@ -93,29 +93,21 @@ export async function findLinkById(id: number, tenant: string): Promise<LinkItem
   return item && item.tenant === tenant ? item : undefined;
 }
 
-export async function findLink(target: { code: string } | { id: number }, tenant: string) {
+/**
+ * The link a request names. `tenant` undefined is the public redirect, which knows only a code
+ * (an id without a tenant never matches).
+ */
+export async function findLink(target: { code: string } | { id: number }, tenant: string | undefined) {
   return 'code' in target ? findLinkByCode(target.code, tenant) : findLinkById(target.id, tenant);
-}
-
-export async function campaignExists(tenant: string, campaignId: string): Promise<boolean> {
-  const { Item } = await db.send(
-    new GetCommand({
-      TableName: tableName,
-      Key: keys.campaign(tenant, campaignId),
-      ConsistentRead: true,
-      ProjectionExpression: 'PK',
-    }),
-  );
-  return Item !== undefined;
 }
 
 /** A link is visible only while its campaign exists: deletion hides everything at once. */
 export async function getLiveLink(
   target: { code: string } | { id: number },
-  tenant: string,
+  tenant: string | undefined,
 ): Promise<LinkItem> {
   const item = await findLink(target, tenant);
-  if (!item || !(await campaignExists(tenant, item.campaign_id))) throw linkNotFound();
+  if (!item || !(await campaignExists(item.tenant, item.campaign_id))) throw linkNotFound();
   return item;
 }
 

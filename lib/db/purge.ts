@@ -1,4 +1,5 @@
-import { BatchWriteCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { campaignExists } from './campaigns.ts';
 import { db, tableName } from './client.ts';
 import { keys } from './keys.ts';
 
@@ -47,13 +48,10 @@ export async function purgeCampaign(
   campaignId: string,
   deadline: number,
 ): Promise<{ deleted: number; done: boolean }> {
-  const { Item } = await db.send(
-    new GetCommand({ TableName: tableName, Key: keys.campaign(tenant, campaignId), ConsistentRead: true }),
-  );
-  if (Item) return { deleted: 0, done: true };
+  if (await campaignExists(tenant, campaignId)) return { deleted: 0, done: true };
 
   let deleted = 0;
-  const sources: Array<{ index?: string; pkName: string; pk: string; skip?: (sk: string) => boolean }> = [
+  const sources: Array<{ index?: string; pkName: string; pk: string }> = [
     { index: 'GSI2', pkName: 'GSI2PK', pk: keys.campaignLinks(tenant, campaignId) },
     { pkName: 'PK', pk: keys.campaign(tenant, campaignId).PK },
   ];

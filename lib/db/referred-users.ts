@@ -4,10 +4,11 @@ import type { ReferredUser } from '../domain/link-schemas.ts';
 import { formatTimestamp } from '../domain/time.ts';
 import { eventAttributes } from '../webhooks/events.ts';
 import { getItems } from './batch.ts';
+import { campaignExists } from './campaigns.ts';
 import { tableName } from './client.ts';
 import { nextId } from './ids.ts';
 import { keys } from './keys.ts';
-import { campaignExists, findLink, findLinkByCode, type LinkItem, linkNotFound, toLink } from './links.ts';
+import { findLink, findLinkByCode, type LinkItem, linkNotFound, toLink } from './links.ts';
 import { transactWrite } from './transactions.ts';
 
 /** The stored referred user: its own fields and its link's code; the link object is read live. */
