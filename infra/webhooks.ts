@@ -10,7 +10,7 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { DEFAULT_RETRY_DELAYS, maxAttempts } from '../lib/webhooks/schedule.ts';
-import { EVENT_RECORD_FILTER } from '../lib/webhooks/stream-filter.ts';
+import { STREAM_CONSUMER_FILTERS } from '../lib/webhooks/stream-filter.ts';
 import { serviceFunction } from './functions.ts';
 import type { Stage } from './stage.ts';
 
@@ -41,10 +41,11 @@ export const REDRIVE_MAX_RECEIVE_COUNT = maxAttempts(DEFAULT_RETRY_DELAYS) + 8;
 
 /**
  * Webhook delivery: table stream -> stream consumer -> webhook queue -> delivery function, with a
- * dead-letter queue and alarms.
+ * dead-letter queue and alarms. The stream consumer also writes the items of actions recorded on
+ * their link's item (see `lib/db/actions.ts`); their events then come back through the stream.
  *
- * Stream wiring: a small stream-consumer Lambda (event source mapping with a filter for INSERTs of
- * items with `event_type`) rather than an EventBridge Pipe. A Pipe's input template cannot
+ * Stream wiring: a small stream-consumer Lambda (event source mapping with filters for INSERTs of
+ * items with `event_type` and MODIFYs of links carrying `last_action`) rather than an EventBridge Pipe. A Pipe's input template cannot
  * unmarshall the nested DynamoDB JSON of `event_data`, so a Pipe would need an enrichment Lambda
  * anyway, or put DynamoDB JSON on the queue; the consumer instead runs the very transform the local
  * stack's stream poller runs (`lib/webhooks/stream.ts`), so the path tested locally is the one
@@ -108,15 +109,24 @@ export class Webhooks extends Construct {
     );
 
     this.streamConsumer = this.function('StreamConsumer', 'queue/enqueue-webhook-events', stage, {
+      TABLE_NAME: table.tableName,
       WEBHOOK_QUEUE_URL: this.queue.queueUrl,
     });
     this.queue.grantSendMessages(this.streamConsumer);
+    // Least privilege: writing an action item recorded on its link is one transaction of a
+    // conditional Put and a ConditionCheck of the campaign; no reads, updates or deletes.
+    this.streamConsumer.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['dynamodb:PutItem', 'dynamodb:ConditionCheckItem'],
+        resources: [table.tableArn],
+      }),
+    );
     this.streamConsumer.addEventSource(
       new DynamoEventSource(table, {
         // Not LATEST: events committed before the mapping existed are still delivered.
         startingPosition: lambda.StartingPosition.TRIM_HORIZON,
         batchSize: 100,
-        filters: [lambda.FilterCriteria.filter({ ...EVENT_RECORD_FILTER })],
+        filters: STREAM_CONSUMER_FILTERS.map((f) => lambda.FilterCriteria.filter({ ...f })),
         reportBatchItemFailures: true,
         bisectBatchOnError: true,
         maxRecordAge: Duration.hours(23),

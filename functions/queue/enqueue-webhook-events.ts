@@ -1,11 +1,18 @@
 /**
- * Table stream consumer: puts every committed event-bearing item on the webhook queue. The event
- * source mapping's filter (`EVENT_RECORD_FILTER`) passes only INSERTs of items with `event_type`;
- * failed sends are reported per record (`ReportBatchItemFailures`), so Lambda retries from the
- * first of them and no committed event is skipped. Duplicates from such retries are fine:
- * delivery is at-least-once and `webhook-id` is the receiver's dedupe key.
+ * Table stream consumer, for two kinds of records (the event source mapping's filters,
+ * `STREAM_CONSUMER_FILTERS`, pass nothing else):
+ *
+ * - INSERTs of event-bearing items: each event goes on the webhook queue;
+ * - MODIFYs of a link carrying the action that write recorded (`POST /action/referred_user`):
+ *   the action's own item is written, event included, and its INSERT comes back as the first kind.
+ *
+ * Failures are reported per record (`ReportBatchItemFailures`), so Lambda retries from the first
+ * of them and nothing committed is skipped. What such a retry repeats is harmless: action items
+ * are written only if absent, and delivery is at-least-once with `webhook-id` as the receiver's
+ * dedupe key.
  */
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import { materializeStreamRecords } from '../../lib/webhooks/link-actions.ts';
 import { createSqsClient, requiredEnv } from '../../lib/webhooks/sqs.ts';
 import { enqueueStreamRecords } from '../../lib/webhooks/stream.ts';
 
@@ -13,6 +20,10 @@ const sqs = createSqsClient();
 const queueUrl = requiredEnv('WEBHOOK_QUEUE_URL');
 
 export const handler = async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
-  const { failedSequenceNumbers } = await enqueueStreamRecords(event.Records, sqs, queueUrl);
-  return { batchItemFailures: failedSequenceNumbers.map((itemIdentifier) => ({ itemIdentifier })) };
+  const [actions, events] = await Promise.all([
+    materializeStreamRecords(event.Records),
+    enqueueStreamRecords(event.Records, sqs, queueUrl),
+  ]);
+  const failed = [...actions.failedSequenceNumbers, ...events.failedSequenceNumbers];
+  return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
 };

@@ -1,85 +1,72 @@
+/**
+ * Actions. Two write paths, one record shape:
+ *
+ * - On a link alone (endpoints 12 and 13): the link read, then one transaction that writes the
+ *   action item (with its `action.created` event), raises the link's `total_clicks` and checks
+ *   that the campaign still exists.
+ * - For a referred user (endpoint 5): the referred user and its campaign in one read, then one
+ *   UpdateItem of the link that raises `total_clicks`, stores the action on the link item
+ *   (`last_action`) and returns the new image. That single-item write is the commit: the counter
+ *   and the action cannot disagree, and the response's counters are the exact values after this
+ *   action. The link's stream record of that write then becomes the action item, event included
+ *   (`materializeLinkAction`, run by the stream consumer). This path exists for the round-trip
+ *   budget: the link's key is known only after the referred user is read, and a transaction
+ *   returns no values, so a transaction would need a third call to read the counters.
+ */
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { campaignNotFound } from '../domain/errors.ts';
 import type { Action } from '../domain/link-schemas.ts';
 import { formatTimestamp } from '../domain/time.ts';
 import { eventAttributes } from '../webhooks/events.ts';
 import { getItems } from './batch.ts';
-import { tableName } from './client.ts';
+import { db, tableName } from './client.ts';
 import { nextId } from './ids.ts';
 import { keys } from './keys.ts';
-import { findLink, findLinkByCode, type LinkItem, linkNotFound, toLink } from './links.ts';
+import { CLEAR_LAST_ACTION, type LinkAction } from './link-item.ts';
+import { findLink, type LinkItem, linkNotFound, toLink } from './links.ts';
 import { type ReferredUserItem, referredUserNotFound, toReferredUser } from './referred-users.ts';
 import { transactWrite } from './transactions.ts';
 
-/**
- * Record an action: one transaction writes the action (with its `action.created` event), raises
- * the link's `total_clicks`, and checks that the campaign (and the referred user, when there is
- * one) still exist. The link object in the result includes this action's increment.
- */
-async function recordAction(
-  tenant: string,
-  link: LinkItem,
-  input: { actionType: string; metadata: Record<string, unknown>; referredUser?: ReferredUserItem },
-): Promise<Action | 'campaign_gone' | 'referred_user_gone'> {
-  const id = await nextId('action');
-  const now = new Date();
-  const increments = { clicks: 1 };
-  const action: Action = {
-    id,
-    created_at: formatTimestamp(now),
-    action_type: input.actionType,
-    metadata: input.metadata,
-    referral_link: toLink(link, increments),
-    referred_user: input.referredUser ? toReferredUser(input.referredUser, link, increments) : null,
+/** The API object of an action on `link`, whose counters already include the action. */
+function toAction(link: LinkItem, action: LinkAction): Action {
+  return {
+    id: action.id,
+    created_at: formatTimestamp(new Date(action.at)),
+    action_type: action.action_type,
+    metadata: action.metadata,
+    referral_link: toLink(link),
+    referred_user: action.referred_user ? toReferredUser(action.referred_user, link) : null,
   };
-  const checks = [
-    {
-      ConditionCheck: {
-        TableName: tableName,
-        Key: keys.campaign(tenant, link.campaign_id),
-        ConditionExpression: 'attribute_exists(PK)',
-      },
+}
+
+/** The stored action item: the API object as its event's data, and the link it was recorded on. */
+function actionItem(link: LinkItem, action: LinkAction) {
+  const data = toAction(link, action);
+  return {
+    ...keys.action(link.tenant, link.campaign_id, action.id),
+    type: 'action',
+    link_code: link.referral_code,
+    ...eventAttributes('action.created', action.id, link.tenant, link.campaign_id, data, new Date(action.at)),
+  };
+}
+
+async function newAction(
+  actionType: string,
+  metadata: Record<string, unknown>,
+  referredUser: ReferredUserItem | null,
+): Promise<LinkAction> {
+  return {
+    id: await nextId('action'),
+    at: new Date().toISOString(),
+    action_type: actionType,
+    metadata,
+    referred_user: referredUser && {
+      id: referredUser.id,
+      created_at: referredUser.created_at,
+      referred_user_id: referredUser.referred_user_id,
     },
-    ...(input.referredUser
-      ? [
-          {
-            ConditionCheck: {
-              TableName: tableName,
-              Key: { PK: input.referredUser.PK, SK: input.referredUser.SK },
-              ConditionExpression: 'attribute_exists(PK)',
-            },
-          },
-        ]
-      : []),
-  ];
-  const result = await transactWrite([
-    {
-      Put: {
-        TableName: tableName,
-        Item: {
-          ...keys.action(tenant, link.campaign_id, id),
-          type: 'action',
-          link_code: link.referral_code,
-          ...eventAttributes('action.created', id, tenant, link.campaign_id, action, now),
-        },
-        ConditionExpression: 'attribute_not_exists(PK)',
-      },
-    },
-    {
-      Update: {
-        TableName: tableName,
-        Key: keys.link(link.referral_code),
-        UpdateExpression: 'ADD total_clicks :one',
-        ConditionExpression: 'attribute_exists(PK)',
-        ExpressionAttributeValues: { ':one': 1 },
-      },
-    },
-    ...checks,
-  ]);
-  if (result.ok) return action;
-  // The campaign (or its link) being gone wins over the referred user being gone.
-  return result.failed.has(3) && !result.failed.has(1) && !result.failed.has(2)
-    ? 'referred_user_gone'
-    : 'campaign_gone';
+  };
 }
 
 /** Endpoints 12 and 13: an action on a link alone (13 passes the tenant found on the link). */
@@ -90,20 +77,45 @@ export async function createLinkAction(
 ): Promise<Action> {
   const link = await findLink(target, tenant);
   if (!link) throw linkNotFound();
-  const result = await recordAction(link.tenant, link, input);
-  if (typeof result === 'string') throw linkNotFound();
-  return result;
+  const action = await newAction(input.actionType, input.metadata, null);
+  // The counters as of the read plus this action; the transaction makes the increment itself.
+  const counted = { ...link, total_clicks: link.total_clicks + 1 };
+  const item = actionItem(counted, action);
+  const result = await transactWrite([
+    { Put: { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(PK)' } },
+    {
+      Update: {
+        TableName: tableName,
+        Key: keys.link(link.referral_code),
+        UpdateExpression: `ADD total_clicks :one ${CLEAR_LAST_ACTION}`,
+        ConditionExpression: 'attribute_exists(PK)',
+        ExpressionAttributeValues: { ':one': 1 },
+      },
+    },
+    {
+      ConditionCheck: {
+        TableName: tableName,
+        Key: keys.campaign(link.tenant, link.campaign_id),
+        ConditionExpression: 'attribute_exists(PK)',
+      },
+    },
+  ]);
+  // A link or campaign that is gone: the campaign was deleted (links go only with it).
+  if (!result.ok) throw linkNotFound();
+  return item.event_data as Action;
 }
 
 /**
- * The link of a referred user never changes (a referred user is never moved or deleted on its
- * own), so a warm function remembers it and saves a read on later actions of the same user.
- * Correctness does not depend on it: the transaction re-checks that the record still exists.
+ * Endpoint 5: an action tied to a referred user of a campaign. Two round trips: one strongly
+ * consistent batch read of the referred user and the campaign (which also tells an unknown
+ * campaign from an unknown referred user), then the link's UpdateItem described above.
+ *
+ * The campaign is checked by the read, not inside the write. A campaign deleted between the two
+ * can still count this action on its link; nothing of that campaign is visible after its delete
+ * anyway, the link goes with the purge, and `materializeLinkAction` writes no action item (and so
+ * no event) for a campaign that no longer exists. The link is pinned by its id as well as its
+ * code, so a code freed by a purge and reused since can never be counted by mistake.
  */
-const referredUserCache = new Map<string, ReferredUserItem>();
-const REFERRED_USER_CACHE_SIZE = 10_000;
-
-/** Endpoint 5: an action tied to a referred user of a campaign. */
 export async function createReferredUserAction(
   tenant: string,
   input: {
@@ -113,28 +125,58 @@ export async function createReferredUserAction(
     metadata: Record<string, unknown>;
   },
 ): Promise<Action> {
-  const key = keys.referredUser(tenant, input.campaignId, input.referredUserId);
-  const cacheKey = `${key.PK}|${key.SK}`;
-  let record = referredUserCache.get(cacheKey);
-  if (!record) {
-    // One batch read tells apart an unknown campaign and an unknown referred user.
-    const [item, campaign] = await getItems([key, keys.campaign(tenant, input.campaignId)]);
-    if (!campaign) throw campaignNotFound(input.campaignId);
-    if (!item) throw referredUserNotFound();
-    record = item as unknown as ReferredUserItem;
+  const [item, campaign] = await getItems([
+    keys.referredUser(tenant, input.campaignId, input.referredUserId),
+    keys.campaign(tenant, input.campaignId),
+  ]);
+  if (!campaign) throw campaignNotFound(input.campaignId);
+  if (!item) throw referredUserNotFound();
+  const referredUser = item as unknown as ReferredUserItem;
+  const action = await newAction(input.actionType, input.metadata, referredUser);
+  try {
+    const { Attributes } = await db.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: keys.link(referredUser.link_code),
+        UpdateExpression: 'ADD total_clicks :one SET last_action = :action',
+        ConditionExpression: 'attribute_exists(PK) AND #id = :link',
+        ExpressionAttributeNames: { '#id': 'id' },
+        ExpressionAttributeValues: { ':one': 1, ':action': action, ':link': referredUser.link_id },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return toAction(Attributes as LinkItem, action);
+  } catch (err) {
+    if (err instanceof ConditionalCheckFailedException) throw campaignNotFound(input.campaignId);
+    throw err;
   }
-  const link = await findLinkByCode(record.link_code, tenant);
-  if (!link) throw campaignNotFound(input.campaignId);
-  const result = await recordAction(tenant, link, { ...input, referredUser: record });
-  if (result === 'campaign_gone') {
-    referredUserCache.delete(cacheKey);
-    throw campaignNotFound(input.campaignId);
-  }
-  if (result === 'referred_user_gone') {
-    referredUserCache.delete(cacheKey);
-    throw referredUserNotFound();
-  }
-  if (referredUserCache.size >= REFERRED_USER_CACHE_SIZE) referredUserCache.clear();
-  referredUserCache.set(cacheKey, record);
-  return result;
+}
+
+/**
+ * The stream side of endpoint 5: turn a link image that carries `last_action` into that action's
+ * item, with its `action.created` event (which the same stream then carries to the webhook queue,
+ * like every other event). Idempotent, so a redelivered stream record changes nothing; and never
+ * for a deleted campaign, so a purge cannot be outrun into an orphan item.
+ */
+export async function materializeLinkAction(
+  link: LinkItem & { last_action: LinkAction },
+): Promise<'written' | 'exists' | 'campaign_gone'> {
+  const result = await transactWrite([
+    {
+      Put: {
+        TableName: tableName,
+        Item: actionItem(link, link.last_action),
+        ConditionExpression: 'attribute_not_exists(PK)',
+      },
+    },
+    {
+      ConditionCheck: {
+        TableName: tableName,
+        Key: keys.campaign(link.tenant, link.campaign_id),
+        ConditionExpression: 'attribute_exists(PK)',
+      },
+    },
+  ]);
+  if (result.ok) return 'written';
+  return result.failed.has(1) ? 'campaign_gone' : 'exists';
 }

@@ -29,6 +29,28 @@ export interface LinkItem {
   GSI2SK: string;
   GSI3PK?: string;
   GSI3SK?: string;
+  /**
+   * The last action recorded through this item (`POST /action/referred_user`, see
+   * `lib/db/actions.ts`): the write that raised `total_clicks` carries it, so the item's stream
+   * record is that action's commit record. Every other write of the link removes it.
+   */
+  last_action?: LinkAction;
+}
+
+/**
+ * Every other write of a link item ends with this, so a stream record shows `last_action` only
+ * for the write that recorded it (a leftover one would only cost an idempotent no-op).
+ */
+export const CLEAR_LAST_ACTION = 'REMOVE last_action';
+
+/** An action as its link's item carries it: everything of the action but the link itself. */
+export interface LinkAction {
+  id: number;
+  /** ISO-8601 time of the action; `created_at` and the webhook's `timestamp` derive from it. */
+  at: string;
+  action_type: string;
+  metadata: Record<string, unknown>;
+  referred_user: { id: number; created_at: string; referred_user_id: string } | null;
 }
 
 export function toLink(

@@ -8,6 +8,7 @@ import { campaignExists } from './campaigns.ts';
 import { tableName } from './client.ts';
 import { nextId } from './ids.ts';
 import { keys } from './keys.ts';
+import { CLEAR_LAST_ACTION } from './link-item.ts';
 import { findLink, findLinkByCode, type LinkItem, linkNotFound, toLink } from './links.ts';
 import { transactWrite } from './transactions.ts';
 
@@ -28,7 +29,11 @@ export interface ReferredUserItem {
 export const referredUserNotFound = () =>
   new ApiError('referred_user_not_found', 'No such referred user in this campaign.');
 
-export function toReferredUser(item: ReferredUserItem, link: LinkItem, increments = {}): ReferredUser {
+export function toReferredUser(
+  item: Pick<ReferredUserItem, 'id' | 'created_at' | 'referred_user_id'>,
+  link: LinkItem,
+  increments = {},
+): ReferredUser {
   return {
     id: item.id,
     created_at: item.created_at,
@@ -83,7 +88,7 @@ export async function createReferredUser(
       Update: {
         TableName: tableName,
         Key: keys.link(link.referral_code),
-        UpdateExpression: 'ADD total_referrals :one',
+        UpdateExpression: `ADD total_referrals :one ${CLEAR_LAST_ACTION}`,
         ConditionExpression: 'attribute_exists(PK)',
         ExpressionAttributeValues: { ':one': 1 },
       },

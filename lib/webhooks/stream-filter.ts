@@ -1,10 +1,26 @@
 /**
- * Which table stream records are webhook events: INSERTs of items that carry `event_type` (see
- * `events.ts`). Plain data, shared by the CDK construct (the event source mapping's filter, so
- * other writes never even invoke the consumer) and by the code path (`isEventRecord`), which
- * the local stream poller runs because DynamoDB Local has no filtering.
+ * Which table stream records the webhook stream consumer handles. Two kinds (a record passes if
+ * it matches either filter); both are plain data, shared by the CDK construct (the event source
+ * mapping's filters, so other writes never even invoke the consumer) and by the code path
+ * (`isEventRecord`, `isLinkActionRecord`), which the local stream poller runs because DynamoDB
+ * Local has no filtering.
+ *
+ * Webhook events: INSERTs of items that carry `event_type` (see `events.ts`).
  */
 export const EVENT_RECORD_FILTER = {
   eventName: ['INSERT'],
   dynamodb: { NewImage: { event_type: { S: [{ exists: true }] } } },
 } as const;
+
+/**
+ * Actions recorded on their link's item (`POST /action/referred_user`): MODIFYs of a link whose
+ * new image carries `last_action` (see `lib/db/actions.ts`), which the consumer turns into the
+ * action's own event-bearing item.
+ */
+export const LINK_ACTION_RECORD_FILTER = {
+  eventName: ['MODIFY'],
+  dynamodb: { NewImage: { last_action: { M: { id: { N: [{ exists: true }] } } } } },
+} as const;
+
+/** The event source mapping's filters, in the order the consumer handles them. */
+export const STREAM_CONSUMER_FILTERS = [EVENT_RECORD_FILTER, LINK_ACTION_RECORD_FILTER] as const;

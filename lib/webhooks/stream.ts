@@ -1,6 +1,7 @@
 /**
  * Table stream -> webhook queue: one transform shared by the AWS stream consumer
- * (`functions/queue/enqueue-webhook-events.ts`) and the local stream poller.
+ * (`functions/queue/enqueue-webhook-events.ts`) and the local stream poller. The same consumer
+ * writes the items of actions recorded on their link's item (`link-actions.ts`).
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
@@ -59,8 +60,14 @@ export function messageFromStreamRecord(record: StreamRecordLike): WebhookMessag
   } as WebhookMessage;
 }
 
+/** Same predicate as `LINK_ACTION_RECORD_FILTER`: a MODIFY of a link that carries `last_action`. */
+export function isLinkActionRecord(record: StreamRecordLike): boolean {
+  const action = record.dynamodb?.NewImage?.last_action as { M?: { id?: { N?: unknown } } } | undefined;
+  return record.eventName === 'MODIFY' && typeof action?.M?.id?.N === 'string';
+}
+
 /** Numbers as JS numbers, except integers beyond 2^53, kept exact as strings (never a throw). */
-function safeNumber(text: string): number | string {
+export function safeNumber(text: string): number | string {
   const n = Number(text);
   return Number.isInteger(n) && !Number.isSafeInteger(n) ? text : n;
 }

@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { ESM_REQUIRE_BANNER, projectRoot } from '../../infra/functions.ts';
 import { ReferralTable } from '../../infra/table.ts';
 import { Webhooks } from '../../infra/webhooks.ts';
-import { EVENT_RECORD_FILTER } from '../../lib/webhooks/stream-filter.ts';
+import { STREAM_CONSUMER_FILTERS } from '../../lib/webhooks/stream-filter.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: CloudFormation properties are free-form JSON.
 type Resources = Record<string, { Type: string; Properties: Record<string, any> }>;
@@ -128,12 +128,12 @@ describe('Webhooks construct', () => {
     expect(visibility).toBeGreaterThanOrEqual(6 * timeout);
   });
 
-  it('feeds the queue from the table stream: INSERTs of event items only, nothing skipped', () => {
+  it('feeds the consumer from the table stream: event INSERTs and link actions only, nothing skipped', () => {
     s.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       EventSourceArn: { 'Fn::GetAtt': [s.id(s.table), 'StreamArn'] },
       FunctionName: { Ref: s.id(s.webhooks.streamConsumer) },
       StartingPosition: 'TRIM_HORIZON',
-      FilterCriteria: { Filters: [{ Pattern: JSON.stringify(EVENT_RECORD_FILTER) }] },
+      FilterCriteria: { Filters: STREAM_CONSUMER_FILTERS.map((f) => ({ Pattern: JSON.stringify(f) })) },
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       BisectBatchOnFunctionError: true,
       MaximumRecordAgeInSeconds: Match.anyValue(),
@@ -141,13 +141,16 @@ describe('Webhooks construct', () => {
         OnFailure: { Destination: { 'Fn::GetAtt': [s.id(s.webhooks.streamFailureQueue), 'Arn'] } },
       },
     });
-    const pattern = JSON.parse(JSON.stringify(EVENT_RECORD_FILTER));
-    expect(pattern).toEqual({
-      eventName: ['INSERT'],
-      dynamodb: { NewImage: { event_type: { S: [{ exists: true }] } } },
-    });
+    expect(JSON.parse(JSON.stringify(STREAM_CONSUMER_FILTERS))).toEqual([
+      { eventName: ['INSERT'], dynamodb: { NewImage: { event_type: { S: [{ exists: true }] } } } },
+      {
+        eventName: ['MODIFY'],
+        dynamodb: { NewImage: { last_action: { M: { id: { N: [{ exists: true }] } } } } },
+      },
+    ]);
     const consumer = s.resources[s.id(s.webhooks.streamConsumer)]!.Properties;
     expect(consumer.Environment.Variables.WEBHOOK_QUEUE_URL).toEqual({ Ref: s.id(s.webhooks.queue) });
+    expect(consumer.Environment.Variables.TABLE_NAME).toEqual({ Ref: s.id(s.table) });
   });
 
   /** Every Allow statement of the function's role, flattened to [action, resource] pairs. */
@@ -182,12 +185,25 @@ describe('Webhooks construct', () => {
     expect(perms.filter(([a]) => a === 'sqs:SendMessage').map(([, r]) => r)).toEqual([dlqArn]);
   });
 
-  it('gives the stream consumer the stream and queue send, and no table items', () => {
+  it('gives the stream consumer the stream, queue send, and only conditional puts on the table', () => {
     const perms = permissions(s.webhooks.streamConsumer);
     const queueArn = JSON.stringify({ 'Fn::GetAtt': [s.id(s.webhooks.queue), 'Arn'] });
+    const tableArn = JSON.stringify({ 'Fn::GetAtt': [s.id(s.table), 'Arn'] });
     expect(perms).toContainEqual(['sqs:SendMessage', queueArn]);
     expect(perms.some(([a]) => a === 'dynamodb:GetRecords')).toBe(true);
-    for (const item of ['GetItem', 'Query', 'Scan', 'PutItem', 'UpdateItem', 'DeleteItem']) {
+    // An action item is one transaction: a conditional Put and a ConditionCheck of the campaign.
+    expect(perms).toContainEqual(['dynamodb:PutItem', tableArn]);
+    expect(perms).toContainEqual(['dynamodb:ConditionCheckItem', tableArn]);
+    expect(perms.filter(([a]) => a === 'dynamodb:PutItem').map(([, r]) => r)).toEqual([tableArn]);
+    for (const item of [
+      'GetItem',
+      'BatchGetItem',
+      'Query',
+      'Scan',
+      'UpdateItem',
+      'DeleteItem',
+      'BatchWriteItem',
+    ]) {
       expect(perms.some(([a]) => a === `dynamodb:${item}`)).toBe(false);
     }
   });

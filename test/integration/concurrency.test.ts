@@ -18,6 +18,7 @@ import {
   fetchLink,
   type LinkBody,
   type ReferredUserBody,
+  settledActionItems,
   TENANT_A,
 } from './helpers.ts';
 
@@ -155,11 +156,36 @@ describe('concurrency', () => {
     expect(after.total_referrals).toBe(15);
   });
 
+  it('60 simultaneous actions of one referred user: each response shows the exact count after it', async () => {
+    const link = await createLink(campaignId, { referrer_id: 'exact-referrer' });
+    await createReferredUser(link.referral_code, 'exact-user');
+    const responses = await Promise.all(
+      Array.from({ length: 60 }, (_, i) =>
+        api<ActionBody>('POST', '/api/v1/action/referred_user', {
+          body: { campaign_id: campaignId, action_type: `tap-${i}`, referred_user_id: 'exact-user' },
+        }),
+      ),
+    );
+    expect(responses.map((r) => r.status)).toEqual(Array(60).fill(201));
+    // The write returns the link as it committed: sixty different counts, 1 to 60, none repeated
+    // or skipped, and the nested referred user's link agrees with the action's.
+    const counts = responses.map((r) => r.body.referral_link.total_clicks).sort((a, b) => a - b);
+    expect(counts).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
+    for (const r of responses) expect(r.body.referred_user?.referral_link).toEqual(r.body.referral_link);
+    expect((await fetchLink(link.id)).total_clicks).toBe(60);
+    const items = await settledActionItems(TENANT_A.tenant, campaignId, [link.referral_code]);
+    expect(items.filter((i) => i.link_code === link.referral_code)).toHaveLength(60);
+  });
+
   it("counters equal the campaign's action and referred-user items", async () => {
     const listed = await api<LinkBody[]>('GET', `/api/v1/campaign_referral_links/${campaignId}?limit=1000`);
     expect(listed.status).toBe(200);
     const links = listed.body;
-    const actions = await campaignItems(TENANT_A.tenant, campaignId, 'A#');
+    const actions = await settledActionItems(
+      TENANT_A.tenant,
+      campaignId,
+      links.map((l) => l.referral_code),
+    );
     const users = await campaignItems(TENANT_A.tenant, campaignId, 'RU#');
     expect(actions.length).toBeGreaterThan(0);
     expect(users.length).toBeGreaterThan(0);

@@ -220,3 +220,33 @@ export function errorOf(res: ApiResponse): {
 } {
   return (res.body as { error: ReturnType<typeof errorOf> }).error;
 }
+
+/**
+ * A campaign's action items once every counted action has one. Endpoint 5 records an action on
+ * its link's item; the table stream writes the action item a moment later. Waits until, for every
+ * link given, its items number exactly its stored `total_clicks`, and fails with the counts if
+ * that does not happen in time (an action counted but never written, or written twice).
+ */
+export async function settledActionItems(
+  tenant: string,
+  campaignId: string,
+  codes: string[],
+  timeoutMs = 15_000,
+): Promise<Record<string, unknown>[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const items = await campaignItems(tenant, campaignId, 'A#');
+    const counts = await Promise.all(
+      codes.map(async (code) => ({
+        code,
+        clicks: Number((await linkItem(code))?.total_clicks ?? 0),
+        items: items.filter((i) => i.link_code === code).length,
+      })),
+    );
+    if (counts.every((c) => c.clicks === c.items)) return items;
+    if (Date.now() > deadline) {
+      throw new Error(`action items do not match total_clicks: ${JSON.stringify(counts)}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

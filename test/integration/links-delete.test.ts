@@ -14,6 +14,7 @@ import {
   expectErrorBody,
   fetchLink,
   type LinkBody,
+  settledActionItems,
   TENANT_A,
 } from './helpers.ts';
 
@@ -53,7 +54,11 @@ describe('after DELETE /api/v1/campaign', () => {
     survivor = await createLink(other.id, { referrer_id: 'doomed-referrer' });
     await createReferredUser(survivor.referral_code, 'doomed-user');
 
-    actionKeys = new Set((await campaignItems(TENANT_A.tenant, campaignId, 'A#')).map((i) => String(i.SK)));
+    const actions = await settledActionItems(TENANT_A.tenant, campaignId, [
+      link.referral_code,
+      custom.referral_code,
+    ]);
+    actionKeys = new Set(actions.map((i) => String(i.SK)));
     userKeys = new Set((await campaignItems(TENANT_A.tenant, campaignId, 'RU#')).map((i) => String(i.SK)));
     expect(actionKeys.size).toBe(4);
     expect(userKeys.size).toBe(1);

@@ -17,6 +17,7 @@ import {
   type LinkBody,
   linkItem,
   type ReferredUserBody,
+  settledActionItems,
   TENANT_A,
   TENANT_B,
 } from './helpers.ts';
@@ -39,6 +40,8 @@ describe("tenant B against tenant A's resources", () => {
       body: { campaign_id: campaignA, action_type: 'a-action', referred_user_id: 'a-user' },
     });
     expect(action.status).toBe(201);
+    // Its item is written from the table stream; the snapshot below must not race it.
+    await settledActionItems(TENANT_A.tenant, campaignA, [link.referral_code]);
     snapshot = async () => ({
       link: await fetchLink(link.id),
       stored: await linkItem(link.referral_code),

@@ -6,7 +6,16 @@
 import { BatchWriteCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { newLinkItem } from '../../lib/db/link-item.ts';
-import { api, createCampaign, createLink, createReferredUser, mapLimit, TENANT_A, table } from './helpers.ts';
+import {
+  api,
+  createCampaign,
+  createLink,
+  createReferredUser,
+  mapLimit,
+  settledActionItems,
+  TENANT_A,
+  table,
+} from './helpers.ts';
 
 /** Every item of a campaign, found by a full scan rather than by the keys the purge uses. */
 async function itemsOf(campaignId: string): Promise<number> {
@@ -83,6 +92,8 @@ describe('campaign purge', () => {
     const keptLink = await createLink(kept.id, { referrer_id: 'referrer-1' });
     await createReferredUser(keptLink.referral_code, 'kept-user');
 
+    // Endpoint 5's action item is written from the table stream: wait until it is there.
+    await settledActionItems(TENANT_A.tenant, doomed.id, [first.referral_code]);
     expect(await itemsOf(doomed.id)).toBe(1 + 5000 + 1 + 2); // campaign, links, referred user, two actions
     const keptBefore = await itemsOf(kept.id);
 

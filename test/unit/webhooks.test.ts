@@ -25,8 +25,13 @@ import {
   retryDelaysFrom,
 } from '../../lib/webhooks/schedule.ts';
 import { signDelivery, verifyDelivery } from '../../lib/webhooks/sign.ts';
-import { enqueueStreamRecords, isEventRecord, messageFromStreamRecord } from '../../lib/webhooks/stream.ts';
-import { EVENT_RECORD_FILTER } from '../../lib/webhooks/stream-filter.ts';
+import {
+  enqueueStreamRecords,
+  isEventRecord,
+  isLinkActionRecord,
+  messageFromStreamRecord,
+} from '../../lib/webhooks/stream.ts';
+import { EVENT_RECORD_FILTER, LINK_ACTION_RECORD_FILTER } from '../../lib/webhooks/stream-filter.ts';
 
 const secret = () => `whsec_${randomBytes(32).toString('base64')}`;
 const message = (overrides: Partial<WebhookMessage> = {}): WebhookMessage => ({
@@ -180,6 +185,29 @@ describe('stream records', () => {
     expect(EVENT_RECORD_FILTER).toEqual({
       eventName: ['INSERT'],
       dynamodb: { NewImage: { event_type: { S: [{ exists: true }] } } },
+    });
+  });
+
+  it('knows a link write that recorded an action, as the second filter does', () => {
+    const link = { PK: 'LINK#ABCD2345', SK: 'LINK', type: 'link', total_clicks: 3 };
+    const action = {
+      id: 7,
+      at: '2026-01-01T00:00:00.000Z',
+      action_type: 'signup',
+      metadata: {},
+      referred_user: null,
+    };
+    expect(isLinkActionRecord(record('MODIFY', { ...link, last_action: action }))).toBe(true);
+    // A link write that carries no action (every other write removes it), a new link, a purge.
+    expect(isLinkActionRecord(record('MODIFY', link))).toBe(false);
+    expect(isLinkActionRecord(record('INSERT', { ...link, last_action: action }))).toBe(false);
+    expect(isLinkActionRecord({ eventName: 'REMOVE' })).toBe(false);
+    // Neither kind is the other: an action item's INSERT is an event, not a link action.
+    expect(isLinkActionRecord(record('INSERT', item))).toBe(false);
+    expect(isEventRecord(record('MODIFY', { ...link, last_action: action }))).toBe(false);
+    expect(LINK_ACTION_RECORD_FILTER).toEqual({
+      eventName: ['MODIFY'],
+      dynamodb: { NewImage: { last_action: { M: { id: { N: [{ exists: true }] } } } } },
     });
   });
 
