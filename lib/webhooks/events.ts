@@ -3,8 +3,10 @@
  * and the webhook pipeline (table stream -> queue -> delivery).
  *
  * Every item that should produce a webhook carries these attributes, written in the SAME
- * transaction as the record itself. The stream therefore holds an event if and only if the
- * record was committed, and the pipeline selects event items by `event_type` on INSERT.
+ * write as the record itself. The stream therefore holds an event if and only if the record was
+ * committed, and the pipeline selects event items by `event_type` on INSERT. (An action of a
+ * referred user is committed on its link's item first; the stream consumer then writes its
+ * action item, these attributes included: see `lib/db/actions.ts`.)
  */
 export type WebhookEventType = 'action.created' | 'referred_user.created';
 
