@@ -28,10 +28,21 @@ export interface RouteDefinition {
   readonly memoryMb?: number;
   /** Also answer `HEAD` with the same function (API Gateway routes are per method). */
   readonly head?: boolean;
+  /**
+   * DynamoDB calls one request may make once warm, id-block reservations and the authorizer's key
+   * lookup excepted (issue 3 point 10): 1 for the campaign endpoints, at most 2 for the others,
+   * 0 for routes that never touch the table. Reads and transactions count alike. Every row of
+   * `routes` must set it (see `TableRoute`); test/integration/round-trips.test.ts enforces it per
+   * route and `npm run bench` reports against it. Route tables made up by tests may leave it out.
+   */
+  readonly dynamoCalls?: number;
   readonly summary: string;
 }
 
-export const routes: readonly RouteDefinition[] = [
+/** A row of the real route table: its DynamoDB call budget is required. */
+export type TableRoute = RouteDefinition & { readonly dynamoCalls: number };
+
+export const routes: readonly TableRoute[] = [
   {
     name: 'CreateReferralLink',
     method: 'POST',
@@ -39,6 +50,7 @@ export const routes: readonly RouteDefinition[] = [
     handler: 'http/post-referral-link',
     auth: true,
     table: 'read-write',
+    dynamoCalls: 2,
     summary: 'Create a referral link',
   },
   {
@@ -48,6 +60,7 @@ export const routes: readonly RouteDefinition[] = [
     handler: 'http/get-referral-link',
     auth: true,
     table: 'read',
+    dynamoCalls: 2,
     summary: 'Fetch one referral link by id or code',
   },
   {
@@ -57,6 +70,7 @@ export const routes: readonly RouteDefinition[] = [
     handler: 'http/list-campaign-links',
     auth: true,
     table: 'read',
+    dynamoCalls: 2,
     summary: "List a campaign's referral links, oldest first",
   },
   {
@@ -66,6 +80,7 @@ export const routes: readonly RouteDefinition[] = [
     handler: 'http/list-referrer-links',
     auth: true,
     table: 'read',
+    dynamoCalls: 2,
     summary: "List one referrer's links in a campaign, oldest first",
   },
   {
@@ -75,6 +90,7 @@ export const routes: readonly RouteDefinition[] = [
     handler: 'http/post-referred-user-action',
     auth: true,
     table: 'read-write',
+    dynamoCalls: 2,
     summary: 'Record an action of a referred user',
   },
   {
@@ -84,6 +100,7 @@ export const routes: readonly RouteDefinition[] = [
     handler: 'http/post-campaign',
     auth: true,
     table: 'write',
+    dynamoCalls: 1,
     summary: 'Create a campaign',
   },
   {
@@ -93,6 +110,7 @@ export const routes: readonly RouteDefinition[] = [
     handler: 'http/get-campaign',
     auth: true,
     table: 'read',
+    dynamoCalls: 1,
     summary: 'Fetch a campaign',
   },
   {
@@ -102,6 +120,7 @@ export const routes: readonly RouteDefinition[] = [
     handler: 'http/patch-campaign',
     auth: true,
     table: 'read-write',
+    dynamoCalls: 1,
     summary: 'Update a campaign',
   },
   {
@@ -111,6 +130,7 @@ export const routes: readonly RouteDefinition[] = [
     handler: 'http/delete-campaign',
     auth: true,
     table: 'write',
+    dynamoCalls: 1,
     summary: 'Delete a campaign',
   },
   {
@@ -120,6 +140,7 @@ export const routes: readonly RouteDefinition[] = [
     handler: 'http/post-referred-user',
     auth: true,
     table: 'read-write',
+    dynamoCalls: 2,
     summary: 'Create a referred user (a signup through a link)',
   },
   {
@@ -129,6 +150,7 @@ export const routes: readonly RouteDefinition[] = [
     handler: 'http/get-referred-user',
     auth: true,
     table: 'read',
+    dynamoCalls: 2,
     summary: 'Fetch a referred user of a campaign',
   },
   {
@@ -138,6 +160,7 @@ export const routes: readonly RouteDefinition[] = [
     handler: 'http/post-link-action',
     auth: true,
     table: 'read-write',
+    dynamoCalls: 2,
     summary: 'Record an action on a referral link',
   },
   {
@@ -148,6 +171,7 @@ export const routes: readonly RouteDefinition[] = [
     auth: false,
     head: true,
     table: 'read-write',
+    dynamoCalls: 2,
     summary: 'Redirect a visitor to the link and record a visit',
   },
   {
@@ -157,6 +181,7 @@ export const routes: readonly RouteDefinition[] = [
     handler: 'http/get-openapi',
     auth: false,
     table: 'none',
+    dynamoCalls: 0,
     summary: 'The OpenAPI 3.1 document of this API',
   },
   {
@@ -166,6 +191,7 @@ export const routes: readonly RouteDefinition[] = [
     handler: 'http/get-docs',
     auth: false,
     table: 'none',
+    dynamoCalls: 0,
     summary: 'The API reference page',
   },
 ];

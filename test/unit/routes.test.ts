@@ -64,6 +64,30 @@ describe('resolveRoute with the real route table', () => {
   });
 });
 
+describe('DynamoDB call budgets of the route table (issue 3 point 10)', () => {
+  // What one request may cost once warm; test/integration/round-trips.test.ts measures each.
+  it('every row sets a whole budget of at most 2', () => {
+    for (const route of routes) {
+      expect(Number.isInteger(route.dynamoCalls), route.name).toBe(true);
+      expect(route.dynamoCalls, route.name).toBeGreaterThanOrEqual(0);
+      expect(route.dynamoCalls, route.name).toBeLessThanOrEqual(2);
+    }
+  });
+
+  it('a route that never touches the table has budget 0, and one that does at least 1', () => {
+    for (const route of routes) {
+      if (route.table === 'none') expect(route.dynamoCalls, route.name).toBe(0);
+      else expect(route.dynamoCalls, route.name).toBeGreaterThanOrEqual(1);
+    }
+  });
+
+  it('the campaign endpoints stay at 1', () => {
+    const campaign = routes.filter((r) => r.path === '/api/v1/campaign');
+    expect(campaign.map((r) => r.method).sort()).toEqual(['DELETE', 'GET', 'PATCH', 'POST']);
+    for (const route of campaign) expect(route.dynamoCalls, route.name).toBe(1);
+  });
+});
+
 describe('resolveRoute with path parameters', () => {
   it('extracts and percent-decodes parameters', () => {
     expect(resolveRoute('GET', '/api/v1/referral_link/c-1/user%40example.com', table)).toEqual({

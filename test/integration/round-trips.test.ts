@@ -1,0 +1,534 @@
+/**
+ * The DynamoDB round-trip budget of every route (issue 3 point 10): once warm, one request makes
+ * at most `dynamoCalls` calls (lib/routes.ts), reads and transactions alike, id-block
+ * reservations and the authorizer's api-key lookup excepted.
+ *
+ * Counted by a middleware on the handlers' own DynamoDB client (`db` of lib/db/client.ts), in a
+ * window that is exactly the route handler's invocation: the requests go through an in-process
+ * gateway (the local stack's, from lib/local/gateway.ts) whose handlers are wrapped to open and
+ * close the window, so the authorizer's lookup before the handler is outside it. The middleware
+ * sits inside the SDK's retry loop, so a retried attempt counts as the round trip it is. Each
+ * case is warmed once, then counted over several samples; every row of the route table needs a
+ * case, so a new route cannot escape the budget.
+ *
+ * The table is the run's DynamoDB Local (test/integration/global-setup.ts); the global stack's
+ * stream and queue pollers run in another process and never touch this client.
+ */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { routes, type TableRoute } from '../../lib/routes.ts';
+
+// The handlers read their configuration when their modules load (lib/db/client.ts makes the
+// module-scope client from these), so everything from lib/ and functions/ past this point is
+// imported dynamically. Each integration file runs in its own worker, so nothing here leaks.
+Object.assign(process.env, {
+  DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'),
+  TABLE_NAME: inject('tableName'),
+  STAGE: 'local',
+  ALLOW_PRIVATE_WEBHOOKS: 'true',
+  LOG_LEVEL: 'WARN',
+});
+
+const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
+const SAMPLES = 3;
+const BROWSER_UA =
+  'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36';
+const CRAWLER_UA = 'Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)';
+
+// ---------------------------------------------------------------------------------------------
+// Counting
+// ---------------------------------------------------------------------------------------------
+
+/** One handler invocation: the route it ran and the DynamoDB operations it sent, in order. */
+interface Invocation {
+  route: string;
+  ops: string[];
+  /** Id-block reservations (UpdateItem of a `SEQ#` key), excluded from `ops`. */
+  idBlocks: number;
+}
+
+let open: Invocation | undefined;
+let last: Invocation | undefined;
+
+/** The partition key of a command's `Key`, marshalled (`{ S }`) or not. */
+function partitionKeyOf(input: unknown): string | undefined {
+  const pk = (input as { Key?: { PK?: unknown } } | undefined)?.Key?.PK;
+  if (typeof pk === 'string') return pk;
+  const s = (pk as { S?: unknown } | undefined)?.S;
+  return typeof s === 'string' ? s : undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The in-process gateway and a small HTTP client
+// ---------------------------------------------------------------------------------------------
+
+let server: Server;
+let baseUrl: string;
+let apiKey: string;
+
+interface Request {
+  method: string;
+  path: string;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+interface Response {
+  status: number;
+  headers: Headers;
+  // biome-ignore lint/suspicious/noExplicitAny: the cases read a few fields of known responses
+  body: any;
+  text: string;
+}
+
+async function send(req: Request): Promise<Response> {
+  const headers: Record<string, string> = { 'api-key': apiKey, ...req.headers };
+  let body: string | undefined;
+  if (req.body !== undefined) {
+    body = JSON.stringify(req.body);
+    headers['content-type'] = 'application/json';
+  }
+  const res = await fetch(`${baseUrl}${req.path}`, { method: req.method, headers, body, redirect: 'manual' });
+  const text = await res.text();
+  let parsed: unknown;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = text;
+  }
+  return { status: res.status, headers: res.headers, body: parsed, text };
+}
+
+/** A request the setup needs, expecting `status`; its body. */
+// biome-ignore lint/suspicious/noExplicitAny: setup reads a few fields of known responses
+async function expectStatus(req: Request, status: number): Promise<any> {
+  const res = await send(req);
+  if (res.status !== status) {
+    throw new Error(
+      `${req.method} ${req.path}: expected ${status}, got ${res.status} ${res.text.slice(0, 300)}`,
+    );
+  }
+  return res.body;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Data, made through the API
+// ---------------------------------------------------------------------------------------------
+
+interface Link {
+  id: number;
+  referral_code: string;
+}
+
+let unique = 0;
+/** Unique in this run; letters, digits and dashes only, so also a valid referral code. */
+const uid = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${(unique++).toString(36)}`;
+
+const newCampaign = async (name = 'Round trips'): Promise<string> =>
+  (
+    await expectStatus(
+      { method: 'POST', path: '/api/v1/campaign', body: { url: 'https://example.com/landing', name } },
+      201,
+    )
+  ).id;
+
+const newLink = async (campaignId: string, referrerId: string | null): Promise<Link> =>
+  expectStatus(
+    {
+      method: 'POST',
+      path: '/api/v1/referral_link',
+      body: { campaign_id: campaignId, referrer_id: referrerId },
+    },
+    201,
+  );
+
+const newReferredUser = async (link: Link): Promise<string> => {
+  const id = uid('referred');
+  await expectStatus(
+    {
+      method: 'POST',
+      path: '/api/v1/referred_user',
+      body: { referral_code: link.referral_code, referred_user_id: id },
+    },
+    201,
+  );
+  return id;
+};
+
+const data = {} as {
+  campaignId: string;
+  /** A campaign with nothing in it but a webhook URL (no events ever reach that URL). */
+  webhookCampaignId: string;
+  link: Link;
+  referrerId: string;
+  referredUserId: string;
+  /** A cursor to the second page of the campaign's links (limit 2). */
+  secondPage: string;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Cases: at least one per route of the table
+// ---------------------------------------------------------------------------------------------
+
+interface Case {
+  /** `name` of the route-table row this case exercises. */
+  route: string;
+  label: string;
+  status: number;
+  /** The request of one sample; any setup it makes runs before the counted request. */
+  request: () => Request | Promise<Request>;
+}
+
+const cases: Case[] = [
+  {
+    route: 'CreateCampaign',
+    label: 'create',
+    status: 201,
+    request: () => ({
+      method: 'POST',
+      path: '/api/v1/campaign',
+      body: { url: 'example.com/spring', name: 'Spring' },
+    }),
+  },
+  {
+    route: 'GetCampaign',
+    label: 'fetch',
+    status: 200,
+    request: () => ({ method: 'GET', path: `/api/v1/campaign?id=${data.campaignId}` }),
+  },
+  {
+    route: 'UpdateCampaign',
+    label: 'rename',
+    status: 200,
+    request: () => ({
+      method: 'PATCH',
+      path: `/api/v1/campaign?id=${data.campaignId}`,
+      body: { name: uid('Renamed') },
+    }),
+  },
+  {
+    route: 'UpdateCampaign',
+    label: 'set a webhook URL',
+    status: 200,
+    request: () => ({
+      method: 'PATCH',
+      path: `/api/v1/campaign?id=${data.webhookCampaignId}`,
+      body: { webhook_url: `http://127.0.0.1:9/${uid('hook')}` },
+    }),
+  },
+  {
+    route: 'UpdateCampaign',
+    label: 'no changes',
+    status: 200,
+    request: () => ({ method: 'PATCH', path: `/api/v1/campaign?id=${data.campaignId}`, body: {} }),
+  },
+  {
+    route: 'DeleteCampaign',
+    label: 'delete',
+    status: 204,
+    request: async () => ({ method: 'DELETE', path: `/api/v1/campaign?id=${await newCampaign('Doomed')}` }),
+  },
+  {
+    route: 'CreateReferralLink',
+    label: 'generated code, with a referrer',
+    status: 201,
+    request: () => ({
+      method: 'POST',
+      path: '/api/v1/referral_link',
+      body: { campaign_id: data.campaignId, referrer_id: 'referrer-other' },
+    }),
+  },
+  {
+    route: 'CreateReferralLink',
+    label: 'custom code, no referrer',
+    status: 201,
+    request: () => ({
+      method: 'POST',
+      path: '/api/v1/referral_link',
+      body: { campaign_id: data.campaignId, referral_code: uid('rt') },
+    }),
+  },
+  {
+    route: 'GetReferralLink',
+    label: 'by code',
+    status: 200,
+    request: () => ({
+      method: 'GET',
+      path: `/api/v1/referral_link?referral_code=${data.link.referral_code}`,
+    }),
+  },
+  {
+    route: 'GetReferralLink',
+    label: 'by id',
+    status: 200,
+    request: () => ({ method: 'GET', path: `/api/v1/referral_link?id=${data.link.id}` }),
+  },
+  {
+    route: 'GetReferralLink',
+    label: 'by code and id',
+    status: 200,
+    request: () => ({
+      method: 'GET',
+      path: `/api/v1/referral_link?referral_code=${data.link.referral_code}&id=${data.link.id}`,
+    }),
+  },
+  {
+    route: 'ListCampaignLinks',
+    label: 'first page',
+    status: 200,
+    request: () => ({ method: 'GET', path: `/api/v1/campaign_referral_links/${data.campaignId}` }),
+  },
+  {
+    route: 'ListCampaignLinks',
+    label: 'second page by cursor',
+    status: 200,
+    request: () => ({
+      method: 'GET',
+      path: `/api/v1/campaign_referral_links/${data.campaignId}?limit=2&cursor=${data.secondPage}`,
+    }),
+  },
+  {
+    route: 'ListReferrerLinks',
+    label: 'first page',
+    status: 200,
+    request: () => ({
+      method: 'GET',
+      path: `/api/v1/referral_link/${data.campaignId}/${encodeURIComponent(data.referrerId)}`,
+    }),
+  },
+  {
+    route: 'CreateReferredUser',
+    label: 'by code',
+    status: 201,
+    request: () => ({
+      method: 'POST',
+      path: '/api/v1/referred_user',
+      body: { referral_code: data.link.referral_code, referred_user_id: uid('signup') },
+    }),
+  },
+  {
+    route: 'CreateReferredUser',
+    label: 'by link id',
+    status: 201,
+    request: () => ({
+      method: 'POST',
+      path: '/api/v1/referred_user',
+      body: { referral_link_id: data.link.id, referred_user_id: uid('signup') },
+    }),
+  },
+  {
+    route: 'GetReferredUser',
+    label: 'fetch',
+    status: 200,
+    request: () => ({
+      method: 'GET',
+      path: `/api/v1/referred_user?campaign_id=${data.campaignId}&referred_user_id=${data.referredUserId}`,
+    }),
+  },
+  {
+    route: 'CreateReferredUserAction',
+    label: 'first action of a brand-new referred user',
+    status: 201,
+    request: async () => ({
+      method: 'POST',
+      path: '/api/v1/action/referred_user',
+      body: {
+        campaign_id: data.campaignId,
+        referred_user_id: await newReferredUser(data.link),
+        action_type: 'signup',
+        metadata: { step: 1 },
+      },
+    }),
+  },
+  {
+    route: 'CreateReferredUserAction',
+    label: 'repeat action of a referred user',
+    status: 201,
+    request: () => ({
+      method: 'POST',
+      path: '/api/v1/action/referred_user',
+      body: {
+        campaign_id: data.campaignId,
+        referred_user_id: data.referredUserId,
+        action_type: 'purchase',
+        metadata: { plan: 'pro', amount_cents: 4900 },
+      },
+    }),
+  },
+  {
+    route: 'CreateLinkAction',
+    label: 'by code',
+    status: 201,
+    request: () => ({
+      method: 'POST',
+      path: '/api/v1/action/referral_link',
+      body: { referral_code: data.link.referral_code, action_type: 'share', metadata: { channel: 'email' } },
+    }),
+  },
+  {
+    route: 'CreateLinkAction',
+    label: 'by link id',
+    status: 201,
+    request: () => ({
+      method: 'POST',
+      path: '/api/v1/action/referral_link',
+      body: { referral_link_id: data.link.id, action_type: 'share' },
+    }),
+  },
+  {
+    route: 'Visit',
+    label: 'browser (recorded)',
+    status: 302,
+    request: () => ({
+      method: 'GET',
+      path: `/r/${data.link.referral_code}`,
+      headers: { 'user-agent': BROWSER_UA, referer: 'https://news.example.org/post/1' },
+    }),
+  },
+  {
+    route: 'Visit',
+    label: 'crawler (not recorded)',
+    status: 302,
+    request: () => ({
+      method: 'GET',
+      path: `/r/${data.link.referral_code}`,
+      headers: { 'user-agent': CRAWLER_UA },
+    }),
+  },
+  {
+    route: 'Visit',
+    label: 'HEAD (not recorded)',
+    status: 302,
+    request: () => ({
+      method: 'HEAD',
+      path: `/r/${data.link.referral_code}`,
+      headers: { 'user-agent': BROWSER_UA },
+    }),
+  },
+  {
+    route: 'GetOpenApiDocument',
+    label: 'document',
+    status: 200,
+    request: () => ({ method: 'GET', path: '/api/v1/openapi.json' }),
+  },
+  {
+    route: 'GetApiReference',
+    label: 'page',
+    status: 200,
+    request: () => ({ method: 'GET', path: '/docs' }),
+  },
+];
+
+// ---------------------------------------------------------------------------------------------
+
+beforeAll(async () => {
+  const { db } = await import('../../lib/db/client.ts');
+  const { createGateway } = await import('../../lib/local/gateway.ts');
+  const { TENANT_A } = await import('./global-setup.ts');
+  type Gateway = Parameters<typeof createGateway>[0];
+  apiKey = TENANT_A.key;
+
+  // Inside the retry loop (`finalizeRequest` runs per attempt), after the document client's
+  // marshalling: one count per round trip DynamoDB sees.
+  db.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (open) {
+        const op = (context.commandName ?? 'Unknown').replace(/Command$/, '');
+        if (op === 'UpdateItem' && partitionKeyOf(args.input)?.startsWith('SEQ#')) open.idBlocks++;
+        else open.ops.push(op);
+      }
+      return next(args);
+    },
+    { step: 'finalizeRequest', priority: 'low', name: 'roundTripCounter' },
+  );
+
+  const load = async (module: string) =>
+    (await import(pathToFileURL(join(projectRoot, 'functions', `${module}.ts`)).href)) as {
+      handler: unknown;
+    };
+  const authorizer = (await load('auth/authorizer')).handler as Gateway['authorizer'];
+  const fallback = (await load('http/fallback')).handler as Gateway['fallback'];
+  server = createGateway({
+    authorizer,
+    fallback,
+    loadHandler: async (route) => {
+      const handler = (await load(route.handler)).handler as Awaited<ReturnType<Gateway['loadHandler']>>;
+      return async (event, context) => {
+        const invocation: Invocation = { route: route.name, ops: [], idBlocks: 0 };
+        open = invocation;
+        try {
+          return await handler(event, context);
+        } finally {
+          open = undefined;
+          last = invocation;
+        }
+      };
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  data.campaignId = await newCampaign();
+  data.webhookCampaignId = await newCampaign('Webhook target');
+  data.referrerId = 'referrer round trips';
+  data.link = await newLink(data.campaignId, data.referrerId);
+  await newLink(data.campaignId, data.referrerId);
+  await newLink(data.campaignId, null);
+  const page = await send({
+    method: 'GET',
+    path: `/api/v1/campaign_referral_links/${data.campaignId}?limit=2`,
+  });
+  const cursor = page.headers.get('x-next-cursor');
+  if (page.status !== 200 || !cursor) throw new Error(`no second page: ${page.status} ${page.text}`);
+  data.secondPage = cursor;
+  data.referredUserId = await newReferredUser(data.link);
+});
+
+afterAll(async () => {
+  if (!server) return;
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+});
+
+const routeId = (route: TableRoute) => `${route.method} ${route.path}`;
+
+/** Send one case's request and return what its handler sent to DynamoDB. */
+async function measure(route: TableRoute, c: Case): Promise<Invocation> {
+  const req = await c.request();
+  last = undefined;
+  const res = await send(req);
+  const seen = last as Invocation | undefined;
+  expect(res.status, `${routeId(route)} [${c.label}]: ${res.text.slice(0, 300)}`).toBe(c.status);
+  expect(seen?.route, `${routeId(route)} [${c.label}] did not reach its handler`).toBe(route.name);
+  return seen!;
+}
+
+describe('DynamoDB calls per request, once warm (issue 3 point 10)', () => {
+  it('every route of the table has at least one case', () => {
+    const covered = new Set(cases.map((c) => c.route));
+    expect(routes.filter((r) => !covered.has(r.name)).map(routeId)).toEqual([]);
+    const known = new Set(routes.map((r) => r.name));
+    expect(cases.filter((c) => !known.has(c.route)).map((c) => c.route)).toEqual([]);
+  });
+
+  it.each(cases.map((c) => [`${c.route}: ${c.label}`, c] as const))('%s', async (_, c) => {
+    const route = routes.find((r) => r.name === c.route);
+    if (!route) throw new Error(`no route named ${c.route}`);
+    const w = await measure(route, c); // warm: the module load and anything a warm container keeps
+    console.log(`WARM ${c.route} (${c.label}): [${w.ops.join(' + ')}] idblocks=${w.idBlocks}`);
+    for (let i = 0; i < SAMPLES; i++) {
+      const { ops, idBlocks } = await measure(route, c);
+      console.log(`RT ${c.route} (${c.label}): ${ops.length} [${ops.join(' + ')}] idblocks=${idBlocks}`);
+      expect(
+        ops.length,
+        `${routeId(route)} [${c.label}] sample ${i + 1}: ${ops.length} DynamoDB calls ` +
+          `(${ops.join(' + ') || 'none'}), budget ${route.dynamoCalls}`,
+      ).toBeLessThanOrEqual(route.dynamoCalls);
+    }
+  });
+});
