@@ -125,7 +125,7 @@ async function main(): Promise<number> {
       log(`stack at ${e.stack.baseUrl}, DynamoDB Local at ${e.dynamo.endpoint} behind ${e.proxy.url}`);
       const fixtures = await phase('fixtures (campaign, 150 links, referred users) and warm-up', async () => {
         const f = await createFixtures(e);
-        const known = endpointCases(e, f);
+        const known = endpointCases(e, f, () => waitPipelineIdle(e, e.proxy, 30_000));
         const { extra, unmeasured } = uncoveredRoutes(known);
         results.unmeasuredRoutes = unmeasured;
         const cases = [...known, ...extra];
@@ -134,31 +134,8 @@ async function main(): Promise<number> {
       });
       if (fixtures.ok) {
         const { f, cases } = fixtures.value;
-        let firstUser = 0;
         results.calls = await phase('1. DynamoDB calls per request', () =>
-          measureCalls(e.proxy, e.client, cases, {
-            firstUserAction: async () => {
-              const id = `first-action-user-${firstUser++}`;
-              await e.client.expect(
-                {
-                  method: 'POST',
-                  path: '/api/v1/referred_user',
-                  body: { referral_code: f.link.referral_code, referred_user_id: id },
-                },
-                201,
-              );
-              return {
-                method: 'POST',
-                path: '/api/v1/action/referred_user',
-                body: {
-                  campaign_id: f.campaign.id,
-                  referred_user_id: id,
-                  action_type: 'signup',
-                  metadata: { step: 1 },
-                },
-              };
-            },
-          }),
+          measureCalls(e.proxy, e.client, cases),
         );
         results.latency = await phase(`2. latency, ${settings.latencyRequests} requests per endpoint`, () =>
           measureLatency(

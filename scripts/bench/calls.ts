@@ -20,19 +20,18 @@ export interface CallsRow {
   authorizerCalls: number;
   /** True when the samples did not all agree (the maximum is reported). */
   varied: boolean;
-  note?: string;
 }
 
 const QUIET_MS = 250;
 
-/** Wait until no non-stream DynamoDB call has been seen for `QUIET_MS` (at most 5 s). */
-export async function waitQuiet(proxy: CountingProxy): Promise<void> {
+/** Wait until no non-stream DynamoDB call has been seen for `quietMs` (at most 5 s). */
+export async function waitQuiet(proxy: CountingProxy, quietMs = QUIET_MS): Promise<void> {
   const started = Date.now();
   for (;;) {
     const { lastActivity } = await proxy.snapshot();
     const idle = Date.now() - lastActivity;
-    if (idle >= QUIET_MS || Date.now() - started > 5_000) return;
-    await sleep(QUIET_MS - idle + 5);
+    if (idle >= quietMs || Date.now() - started > 5_000) return;
+    await sleep(quietMs - idle + 5);
   }
 }
 
@@ -41,8 +40,9 @@ export async function countRequest(
   client: BenchClient,
   spec: RequestSpec,
   status: number,
+  quietMs = QUIET_MS,
 ): Promise<Counts> {
-  await waitQuiet(proxy);
+  await waitQuiet(proxy, quietMs);
   const before = await proxy.snapshot();
   const res = await client.send(spec);
   const after = await proxy.snapshot();
@@ -64,7 +64,7 @@ function split(counts: Counts) {
   return { ops, authorizer, idBlocks };
 }
 
-function row(label: string, budget: number, samples: Counts[], note?: string): CallsRow {
+function row(label: string, budget: number, samples: Counts[]): CallsRow {
   const parts = samples.map(split);
   const totals = parts.map((p) => Object.values(p.ops).reduce((a, b) => a + b, 0));
   const maxIndex = totals.indexOf(Math.max(...totals));
@@ -79,7 +79,6 @@ function row(label: string, budget: number, samples: Counts[], note?: string): C
     pass: calls <= budget,
     authorizerCalls: Math.max(...parts.map((p) => p.authorizer)),
     varied,
-    note,
   };
 }
 
@@ -99,10 +98,6 @@ export async function measureCalls(
   proxy: CountingProxy,
   client: BenchClient,
   cases: EndpointCase[],
-  extra: {
-    /** Makes a new referred user and returns its action request (first action of that user). */
-    firstUserAction: () => Promise<RequestSpec>;
-  },
   samples = 3,
 ): Promise<CallsResult> {
   const rows: CallsRow[] = [];
@@ -111,25 +106,9 @@ export async function measureCalls(
     await endpoint.prepare(samples);
     const seen: Counts[] = [];
     for (let i = 0; i < samples; i++)
-      seen.push(await countRequest(proxy, client, endpoint.request(), endpoint.status));
+      seen.push(await countRequest(proxy, client, endpoint.request(), endpoint.status, endpoint.quietMs));
     idBlocksSeen += seen.reduce((a, s) => a + split(s).idBlocks, 0);
     rows.push(row(endpoint.label, endpoint.budget, seen));
-    if (endpoint.key === 'post-user-action') {
-      const first: Counts[] = [];
-      for (let i = 0; i < samples; i++)
-        first.push(await countRequest(proxy, client, await extra.firstUserAction(), 201));
-      idBlocksSeen += first.reduce((a, s) => a + split(s).idBlocks, 0);
-      rows.push(
-        row(
-          `${endpoint.label} (first action of a referred user in a warm container)`,
-          endpoint.budget,
-          first,
-          'the handler caches the immutable referred user → link mapping; repeats of the same user cost the row above',
-        ),
-      );
-      const last = rows.at(-2)!;
-      last.label = `${endpoint.label} (repeat action of a referred user)`;
-    }
   }
   return { rows, idBlocksSeen };
 }

@@ -24,7 +24,8 @@ export interface LatencyRow {
   /**
    * Every DynamoDB call of the stack during the run per request, the authorizer's and the
    * stream polls excepted: the request's own calls plus background work it set off (webhook
-   * deliveries' campaign reads, a deleted campaign's purge) and id blocks.
+   * deliveries' campaign reads, referred users' action items written by the stream consumer, a
+   * deleted campaign's purge) and id blocks.
    */
   stackCallsPerRequest: number;
 }
@@ -76,7 +77,7 @@ export async function measureLatency(
         .filter(([k]) => prefixes.some((p) => k.startsWith(p)))
         .reduce((a, [k, v]) => a + v - (before.counts[k] ?? 0), 0);
     const idBlocks = delta(['idblock:']);
-    const stackCalls = delta(['request:', 'idblock:', 'webhook:']);
+    const stackCalls = delta(['request:', 'idblock:', 'webhook:', 'action:']);
     const row: LatencyRow = {
       key: endpoint.key,
       label: endpoint.label,

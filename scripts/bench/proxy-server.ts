@@ -11,6 +11,9 @@
  * - `idblock` UpdateItem of a `SEQ#` key: an id-block reservation (one per 100 ids);
  * - `stream`  DynamoDB Streams calls: the local stream poller, not a request;
  * - `webhook` GetItem projecting `webhook_url`: the webhook delivery's campaign read;
+ * - `action`  TransactWriteItems that puts an action item (`A#` sort key) without updating a
+ *             link: the stream consumer writing a referred user's action from the link update
+ *             that recorded it (every request's transaction also updates the link);
  * - `request` everything else.
  * Calls DynamoDB answered with an error are also counted as `failed:<operation>`.
  */
@@ -37,6 +40,7 @@ function categorize(op: string, service: string, body: Buffer, userAgent: string
   if (userAgent.includes('bench-floor')) return 'floor';
   if (service.startsWith('DynamoDBStreams')) return 'stream';
   if (ADMIN.has(op)) return 'admin';
+  if (op === 'TransactWriteItems') return materializesAction(body) ? 'action' : 'request';
   if (op !== 'GetItem' && op !== 'UpdateItem') return 'request';
   try {
     const parsed = JSON.parse(body.toString('utf8')) as { Key?: DynamoKey; ProjectionExpression?: string };
@@ -48,6 +52,19 @@ function categorize(op: string, service: string, body: Buffer, userAgent: string
     // Not JSON (another protocol): counted as a request.
   }
   return 'request';
+}
+
+function materializesAction(body: Buffer): boolean {
+  try {
+    const { TransactItems = [] } = JSON.parse(body.toString('utf8')) as {
+      TransactItems?: Array<{ Put?: { Item?: { SK?: { S?: string } } }; Update?: unknown }>;
+    };
+    return (
+      !TransactItems.some((i) => i.Update) && TransactItems.some((i) => i.Put?.Item?.SK?.S?.startsWith('A#'))
+    );
+  } catch {
+    return false;
+  }
 }
 
 const server = createServer((req, res) => {

@@ -268,7 +268,7 @@ export function findings(r: BenchResults): string[] {
   if (r.calls.ok) {
     for (const row of r.calls.value.rows.filter((x) => !x.pass)) {
       out.push(
-        `DynamoDB calls: ${row.label} makes ${row.calls} calls (${formatOps(row.ops)}), budget ${row.budget}${row.note ? `: ${row.note}` : ''}.`,
+        `DynamoDB calls: ${row.label} makes ${row.calls} calls (${formatOps(row.ops)}), budget ${row.budget}.`,
       );
     }
   }
@@ -425,15 +425,15 @@ export function renderMarkdown(r: BenchResults, chartFile: string): string {
     parts.push(
       'Counted by a proxy between the stack and DynamoDB Local (`scripts/bench/proxy-server.ts`), by `X-Amz-Target`, never by the handlers: ' +
         'requests go one at a time once the table has been quiet for 250 ms, and the counters are diffed around each (3 samples per row; all agreed unless marked). ' +
-        'Budget: 1 for the campaign endpoints, at most 2 for the others. The authorizer’s api-key GetItem is a separate Lambda in AWS whose answer API Gateway caches for 60 s per key, so it is shown apart and not in the count. ' +
+        'Budget: each route’s `dynamoCalls` in `lib/routes.ts` (1 for the campaign endpoints, at most 2 for the others, 0 for the documentation), which `test/integration/round-trips.test.ts` also enforces. The authorizer’s api-key GetItem is a separate Lambda in AWS whose answer API Gateway caches for 60 s per key, so it is shown apart and not in the count. ' +
         'Id-block reservations (one UpdateItem per 100 ids) are also apart: see the last column of the latency table for their amortised rate. ' +
-        'Background work (stream polls, webhook deliveries’ campaign reads) is told apart by what it touches and never counted.',
+        'Background work (stream polls, webhook deliveries’ campaign reads, the stream consumer’s writes of referred users’ action items) is told apart by what it touches and never counted.',
     );
     parts.push('');
     parts.push(md(callsTable(r.calls.value)));
     parts.push('');
     parts.push(
-      'The first action of a referred user in a warm container reads the referred user and the campaign (one BatchGetItem) before the link read and the transaction; the handler then remembers the immutable referred user → link mapping, so later actions of that user cost 2. In AWS each container keeps its own cache, so a user’s first action on every new container costs 3.',
+      'Every request of `POST /api/v1/action/referred_user` is the first action of a referred user made for it just before (outside the count and the timing), so the row is that endpoint’s worst case.',
     );
   } else parts.push(`Did not run: ${r.calls.reason}`);
   parts.push('');
@@ -453,7 +453,7 @@ export function renderMarkdown(r: BenchResults, chartFile: string): string {
     parts.push(md(latencyTable(r.latency.value)));
     parts.push('');
     parts.push(
-      'The last column counts every DynamoDB call of the stack during the run per request (the authorizer’s and the stream polls excepted): the request’s own calls, id-block reservations, and background work the run set off — webhook deliveries reading the campaign, the purge of each deleted campaign (the floor’s deletes included). ' +
+      'The last column counts every DynamoDB call of the stack during the run per request (the authorizer’s and the stream polls excepted): the request’s own calls, id-block reservations, and background work the run set off — webhook deliveries reading the campaign, the stream consumer writing the item of each referred user’s action from the link update that recorded it, the purge of each deleted campaign (the floor’s actions and deletes included). ' +
         'Background work runs in the same Node.js process as the gateway, so it also slows the requests it interleaves with; DELETE sets off the most (a purge pass per campaign).',
     );
     parts.push('');
