@@ -31,18 +31,15 @@ export interface RouteDefinition {
   /**
    * DynamoDB calls one request may make once warm, id-block reservations and the authorizer's key
    * lookup excepted (issue 3 point 10): 1 for the campaign endpoints, at most 2 for the others,
-   * 0 for routes that never touch the table. Reads and transactions count alike. Every row of
-   * `routes` must set it (see `TableRoute`); test/integration/round-trips.test.ts enforces it per
-   * route and `npm run bench` reports against it. Route tables made up by tests may leave it out.
+   * 0 for routes that never touch the table. Reads and transactions count alike.
+   * test/integration/round-trips.test.ts enforces it per route and `npm run bench` reports
+   * against it.
    */
-  readonly dynamoCalls?: number;
+  readonly dynamoCalls: number;
   readonly summary: string;
 }
 
-/** A row of the real route table: its DynamoDB call budget is required. */
-export type TableRoute = RouteDefinition & { readonly dynamoCalls: number };
-
-export const routes: readonly TableRoute[] = [
+export const routes: readonly RouteDefinition[] = [
   {
     name: 'CreateReferralLink',
     method: 'POST',

@@ -35,6 +35,7 @@ const syntheticRoutes: readonly RouteDefinition[] = [
     handler: 'http/get-campaign',
     auth: true,
     table: 'read',
+    dynamoCalls: 2,
     summary: 'private',
   },
   {
@@ -44,6 +45,7 @@ const syntheticRoutes: readonly RouteDefinition[] = [
     handler: 'http/fallback',
     auth: false,
     table: 'read',
+    dynamoCalls: 2,
     summary: 'public document',
   },
   {
@@ -54,6 +56,7 @@ const syntheticRoutes: readonly RouteDefinition[] = [
     auth: false,
     head: true,
     table: 'read',
+    dynamoCalls: 2,
     summary: 'public, with HEAD',
   },
 ];

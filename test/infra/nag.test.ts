@@ -68,6 +68,7 @@ describe('cdk-nag AwsSolutions checks', () => {
       handler: 'http/fallback',
       auth: false,
       table: 'none',
+      dynamoCalls: 0,
       summary: 'a public route nobody explained',
     };
     const { app } = synth({ stage: 'dev', routes: [...routes, extra], withoutNag: true });

@@ -19,7 +19,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { routes, type TableRoute } from '../../lib/routes.ts';
+import { type RouteDefinition, routes } from '../../lib/routes.ts';
 
 // The handlers read their configuration when their modules load (lib/db/client.ts makes the
 // module-scope client from these), so everything from lib/ and functions/ past this point is
@@ -495,10 +495,10 @@ afterAll(async () => {
   });
 });
 
-const routeId = (route: TableRoute) => `${route.method} ${route.path}`;
+const routeId = (route: RouteDefinition) => `${route.method} ${route.path}`;
 
 /** Send one case's request and return what its handler sent to DynamoDB. */
-async function measure(route: TableRoute, c: Case): Promise<Invocation> {
+async function measure(route: RouteDefinition, c: Case): Promise<Invocation> {
   const req = await c.request();
   last = undefined;
   const res = await send(req);

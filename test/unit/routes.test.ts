@@ -9,6 +9,7 @@ const row = (method: RouteDefinition['method'], path: string, extra: Partial<Rou
     handler: 'http/x',
     auth: true,
     table: 'read',
+    dynamoCalls: 2,
     summary: '',
     ...extra,
   }) satisfies RouteDefinition;
