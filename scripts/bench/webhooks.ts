@@ -27,6 +27,11 @@ export interface WebhookResult {
   available: true;
   latency: { events: number; paceMs: number; p50: number; p95: number; max: number; missing: number };
   floorLatency: { p50: number; p95: number };
+  /**
+   * The same for actions of a referred user (endpoint 5): recorded on the link's item, their
+   * action item (and so their event) is written by the stream consumer, one stream hop more.
+   */
+  userActionLatency: { events: number; p50: number; p95: number; max: number; missing: number };
   backlog: {
     events: number;
     writeSeconds: number;
@@ -185,6 +190,43 @@ export async function measureWebhooks(
       .filter((id) => arrivals.has(id))
       .map((id) => arrivals.get(id)![0]!.at - sentAt.get(id)!);
 
+    // The same for actions of a referred user (one stream hop more); the signup's own event first.
+    const signup = await client.expect<{ id: number }>(
+      {
+        method: 'POST',
+        path: '/api/v1/referred_user',
+        body: { referral_code: link.referral_code, referred_user_id: 'bench-user' },
+      },
+      201,
+    );
+    await waitFor([`evt_referred_user_${signup.id}`], 30_000);
+    const userIds: string[] = [];
+    for (let i = 0; i < Math.min(200, options.latencyEvents); i++) {
+      const started = performance.now();
+      const body = await client.expect<{ id: number }>(
+        {
+          method: 'POST',
+          path: '/api/v1/action/referred_user',
+          body: {
+            campaign_id: campaign.id,
+            referred_user_id: 'bench-user',
+            action_type: 'purchase',
+            metadata: { n: i },
+          },
+        },
+        201,
+      );
+      const id = eventId(body);
+      sentAt.set(id, performance.now());
+      userIds.push(id);
+      const wait = options.paceMs - (performance.now() - started);
+      if (wait > 0) await sleep(wait);
+    }
+    const userMissing = await waitFor(userIds, 60_000);
+    const userLatencies = userIds
+      .filter((id) => arrivals.has(id))
+      .map((id) => arrivals.get(id)![0]!.at - sentAt.get(id)!);
+
     // Floor: the same kind of body, signed and POSTed straight to the receiver.
     const signer = new Webhook(patched.webhook_secret);
     const sampleBody = arrivals.get(latencyIds[0]!)?.[0]?.body ?? '{}';
@@ -304,6 +346,13 @@ export async function measureWebhooks(
         missing: latencyMissing,
       },
       floorLatency: { p50: percentile(floorLatencies, 50), p95: percentile(floorLatencies, 95) },
+      userActionLatency: {
+        events: userIds.length,
+        p50: percentile(userLatencies, 50),
+        p95: percentile(userLatencies, 95),
+        max: Math.max(...userLatencies),
+        missing: userMissing,
+      },
       backlog: {
         events: backlogIds.length,
         writeSeconds: (writeEnd - writeStart) / 1000,
