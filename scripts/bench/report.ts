@@ -566,7 +566,7 @@ export function renderMarkdown(r: BenchResults, chartFile: string): string {
     parts.push('');
     parts.push(
       'Most of the pipeline’s latency is its polling: the local stream poller reads every 150 ms and the queue poller sleeps briefly when the queue is empty; in AWS the stream → Lambda and SQS → Lambda mappings poll continuously. ' +
-        'The first rows use actions on a link (endpoint 12), whose action item carries its event from the start. An action of a referred user (endpoint 5) is recorded on its link’s item so that it costs two DynamoDB calls; the stream consumer then writes its action item, whose event takes the stream once more: one poll more.',
+        'The first rows use actions on a link (endpoint 12), whose action item carries its event from the start. An action of a referred user (endpoint 5) is recorded on its link’s item so that it costs two DynamoDB calls; the stream consumer then writes its action item, whose event takes the stream once more. Locally that adds little: the stream poller reads again at once after a batch that had records (in AWS, one more stream → Lambda hop).',
     );
   } else if (r.webhooks.ok && !r.webhooks.value.available) {
     parts.push(`Not available yet: ${r.webhooks.value.reason}.`);
