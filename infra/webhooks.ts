@@ -45,13 +45,15 @@ export const REDRIVE_MAX_RECEIVE_COUNT = maxAttempts(DEFAULT_RETRY_DELAYS) + 8;
  * their link's item (see `lib/db/actions.ts`); their events then come back through the stream.
  *
  * Stream wiring: a small stream-consumer Lambda (event source mapping with filters for INSERTs of
- * items with `event_type` and MODIFYs of links carrying `last_action`) rather than an EventBridge Pipe. A Pipe's input template cannot
- * unmarshall the nested DynamoDB JSON of `event_data`, so a Pipe would need an enrichment Lambda
- * anyway, or put DynamoDB JSON on the queue; the consumer instead runs the very transform the local
- * stack's stream poller runs (`lib/webhooks/stream.ts`), so the path tested locally is the one
- * deployed. Its mapping retries failed sends per record (partial batch responses, bisect on error)
- * until a record is 23 h old, just inside the stream's 24 h retention, and then records the lost
- * range in the stream-failure queue, which alarms: the items themselves are still in the table.
+ * items with `event_type` and MODIFYs of links carrying `last_action`) rather than an EventBridge
+ * Pipe. A Pipe's input template cannot unmarshall the nested DynamoDB JSON of `event_data`, so a
+ * Pipe would need an enrichment Lambda anyway, or put DynamoDB JSON on the queue; the consumer
+ * instead runs the very transform the local stack's stream poller runs (`lib/webhooks/stream.ts`),
+ * so the path tested locally is the one deployed. Its mapping retries failed sends per record
+ * (partial batch responses, bisect on error) until a record is 23 h old, just inside the stream's
+ * 24 h retention, and then records the lost range in the stream-failure queue, which alarms: the
+ * items themselves are still in the table. (Except an action of a referred user whose item could
+ * not be written in those 23 h: its link counted it, but the record it lived in has expired.)
  */
 export class Webhooks extends Construct {
   readonly queue: sqs.Queue;
