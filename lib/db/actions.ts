@@ -20,6 +20,7 @@ import type { Action } from '../domain/link-schemas.ts';
 import { formatTimestamp } from '../domain/time.ts';
 import { eventAttributes } from '../webhooks/events.ts';
 import { getItems } from './batch.ts';
+import { campaignStillExists } from './campaigns.ts';
 import { db, tableName } from './client.ts';
 import { nextId } from './ids.ts';
 import { keys } from './keys.ts';
@@ -92,13 +93,7 @@ export async function createLinkAction(
         ExpressionAttributeValues: { ':one': 1 },
       },
     },
-    {
-      ConditionCheck: {
-        TableName: tableName,
-        Key: keys.campaign(link.tenant, link.campaign_id),
-        ConditionExpression: 'attribute_exists(PK)',
-      },
-    },
+    campaignStillExists(link.tenant, link.campaign_id),
   ]);
   // A link or campaign that is gone: the campaign was deleted (links go only with it).
   if (!result.ok) throw linkNotFound();
@@ -169,13 +164,7 @@ export async function materializeLinkAction(
         ConditionExpression: 'attribute_not_exists(PK)',
       },
     },
-    {
-      ConditionCheck: {
-        TableName: tableName,
-        Key: keys.campaign(link.tenant, link.campaign_id),
-        ConditionExpression: 'attribute_exists(PK)',
-      },
-    },
+    campaignStillExists(link.tenant, link.campaign_id),
   ]);
   if (result.ok) return 'written';
   return result.failed.has(1) ? 'campaign_gone' : 'exists';

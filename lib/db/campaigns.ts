@@ -132,6 +132,20 @@ export async function campaignExists(tenant: string, campaignId: string): Promis
   return Item !== undefined;
 }
 
+/**
+ * A transaction item that cancels the transaction unless the campaign still exists: every write
+ * of a campaign's records carries it, so nothing is written for a deleted campaign.
+ */
+export function campaignStillExists(tenant: string, campaignId: string) {
+  return {
+    ConditionCheck: {
+      TableName: tableName,
+      Key: keys.campaign(tenant, campaignId),
+      ConditionExpression: 'attribute_exists(PK)',
+    },
+  };
+}
+
 /** One DeleteItem; the campaign's links and records are purged in the background. */
 export async function deleteCampaign(tenant: string, id: string): Promise<void> {
   try {

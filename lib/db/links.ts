@@ -2,7 +2,7 @@ import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { ApiError, campaignNotFound } from '../domain/errors.ts';
 import { generateReferralCode } from '../domain/link-rules.ts';
 import type { ReferralLink } from '../domain/link-schemas.ts';
-import { campaignExists } from './campaigns.ts';
+import { campaignExists, campaignStillExists } from './campaigns.ts';
 import { db, tableName } from './client.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { nextId } from './ids.ts';
@@ -51,13 +51,7 @@ export async function createLink(
     });
     const result = await transactWrite([
       { Put: { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(PK)' } },
-      {
-        ConditionCheck: {
-          TableName: tableName,
-          Key: campaignKey,
-          ConditionExpression: 'attribute_exists(PK)',
-        },
-      },
+      campaignStillExists(tenant, input.campaignId),
     ]);
     if (result.ok) return toLink(item);
     if (result.failed.has(1)) throw campaignNotFound(input.campaignId);

@@ -4,7 +4,7 @@ import type { ReferredUser } from '../domain/link-schemas.ts';
 import { formatTimestamp } from '../domain/time.ts';
 import { eventAttributes } from '../webhooks/events.ts';
 import { getItems } from './batch.ts';
-import { campaignExists } from './campaigns.ts';
+import { campaignExists, campaignStillExists } from './campaigns.ts';
 import { tableName } from './client.ts';
 import { nextId } from './ids.ts';
 import { keys } from './keys.ts';
@@ -93,13 +93,7 @@ export async function createReferredUser(
         ExpressionAttributeValues: { ':one': 1 },
       },
     },
-    {
-      ConditionCheck: {
-        TableName: tableName,
-        Key: keys.campaign(tenant, link.campaign_id),
-        ConditionExpression: 'attribute_exists(PK)',
-      },
-    },
+    campaignStillExists(tenant, link.campaign_id),
   ]);
   if (!result.ok) {
     // A link or campaign that is gone wins over a duplicate: a deleted campaign's links are 404.
