@@ -250,3 +250,29 @@ export async function settledActionItems(
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/** Polls `check` every 500 ms until it holds or `timeoutMs` passes; the last answer. */
+export async function waitUntil(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    if (await check()) return true;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  return check();
+}
+
+/**
+ * Point modules of lib/ and functions/ loaded in this test worker at the run's table and queue,
+ * as the local stack does for its handlers. They read these settings when they load, so import
+ * them (dynamically) after this call. Each integration file runs in its own worker: nothing leaks.
+ */
+export function configureInProcessHandlers(): void {
+  Object.assign(process.env, {
+    DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'),
+    TABLE_NAME: inject('tableName'),
+    AWS_ENDPOINT_URL_SQS: inject('queueEndpoint'),
+    STAGE: 'local',
+    ALLOW_PRIVATE_WEBHOOKS: 'true',
+    LOG_LEVEL: 'WARN',
+  });
+}

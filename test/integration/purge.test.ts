@@ -15,6 +15,7 @@ import {
   settledActionItems,
   TENANT_A,
   table,
+  waitUntil,
 } from './helpers.ts';
 
 /** Every item of a campaign, found by a full scan rather than by the keys the purge uses. */
@@ -36,15 +37,6 @@ async function itemsOf(campaignId: string): Promise<number> {
     start = page.LastEvaluatedKey;
   } while (start);
   return count;
-}
-
-async function waitUntil(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    if (await check()) return true;
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  return check();
 }
 
 describe('campaign purge', () => {

@@ -18,19 +18,14 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RouteDefinition, routes } from '../../lib/routes.ts';
+import { configureInProcessHandlers } from './helpers.ts';
 
 // The handlers read their configuration when their modules load (lib/db/client.ts makes the
-// module-scope client from these), so everything from lib/ and functions/ past this point is
-// imported dynamically. Each integration file runs in its own worker, so nothing here leaks.
-Object.assign(process.env, {
-  DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'),
-  TABLE_NAME: inject('tableName'),
-  STAGE: 'local',
-  ALLOW_PRIVATE_WEBHOOKS: 'true',
-  LOG_LEVEL: 'WARN',
-});
+// module-scope client from it), so everything from lib/ and functions/ past this point is
+// imported dynamically.
+configureInProcessHandlers();
 
 const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
 const SAMPLES = 3;
