@@ -21,6 +21,7 @@ import { projectRoot } from './bundles.ts';
 import type { CountingProxy } from './counting-proxy.ts';
 import { batchPut } from './endpoints.ts';
 import type { BenchEnvironment } from './environment.ts';
+import type { RequestSpec } from './http-client.ts';
 import { percentile, sleep } from './stats.ts';
 
 export interface WebhookResult {
@@ -173,22 +174,30 @@ export async function measureWebhooks(
       };
     }
 
-    // Latency: paced actions, each timed from its 201 to its delivery.
-    const sentAt = new Map<string, number>();
-    const latencyIds: string[] = [];
-    for (let i = 0; i < options.latencyEvents; i++) {
-      const started = performance.now();
-      const body = await client.expect<{ id: number }>(action({ n: i }), 201);
-      const id = eventId(body);
-      sentAt.set(id, performance.now());
-      latencyIds.push(id);
-      const wait = options.paceMs - (performance.now() - started);
-      if (wait > 0) await sleep(wait);
-    }
-    const latencyMissing = await waitFor(latencyIds, 60_000);
-    const latencies = latencyIds
-      .filter((id) => arrivals.has(id))
-      .map((id) => arrivals.get(id)![0]!.at - sentAt.get(id)!);
+    /** Paced actions, each timed from its 201 to the arrival of its delivery. */
+    const timeDeliveries = async (count: number, request: (i: number) => RequestSpec) => {
+      const sentAt = new Map<string, number>();
+      for (let i = 0; i < count; i++) {
+        const started = performance.now();
+        const body = await client.expect<{ id: number }>(request(i), 201);
+        sentAt.set(eventId(body), performance.now());
+        const wait = options.paceMs - (performance.now() - started);
+        if (wait > 0) await sleep(wait);
+      }
+      const ids = [...sentAt.keys()];
+      const missing = await waitFor(ids, 60_000);
+      const latencies = ids
+        .filter((id) => arrivals.has(id))
+        .map((id) => arrivals.get(id)![0]!.at - sentAt.get(id)!);
+      return { ids, missing, latencies };
+    };
+
+    // Latency: actions on a link.
+    const {
+      ids: latencyIds,
+      missing: latencyMissing,
+      latencies,
+    } = await timeDeliveries(options.latencyEvents, (i) => action({ n: i }));
 
     // The same for actions of a referred user (one stream hop more); the signup's own event first.
     const signup = await client.expect<{ id: number }>(
@@ -200,32 +209,20 @@ export async function measureWebhooks(
       201,
     );
     await waitFor([`evt_referred_user_${signup.id}`], 30_000);
-    const userIds: string[] = [];
-    for (let i = 0; i < Math.min(200, options.latencyEvents); i++) {
-      const started = performance.now();
-      const body = await client.expect<{ id: number }>(
-        {
-          method: 'POST',
-          path: '/api/v1/action/referred_user',
-          body: {
-            campaign_id: campaign.id,
-            referred_user_id: 'bench-user',
-            action_type: 'purchase',
-            metadata: { n: i },
-          },
-        },
-        201,
-      );
-      const id = eventId(body);
-      sentAt.set(id, performance.now());
-      userIds.push(id);
-      const wait = options.paceMs - (performance.now() - started);
-      if (wait > 0) await sleep(wait);
-    }
-    const userMissing = await waitFor(userIds, 60_000);
-    const userLatencies = userIds
-      .filter((id) => arrivals.has(id))
-      .map((id) => arrivals.get(id)![0]!.at - sentAt.get(id)!);
+    const {
+      ids: userIds,
+      missing: userMissing,
+      latencies: userLatencies,
+    } = await timeDeliveries(Math.min(200, options.latencyEvents), (i) => ({
+      method: 'POST',
+      path: '/api/v1/action/referred_user',
+      body: {
+        campaign_id: campaign.id,
+        referred_user_id: 'bench-user',
+        action_type: 'purchase',
+        metadata: { n: i },
+      },
+    }));
 
     // Floor: the same kind of body, signed and POSTed straight to the receiver.
     const signer = new Webhook(patched.webhook_secret);
