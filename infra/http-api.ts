@@ -6,7 +6,7 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct, type IConstruct } from 'constructs';
-import type { RouteDefinition } from '../lib/routes.ts';
+import { answersHead, type RouteDefinition } from '../lib/routes.ts';
 import { isProtected, type Stage } from './stage.ts';
 
 /** The header that carries the key, as the contract names it (HTTP APIs lowercase headers). */
@@ -148,13 +148,8 @@ export class ReferralHttpApi extends Construct {
     for (const route of props.routes) {
       const fn = props.routeFunctions.get(route.name);
       if (!fn) throw new Error(`No function for route ${route.name}`);
-      if (route.head && route.method !== 'GET') {
-        // API Gateway would accept it, but HEAD only makes sense as the body-less twin of a GET,
-        // and the local gateway only honours it there.
-        throw new Error(`Route ${route.name}: head is only allowed on GET routes`);
-      }
       const methods = [apigw.HttpMethod[route.method]];
-      if (route.head) methods.push(apigw.HttpMethod.HEAD);
+      if (answersHead(route)) methods.push(apigw.HttpMethod.HEAD);
       const added = this.httpApi.addRoutes({
         path: route.path,
         methods,

@@ -26,8 +26,6 @@ export interface RouteDefinition {
   readonly table: TableAccess;
   /** Memory in MB; small JSON handlers are I/O bound, so 256 MB buys enough CPU for cold starts. */
   readonly memoryMb?: number;
-  /** Also answer `HEAD` with the same function (API Gateway routes are per method). */
-  readonly head?: boolean;
   /**
    * DynamoDB calls one request may make once warm, id-block reservations and the authorizer's key
    * lookup excepted (issue 3 point 10): 1 for the campaign endpoints, at most 2 for the others,
@@ -166,7 +164,6 @@ export const routes: readonly RouteDefinition[] = [
     path: '/r/{referral_code}',
     handler: 'http/visit',
     auth: false,
-    head: true,
     table: 'read-write',
     dynamoCalls: 2,
     summary: 'Redirect a visitor to the link and record a visit',
@@ -192,6 +189,14 @@ export const routes: readonly RouteDefinition[] = [
     summary: 'The API reference page',
   },
 ];
+
+/**
+ * Every GET route also answers `HEAD` (contract, Conventions): the same function, status and
+ * headers, no body. API Gateway routes are per method, so the stack adds a HEAD twin of each.
+ */
+export function answersHead(route: RouteDefinition): boolean {
+  return route.method === 'GET';
+}
 
 export interface RouteMatch {
   route: RouteDefinition;
@@ -263,7 +268,7 @@ export function resolveRoute(
   for (const route of table) {
     const pathParameters = matchPath(route, rawPath);
     if (!pathParameters) continue;
-    if (route.method === method || (method === 'HEAD' && route.method === 'GET' && route.head === true)) {
+    if (route.method === method || (method === 'HEAD' && answersHead(route))) {
       return { kind: 'match', match: { route, pathParameters } };
     }
     allowed.push(route.method);

@@ -97,6 +97,7 @@ export function contractErrors(): MiddlewareObj<Event, Result, Error, Context> {
     },
     after: (request) => {
       logger.info('request', { status: request.response?.statusCode });
+      withoutBodyForHead(request);
     },
     onError: (request) => {
       const requestId = requestIdOf(request.event);
@@ -108,6 +109,13 @@ export function contractErrors(): MiddlewareObj<Event, Result, Error, Context> {
         logger.error('unhandled error', error as Error);
         request.response = errorResponse(internalError(), requestId);
       }
+      withoutBodyForHead(request);
     },
   };
+}
+
+/** `HEAD` gets the status and headers a GET would, and no body (contract, Conventions). */
+function withoutBodyForHead(request: { event: Event; response: Result | null | undefined }): void {
+  if (request.event.requestContext?.http?.method !== 'HEAD' || !request.response) return;
+  request.response = { ...request.response, body: '', isBase64Encoded: false };
 }

@@ -24,7 +24,7 @@ import {
 } from '../domain/schemas.ts';
 import { DEFAULT_LIMIT } from '../http/lists.ts';
 import { MAX_BODY_BYTES } from '../http/request.ts';
-import { type RouteDefinition, routes as routeTable } from '../routes.ts';
+import { answersHead, type RouteDefinition, routes as routeTable } from '../routes.ts';
 import { errorMeanings } from './errors.ts';
 import { type JsonSchema, SchemaRegistry } from './json-schema.ts';
 import {
@@ -342,7 +342,7 @@ export function buildOpenApiDocument(
     paths[route.path] ??= {};
     const item = paths[route.path] as Record<string, JsonSchema>;
     item[route.method.toLowerCase()] = operation(shared, route, meta);
-    if (route.head) item.head = headOperation(shared, route, meta);
+    if (answersHead(route)) item.head = headOperation(shared, route, meta);
   }
   return {
     openapi: '3.1.0',

@@ -24,7 +24,11 @@ export interface paths {
     post: operations['CreateReferralLink'];
     delete?: never;
     options?: never;
-    head?: never;
+    /**
+     * Fetch one referral link by id or code (HEAD: never recorded)
+     * @description The same as `GET /api/v1/referral_link` without a body; a `HEAD` request is never recorded.
+     */
+    head: operations['GetReferralLinkHead'];
     patch?: never;
     trace?: never;
   };
@@ -44,7 +48,11 @@ export interface paths {
     post?: never;
     delete?: never;
     options?: never;
-    head?: never;
+    /**
+     * List a campaign's referral links, oldest first (HEAD: never recorded)
+     * @description The same as `GET /api/v1/campaign_referral_links/{campaign_id}` without a body; a `HEAD` request is never recorded.
+     */
+    head: operations['ListCampaignLinksHead'];
     patch?: never;
     trace?: never;
   };
@@ -64,7 +72,11 @@ export interface paths {
     post?: never;
     delete?: never;
     options?: never;
-    head?: never;
+    /**
+     * List one referrer's links in a campaign, oldest first (HEAD: never recorded)
+     * @description The same as `GET /api/v1/referral_link/{campaign_id}/{referrer_id}` without a body; a `HEAD` request is never recorded.
+     */
+    head: operations['ListReferrerLinksHead'];
     patch?: never;
     trace?: never;
   };
@@ -112,7 +124,11 @@ export interface paths {
      */
     delete: operations['DeleteCampaign'];
     options?: never;
-    head?: never;
+    /**
+     * Fetch a campaign (HEAD: never recorded)
+     * @description The same as `GET /api/v1/campaign` without a body; a `HEAD` request is never recorded.
+     */
+    head: operations['GetCampaignHead'];
     /**
      * Update a campaign
      * @description Changes the name and/or the webhook URL of a campaign (`null` clears the webhook URL). The first `webhook_url` set creates the `webhook_secret`, which stays the same afterwards. The campaign `url` is immutable: sending it is 400 `url_immutable`.
@@ -140,7 +156,11 @@ export interface paths {
     post: operations['CreateReferredUser'];
     delete?: never;
     options?: never;
-    head?: never;
+    /**
+     * Fetch a referred user of a campaign (HEAD: never recorded)
+     * @description The same as `GET /api/v1/referred_user` without a body; a `HEAD` request is never recorded.
+     */
+    head: operations['GetReferredUserHead'];
     patch?: never;
     trace?: never;
   };
@@ -204,7 +224,11 @@ export interface paths {
     post?: never;
     delete?: never;
     options?: never;
-    head?: never;
+    /**
+     * The OpenAPI 3.1 document of this API (HEAD: never recorded)
+     * @description The same as `GET /api/v1/openapi.json` without a body; a `HEAD` request is never recorded.
+     */
+    head: operations['GetOpenApiDocumentHead'];
     patch?: never;
     trace?: never;
   };
@@ -224,7 +248,11 @@ export interface paths {
     post?: never;
     delete?: never;
     options?: never;
-    head?: never;
+    /**
+     * The API reference page (HEAD: never recorded)
+     * @description The same as `GET /docs` without a body; a `HEAD` request is never recorded.
+     */
+    head: operations['GetApiReferenceHead'];
     patch?: never;
     trace?: never;
   };
@@ -686,6 +714,82 @@ export interface operations {
       500: components['responses']['internal_error'];
     };
   };
+  GetReferralLinkHead: {
+    parameters: {
+      query?: {
+        /** @description a positive integer id */
+        id?: string;
+        /** @description 4-32 characters of A-Z a-z 0-9 _ - */
+        referral_code?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The referral link. */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /**
+       * @description `validation_failed`: A field or parameter is missing, of the wrong type, too long, malformed (including a malformed UUID) or unknown; `details` names each one.
+       *
+       *     `missing_parameter`: A required query parameter is absent.
+       */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `unauthorized`: The `api-key` header is missing, unknown or revoked (the same body in all three cases). */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `referral_link_not_found`: No referral link with this id or code exists for the caller. */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `payload_too_large`: The body is over 32 KiB, or the request line and headers are too large. */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `rate_limited`: Too many requests: throttled by the deployed stage. */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `internal_error`: Anything unexpected; the message is generic and nothing internal is exposed. */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
   ListCampaignLinks: {
     parameters: {
       query?: {
@@ -721,6 +825,83 @@ export interface operations {
       413: components['responses']['payload_too_large'];
       429: components['responses']['rate_limited'];
       500: components['responses']['internal_error'];
+    };
+  };
+  ListCampaignLinksHead: {
+    parameters: {
+      query?: {
+        /** @description an integer from 1 to 1000 */
+        limit?: string;
+        /** @description a cursor from x-next-cursor */
+        cursor?: string;
+      };
+      header?: never;
+      path: {
+        /** @description A UUID */
+        campaign_id: components['schemas']['Uuid'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page of links (possibly empty). */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          link: components['headers']['Link'];
+          'x-next-cursor': components['headers']['XNextCursor'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `validation_failed`: A field or parameter is missing, of the wrong type, too long, malformed (including a malformed UUID) or unknown; `details` names each one. */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `unauthorized`: The `api-key` header is missing, unknown or revoked (the same body in all three cases). */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `campaign_not_found`: No campaign with this id exists for the caller (a campaign of another tenant is not found either). */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `payload_too_large`: The body is over 32 KiB, or the request line and headers are too large. */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `rate_limited`: Too many requests: throttled by the deployed stage. */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `internal_error`: Anything unexpected; the message is generic and nothing internal is exposed. */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
     };
   };
   ListReferrerLinks: {
@@ -760,6 +941,85 @@ export interface operations {
       413: components['responses']['payload_too_large'];
       429: components['responses']['rate_limited'];
       500: components['responses']['internal_error'];
+    };
+  };
+  ListReferrerLinksHead: {
+    parameters: {
+      query?: {
+        /** @description an integer from 1 to 1000 */
+        limit?: string;
+        /** @description a cursor from x-next-cursor */
+        cursor?: string;
+      };
+      header?: never;
+      path: {
+        /** @description A UUID */
+        campaign_id: components['schemas']['Uuid'];
+        /** @description 1-256 characters without control characters */
+        referrer_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page of links (possibly empty). */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          link: components['headers']['Link'];
+          'x-next-cursor': components['headers']['XNextCursor'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `validation_failed`: A field or parameter is missing, of the wrong type, too long, malformed (including a malformed UUID) or unknown; `details` names each one. */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `unauthorized`: The `api-key` header is missing, unknown or revoked (the same body in all three cases). */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `campaign_not_found`: No campaign with this id exists for the caller (a campaign of another tenant is not found either). */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `payload_too_large`: The body is over 32 KiB, or the request line and headers are too large. */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `rate_limited`: Too many requests: throttled by the deployed stage. */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `internal_error`: Anything unexpected; the message is generic and nothing internal is exposed. */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
     };
   };
   CreateReferredUserAction: {
@@ -973,6 +1233,80 @@ export interface operations {
       500: components['responses']['internal_error'];
     };
   };
+  GetCampaignHead: {
+    parameters: {
+      query: {
+        /** @description A UUID */
+        id: components['schemas']['Uuid'];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The campaign. */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /**
+       * @description `validation_failed`: A field or parameter is missing, of the wrong type, too long, malformed (including a malformed UUID) or unknown; `details` names each one.
+       *
+       *     `missing_parameter`: A required query parameter is absent.
+       */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `unauthorized`: The `api-key` header is missing, unknown or revoked (the same body in all three cases). */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `campaign_not_found`: No campaign with this id exists for the caller (a campaign of another tenant is not found either). */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `payload_too_large`: The body is over 32 KiB, or the request line and headers are too large. */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `rate_limited`: Too many requests: throttled by the deployed stage. */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `internal_error`: Anything unexpected; the message is generic and nothing internal is exposed. */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
   UpdateCampaign: {
     parameters: {
       query: {
@@ -1150,6 +1484,86 @@ export interface operations {
       500: components['responses']['internal_error'];
     };
   };
+  GetReferredUserHead: {
+    parameters: {
+      query: {
+        /** @description A UUID */
+        campaign_id: components['schemas']['Uuid'];
+        /** @description 1-256 characters without control characters */
+        referred_user_id: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The referred user. */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /**
+       * @description `validation_failed`: A field or parameter is missing, of the wrong type, too long, malformed (including a malformed UUID) or unknown; `details` names each one.
+       *
+       *     `missing_parameter`: A required query parameter is absent.
+       */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `unauthorized`: The `api-key` header is missing, unknown or revoked (the same body in all three cases). */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /**
+       * @description `campaign_not_found`: No campaign with this id exists for the caller (a campaign of another tenant is not found either).
+       *
+       *     `referred_user_not_found`: No referred user with this id exists in the campaign.
+       */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `payload_too_large`: The body is over 32 KiB, or the request line and headers are too large. */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `rate_limited`: Too many requests: throttled by the deployed stage. */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `internal_error`: Anything unexpected; the message is generic and nothing internal is exposed. */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
   CreateLinkAction: {
     parameters: {
       query?: never;
@@ -1308,6 +1722,49 @@ export interface operations {
       500: components['responses']['internal_error'];
     };
   };
+  GetOpenApiDocumentHead: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The OpenAPI document. */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `payload_too_large`: The body is over 32 KiB, or the request line and headers are too large. */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `rate_limited`: Too many requests: throttled by the deployed stage. */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `internal_error`: Anything unexpected; the message is generic and nothing internal is exposed. */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
   GetApiReference: {
     parameters: {
       query?: {
@@ -1337,6 +1794,62 @@ export interface operations {
       413: components['responses']['payload_too_large'];
       429: components['responses']['rate_limited'];
       500: components['responses']['internal_error'];
+    };
+  };
+  GetApiReferenceHead: {
+    parameters: {
+      query?: {
+        /** @description Serve the script the page loads instead of the page */
+        asset?: 'redoc.standalone.js';
+        /** @description Version of the asset, for caching; any value is accepted */
+        v?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The reference page, or with `asset` the script it loads. */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `validation_failed`: A field or parameter is missing, of the wrong type, too long, malformed (including a malformed UUID) or unknown; `details` names each one. */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `payload_too_large`: The body is over 32 KiB, or the request line and headers are too large. */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `rate_limited`: Too many requests: throttled by the deployed stage. */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `internal_error`: Anything unexpected; the message is generic and nothing internal is exposed. */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
     };
   };
   ActionCreatedWebhook: {

@@ -19,7 +19,7 @@ const routeKey = (r: RouteDefinition) => `${r.method} ${r.path}`;
 
 /** Route keys the API must have for a route table: one per row, a HEAD twin where asked. */
 const expectedRouteKeys = (table: readonly RouteDefinition[]) => [
-  ...table.flatMap((r) => (r.head ? [routeKey(r), `HEAD ${r.path}`] : [routeKey(r)])),
+  ...table.flatMap((r) => (r.method === 'GET' ? [routeKey(r), `HEAD ${r.path}`] : [routeKey(r)])),
   '$default',
 ];
 
@@ -54,7 +54,6 @@ const syntheticRoutes: readonly RouteDefinition[] = [
     path: '/r/{code}',
     handler: 'http/fallback',
     auth: false,
-    head: true,
     table: 'read',
     dynamoCalls: 2,
     summary: 'public, with HEAD',
@@ -107,7 +106,7 @@ function checkWiring(s: Synthesized, table: readonly RouteDefinition[]) {
 
   for (const row of table) {
     const fnId = logicalIdOf(s.stack.functions.byRoute.get(row.name)!);
-    const keys = row.head ? [routeKey(row), `HEAD ${row.path}`] : [routeKey(row)];
+    const keys = row.method === 'GET' ? [routeKey(row), `HEAD ${row.path}`] : [routeKey(row)];
     for (const key of keys) {
       const route = byKey.get(key)!;
       expect(targetFunctionOf(s, route), key).toBe(fnId);
@@ -198,12 +197,6 @@ describe('HTTP API', () => {
     const group = real.json.Resources[referencedId(settings.DestinationArn)!];
     expect(group?.Type).toBe('AWS::Logs::LogGroup');
     expect(group?.Properties?.RetentionInDays).toBeGreaterThan(0);
-  });
-
-  it('refuses a HEAD twin on a non-GET row', () => {
-    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-    const bad: RouteDefinition = { ...syntheticRoutes[0]!, name: 'BadHead', method: 'POST', head: true };
-    expect(() => addReferralApiStack(app, { routes: [bad] })).toThrow(/head is only allowed on GET/);
   });
 });
 

@@ -151,11 +151,14 @@ describe('method_not_allowed (405)', () => {
     expectError(await api(method, CAMPAIGN, { key: null }), 405, 'method_not_allowed');
   });
 
-  it('HEAD /api/v1/campaign is 405 with no body', async () => {
-    const res = await api('HEAD', withId(randomId()));
-    expect(res.status).toBe(405);
-    expect(res.text).toBe('');
-    expectRequestId(res);
+  it('HEAD answers like GET on every GET route, with no body (contract, Conventions)', async () => {
+    const get = await api('GET', withId(randomId()));
+    const head = await api('HEAD', withId(randomId()));
+    expect(head.status).toBe(get.status);
+    expect(head.text).toBe('');
+    expect(head.headers.get('content-type')).toBe(get.headers.get('content-type'));
+    expectRequestId(head);
+    expect((await api('HEAD', withId(randomId()), { key: null })).status).toBe(401);
   });
 });
 

@@ -15,11 +15,12 @@ const row = (method: RouteDefinition['method'], path: string, extra: Partial<Rou
   }) satisfies RouteDefinition;
 
 const table: RouteDefinition[] = [
-  row('GET', '/r/{referral_code}', { head: true, auth: false }),
+  row('GET', '/r/{referral_code}', { auth: false }),
   row('GET', '/api/v1/referral_link'),
   row('POST', '/api/v1/referral_link'),
   row('GET', '/api/v1/referral_link/{campaign_id}/{referrer_id}'),
   row('GET', '/api/v1/a.b'),
+  row('DELETE', '/api/v1/only-delete'),
 ];
 
 describe('resolveRoute with the real route table', () => {
@@ -33,7 +34,7 @@ describe('resolveRoute with the real route table', () => {
     expect(resolved.match.pathParameters).toEqual({});
   });
 
-  it.each(['PUT', 'HEAD', 'OPTIONS', 'TRACE', 'get'])(
+  it.each(['PUT', 'OPTIONS', 'TRACE', 'get'])(
     '%s /api/v1/campaign is 405 with the allowed methods',
     (method) => {
       const resolved = resolveRoute(method, '/api/v1/campaign');
@@ -116,12 +117,14 @@ describe('resolveRoute with path parameters', () => {
     });
   });
 
-  it('answers HEAD only on routes that opt in', () => {
+  it('answers HEAD with the GET row of a path, and only where there is one', () => {
     const head = resolveRoute('HEAD', '/r/ABC623KC', table);
     expect(head.kind === 'match' && head.match.route).toBe(table[0]);
-    expect(resolveRoute('HEAD', '/api/v1/referral_link', table)).toEqual({
+    const api = resolveRoute('HEAD', '/api/v1/referral_link', table);
+    expect(api.kind === 'match' && api.match.route).toBe(table[1]);
+    expect(resolveRoute('HEAD', '/api/v1/only-delete', table)).toEqual({
       kind: 'method_not_allowed',
-      allowed: ['GET', 'POST'],
+      allowed: ['DELETE'],
     });
   });
 
