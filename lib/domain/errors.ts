@@ -14,6 +14,7 @@ export const errorStatus = {
   referred_user_exists: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  request_headers_too_large: 431,
   self_referral: 422,
   rate_limited: 429,
   internal_error: 500,

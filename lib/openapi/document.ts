@@ -109,9 +109,9 @@ function commonErrors(route: RouteDefinition, meta: OperationMetadata): ErrorCod
   if (meta.query) codes.push('validation_failed');
   if (meta.query?.required?.length) codes.push('missing_parameter');
   if (route.auth) codes.push('unauthorized');
-  // Any request can be too large: the body past 32 KiB, or the request line and headers past the
-  // server's limit before any handler runs.
-  codes.push('payload_too_large', 'rate_limited', 'internal_error');
+  // Any request can be too large: the body past 32 KiB (413), or the request line and headers past
+  // the server's limit before any handler runs (431).
+  codes.push('payload_too_large', 'request_headers_too_large', 'rate_limited', 'internal_error');
   return codes;
 }
 

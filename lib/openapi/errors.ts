@@ -52,8 +52,12 @@ export const errorMeanings: Record<ErrorCode, { when: string; example: string }>
     example: 'The referred user user-42 already exists in this campaign.',
   },
   payload_too_large: {
-    when: 'The body is over 32 KiB, or the request line and headers are too large.',
+    when: 'The body is over 32 KiB.',
     example: 'The request body must be at most 32768 bytes.',
+  },
+  request_headers_too_large: {
+    when: 'The request line and headers together are too large (over 16 KiB locally; API Gateway answers its own error over its 10 KiB limit).',
+    example: 'The request line and headers are too large.',
   },
   unsupported_media_type: {
     when: 'A body was sent without a JSON content type.',

@@ -473,7 +473,7 @@ export interface components {
         } & components['schemas']['ErrorResponse'];
       };
     };
-    /** @description `payload_too_large`: The body is over 32 KiB, or the request line and headers are too large. */
+    /** @description `payload_too_large`: The body is over 32 KiB. */
     payload_too_large: {
       headers: {
         'x-request-id': components['headers']['XRequestId'];
@@ -514,6 +514,21 @@ export interface components {
           error?: {
             /** @enum {string} */
             code?: 'rate_limited';
+          };
+        } & components['schemas']['ErrorResponse'];
+      };
+    };
+    /** @description `request_headers_too_large`: The request line and headers together are too large (over 16 KiB locally; API Gateway answers its own error over its 10 KiB limit). */
+    request_headers_too_large: {
+      headers: {
+        'x-request-id': components['headers']['XRequestId'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': {
+          error?: {
+            /** @enum {string} */
+            code?: 'request_headers_too_large';
           };
         } & components['schemas']['ErrorResponse'];
       };
@@ -660,6 +675,7 @@ export interface operations {
       404: components['responses']['referral_link_not_found'];
       413: components['responses']['payload_too_large'];
       429: components['responses']['rate_limited'];
+      431: components['responses']['request_headers_too_large'];
       500: components['responses']['internal_error'];
     };
   };
@@ -711,6 +727,7 @@ export interface operations {
       413: components['responses']['payload_too_large'];
       415: components['responses']['unsupported_media_type'];
       429: components['responses']['rate_limited'];
+      431: components['responses']['request_headers_too_large'];
       500: components['responses']['internal_error'];
     };
   };
@@ -764,7 +781,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description `payload_too_large`: The body is over 32 KiB, or the request line and headers are too large. */
+      /** @description `payload_too_large`: The body is over 32 KiB. */
       413: {
         headers: {
           'x-request-id': components['headers']['XRequestId'];
@@ -774,6 +791,14 @@ export interface operations {
       };
       /** @description `rate_limited`: Too many requests: throttled by the deployed stage. */
       429: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `request_headers_too_large`: The request line and headers together are too large (over 16 KiB locally; API Gateway answers its own error over its 10 KiB limit). */
+      431: {
         headers: {
           'x-request-id': components['headers']['XRequestId'];
           [name: string]: unknown;
@@ -824,6 +849,7 @@ export interface operations {
       404: components['responses']['campaign_not_found'];
       413: components['responses']['payload_too_large'];
       429: components['responses']['rate_limited'];
+      431: components['responses']['request_headers_too_large'];
       500: components['responses']['internal_error'];
     };
   };
@@ -878,7 +904,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description `payload_too_large`: The body is over 32 KiB, or the request line and headers are too large. */
+      /** @description `payload_too_large`: The body is over 32 KiB. */
       413: {
         headers: {
           'x-request-id': components['headers']['XRequestId'];
@@ -888,6 +914,14 @@ export interface operations {
       };
       /** @description `rate_limited`: Too many requests: throttled by the deployed stage. */
       429: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `request_headers_too_large`: The request line and headers together are too large (over 16 KiB locally; API Gateway answers its own error over its 10 KiB limit). */
+      431: {
         headers: {
           'x-request-id': components['headers']['XRequestId'];
           [name: string]: unknown;
@@ -940,6 +974,7 @@ export interface operations {
       404: components['responses']['campaign_not_found'];
       413: components['responses']['payload_too_large'];
       429: components['responses']['rate_limited'];
+      431: components['responses']['request_headers_too_large'];
       500: components['responses']['internal_error'];
     };
   };
@@ -996,7 +1031,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description `payload_too_large`: The body is over 32 KiB, or the request line and headers are too large. */
+      /** @description `payload_too_large`: The body is over 32 KiB. */
       413: {
         headers: {
           'x-request-id': components['headers']['XRequestId'];
@@ -1006,6 +1041,14 @@ export interface operations {
       };
       /** @description `rate_limited`: Too many requests: throttled by the deployed stage. */
       429: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `request_headers_too_large`: The request line and headers together are too large (over 16 KiB locally; API Gateway answers its own error over its 10 KiB limit). */
+      431: {
         headers: {
           'x-request-id': components['headers']['XRequestId'];
           [name: string]: unknown;
@@ -1087,6 +1130,7 @@ export interface operations {
       413: components['responses']['payload_too_large'];
       415: components['responses']['unsupported_media_type'];
       429: components['responses']['rate_limited'];
+      431: components['responses']['request_headers_too_large'];
       500: components['responses']['internal_error'];
     };
   };
@@ -1135,6 +1179,7 @@ export interface operations {
       404: components['responses']['campaign_not_found'];
       413: components['responses']['payload_too_large'];
       429: components['responses']['rate_limited'];
+      431: components['responses']['request_headers_too_large'];
       500: components['responses']['internal_error'];
     };
   };
@@ -1184,6 +1229,7 @@ export interface operations {
       413: components['responses']['payload_too_large'];
       415: components['responses']['unsupported_media_type'];
       429: components['responses']['rate_limited'];
+      431: components['responses']['request_headers_too_large'];
       500: components['responses']['internal_error'];
     };
   };
@@ -1230,6 +1276,7 @@ export interface operations {
       404: components['responses']['campaign_not_found'];
       413: components['responses']['payload_too_large'];
       429: components['responses']['rate_limited'];
+      431: components['responses']['request_headers_too_large'];
       500: components['responses']['internal_error'];
     };
   };
@@ -1281,7 +1328,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description `payload_too_large`: The body is over 32 KiB, or the request line and headers are too large. */
+      /** @description `payload_too_large`: The body is over 32 KiB. */
       413: {
         headers: {
           'x-request-id': components['headers']['XRequestId'];
@@ -1291,6 +1338,14 @@ export interface operations {
       };
       /** @description `rate_limited`: Too many requests: throttled by the deployed stage. */
       429: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `request_headers_too_large`: The request line and headers together are too large (over 16 KiB locally; API Gateway answers its own error over its 10 KiB limit). */
+      431: {
         headers: {
           'x-request-id': components['headers']['XRequestId'];
           [name: string]: unknown;
@@ -1361,6 +1416,7 @@ export interface operations {
       413: components['responses']['payload_too_large'];
       415: components['responses']['unsupported_media_type'];
       429: components['responses']['rate_limited'];
+      431: components['responses']['request_headers_too_large'];
       500: components['responses']['internal_error'];
     };
   };
@@ -1429,6 +1485,7 @@ export interface operations {
       };
       413: components['responses']['payload_too_large'];
       429: components['responses']['rate_limited'];
+      431: components['responses']['request_headers_too_large'];
       500: components['responses']['internal_error'];
     };
   };
@@ -1481,6 +1538,7 @@ export interface operations {
       415: components['responses']['unsupported_media_type'];
       422: components['responses']['self_referral'];
       429: components['responses']['rate_limited'];
+      431: components['responses']['request_headers_too_large'];
       500: components['responses']['internal_error'];
     };
   };
@@ -1538,7 +1596,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description `payload_too_large`: The body is over 32 KiB, or the request line and headers are too large. */
+      /** @description `payload_too_large`: The body is over 32 KiB. */
       413: {
         headers: {
           'x-request-id': components['headers']['XRequestId'];
@@ -1548,6 +1606,14 @@ export interface operations {
       };
       /** @description `rate_limited`: Too many requests: throttled by the deployed stage. */
       429: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `request_headers_too_large`: The request line and headers together are too large (over 16 KiB locally; API Gateway answers its own error over its 10 KiB limit). */
+      431: {
         headers: {
           'x-request-id': components['headers']['XRequestId'];
           [name: string]: unknown;
@@ -1611,6 +1677,7 @@ export interface operations {
       413: components['responses']['payload_too_large'];
       415: components['responses']['unsupported_media_type'];
       429: components['responses']['rate_limited'];
+      431: components['responses']['request_headers_too_large'];
       500: components['responses']['internal_error'];
     };
   };
@@ -1638,6 +1705,7 @@ export interface operations {
       404: components['responses']['referral_link_not_found'];
       413: components['responses']['payload_too_large'];
       429: components['responses']['rate_limited'];
+      431: components['responses']['request_headers_too_large'];
       500: components['responses']['internal_error'];
     };
   };
@@ -1670,7 +1738,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description `payload_too_large`: The body is over 32 KiB, or the request line and headers are too large. */
+      /** @description `payload_too_large`: The body is over 32 KiB. */
       413: {
         headers: {
           'x-request-id': components['headers']['XRequestId'];
@@ -1680,6 +1748,14 @@ export interface operations {
       };
       /** @description `rate_limited`: Too many requests: throttled by the deployed stage. */
       429: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `request_headers_too_large`: The request line and headers together are too large (over 16 KiB locally; API Gateway answers its own error over its 10 KiB limit). */
+      431: {
         headers: {
           'x-request-id': components['headers']['XRequestId'];
           [name: string]: unknown;
@@ -1719,6 +1795,7 @@ export interface operations {
       };
       413: components['responses']['payload_too_large'];
       429: components['responses']['rate_limited'];
+      431: components['responses']['request_headers_too_large'];
       500: components['responses']['internal_error'];
     };
   };
@@ -1739,7 +1816,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description `payload_too_large`: The body is over 32 KiB, or the request line and headers are too large. */
+      /** @description `payload_too_large`: The body is over 32 KiB. */
       413: {
         headers: {
           'x-request-id': components['headers']['XRequestId'];
@@ -1749,6 +1826,14 @@ export interface operations {
       };
       /** @description `rate_limited`: Too many requests: throttled by the deployed stage. */
       429: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `request_headers_too_large`: The request line and headers together are too large (over 16 KiB locally; API Gateway answers its own error over its 10 KiB limit). */
+      431: {
         headers: {
           'x-request-id': components['headers']['XRequestId'];
           [name: string]: unknown;
@@ -1793,6 +1878,7 @@ export interface operations {
       400: components['responses']['validation_failed'];
       413: components['responses']['payload_too_large'];
       429: components['responses']['rate_limited'];
+      431: components['responses']['request_headers_too_large'];
       500: components['responses']['internal_error'];
     };
   };
@@ -1826,7 +1912,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description `payload_too_large`: The body is over 32 KiB, or the request line and headers are too large. */
+      /** @description `payload_too_large`: The body is over 32 KiB. */
       413: {
         headers: {
           'x-request-id': components['headers']['XRequestId'];
@@ -1836,6 +1922,14 @@ export interface operations {
       };
       /** @description `rate_limited`: Too many requests: throttled by the deployed stage. */
       429: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `request_headers_too_large`: The request line and headers together are too large (over 16 KiB locally; API Gateway answers its own error over its 10 KiB limit). */
+      431: {
         headers: {
           'x-request-id': components['headers']['XRequestId'];
           [name: string]: unknown;

@@ -143,6 +143,7 @@ describe('the OpenAPI document', () => {
       '415',
       '422',
       '429',
+      '431',
       '500',
     ]);
     // The redirect answers 404 for a malformed code, it does not validate it.
