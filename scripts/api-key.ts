@@ -70,9 +70,12 @@ async function main() {
       }
       case 'revoke': {
         if (!arg) fail('revoke needs the key or its id (from `list`)');
-        const done = await store.revoke(arg);
-        if (!done) fail('No such key.');
-        console.log('Revoked. Deployed stages stop accepting it within 60 seconds (authorizer cache).');
+        const outcome = await store.revoke(arg);
+        if (outcome === 'not_found') fail('No such key.');
+        console.log(
+          `${outcome === 'revoked' ? 'Revoked' : 'Already revoked'}. The local stack refuses it at once; ` +
+            'deployed stages within 60 seconds (the authorizer cache).',
+        );
         break;
       }
       case 'list': {

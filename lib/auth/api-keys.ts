@@ -29,6 +29,8 @@ export function apiKeyItemKey(hash: string) {
   return { PK: `APIKEY#${hash}`, SK: 'APIKEY' };
 }
 
+export type RevokeOutcome = 'revoked' | 'already_revoked' | 'not_found';
+
 export interface ApiKeyRecord {
   /** The first 16 hex characters of the hash: enough to name a key in `list` and `revoke`. */
   id: string;
@@ -51,22 +53,38 @@ export class ApiKeyStore {
     if (key.length < 16) throw new Error('An api key must be at least 16 characters long.');
     const hash = hashApiKey(key);
     const created_at = formatTimestamp(new Date());
-    await this.db.send(
-      new PutCommand({
-        TableName: this.tableName,
-        Item: {
-          ...apiKeyItemKey(hash),
-          type: 'api_key',
-          GSI1PK: 'APIKEYS',
-          GSI1SK: `${tenant}#${created_at}#${hash}`,
-          tenant,
-          key_hash: hash,
-          created_at,
-          revoked_at: null,
-        },
-      }),
-    );
+    try {
+      await this.db.send(
+        new PutCommand({
+          TableName: this.tableName,
+          // `revoked_at` is absent until the key is revoked: a live key has no such attribute.
+          Item: {
+            ...apiKeyItemKey(hash),
+            type: 'api_key',
+            GSI1PK: 'APIKEYS',
+            GSI1SK: `${tenant}#${created_at}#${hash}`,
+            tenant,
+            key_hash: hash,
+            created_at,
+          },
+          // Never over a stored key: re-creating a revoked key would bring it back to life.
+          ConditionExpression: 'attribute_not_exists(PK)',
+        }),
+      );
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) throw new Error('That api key exists already.');
+      throw err;
+    }
     return { key, record: { id: hash.slice(0, 16), tenant, created_at, revoked_at: null } };
+  }
+
+  /** What the table says of a key: live (with its tenant), revoked, or unknown. One GetItem. */
+  async status(key: string): Promise<{ state: 'live' | 'revoked'; tenant: string } | { state: 'unknown' }> {
+    const { Item } = await this.db.send(
+      new GetCommand({ TableName: this.tableName, Key: apiKeyItemKey(hashApiKey(key)), ConsistentRead: true }),
+    );
+    if (!Item || typeof Item.tenant !== 'string') return { state: 'unknown' };
+    return { state: isRevoked(Item) ? 'revoked' : 'live', tenant: Item.tenant };
   }
 
   /** The tenant of a live key, or undefined for an unknown or revoked one. One GetItem. */
@@ -74,7 +92,7 @@ export class ApiKeyStore {
     const { Item } = await this.db.send(
       new GetCommand({ TableName: this.tableName, Key: apiKeyItemKey(hashApiKey(key)) }),
     );
-    if (!Item || Item.revoked_at) return undefined;
+    if (!Item || isRevoked(Item)) return undefined;
     return typeof Item.tenant === 'string' ? Item.tenant : undefined;
   }
 
@@ -97,7 +115,7 @@ export class ApiKeyStore {
           hash: String(item.key_hash),
           tenant: String(item.tenant),
           created_at: String(item.created_at),
-          revoked_at: (item.revoked_at as string | null) ?? null,
+          revoked_at: isRevoked(item) ? String(item.revoked_at) : null,
         });
       }
       ExclusiveStartKey = page.LastEvaluatedKey;
@@ -105,31 +123,43 @@ export class ApiKeyStore {
     return out;
   }
 
-  /** Revoke by the key itself or by its id from `list`. Returns false when nothing matched. */
-  async revoke(keyOrId: string): Promise<boolean> {
+  /**
+   * Revoke by the key itself or by its id from `list`. The first revocation's time is kept; a key
+   * stored by an older version with `revoked_at: null` (NULL, which `if_not_exists` counts as
+   * present) is revoked like one without the attribute.
+   */
+  async revoke(keyOrId: string): Promise<RevokeOutcome> {
     let hash: string | undefined;
     if (/^[0-9a-f]{16}$/.test(keyOrId)) {
       const matches = (await this.list()).filter((k) => k.id === keyOrId);
       if (matches.length > 1) throw new Error('That id is ambiguous; pass the key itself.');
       hash = matches[0]?.hash;
-    } else {
-      hash = hashApiKey(keyOrId);
     }
-    if (!hash) return false;
+    // Not an id of any key: it may be a key that happens to look like one.
+    hash ??= hashApiKey(keyOrId);
     try {
       await this.db.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: apiKeyItemKey(hash),
-          UpdateExpression: 'SET revoked_at = if_not_exists(revoked_at, :now)',
-          ConditionExpression: 'attribute_exists(PK)',
-          ExpressionAttributeValues: { ':now': formatTimestamp(new Date()) },
+          UpdateExpression: 'SET revoked_at = :now',
+          ConditionExpression:
+            'attribute_exists(PK) AND (attribute_not_exists(revoked_at) OR attribute_type(revoked_at, :null))',
+          ExpressionAttributeValues: { ':now': formatTimestamp(new Date()), ':null': 'NULL' },
         }),
       );
-      return true;
+      return 'revoked';
     } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return false;
-      throw err;
+      if (!(err instanceof ConditionalCheckFailedException)) throw err;
+      const { Item } = await this.db.send(
+        new GetCommand({ TableName: this.tableName, Key: apiKeyItemKey(hash), ConsistentRead: true }),
+      );
+      return Item ? 'already_revoked' : 'not_found';
     }
   }
+}
+
+/** Revoked once `revoked_at` holds a time; absent or NULL (older items) is live. */
+function isRevoked(item: Record<string, unknown>): boolean {
+  return typeof item.revoked_at === 'string' && item.revoked_at.length > 0;
 }

@@ -238,7 +238,8 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
 
 /**
  * `DEV_API_KEYS` keys are stored exactly as given. Without it, one key for tenant `dev` is made
- * on the first start, kept in the data directory and reused afterwards.
+ * on the first start, kept in the data directory and reused afterwards. A revoked key stays
+ * revoked: the generated one is replaced by a new key, a given one stops the start.
  */
 async function provisionKeys(
   endpoint: string,
@@ -248,21 +249,34 @@ async function provisionKeys(
   const db = createDocumentClient(endpoint);
   const store = new ApiKeyStore(db, LOCAL_TABLE_NAME);
   try {
+    const file = !devApiKeys && dataDir ? join(dataDir, 'dev-api-key.json') : undefined;
+    const newDevKey = () => {
+      const dev = { tenant: 'dev', key: generateApiKey() };
+      if (file) writeFileSync(file, JSON.stringify(dev), { mode: 0o600 });
+      return dev;
+    };
     let wanted: Array<{ tenant: string; key: string }>;
     if (devApiKeys) wanted = parseDevApiKeys(devApiKeys);
-    else {
-      const file = dataDir ? join(dataDir, 'dev-api-key.json') : undefined;
-      if (file && existsSync(file))
-        wanted = [JSON.parse(readFileSync(file, 'utf8')) as { tenant: string; key: string }];
-      else {
-        wanted = [{ tenant: 'dev', key: generateApiKey() }];
-        if (file) writeFileSync(file, JSON.stringify(wanted[0]), { mode: 0o600 });
+    else if (file && existsSync(file))
+      wanted = [JSON.parse(readFileSync(file, 'utf8')) as { tenant: string; key: string }];
+    else wanted = [newDevKey()];
+    for (let i = 0; i < wanted.length; i++) {
+      const { tenant, key } = wanted[i]!;
+      const stored = await store.status(key);
+      if (stored.state !== 'unknown' && stored.tenant !== tenant) {
+        throw new LocalStackError(`The key given for tenant "${tenant}" is a key of tenant "${stored.tenant}".`);
       }
-    }
-    for (const { tenant, key } of wanted) {
-      if ((await store.tenantOf(key)) === tenant) continue;
+      if (stored.state === 'live') continue;
+      if (stored.state === 'revoked') {
+        if (devApiKeys) {
+          throw new LocalStackError(
+            `The key given for tenant "${tenant}" in DEV_API_KEYS was revoked; revoked keys stay revoked, give another one.`,
+          );
+        }
+        wanted[i] = newDevKey();
+      }
       try {
-        await store.create(tenant, key);
+        await store.create(wanted[i]!.tenant, wanted[i]!.key);
       } catch (err) {
         throw new LocalStackError(
           `Cannot provision the key for tenant "${tenant}": ${(err as Error).message}`,

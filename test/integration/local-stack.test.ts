@@ -3,7 +3,7 @@
  * child process with its own port and data directory, without npm in between, so a signal goes
  * to exactly that process. Each start runs a JVM, so there are only three of them.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -137,6 +137,18 @@ async function call(baseUrl: string, key: string, method: string, path: string, 
   return { status: res.status, body: (await res.json().catch(() => undefined)) as Record<string, string> };
 }
 
+/** `npm run api-key -- <args>` as a user runs it beside a running stack (found through DATA_DIR). */
+function apiKeyCli(dataDir: string, ...args: string[]) {
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir };
+  for (const name of STACK_ENV.filter((n) => n !== 'DATA_DIR')) delete env[name];
+  const run = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/api-key.ts', ...args], {
+    cwd: ROOT,
+    env,
+    encoding: 'utf8',
+  });
+  return { code: run.status, stdout: run.stdout, stderr: run.stderr };
+}
+
 /** Stop with `signal` and check the exit code, the Java child and stderr. */
 async function stopWith(s: Started, signal: NodeJS.Signals, dir: string, toGroup: boolean) {
   const java = javaPidsFor(dir);
@@ -206,7 +218,90 @@ describe('npm start (scripts/start.ts)', () => {
       expect(read.status).toBe(200);
       expect(read.body.name).toBe('Kept on disk');
 
+      // Revoked through the CLI: refused at once, and never brought back by a restart.
+      const revoked = apiKeyCli(dataDir, 'revoke', firstKey);
+      expect(revoked, revoked.stderr).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Revoked\./) });
+      expect((await call(second.baseUrl, firstKey, 'GET', `/api/v1/campaign?id=${campaignId}`)).status).toBe(
+        401,
+      );
       await stopWith(again, 'SIGINT', dataDir, true);
+
+      port = await freePort();
+      const third = start({ PORT: String(port), DATA_DIR: dataDir });
+      const replaced = await ready(third);
+      expect(replaced.keys).toHaveLength(1);
+      expect(replaced.keys[0]?.key).not.toBe(firstKey);
+      const newKey = replaced.keys[0]?.key as string;
+      expect(readFileSync(join(dataDir, 'dev-api-key.json'), 'utf8')).toContain(newKey);
+      expect(
+        (await call(replaced.baseUrl, firstKey, 'GET', `/api/v1/campaign?id=${campaignId}`)).status,
+      ).toBe(401);
+      expect((await call(replaced.baseUrl, newKey, 'GET', `/api/v1/campaign?id=${campaignId}`)).status).toBe(
+        200,
+      );
+      await stopWith(third, 'SIGTERM', dataDir, false);
+    },
+    START_TIMEOUT * 4,
+  );
+
+  it.concurrent(
+    'api-key CLI against the running stack: create works at once, revoke (by key or id) refuses at once, list shows it',
+    async () => {
+      const dir = tempDataDir();
+      const port = await freePort();
+      const s = start({ PORT: String(port), DATA_DIR: dir, DEV_API_KEYS: 'ops:ops-key-000000000000000000' });
+      const { baseUrl } = await ready(s);
+
+      const created = apiKeyCli(dir, 'create', '--tenant', 'acme');
+      expect(created.code, created.stderr).toBe(0);
+      const key = created.stdout.trim().split('\n').at(-1) as string;
+      const id = /\(id ([0-9a-f]{16})\)/.exec(created.stdout)?.[1] as string;
+      const campaign = await call(baseUrl, key, 'POST', '/api/v1/campaign', {
+        url: 'example.com',
+        name: 'acme',
+      });
+      expect(campaign.status).toBe(201);
+      const path = `/api/v1/campaign?id=${campaign.body.id}`;
+
+      const listed = apiKeyCli(dir, 'list');
+      expect(listed.stdout).toMatch(new RegExp(`^${id}\\s+acme\\s+created \\S+$`, 'm'));
+
+      expect(apiKeyCli(dir, 'revoke', id)).toMatchObject({
+        code: 0,
+        stdout: expect.stringMatching(/^Revoked\./),
+      });
+      const refused = await call(baseUrl, key, 'GET', path);
+      expect(refused).toEqual({
+        status: 401,
+        body: { error: { code: 'unauthorized', message: expect.any(String) } },
+      });
+      expect(apiKeyCli(dir, 'list').stdout).toMatch(
+        new RegExp(`^${id}\\s+acme\\s+created \\S+  revoked \\S+$`, 'm'),
+      );
+      expect(apiKeyCli(dir, 'revoke', key)).toMatchObject({
+        code: 0,
+        stdout: expect.stringMatching(/^Already revoked\./),
+      });
+      expect(apiKeyCli(dir, 'revoke', 'rk_never-issued-000000000000')).toMatchObject({
+        code: 1,
+        stderr: 'No such key.\n',
+      });
+      // The tenant's other key is untouched.
+      expect((await call(baseUrl, 'ops-key-000000000000000000', 'GET', path)).status).toBe(404);
+
+      await stopWith(s, 'SIGTERM', dir, false);
+      // DEV_API_KEYS naming a revoked key does not revive it: the start stops with the reason.
+      expect(apiKeyCli(dir, 'list')).toMatchObject({
+        code: 1,
+        stderr: expect.stringMatching(/^No running local stack/),
+      });
+      const again = start({ PORT: String(await freePort()), DATA_DIR: dir, DEV_API_KEYS: `acme:${key}` });
+      const { code } = await again.exit;
+      expect(code).toBe(1);
+      expect(again.stderr()).toMatch(
+        /^Cannot start: The key given for tenant "acme" in DEV_API_KEYS was revoked/,
+      );
+      expect(javaPidsFor(dir)).toEqual([]);
     },
     START_TIMEOUT * 3,
   );
