@@ -81,7 +81,11 @@ export class ApiKeyStore {
   /** What the table says of a key: live (with its tenant), revoked, or unknown. One GetItem. */
   async status(key: string): Promise<{ state: 'live' | 'revoked'; tenant: string } | { state: 'unknown' }> {
     const { Item } = await this.db.send(
-      new GetCommand({ TableName: this.tableName, Key: apiKeyItemKey(hashApiKey(key)), ConsistentRead: true }),
+      new GetCommand({
+        TableName: this.tableName,
+        Key: apiKeyItemKey(hashApiKey(key)),
+        ConsistentRead: true,
+      }),
     );
     if (!Item || typeof Item.tenant !== 'string') return { state: 'unknown' };
     return { state: isRevoked(Item) ? 'revoked' : 'live', tenant: Item.tenant };

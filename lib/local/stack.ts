@@ -264,7 +264,9 @@ async function provisionKeys(
       const { tenant, key } = wanted[i]!;
       const stored = await store.status(key);
       if (stored.state !== 'unknown' && stored.tenant !== tenant) {
-        throw new LocalStackError(`The key given for tenant "${tenant}" is a key of tenant "${stored.tenant}".`);
+        throw new LocalStackError(
+          `The key given for tenant "${tenant}" is a key of tenant "${stored.tenant}".`,
+        );
       }
       if (stored.state === 'live') continue;
       if (stored.state === 'revoked') {

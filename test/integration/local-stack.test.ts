@@ -3,7 +3,7 @@
  * child process with its own port and data directory, without npm in between, so a signal goes
  * to exactly that process. Each start runs a JVM, so there are only three of them.
  */
-import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -137,16 +137,21 @@ async function call(baseUrl: string, key: string, method: string, path: string, 
   return { status: res.status, body: (await res.json().catch(() => undefined)) as Record<string, string> };
 }
 
-/** `npm run api-key -- <args>` as a user runs it beside a running stack (found through DATA_DIR). */
+/**
+ * `npm run api-key -- <args>` as a user runs it beside a running stack (found through DATA_DIR).
+ * Asynchronous: a blocked event loop would keep fetch from seeing the server close idle sockets.
+ */
 function apiKeyCli(dataDir: string, ...args: string[]) {
   const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir };
   for (const name of STACK_ENV.filter((n) => n !== 'DATA_DIR')) delete env[name];
-  const run = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/api-key.ts', ...args], {
-    cwd: ROOT,
-    env,
-    encoding: 'utf8',
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolveRun) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'scripts/api-key.ts', ...args],
+      { cwd: ROOT, env, encoding: 'utf8' },
+      (error, stdout, stderr) => resolveRun({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    );
   });
-  return { code: run.status, stdout: run.stdout, stderr: run.stderr };
 }
 
 /** Stop with `signal` and check the exit code, the Java child and stderr. */
@@ -219,7 +224,7 @@ describe('npm start (scripts/start.ts)', () => {
       expect(read.body.name).toBe('Kept on disk');
 
       // Revoked through the CLI: refused at once, and never brought back by a restart.
-      const revoked = apiKeyCli(dataDir, 'revoke', firstKey);
+      const revoked = await apiKeyCli(dataDir, 'revoke', firstKey);
       expect(revoked, revoked.stderr).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Revoked\./) });
       expect((await call(second.baseUrl, firstKey, 'GET', `/api/v1/campaign?id=${campaignId}`)).status).toBe(
         401,
@@ -252,7 +257,7 @@ describe('npm start (scripts/start.ts)', () => {
       const s = start({ PORT: String(port), DATA_DIR: dir, DEV_API_KEYS: 'ops:ops-key-000000000000000000' });
       const { baseUrl } = await ready(s);
 
-      const created = apiKeyCli(dir, 'create', '--tenant', 'acme');
+      const created = await apiKeyCli(dir, 'create', '--tenant', 'acme');
       expect(created.code, created.stderr).toBe(0);
       const key = created.stdout.trim().split('\n').at(-1) as string;
       const id = /\(id ([0-9a-f]{16})\)/.exec(created.stdout)?.[1] as string;
@@ -263,10 +268,10 @@ describe('npm start (scripts/start.ts)', () => {
       expect(campaign.status).toBe(201);
       const path = `/api/v1/campaign?id=${campaign.body.id}`;
 
-      const listed = apiKeyCli(dir, 'list');
+      const listed = await apiKeyCli(dir, 'list');
       expect(listed.stdout).toMatch(new RegExp(`^${id}\\s+acme\\s+created \\S+$`, 'm'));
 
-      expect(apiKeyCli(dir, 'revoke', id)).toMatchObject({
+      expect(await apiKeyCli(dir, 'revoke', id)).toMatchObject({
         code: 0,
         stdout: expect.stringMatching(/^Revoked\./),
       });
@@ -275,23 +280,23 @@ describe('npm start (scripts/start.ts)', () => {
         status: 401,
         body: { error: { code: 'unauthorized', message: expect.any(String) } },
       });
-      expect(apiKeyCli(dir, 'list').stdout).toMatch(
+      expect((await apiKeyCli(dir, 'list')).stdout).toMatch(
         new RegExp(`^${id}\\s+acme\\s+created \\S+  revoked \\S+$`, 'm'),
       );
-      expect(apiKeyCli(dir, 'revoke', key)).toMatchObject({
+      expect(await apiKeyCli(dir, 'revoke', key)).toMatchObject({
         code: 0,
         stdout: expect.stringMatching(/^Already revoked\./),
       });
-      expect(apiKeyCli(dir, 'revoke', 'rk_never-issued-000000000000')).toMatchObject({
+      expect(await apiKeyCli(dir, 'revoke', 'rk_never-issued-000000000000')).toMatchObject({
         code: 1,
         stderr: 'No such key.\n',
       });
-      // The tenant's other key is untouched.
+      // Other keys are untouched (this one, of another tenant, sees nothing of acme's).
       expect((await call(baseUrl, 'ops-key-000000000000000000', 'GET', path)).status).toBe(404);
 
       await stopWith(s, 'SIGTERM', dir, false);
       // DEV_API_KEYS naming a revoked key does not revive it: the start stops with the reason.
-      expect(apiKeyCli(dir, 'list')).toMatchObject({
+      expect(await apiKeyCli(dir, 'list')).toMatchObject({
         code: 1,
         stderr: expect.stringMatching(/^No running local stack/),
       });
