@@ -1,5 +1,4 @@
 import { createReferredUserAction } from '../../lib/db/actions.ts';
-import { checkMetadata } from '../../lib/domain/link-rules.ts';
 import { CreateUserActionBody } from '../../lib/domain/link-schemas.ts';
 import { httpHandler } from '../../lib/http/handler.ts';
 import { BusinessMetric, countEvent } from '../../lib/http/metrics.ts';
@@ -9,7 +8,7 @@ export const handler = httpHandler({ body: CreateUserActionBody }, async ({ tena
     campaignId: body.campaign_id,
     referredUserId: body.referred_user_id,
     actionType: body.action_type,
-    metadata: checkMetadata(body.metadata),
+    metadata: body.metadata ?? {},
   });
   countEvent(BusinessMetric.ActionsRecorded);
   return { status: 201, body: action };

@@ -16,19 +16,6 @@ export function normalizeReferrer(value: string | null | undefined): string | nu
   return value === undefined || value === null || value === '' ? null : value;
 }
 
-export const MAX_METADATA_BYTES = 8 * 1024;
-
-/** Metadata is an object of at most 8 KiB serialised; omitted means `{}`. */
-export function checkMetadata(metadata: Record<string, unknown> | undefined): Record<string, unknown> {
-  const value = metadata ?? {};
-  if (Buffer.byteLength(JSON.stringify(value), 'utf8') > MAX_METADATA_BYTES) {
-    throw validationError([
-      { field: 'metadata', message: `must be at most ${MAX_METADATA_BYTES} bytes serialised` },
-    ]);
-  }
-  return value;
-}
-
 /** Endpoints 10 and 12 take exactly one of `referral_code` and `referral_link_id`. */
 export function linkTargetOf(body: {
   referral_code?: string;
@@ -46,15 +33,4 @@ export function linkTargetOf(body: {
 
 export function selfReferral(): ApiError {
   return new ApiError('self_referral', 'A referred user cannot be the referrer of the link.');
-}
-
-/**
- * Link-preview and crawler user agents: their requests are redirected but not counted as visits.
- * Matched case-insensitively anywhere in the header.
- */
-const BOT_PATTERN =
-  /slackbot|slack-imgproxy|facebookexternalhit|facebookcatalog|meta-externalagent|twitterbot|linkedinbot|discordbot|whatsapp|telegrambot|googlebot|google-inspectiontool|adsbot-google|mediapartners-google|bingbot|bingpreview|applebot|yandex(?:bot|images)|baiduspider|duckduckbot|duckassistbot|petalbot|pinterest(?:bot)?|redditbot|skypeuripreview|embedly|vkshare|viber|snapchat|iframely|ahrefsbot|semrushbot|mj12bot|dotbot|bytespider|gptbot|claudebot|ccbot|perplexitybot|headlesschrome|\b(?:bot|crawler|spider|crawl)\b/i;
-
-export function isBot(userAgent: string | undefined): boolean {
-  return userAgent !== undefined && BOT_PATTERN.test(userAgent);
 }

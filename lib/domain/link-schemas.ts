@@ -1,27 +1,27 @@
 /** Schemas of referral links, referred users and actions (see `schemas.ts` for the conventions). */
 import { type Static, Type } from '@sinclair/typebox';
+import { JsonObject, Text } from './schema-kinds.ts';
 import { Timestamp, Uuid } from './schemas.ts';
 
 export const CODE_PATTERN = '^[A-Za-z0-9_-]{4,32}$';
-export const USER_ID_PATTERN = '^[^\\u0000-\\u001f\\u007f]{1,256}$';
+export const MAX_METADATA_BYTES = 8 * 1024;
 
 const ReferralCode = Type.String({
   pattern: CODE_PATTERN,
   description: '4-32 characters of A-Z a-z 0-9 _ -',
 });
-const UserId = Type.String({
-  pattern: USER_ID_PATTERN,
-  description: '1-256 characters without control characters',
-});
+const UserId = Text({ minLength: 1, maxLength: 256, noControl: true, description: 'An id of your own.' });
 const LinkId = Type.Integer({
   minimum: 1,
   maximum: Number.MAX_SAFE_INTEGER,
   description: 'A referral link id',
 });
-const Metadata = Type.Record(Type.String(), Type.Unknown(), {
-  description: 'Any JSON object, at most 8 KiB serialised; {} when omitted',
+const Metadata = JsonObject({
+  maxBytes: MAX_METADATA_BYTES,
+  description:
+    'Any JSON object of at most 8 KiB as compact UTF-8 JSON (any keys, any nesting), kept and returned exactly as sent; `{}` when omitted. A number that is not finite (`1e400`) is refused.',
 });
-const ActionType = Type.String({ minLength: 1, maxLength: 64, description: '1-64 characters' });
+const ActionType = Text({ minLength: 1, maxLength: 64, description: 'What happened, e.g. `purchase`.' });
 
 export const CreateLinkBody = Type.Object(
   {

@@ -3,6 +3,8 @@
  * runtime validators (compiled at module load in `lib/http/validate.ts`) and the OpenAPI document.
  */
 import { type Static, Type } from '@sinclair/typebox';
+import { Text } from './schema-kinds.ts';
+import { MAX_URL_LENGTH } from './url.ts';
 
 export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 export const TIMESTAMP_PATTERN = '^\\d{4}-\\d{2}-\\d{2}_\\d{2}-\\d{2}-\\d{2}$';
@@ -14,15 +16,26 @@ export const Timestamp = Type.String({
   examples: ['2026-11-22_14-05-09'],
 });
 
-// Lengths are checked again after trimming in the domain rules; the schema bounds keep absurd
-// inputs out before any work is done on them.
+export const MAX_NAME_LENGTH = 256;
+
+const CampaignName = Text({
+  minLength: 1,
+  maxLength: MAX_NAME_LENGTH,
+  trimmed: true,
+  noControl: true,
+  description: 'Internal name of the campaign, stored trimmed.',
+});
+
 export const CreateCampaignBody = Type.Object(
   {
-    url: Type.String({
-      maxLength: 4096,
-      description: 'Base URL of the referral links; https:// is added when no scheme is given',
+    url: Text({
+      minLength: 1,
+      maxLength: MAX_URL_LENGTH,
+      trimmed: true,
+      description:
+        'Base URL of the referral links, stored trimmed; `https://` is put in front when it has no scheme, and it must then be an absolute http(s) URL with a host.',
     }),
-    name: Type.String({ maxLength: 4096, description: 'Internal name, 1-256 characters after trimming' }),
+    name: CampaignName,
   },
   { additionalProperties: false },
 );
@@ -30,8 +43,21 @@ export type CreateCampaignBody = Static<typeof CreateCampaignBody>;
 
 export const UpdateCampaignBody = Type.Object(
   {
-    name: Type.Optional(Type.String({ maxLength: 4096 })),
-    webhook_url: Type.Optional(Type.Union([Type.String({ maxLength: 4096 }), Type.Null()])),
+    name: Type.Optional(CampaignName),
+    webhook_url: Type.Optional(
+      Type.Union(
+        [
+          Text({
+            minLength: 1,
+            maxLength: MAX_URL_LENGTH,
+            trimmed: true,
+            description: 'An absolute http(s) URL (https only when deployed).',
+          }),
+          Type.Null(),
+        ],
+        { description: 'Where events are sent; `null` clears it.' },
+      ),
+    ),
     url: Type.Optional(
       Type.Unknown({ description: 'Not allowed: a campaign URL is immutable (400 url_immutable)' }),
     ),

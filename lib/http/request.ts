@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { ApiError, validationError } from '../domain/errors.ts';
+import { ApiError } from '../domain/errors.ts';
 
 /** Largest accepted request body, per the contract. */
 export const MAX_BODY_BYTES = 32 * 1024;
@@ -28,11 +28,19 @@ function rawBody(event: APIGatewayProxyEventV2): Buffer | undefined {
   return event.isBase64Encoded ? Buffer.from(event.body, 'base64') : Buffer.from(event.body, 'utf8');
 }
 
-const jsonContentType = /^application\/(?:[\w.+-]+\+)?json\s*(?:;.*)?$/i;
+/**
+ * `application/json`, optionally with `charset=utf-8` (any case, quoted or not), and nothing else:
+ * no other JSON-based media type (`application/merge-patch+json` means other semantics) and no
+ * other charset or parameter (contract, Conventions).
+ */
+const jsonContentType = /^application\/json[ \t]*(?:;[ \t]*charset[ \t]*=[ \t]*(?:utf-8|"utf-8")[ \t]*)?$/i;
+
+// ignoreBOM keeps a byte order mark in the text, where JSON.parse refuses it as before.
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
- * Parse the JSON body: 413 over 32 KiB, 415 without a JSON content type, 400 `invalid_json` when
- * it does not parse or is not an object. An absent body is `undefined`.
+ * Parse the JSON body: 413 over 32 KiB, 415 without the JSON content type, 400 `invalid_json` when
+ * it is not UTF-8, does not parse or is not an object. An absent body is `undefined`.
  */
 export function parseJsonBody(event: APIGatewayProxyEventV2): Record<string, unknown> | undefined {
   const buf = rawBody(event);
@@ -47,9 +55,16 @@ export function parseJsonBody(event: APIGatewayProxyEventV2): Record<string, unk
       'A request body must be sent with Content-Type: application/json.',
     );
   }
+  let text: string;
+  try {
+    text = utf8.decode(buf);
+  } catch {
+    // Decoding leniently would store U+FFFD in place of the bytes the client sent.
+    throw new ApiError('invalid_json', 'The request body is not valid UTF-8.');
+  }
   let parsed: unknown;
   try {
-    parsed = JSON.parse(buf.toString('utf8'));
+    parsed = JSON.parse(text);
   } catch {
     throw new ApiError('invalid_json', 'The request body is not valid JSON.');
   }
@@ -57,33 +72,6 @@ export function parseJsonBody(event: APIGatewayProxyEventV2): Record<string, unk
     throw new ApiError('invalid_json', 'The request body must be a JSON object.');
   }
   return parsed as Record<string, unknown>;
-}
-
-/**
- * JSON allows `"\ud800"`, a lone surrogate that is not Unicode text: DynamoDB would refuse to
- * store it (a 500 at write time), so a field holding one is refused here, by name.
- */
-export function assertWellFormed(body: object): void {
-  const field = illFormedField(body);
-  if (field) throw validationError([{ field, message: 'must be valid Unicode text' }]);
-}
-
-function illFormedField(body: object): string | undefined {
-  // Iterative, not recursive: a 10,000-deep nested body must not overflow the stack.
-  const pending: Array<[unknown, string]> = [[body, '']];
-  for (let next = pending.pop(); next; next = pending.pop()) {
-    const [value, path] = next;
-    if (typeof value === 'string') {
-      if (!value.isWellFormed()) return path || '(body)';
-    } else if (value !== null && typeof value === 'object') {
-      for (const [key, child] of Object.entries(value)) {
-        const childPath = path ? `${path}.${key}` : key;
-        if (!key.isWellFormed()) return childPath;
-        pending.push([child, childPath]);
-      }
-    }
-  }
-  return undefined;
 }
 
 /**

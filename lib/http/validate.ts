@@ -1,6 +1,7 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { type ErrorDetail, validationError } from '../domain/errors.ts';
+import { kindProblem } from '../domain/schema-kinds.ts';
 
 export type Validator<T extends TSchema> = (value: unknown) => Static<T>;
 
@@ -36,6 +37,8 @@ function pointerToField(path: string): string {
 
 function describe(message: string, value: unknown, schema: TSchema): string {
   if (value === undefined && message.startsWith('Expected required property')) return 'is required';
+  const problem = kindProblem(schema, value);
+  if (problem) return problem;
   if (message.startsWith('Unexpected property')) return 'is not a known field';
   if (typeof schema.maxLength === 'number' && typeof value === 'string' && value.length > schema.maxLength) {
     return `must be at most ${schema.maxLength} characters`;
@@ -48,8 +51,15 @@ function describe(message: string, value: unknown, schema: TSchema): string {
   if (schema.pattern === undefined && typeof schema.type === 'string' && !hasType(value, schema.type)) {
     return `must be ${withArticle(schema.type)}`;
   }
-  // A union of plain types (e.g. string | null) reads better as "must be a string or null".
+  // A union of plain types (e.g. string | null) reads better as "must be a string or null",
+  // unless the value has the type of a member and only breaks that member's own rule.
   if (Array.isArray(schema.anyOf)) {
+    for (const member of schema.anyOf as TSchema[]) {
+      if (typeof member.type === 'string' && hasType(value, member.type)) {
+        const memberProblem = kindProblem(member, value);
+        if (memberProblem) return memberProblem;
+      }
+    }
     const types = (schema.anyOf as TSchema[]).map((s) => s.type);
     if (types.every((t) => typeof t === 'string') && !types.some((t) => hasType(value, t))) {
       return `must be ${types.map(withArticle).join(' or ')}`;

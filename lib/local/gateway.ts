@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type {
@@ -140,7 +141,9 @@ function buildEvent(input: {
   const now = new Date();
   const contentType = headers['content-type'] ?? '';
   const hasBody = input.body.length > 0;
-  const isText = !hasBody || textTypes.test(contentType);
+  // Bytes that are not UTF-8 travel base64-encoded, as binary bodies do, so the handler sees
+  // exactly what the client sent instead of U+FFFD replacements.
+  const isText = !hasBody || (textTypes.test(contentType) && isUtf8(input.body));
   return {
     version: '2.0',
     routeKey: input.routeKey,

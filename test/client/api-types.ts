@@ -346,13 +346,15 @@ export interface components {
       };
     };
     CreateCampaignBody: {
-      /** @description Base URL of the referral links; https:// is added when no scheme is given */
+      /** @description Base URL of the referral links, stored trimmed; `https://` is put in front when it has no scheme, and it must then be an absolute http(s) URL with a host. Lengths in Unicode code points, counted after trimming. */
       url: string;
-      /** @description Internal name, 1-256 characters after trimming */
+      /** @description Internal name of the campaign, stored trimmed. Lengths in Unicode code points, counted after trimming, no control characters. */
       name: string;
     };
     UpdateCampaignBody: {
+      /** @description Internal name of the campaign, stored trimmed. Lengths in Unicode code points, counted after trimming, no control characters. */
       name?: string;
+      /** @description Where events are sent; `null` clears it. */
       webhook_url?: string | null;
       /** @description Not allowed: a campaign URL is immutable (400 url_immutable) */
       url?: unknown;
@@ -369,16 +371,16 @@ export interface components {
       referral_code?: string;
       /** @description A referral link id */
       referral_link_id?: number;
-      /** @description 1-256 characters without control characters */
+      /** @description An id of your own. Lengths in Unicode code points, no control characters. */
       referred_user_id: string;
     };
     CreateUserActionBody: {
       campaign_id: components['schemas']['Uuid'];
-      /** @description 1-64 characters */
+      /** @description What happened, e.g. `purchase`. */
       action_type: string;
-      /** @description 1-256 characters without control characters */
+      /** @description An id of your own. Lengths in Unicode code points, no control characters. */
       referred_user_id: string;
-      /** @description Any JSON object, at most 8 KiB serialised; {} when omitted */
+      /** @description Any JSON object of at most 8 KiB as compact UTF-8 JSON (any keys, any nesting), kept and returned exactly as sent; `{}` when omitted. A number that is not finite (`1e400`) is refused. */
       metadata?: {
         [key: string]: unknown;
       };
@@ -388,9 +390,9 @@ export interface components {
       referral_code?: string;
       /** @description A referral link id */
       referral_link_id?: number;
-      /** @description 1-64 characters */
+      /** @description What happened, e.g. `purchase`. */
       action_type: string;
-      /** @description Any JSON object, at most 8 KiB serialised; {} when omitted */
+      /** @description Any JSON object of at most 8 KiB as compact UTF-8 JSON (any keys, any nesting), kept and returned exactly as sent; `{}` when omitted. A number that is not finite (`1e400`) is refused. */
       metadata?: {
         [key: string]: unknown;
       };
@@ -950,7 +952,7 @@ export interface operations {
       path: {
         /** @description A UUID */
         campaign_id: components['schemas']['Uuid'];
-        /** @description 1-256 characters without control characters */
+        /** @description An id of your own. Lengths in Unicode code points, no control characters. */
         referrer_id: string;
       };
       cookie?: never;
@@ -990,7 +992,7 @@ export interface operations {
       path: {
         /** @description A UUID */
         campaign_id: components['schemas']['Uuid'];
-        /** @description 1-256 characters without control characters */
+        /** @description An id of your own. Lengths in Unicode code points, no control characters. */
         referrer_id: string;
       };
       cookie?: never;
@@ -1425,7 +1427,7 @@ export interface operations {
       query: {
         /** @description A UUID */
         campaign_id: components['schemas']['Uuid'];
-        /** @description 1-256 characters without control characters */
+        /** @description An id of your own. Lengths in Unicode code points, no control characters. */
         referred_user_id: string;
       };
       header?: never;
@@ -1547,7 +1549,7 @@ export interface operations {
       query: {
         /** @description A UUID */
         campaign_id: components['schemas']['Uuid'];
-        /** @description 1-256 characters without control characters */
+        /** @description An id of your own. Lengths in Unicode code points, no control characters. */
         referred_user_id: string;
       };
       header?: never;

@@ -61,7 +61,7 @@ describe('validation_failed (400)', () => {
   });
 
   it('details are field/message pairs', async () => {
-    const res = await api('POST', CAMPAIGN, { body: { url: 'ftp://x', name: '' } });
+    const res = await api('POST', CAMPAIGN, { body: { url: 'x'.repeat(2049), name: '' } });
     expectError(res, 400, 'validation_failed');
     expect((res.body as { error: { details: unknown } }).error.details).toEqual(
       expect.arrayContaining([

@@ -97,10 +97,16 @@ describe('odd values in every POST /api/v1/campaign field', () => {
   });
 
   it('names that are valid after trimming are stored verbatim, however odd', async () => {
-    for (const name of ['\u0000', 'a\u0000b', '😀🎉', '\u202Eevil\u202C', 'שלום', 'Z̴̧̛̖̈́a̷̺̿', '\u200B']) {
+    for (const name of ['😀🎉', '\u202Eevil\u202C', 'שלום', 'Z̴̧̛̖̈́a̷̺̿', '\u200B', 'a\u00a0b']) {
       const created = await createCampaign({ name });
       expect(created.name).toBe(name);
       expect((await api('GET', withId(created.id))).body).toEqual(created);
+    }
+  });
+
+  it('names with control characters (C0, DEL, C1) are refused', async () => {
+    for (const name of ['\u0000', 'a\u0000b', 'a\u007fb', 'a\u0085b', '\u009f']) {
+      expectValidation(await api('POST', CAMPAIGN, { body: { url: 'example.com', name } }), 'name');
     }
   });
 });

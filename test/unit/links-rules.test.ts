@@ -3,11 +3,9 @@ import { keys } from '../../lib/db/keys.ts';
 import { ApiError } from '../../lib/domain/errors.ts';
 import {
   CODE_ALPHABET,
-  checkMetadata,
   GENERATED_CODE_LENGTH,
   generateReferralCode,
   linkTargetOf,
-  MAX_METADATA_BYTES,
   normalizeReferrer,
   selfReferral,
 } from '../../lib/domain/link-rules.ts';
@@ -62,38 +60,6 @@ describe('normalizeReferrer', () => {
 
   it.each(['alice', ' ', '0', 'user@example.com', 'x'.repeat(256)])('%j is kept as given', (input) => {
     expect(normalizeReferrer(input)).toBe(input);
-  });
-});
-
-describe('checkMetadata', () => {
-  it('omitted metadata is {}', () => {
-    expect(checkMetadata(undefined)).toEqual({});
-  });
-
-  it('returns the object as given', () => {
-    const metadata = { a: 1, nested: { list: [1, 'two', null] } };
-    expect(checkMetadata(metadata)).toBe(metadata);
-  });
-
-  it('accepts exactly 8 KiB serialised and rejects one byte more', () => {
-    expect(MAX_METADATA_BYTES).toBe(8192);
-    // '{"a":""}' is 8 bytes.
-    expect(checkMetadata({ a: 'x'.repeat(8184) })).toBeDefined();
-    const error = thrown(() => checkMetadata({ a: 'x'.repeat(8185) }));
-    expect(error.code).toBe('validation_failed');
-    expect(error.status).toBe(400);
-    expect(error.details).toEqual([expect.objectContaining({ field: 'metadata' })]);
-  });
-
-  it('counts UTF-8 bytes, not characters', () => {
-    // 4,092 two-byte characters: 8,184 + 8 bytes, exactly at the limit; one more is over.
-    expect(checkMetadata({ a: 'é'.repeat(4092) })).toBeDefined();
-    expect(thrown(() => checkMetadata({ a: 'é'.repeat(4093) })).code).toBe('validation_failed');
-  });
-
-  it('counts escapes as serialised', () => {
-    // Each newline serialises as two bytes.
-    expect(thrown(() => checkMetadata({ a: '\n'.repeat(4093) })).code).toBe('validation_failed');
   });
 });
 

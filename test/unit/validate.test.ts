@@ -67,8 +67,8 @@ describe('compileValidator', () => {
   });
 
   it('reports the length bound', () => {
-    expect(detailsOf(create, { url: 'x'.repeat(4097), name: 'y' })).toEqual([
-      { field: 'url', message: 'must be at most 4096 characters' },
+    expect(detailsOf(create, { url: 'x'.repeat(2049), name: 'y' })).toEqual([
+      { field: 'url', message: 'must be at most 2048 characters' },
     ]);
   });
 
