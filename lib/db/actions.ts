@@ -9,9 +9,14 @@
  *   (`last_action`) and returns the new image. That single-item write is the commit: the counter
  *   and the action cannot disagree, and the response's counters are the exact values after this
  *   action. The link's stream record of that write then becomes the action item, event included
- *   (`materializeLinkAction`, run by the stream consumer). This path exists for the round-trip
- *   budget: the link's key is known only after the referred user is read, and a transaction
- *   returns no values, so a transaction would need a third call to read the counters.
+ *   (`materializeLinkAction`, run by the stream consumer), which then removes `last_action` from
+ *   the link so that reads of the link stop paying for up to 8 KiB of metadata. This path exists
+ *   for the round-trip budget: the link's key is known only after the referred user is read, and a
+ *   transaction returns no values, so a transaction would need a third call to read the counters.
+ *
+ * Metadata is stored as JSON text inside the item's event (`event_json`) and in `last_action`,
+ * never as a DynamoDB map: it is any JSON object within 8 KiB, and a map cannot hold every such
+ * object (numbers past 38 digits or 1e125, more than 32 levels of nesting).
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -24,7 +29,7 @@ import { campaignStillExists } from './campaigns.ts';
 import { db, tableName } from './client.ts';
 import { nextId } from './ids.ts';
 import { keys } from './keys.ts';
-import { CLEAR_LAST_ACTION, type LinkAction } from './link-item.ts';
+import { CLEAR_LAST_ACTION, type LinkAction, type StoredLinkAction, storedLinkAction } from './link-item.ts';
 import { findLink, type LinkItem, linkNotFound, toLink } from './links.ts';
 import { type ReferredUserItem, referredUserNotFound, toReferredUser } from './referred-users.ts';
 import { transactWrite } from './transactions.ts';
@@ -44,12 +49,13 @@ function toAction(link: LinkItem, action: LinkAction): Action {
 /** The stored action item: the API object as its event's data, and the link it was recorded on. */
 function actionItem(link: LinkItem, action: LinkAction) {
   const data = toAction(link, action);
-  return {
+  const item = {
     ...keys.action(link.tenant, link.campaign_id, action.id),
     type: 'action',
     link_code: link.referral_code,
     ...eventAttributes('action.created', action.id, link.tenant, link.campaign_id, data, new Date(action.at)),
   };
+  return { item, data };
 }
 
 async function newAction(
@@ -70,18 +76,29 @@ async function newAction(
   };
 }
 
-/** Endpoints 12 and 13: an action on a link alone (13 passes the tenant found on the link). */
+/** Endpoint 12: an action on a link alone, found by code or id. */
 export async function createLinkAction(
-  tenant: string | undefined,
+  tenant: string,
   target: { code: string } | { id: number },
   input: { actionType: string; metadata: Record<string, unknown> },
 ): Promise<Action> {
   const link = await findLink(target, tenant);
   if (!link) throw linkNotFound();
+  return recordLinkAction(link, input);
+}
+
+/**
+ * An action on a link already read (endpoint 12, and endpoint 13's visit, which reads the link
+ * first to have its redirect ready before anything is counted): one transaction.
+ */
+export async function recordLinkAction(
+  link: LinkItem,
+  input: { actionType: string; metadata: Record<string, unknown> },
+): Promise<Action> {
   const action = await newAction(input.actionType, input.metadata, null);
   // The counters as of the read plus this action; the transaction makes the increment itself.
   const counted = { ...link, total_clicks: link.total_clicks + 1 };
-  const item = actionItem(counted, action);
+  const { item, data } = actionItem(counted, action);
   const result = await transactWrite([
     { Put: { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(PK)' } },
     {
@@ -97,7 +114,7 @@ export async function createLinkAction(
   ]);
   // A link or campaign that is gone: the campaign was deleted (links go only with it).
   if (!result.ok) throw linkNotFound();
-  return item.event_data as Action;
+  return data;
 }
 
 /**
@@ -136,7 +153,11 @@ export async function createReferredUserAction(
         UpdateExpression: 'ADD total_clicks :one SET last_action = :action',
         ConditionExpression: 'attribute_exists(PK) AND #id = :link',
         ExpressionAttributeNames: { '#id': 'id' },
-        ExpressionAttributeValues: { ':one': 1, ':action': action, ':link': referredUser.link_id },
+        ExpressionAttributeValues: {
+          ':one': 1,
+          ':action': storedLinkAction(action),
+          ':link': referredUser.link_id,
+        },
         ReturnValues: 'ALL_NEW',
       }),
     );
@@ -150,22 +171,48 @@ export async function createReferredUserAction(
 /**
  * The stream side of endpoint 5: turn a link image that carries `last_action` into that action's
  * item, with its `action.created` event (which the same stream then carries to the webhook queue,
- * like every other event). Idempotent, so a redelivered stream record changes nothing; and never
- * for a deleted campaign, so a purge cannot be outrun into an orphan item.
+ * like every other event), then take the action off the link. Idempotent, so a redelivered stream
+ * record changes nothing; and never for a deleted campaign, so a purge cannot be outrun into an
+ * orphan item.
  */
 export async function materializeLinkAction(
-  link: LinkItem & { last_action: LinkAction },
+  link: LinkItem & { last_action: StoredLinkAction },
 ): Promise<'written' | 'exists' | 'campaign_gone'> {
+  // Items written before the action was stored as JSON text carry its fields as a map.
+  const stored = link.last_action as StoredLinkAction | (LinkAction & { json?: undefined });
+  const action = stored.json === undefined ? (stored as LinkAction) : (JSON.parse(stored.json) as LinkAction);
   const result = await transactWrite([
     {
       Put: {
         TableName: tableName,
-        Item: actionItem(link, link.last_action),
+        Item: actionItem(link, action).item,
         ConditionExpression: 'attribute_not_exists(PK)',
       },
     },
     campaignStillExists(link.tenant, link.campaign_id),
   ]);
-  if (result.ok) return 'written';
-  return result.failed.has(1) ? 'campaign_gone' : 'exists';
+  const outcome = result.ok ? 'written' : result.failed.has(1) ? 'campaign_gone' : 'exists';
+  if (outcome !== 'campaign_gone') await removeLastAction(link.referral_code, action.id);
+  return outcome;
+}
+
+/**
+ * Take a materialized action off its link, unless a later action has replaced it (that one's own
+ * record removes it) or another write removed it already. Only `last_action` changes, which no
+ * index projects, so the indexes' copies of the link are not rewritten.
+ */
+async function removeLastAction(code: string, actionId: number): Promise<void> {
+  try {
+    await db.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: keys.link(code),
+        UpdateExpression: CLEAR_LAST_ACTION,
+        ConditionExpression: 'last_action.id = :id',
+        ExpressionAttributeValues: { ':id': actionId },
+      }),
+    );
+  } catch (err) {
+    if (!(err instanceof ConditionalCheckFailedException)) throw err;
+  }
 }

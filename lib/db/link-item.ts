@@ -2,6 +2,8 @@
  * The referral link item: its stored shape, how a new one is built, and how it becomes the API
  * object. No I/O here, so tools (tests, the bench) can build items exactly as the API writes them.
  */
+
+import { stringifyJson } from '../domain/json.ts';
 import type { ReferralLink } from '../domain/link-schemas.ts';
 import { formatTimestamp } from '../domain/time.ts';
 import { buildReferralLink } from '../domain/url.ts';
@@ -32,9 +34,23 @@ export interface LinkItem {
   /**
    * The last action recorded through this item (`POST /action/referred_user`, see
    * `lib/db/actions.ts`): the write that raised `total_clicks` carries it, so the item's stream
-   * record is that action's commit record. Every other write of the link removes it.
+   * record is that action's commit record. The stream consumer removes it once the action has its
+   * own item, and so does every other write of the link, so a link carries it only for a moment.
    */
-  last_action?: LinkAction;
+  last_action?: StoredLinkAction;
+}
+
+/**
+ * `last_action` as stored: the id (the stream filter selects on it) and the action as JSON text,
+ * since its metadata is any JSON the client sent, which a DynamoDB map could not always hold.
+ */
+export interface StoredLinkAction {
+  id: number;
+  json: string;
+}
+
+export function storedLinkAction(action: LinkAction): StoredLinkAction {
+  return { id: action.id, json: stringifyJson(action) };
 }
 
 /**

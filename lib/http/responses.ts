@@ -1,5 +1,6 @@
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { ApiError } from '../domain/errors.ts';
+import { stringifyJson } from '../domain/json.ts';
 
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
@@ -13,7 +14,8 @@ export function toResponse(result: HttpResult, requestId: string): APIGatewayPro
   const headers: Record<string, string> = { 'x-request-id': requestId, ...result.headers };
   if (result.body === undefined) return { statusCode: result.status, headers, body: '' };
   headers['content-type'] = JSON_CONTENT_TYPE;
-  return { statusCode: result.status, headers, body: JSON.stringify(result.body) };
+  // Bodies echo client metadata, which may nest deeper than the native serializer goes.
+  return { statusCode: result.status, headers, body: stringifyJson(result.body) };
 }
 
 export function errorResponse(error: ApiError, requestId: string, headers?: Record<string, string>) {

@@ -8,6 +8,8 @@
  * referred user is committed on its link's item first; the stream consumer then writes its
  * action item, these attributes included: see `lib/db/actions.ts`.)
  */
+import { stringifyJson } from '../domain/json.ts';
+
 export type WebhookEventType = 'action.created' | 'referred_user.created';
 
 export interface EventAttributes {
@@ -16,8 +18,12 @@ export interface EventAttributes {
   event_type: WebhookEventType;
   /** ISO-8601 UTC time of the event, the body's `timestamp`. */
   event_time: string;
-  /** The API object returned by the write (action or referred user), the body's `data`. */
-  event_data: Record<string, unknown>;
+  /**
+   * The API object returned by the write (action or referred user), the body's `data`, as JSON
+   * text: metadata in it is any JSON the client sent, which a DynamoDB map could not always hold
+   * (numbers past 38 digits or 1e125, nesting past 32 levels), and the delivery sends these bytes.
+   */
+  event_json: string;
   tenant: string;
   campaign_id: string;
 }
@@ -43,7 +49,7 @@ export function eventAttributes(
     event_id: `evt_${kind}_${id}`,
     event_type: type,
     event_time: now.toISOString(),
-    event_data: data,
+    event_json: stringifyJson(data),
     tenant,
     campaign_id: campaignId,
   };

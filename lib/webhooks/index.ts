@@ -4,7 +4,7 @@
  */
 export { type AttemptResult, attemptDelivery, deliverBatch, type WebhookTarget } from './deliver.ts';
 export { type EventAttributes, eventAttributes, type WebhookBody, type WebhookEventType } from './events.ts';
-export { parseWebhookMessage, type WebhookMessage, webhookBody } from './message.ts';
+export { parseWebhookMessage, type WebhookMessage, webhookBodyText } from './message.ts';
 export {
   type ReceivedRequest,
   type Responder,

@@ -4,7 +4,8 @@
  * attributes (`events.ts`), unmarshalled, so delivery needs nothing but the campaign's current
  * URL and secret.
  */
-import type { EventAttributes, WebhookBody, WebhookEventType } from './events.ts';
+import { stringifyJson } from '../domain/json.ts';
+import type { EventAttributes, WebhookEventType } from './events.ts';
 
 export type WebhookMessage = EventAttributes;
 
@@ -13,6 +14,25 @@ export const EVENT_TYPES: readonly WebhookEventType[] = ['action.created', 'refe
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 const isText = (v: unknown): v is string => typeof v === 'string' && v.length > 0;
+
+/** JSON text of an object, or undefined: the event's data must be one. */
+function objectJson(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  try {
+    return isObject(JSON.parse(value)) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The event's data as JSON text: `event_json`, or `event_data` as an object from items and
+ * messages written before the data was stored as text (still in a queue or a stream at deploy).
+ */
+export function eventJsonOf(fields: Record<string, unknown>): string | undefined {
+  if (fields.event_json !== undefined) return objectJson(fields.event_json);
+  return isObject(fields.event_data) ? stringifyJson(fields.event_data) : undefined;
+}
 
 /** The message's event, or the reason it is not one (the caller dead-letters it). */
 export function parseWebhookMessage(
@@ -25,12 +45,13 @@ export function parseWebhookMessage(
     return { ok: false, error: 'message body is not JSON' };
   }
   if (!isObject(value)) return { ok: false, error: 'message body is not an object' };
-  const { event_id, event_type, event_time, tenant, campaign_id, event_data } = value;
+  const { event_id, event_type, event_time, tenant, campaign_id } = value;
+  const event_json = eventJsonOf(value);
   const missing = Object.entries({ event_id, event_time, tenant, campaign_id })
     .filter(([, v]) => !isText(v))
     .map(([k]) => k);
   if (!EVENT_TYPES.includes(event_type as WebhookEventType)) missing.push('event_type');
-  if (!isObject(event_data)) missing.push('event_data');
+  if (event_json === undefined) missing.push('event_json');
   if (missing.length > 0) return { ok: false, error: `message lacks ${missing.join(', ')}` };
   return {
     ok: true,
@@ -40,17 +61,21 @@ export function parseWebhookMessage(
       event_time: event_time as string,
       tenant: tenant as string,
       campaign_id: campaign_id as string,
-      event_data: event_data as Record<string, unknown>,
+      event_json: event_json as string,
     },
   };
 }
 
-/** The contract's body: `{type, timestamp, campaign_id, data}`. */
-export function webhookBody(message: WebhookMessage): WebhookBody {
-  return {
+/**
+ * The contract's body, `{type, timestamp, campaign_id, data}`, as the text that is signed and sent.
+ * `data` is spliced in as stored: parsing and serializing it again could only lose (a nesting too
+ * deep for the native serializer) or change it.
+ */
+export function webhookBodyText(message: WebhookMessage): string {
+  const head = JSON.stringify({
     type: message.event_type,
     timestamp: message.event_time,
     campaign_id: message.campaign_id,
-    data: message.event_data,
-  };
+  });
+  return `${head.slice(0, -1)},"data":${message.event_json}}`;
 }

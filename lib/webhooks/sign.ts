@@ -3,7 +3,7 @@
  * `standardwebhooks` package so that what we send is exactly what its `verify` accepts.
  */
 import { Webhook } from 'standardwebhooks';
-import { type WebhookMessage, webhookBody } from './message.ts';
+import { type WebhookMessage, webhookBodyText } from './message.ts';
 
 export interface SignedDelivery {
   /** Serialised once per attempt: the bytes signed are the bytes sent. */
@@ -22,7 +22,7 @@ export interface SignedDelivery {
  * never rejected as stale by the receiver's replay window.
  */
 export function signDelivery(message: WebhookMessage, secret: string, now = new Date()): SignedDelivery {
-  const body = JSON.stringify(webhookBody(message));
+  const body = webhookBodyText(message);
   const signature = new Webhook(secret).sign(message.event_id, now, body);
   return {
     body,

@@ -7,7 +7,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { logger as rootLogger } from '../http/logger.ts';
-import type { WebhookMessage } from './message.ts';
+import { eventJsonOf, type WebhookMessage } from './message.ts';
 
 // A child: keys appended to the shared logger by the HTTP middleware (one process on the local
 // stack) do not leak into these lines.
@@ -56,7 +56,7 @@ export function messageFromStreamRecord(record: StreamRecordLike): WebhookMessag
     event_time: item.event_time,
     tenant: item.tenant,
     campaign_id: item.campaign_id,
-    event_data: item.event_data,
+    event_json: eventJsonOf(item),
   } as WebhookMessage;
 }
 

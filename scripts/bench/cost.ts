@@ -74,8 +74,8 @@ export async function measureItemSizes(
     (await db.send(new GetCommand({ TableName: T, Key, ConsistentRead: true }))).Item ?? {};
   const campaign = await get(keys.campaign(env.tenant, campaignId));
   const link = await get(keys.link(linkCode));
-  const typeOf = (a: Record<string, unknown>) =>
-    (a.event_data as { action_type?: string } | undefined)?.action_type;
+  const dataOf = (a: Record<string, unknown>) =>
+    JSON.parse(String(a.event_json ?? '{}')) as { action_type?: string; referred_user?: unknown };
   let visit: Record<string, unknown> | undefined;
   let other: Record<string, unknown> | undefined;
   let start: Record<string, unknown> | undefined;
@@ -90,8 +90,8 @@ export async function measureItemSizes(
       }),
     );
     for (const a of page.Items ?? []) {
-      if (typeOf(a) === 'visit') visit ??= a;
-      else if (!(a.event_data as { referred_user?: unknown } | undefined)?.referred_user) other ??= a;
+      if (dataOf(a).action_type === 'visit') visit ??= a;
+      else if (!dataOf(a).referred_user) other ??= a;
     }
     start = page.LastEvaluatedKey;
   } while (start && !(visit && other));

@@ -20,7 +20,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { apiKeyItemKey, hashApiKey } from '../../lib/auth/api-keys.ts';
 import { keys } from '../../lib/db/keys.ts';
-import { CLEAR_LAST_ACTION, newLinkItem } from '../../lib/db/link-item.ts';
+import { CLEAR_LAST_ACTION, newLinkItem, storedLinkAction } from '../../lib/db/link-item.ts';
 import { formatTimestamp } from '../../lib/domain/time.ts';
 import { routes } from '../../lib/routes.ts';
 import type { BenchEnvironment } from './environment.ts';
@@ -302,7 +302,7 @@ export function endpointCases(
           floor_id: `evt_action_${id}`,
           floor_kind: 'action.created',
           floor_time: new Date().toISOString(),
-          floor_data: f.sampleAction,
+          floor_data: JSON.stringify(f.sampleAction),
           tenant,
           campaign_id: fc.id,
         },
@@ -684,17 +684,17 @@ export function endpointCases(
             ExpressionAttributeValues: {
               ':one': 1,
               ':link': fl.id,
-              ':action': {
+              ':action': storedLinkAction({
                 id: floorActionId++,
                 at: new Date().toISOString(),
                 action_type: 'purchase',
                 metadata: actionMetadata,
                 referred_user: {
-                  id: f.sampleReferredUser.id,
-                  created_at: f.sampleReferredUser.created_at,
-                  referred_user_id: f.sampleReferredUser.referred_user_id,
+                  id: Number(f.sampleReferredUser.id),
+                  created_at: String(f.sampleReferredUser.created_at),
+                  referred_user_id: String(f.sampleReferredUser.referred_user_id),
                 },
-              },
+              }),
             },
             ReturnValues: 'ALL_NEW',
           }),

@@ -13,6 +13,7 @@ import {
   createLink,
   createReferredUser,
   errorOf,
+  eventDataOf,
   expectErrorBody,
   expectShape,
   fetchLink,
@@ -93,10 +94,10 @@ describe('POST /api/v1/action/referred_user (endpoint 5)', () => {
     expect(res.status, res.text).toBe(201);
     expect(res.body.metadata).toEqual(metadata);
     const stored = (await storedActions(campaignId, link.referral_code)).find(
-      (i) => (i.event_data as ActionBody).id === res.body.id,
+      (i) => eventDataOf<ActionBody>(i).id === res.body.id,
     );
     expect(stored).toBeDefined();
-    expect((stored!.event_data as ActionBody).metadata).toEqual(metadata);
+    expect(eventDataOf<ActionBody>(stored).metadata).toEqual(metadata);
   });
 
   it('metadata of exactly 8 KiB serialised is accepted; one byte more is 400', async () => {
@@ -344,10 +345,10 @@ describe('POST /api/v1/action/referral_link (endpoint 12)', () => {
       metadata: { k: 'v' },
     });
     const item = (await storedActions(campaignId, link.referral_code)).find(
-      (i) => (i.event_data as ActionBody | undefined)?.id === res.body.id,
+      (i) => eventDataOf<ActionBody>(i)?.id === res.body.id,
     );
     expect(item).toBeDefined();
     expect(item?.event_type).toBe('action.created');
-    expect(item?.event_data).toEqual(res.body);
+    expect(eventDataOf(item)).toEqual(res.body);
   });
 });

@@ -13,6 +13,7 @@ import {
   createCampaign,
   createLink,
   createReferredUser,
+  eventDataOf,
   expectErrorBody,
   expectShape,
   fetchLink,
@@ -122,7 +123,7 @@ describe('concurrency', () => {
       (i) => i.link_code === link.referral_code,
     );
     expect(items).toHaveLength(60);
-    expect(items.filter((i) => (i.event_data as ActionBody).action_type === 'visit')).toHaveLength(20);
+    expect(items.filter((i) => eventDataOf<ActionBody>(i).action_type === 'visit')).toHaveLength(20);
     expect(new Set(items.map((i) => i.SK)).size).toBe(60);
   });
 

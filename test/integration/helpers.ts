@@ -276,3 +276,16 @@ export function configureInProcessHandlers(): void {
     LOG_LEVEL: 'WARN',
   });
 }
+
+/** The API object an event-bearing item carries (its webhook's `data`), stored as JSON text. */
+// biome-ignore lint/suspicious/noExplicitAny: tests read fields of the stored object without a type per call
+export function eventDataOf<T = any>(item: Record<string, unknown> | undefined): T {
+  return JSON.parse(String(item?.event_json)) as T;
+}
+
+/**
+ * A browser's user agent: visits through `/r/{code}` are counted only for browsers, so a test that
+ * wants a counted visit sends this (fetch's own `node` is an HTTP library, not counted).
+ */
+export const BROWSER_UA =
+  'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36';

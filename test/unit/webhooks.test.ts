@@ -14,7 +14,7 @@ import {
   type QueueRecord,
 } from '../../lib/webhooks/deliver.ts';
 import { eventAttributes } from '../../lib/webhooks/events.ts';
-import { parseWebhookMessage, type WebhookMessage, webhookBody } from '../../lib/webhooks/message.ts';
+import { parseWebhookMessage, type WebhookMessage, webhookBodyText } from '../../lib/webhooks/message.ts';
 import { type Responder, startWebhookReceiver, type WebhookReceiver } from '../../lib/webhooks/receiver.ts';
 import {
   DEFAULT_RETRY_DELAYS,
@@ -121,7 +121,7 @@ describe('signing', () => {
     expect(signed.headers['webhook-timestamp']).toBe(String(Math.floor(now.getTime() / 1000)));
     expect(signed.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
     expect(signed.headers['content-type']).toBe('application/json');
-    expect(JSON.parse(signed.body)).toEqual(webhookBody(message()));
+    expect(signed.body).toBe(webhookBodyText(message()));
 
     expect(new Webhook(key).verify(signed.body, signed.headers)).toEqual(JSON.parse(signed.body));
     expect(verifyDelivery(key, signed.body, signed.headers)).toEqual(JSON.parse(signed.body));
@@ -141,14 +141,19 @@ describe('signing', () => {
     expect(retry.headers['webhook-signature']).not.toBe(first.headers['webhook-signature']);
   });
 
-  it('builds the contract body {type, timestamp, campaign_id, data}', () => {
+  it('builds the contract body {type, timestamp, campaign_id, data}, with data exactly as stored', () => {
     const m = message();
-    expect(webhookBody(m)).toEqual({
+    expect(JSON.parse(webhookBodyText(m))).toEqual({
       type: 'action.created',
       timestamp: m.event_time,
       campaign_id: m.campaign_id,
-      data: m.event_data,
+      data: { id: 42, action_type: 'visit', metadata: { user_agent: 'curl/8' } },
     });
+    // Odd metadata (deep nesting, big integers, keys JavaScript treats specially) is sent as stored.
+    const data = `{"id":1,"metadata":{"__proto__":{"":1},"n":123456789012345678901234567890,"d":${'['.repeat(5000)}${']'.repeat(5000)}}}`;
+    const body = webhookBodyText({ ...m, event_json: data });
+    expect(body.endsWith(`"data":${data}}`)).toBe(true);
+    expect(Object.keys(JSON.parse(body).data.metadata)).toEqual(['__proto__', 'n', 'd']);
   });
 });
 
@@ -157,8 +162,16 @@ describe('queue messages', () => {
     const m = message();
     expect(parseWebhookMessage(JSON.stringify(m))).toEqual({ ok: true, message: m });
     expect(parseWebhookMessage('nope')).toEqual({ ok: false, error: 'message body is not JSON' });
-    const bad = parseWebhookMessage(JSON.stringify({ ...m, event_type: 'x', event_data: [] }));
-    expect(bad).toEqual({ ok: false, error: 'message lacks event_type, event_data' });
+    for (const event_json of ['[]', 'null', '{', 5]) {
+      const bad = parseWebhookMessage(JSON.stringify({ ...m, event_type: 'x', event_json }));
+      expect(bad).toEqual({ ok: false, error: 'message lacks event_type, event_json' });
+    }
+  });
+
+  it('reads a message written before the data was stored as text (event_data as an object)', () => {
+    const { event_json, ...rest } = message();
+    const legacy = parseWebhookMessage(JSON.stringify({ ...rest, event_data: JSON.parse(event_json) }));
+    expect(legacy).toEqual({ ok: true, message: message() });
   });
 });
 
@@ -291,7 +304,7 @@ describe('delivery', () => {
     const [req] = rx.requests;
     expect(req!.path).toBe('/in?x=1');
     expect(req!.headers['user-agent']).toMatch(/referral-api-webhooks/);
-    expect(verifyDelivery(key, req!.body, req!.headers)).toEqual(webhookBody(message()));
+    expect(verifyDelivery(key, req!.body, req!.headers)).toEqual(JSON.parse(webhookBodyText(message())));
   });
 
   it('backs off a failure through the visibility timeout and reports it', async () => {
