@@ -1,7 +1,9 @@
-import { createLinkAction } from '../../lib/db/actions.ts';
-import { getLiveLink, linkNotFound, toLink } from '../../lib/db/links.ts';
-import { isBot } from '../../lib/domain/link-rules.ts';
+import { isbot } from 'isbot';
+import { recordLinkAction } from '../../lib/db/actions.ts';
+import { campaignExists } from '../../lib/db/campaigns.ts';
+import { findLink, linkNotFound, toLink } from '../../lib/db/links.ts';
 import { CODE_PATTERN } from '../../lib/domain/link-schemas.ts';
+import { toAsciiUrl } from '../../lib/domain/url.ts';
 import { httpHandler } from '../../lib/http/handler.ts';
 import { BusinessMetric, countEvent } from '../../lib/http/metrics.ts';
 
@@ -11,23 +13,27 @@ const MAX_HEADER_CHARS = 1024;
 
 /**
  * `GET /r/{referral_code}`, public: 302 to the link's URL and a `visit` action. HEAD requests and
- * crawlers or link previews are redirected without being counted. No IP address is stored.
+ * bots (crawlers, link previews, HTTP libraries, as the `isbot` list knows them) are redirected
+ * without being counted. No IP address is stored. The `Location` is made from the link as read,
+ * before the visit is written, so a visit is counted only for a request that gets its redirect.
  */
 export const handler = httpHandler({ auth: false }, async ({ event, path }) => {
   const code = path.referral_code ?? '';
   if (!codePattern.test(code)) throw linkNotFound();
+  const link = await findLink({ code }, undefined);
+  if (!link) throw linkNotFound();
+  const location = toAsciiUrl(toLink(link).referral_link ?? '');
   const userAgent = event.headers['user-agent'];
-  const referer = event.headers.referer;
-  let location: string;
-  if (event.requestContext.http.method === 'HEAD' || isBot(userAgent)) {
-    location = toLink(await getLiveLink({ code }, undefined)).referral_link ?? '';
+  if (event.requestContext.http.method === 'HEAD' || isbot(userAgent)) {
+    // Not counted, but a deleted campaign's links are gone for everyone.
+    if (!(await campaignExists(link.tenant, link.campaign_id))) throw linkNotFound();
   } else {
+    const referer = event.headers.referer;
     const metadata: Record<string, string> = {};
     if (userAgent) metadata.user_agent = userAgent.slice(0, MAX_HEADER_CHARS);
     if (referer) metadata.referer = referer.slice(0, MAX_HEADER_CHARS);
-    const action = await createLinkAction(undefined, { code }, { actionType: 'visit', metadata });
+    await recordLinkAction(link, { actionType: 'visit', metadata });
     countEvent(BusinessMetric.VisitsRecorded);
-    location = action.referral_link.referral_link ?? '';
   }
   return { status: 302, headers: { location, 'cache-control': 'no-store' } };
 });

@@ -59,3 +59,32 @@ export function buildReferralLink(campaignUrl: string, code: string): string {
   }
   return `${beforeHash}?${param}${hash}`;
 }
+
+const ASCII_PRINTABLE = /^[\x20-\x7e]*$/;
+
+/**
+ * A stored URL as an HTTP header can carry it (the redirect's `Location`): ASCII only, per the
+ * contract. A non-ASCII host goes to punycode, every other non-ASCII character is percent-encoded
+ * as UTF-8, and everything already ASCII is kept as written. Total: it never throws, so nothing
+ * counted can end without its redirect.
+ */
+export function toAsciiUrl(url: string): string {
+  if (ASCII_PRINTABLE.test(url)) return url;
+  const parts = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)([^/?#]*)([\s\S]*)$/.exec(url);
+  if (!parts) return percentEncodeNonAscii(url);
+  const [, scheme = '', authority = '', rest = ''] = parts;
+  let host = authority;
+  if (!ASCII_PRINTABLE.test(authority)) {
+    try {
+      host = new URL(`${scheme}${authority}`).host; // IDNA: the punycode form of the name
+    } catch {
+      host = percentEncodeNonAscii(authority);
+    }
+  }
+  return `${scheme}${host}${percentEncodeNonAscii(rest)}`;
+}
+
+function percentEncodeNonAscii(text: string): string {
+  // A lone surrogate has no UTF-8 form; it is written as U+FFFD's.
+  return text.replace(/[^\p{ASCII}]/gu, (c) => (c.isWellFormed() ? encodeURIComponent(c) : '%EF%BF%BD'));
+}

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { newLinkItem } from '../../lib/db/link-item.ts';
 import {
   api,
+  BROWSER_UA,
   createCampaign,
   createLink,
   createReferredUser,
@@ -80,7 +81,8 @@ describe('campaign purge', () => {
     await api('POST', '/api/v1/action/referred_user', {
       body: { campaign_id: doomed.id, referred_user_id: 'purged-user', action_type: 'purchase' },
     });
-    await api('GET', `/r/${first.referral_code}`, { key: null });
+    // A browser's visit (an HTTP library's user agent is not counted).
+    await api('GET', `/r/${first.referral_code}`, { key: null, headers: { 'user-agent': BROWSER_UA } });
     const keptLink = await createLink(kept.id, { referrer_id: 'referrer-1' });
     await createReferredUser(keptLink.referral_code, 'kept-user');
 

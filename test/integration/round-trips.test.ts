@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RouteDefinition, routes } from '../../lib/routes.ts';
-import { configureInProcessHandlers } from './helpers.ts';
+import { BROWSER_UA, configureInProcessHandlers } from './helpers.ts';
 
 // The handlers read their configuration when their modules load (lib/db/client.ts makes the
 // module-scope client from it), so everything from lib/ and functions/ past this point is
@@ -29,8 +29,6 @@ configureInProcessHandlers();
 
 const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
 const SAMPLES = 3;
-const BROWSER_UA =
-  'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36';
 const CRAWLER_UA = 'Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)';
 
 // ---------------------------------------------------------------------------------------------

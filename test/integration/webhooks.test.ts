@@ -15,7 +15,7 @@ import { createDocumentClient } from '../../lib/db/client-config.ts';
 import { WEBHOOK_DLQ_NAME } from '../../lib/local/queue.ts';
 import { eventAttributes, type WebhookEventType } from '../../lib/webhooks/events.ts';
 import { type Responder, startWebhookReceiver, type WebhookReceiver } from '../../lib/webhooks/receiver.ts';
-import { api, createCampaign, TENANT_A } from './helpers.ts';
+import { api, BROWSER_UA, createCampaign, TENANT_A } from './helpers.ts';
 
 const db = createDocumentClient(inject('dynamodbEndpoint'));
 const tableName = inject('tableName');
@@ -238,7 +238,7 @@ describe('webhook delivery', () => {
         event_type: 'action.created',
         campaign_id: campaign.id,
         tenant: TENANT_A.tenant,
-        event_data: item.event_data,
+        event_json: item.event_json,
         dead_letter: { error: 'HTTP 500', status: 500, attempts: 4 },
       });
     } finally {
@@ -261,7 +261,7 @@ describe('webhooks from the API (a new user clicking a link and signing up)', ()
 
     const visit = await api('GET', `/r/${code}`, {
       key: null,
-      headers: { 'user-agent': 'Mozilla/5.0 (X11)' },
+      headers: { 'user-agent': BROWSER_UA },
     });
     expect(visit.status).toBe(302);
     const signup = await api('POST', '/api/v1/referred_user', {
@@ -294,7 +294,7 @@ describe('webhooks from the API (a new user clicking a link and signing up)', ()
     const visitEvent = byKind('action.created', 'visit');
     expect(visitEvent).toMatchObject({
       campaign_id: campaign.id,
-      data: { action_type: 'visit', metadata: { user_agent: 'Mozilla/5.0 (X11)' }, referred_user: null },
+      data: { action_type: 'visit', metadata: { user_agent: BROWSER_UA }, referred_user: null },
     });
     expect(visitEvent!.data.referral_link.referral_code).toBe(code);
     expect(byKind('referred_user.created')).toMatchObject({ campaign_id: campaign.id, data: signup.body });

@@ -1,9 +1,11 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   buildReferralLink,
   checkHttpUrl,
   MAX_URL_LENGTH,
   normalizeCampaignUrl,
+  toAsciiUrl,
 } from '../../lib/domain/url.ts';
 
 const ok = (url: string) => ({ ok: true, url });
@@ -127,5 +129,47 @@ describe('buildReferralLink (contract examples)', () => {
 
   it('percent-encodes nothing in codes of the allowed alphabet', () => {
     expect(buildReferralLink('https://example.com', 'a-B_9z')).toBe('https://example.com?rfa=a-B_9z');
+  });
+});
+
+describe('toAsciiUrl: the redirect Location is ASCII', () => {
+  it.each([
+    [
+      'an ASCII URL, kept as written',
+      'https://example.com/p?x=1&rfa=AB#t',
+      'https://example.com/p?x=1&rfa=AB#t',
+    ],
+    ['a Unicode path', 'https://example.com/日本?rfa=AB', 'https://example.com/%E6%97%A5%E6%9C%AC?rfa=AB'],
+    ['an IDN host', 'https://bücher.example/?rfa=AB', 'https://xn--bcher-kva.example/?rfa=AB'],
+    ['an IDN host with a port', 'http://bücher.example:8080/x', 'http://xn--bcher-kva.example:8080/x'],
+    [
+      'Latin-1 characters',
+      'https://example.com/caf\u00e9?q=\u00ff',
+      'https://example.com/caf%C3%A9?q=%C3%BF',
+    ],
+    [
+      'an emoji in the query and fragment',
+      'https://example.com/?e=😀#😀',
+      'https://example.com/?e=%F0%9F%98%80#%F0%9F%98%80',
+    ],
+    ['a C1 control character', 'https://example.com/a\u0085b', 'https://example.com/a%C2%85b'],
+    [
+      'percent escapes already there, kept',
+      'https://example.com/%E6%97%A5/日',
+      'https://example.com/%E6%97%A5/%E6%97%A5',
+    ],
+  ])('%s', (_label, url, ascii) => {
+    expect(toAsciiUrl(url)).toBe(ascii);
+  });
+
+  it('is total and ASCII for any string, and decodes back to the same URL', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme' }), fc.webUrl(), (text, base) => {
+        const url = `${base}/${text}`;
+        const ascii = toAsciiUrl(url);
+        expect(ascii).toMatch(/^\p{ASCII}*$/u);
+        expect(new URL(ascii).href).toBe(new URL(url).href);
+      }),
+    );
   });
 });
