@@ -1,0 +1,449 @@
+/**
+ * Hostile and careless input against the running local stack, one `describe` per rule of the
+ * contract. Generated inputs come from fast-check: on a failure it prints the seed and the path
+ * of the smallest failing case (`fc.assert(..., { seed, path })` replays it). Whatever is sent,
+ * the answer is never a 5xx; an accepted input comes back exactly; a refused one is the contract's
+ * error, naming the field.
+ */
+import fc from 'fast-check';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { nonFiniteNumberPath, stringifyJson } from '../../lib/domain/json.ts';
+import { routes } from '../../lib/routes.ts';
+import { startWebhookReceiver } from '../../lib/webhooks/receiver.ts';
+import {
+  type ActionBody,
+  type ApiResponse,
+  api,
+  BROWSER_UA,
+  createCampaign,
+  createLink,
+  createReferredUser,
+  fetchLink,
+  mapLimit,
+} from './helpers.ts';
+import { expectError, expectNoLeak, expectValidation, rawRequest } from './support.ts';
+
+/** No 5xx, no stack trace, and a 4xx is the contract's error body. */
+function expectHandled(res: ApiResponse, label: string): void {
+  expect(res.status, `${label}: ${res.text.slice(0, 300)}`).toBeLessThan(500);
+  expectNoLeak(res.text);
+  if (res.status >= 400)
+    expect(res.body, label).toEqual({ error: expect.objectContaining({ code: expect.any(String) }) });
+}
+
+/** One canonical text per JSON value, so "returned exactly" is one string comparison. */
+const canonical = (value: unknown) => stringifyJson(value);
+
+// ---------------------------------------------------------------------------------------------
+// Generators: JSON text, written token by token, so numbers can be any literal JSON allows
+// (1e400, 123456789012345678901234567890, -0) and keys anything (``, `__proto__`, lone surrogates).
+// ---------------------------------------------------------------------------------------------
+
+const numberLiteral = fc.oneof(
+  fc.constantFrom(
+    '0',
+    '-0',
+    '1e16',
+    '1E+16',
+    '-1e200',
+    '1e200',
+    '1e-200',
+    '-1e-200',
+    '123456789012345678901234567890',
+    '9007199254740993',
+    '0.1',
+    '-3.5e-7',
+    '1.7976931348623157e308',
+    '5e-324',
+  ),
+  fc.integer().map(String),
+  fc.double({ noNaN: true, noDefaultInfinity: true }).map((n) => JSON.stringify(n)),
+);
+const nonFiniteLiteral = fc.constantFrom('1e400', '-1e400', '1e999999');
+const keyText = fc
+  .oneof(
+    fc.constantFrom(
+      '',
+      '__proto__',
+      'constructor',
+      'prototype',
+      'toString',
+      'hasOwnProperty',
+      '0',
+      '01',
+      'a.b',
+      'a\nb',
+    ),
+    fc.string({ unit: 'binary', maxLength: 12 }),
+  )
+  .map((key) => JSON.stringify(key));
+const stringText = fc.string({ unit: 'binary', maxLength: 40 }).map((s) => JSON.stringify(s));
+
+const { json } = fc.letrec<{ json: string; leaf: string; array: string; object: string }>((tie) => ({
+  json: fc.oneof({ depthSize: 'small' }, tie('leaf'), tie('array'), tie('object')),
+  leaf: fc.oneof(numberLiteral, stringText, fc.constantFrom('true', 'false', 'null')),
+  array: fc.array(tie('json'), { maxLength: 5 }).map((items) => `[${items.join(',')}]`),
+  object: fc
+    .array(fc.tuple(keyText, tie('json')), { maxLength: 5 })
+    .map((members) => `{${members.map(([k, v]) => `${k}:${v}`).join(',')}}`),
+}));
+
+/** A nesting the native serializer may not survive: `depth` levels of arrays or objects. */
+const deepJson = fc
+  .tuple(fc.integer({ min: 25, max: 4090 }), fc.boolean(), numberLiteral)
+  .map(([depth, arrays, inner]) =>
+    arrays
+      ? `${'['.repeat(depth)}${inner}${']'.repeat(depth)}`
+      : `${'{"":'.repeat(depth)}${inner}${'}'.repeat(depth)}`,
+  );
+
+/** Metadata as JSON text: mostly small odd objects, sometimes deep, sometimes over 8 KiB or not finite. */
+const metadataText = fc.oneof(
+  {
+    weight: 8,
+    arbitrary: fc
+      .array(fc.tuple(keyText, json), { maxLength: 6 })
+      .map((m) => `{${m.map(([k, v]) => `${k}:${v}`).join(',')}}`),
+  },
+  { weight: 2, arbitrary: fc.tuple(keyText, deepJson).map(([k, v]) => `{${k}:${v}}`) },
+  {
+    weight: 1,
+    arbitrary: fc.tuple(keyText, json, nonFiniteLiteral).map(([k, v, n]) => `{${k}:[${v},${n}]}`),
+  },
+  { weight: 1, arbitrary: fc.integer({ min: 8180, max: 8200 }).map((n) => `{"a":"${'x'.repeat(n - 8)}"}`) },
+);
+
+/** What the contract says of a metadata text: kept exactly, or refused by field. */
+function expectedMetadata(text: string): { ok: true; value: unknown } | { ok: false } {
+  const value = JSON.parse(text);
+  if (nonFiniteNumberPath(value) !== undefined) return { ok: false };
+  if (Buffer.byteLength(canonical(value), 'utf8') > 8 * 1024) return { ok: false };
+  return { ok: true, value };
+}
+
+async function postRaw(path: string, bodyText: string): Promise<ApiResponse> {
+  return api('POST', path, { rawBody: bodyText, headers: { 'content-type': 'application/json' } });
+}
+
+function checkMetadataAnswer(res: ApiResponse, text: string): void {
+  expectHandled(res, text.slice(0, 200));
+  const expected = expectedMetadata(text);
+  if (!expected.ok) {
+    expectValidation(res, 'metadata');
+    return;
+  }
+  expect(res.status, res.text.slice(0, 300)).toBe(201);
+  // The client reads the answer with JSON.parse: it must give back what JSON.parse read from the request.
+  const returned = (JSON.parse(res.text) as ActionBody).metadata;
+  expect(canonical(returned)).toBe(canonical(expected.value));
+}
+
+describe('metadata: any JSON object within 8 KiB, kept exactly; non-finite numbers refused', () => {
+  let campaignId: string;
+  let code: string;
+
+  beforeAll(async () => {
+    campaignId = (await createCampaign({ name: 'hostile metadata' })).id;
+    code = (await createLink(campaignId, { referrer_id: 'hostile-referrer' })).referral_code;
+    await createReferredUser(code, 'hostile-user');
+  });
+
+  it.each([
+    ['integers beyond 2^53', '{"n":123456789012345678901234567890,"m":-9007199254740993}'],
+    ['1e16 and friends', '{"a":1e16,"b":-1e200,"c":1e200,"d":1e-200}'],
+    ['an empty key, also nested', '{"":1,"x":{"":{"":[]}}}'],
+    ['__proto__ and constructor keys', '{"__proto__":{"polluted":true},"constructor":{"prototype":1}}'],
+    [
+      'nesting of 31, 33 and 4,000 levels',
+      `{"a":${'['.repeat(31)}${']'.repeat(31)},"b":${'{"":'.repeat(33)}1${'}'.repeat(33)},"c":${'['.repeat(4000)}${']'.repeat(4000)}}`,
+    ],
+    ['lone surrogates in keys and values', '{"\\ud800":"\\udc00x"}'],
+    ['a number that is not finite', '{"a":[1,{"b":1e400}]}'],
+  ])('%s, on both action endpoints', async (_label, text) => {
+    checkMetadataAnswer(
+      await postRaw(
+        '/api/v1/action/referral_link',
+        `{"referral_code":"${code}","action_type":"odd","metadata":${text}}`,
+      ),
+      text,
+    );
+    checkMetadataAnswer(
+      await postRaw(
+        '/api/v1/action/referred_user',
+        `{"campaign_id":"${campaignId}","referred_user_id":"hostile-user","action_type":"odd","metadata":${text}}`,
+      ),
+      text,
+    );
+    expect(Object.getPrototypeOf({}).polluted).toBeUndefined();
+  });
+
+  // 1,000 objects per endpoint, sent 10 at a time: each run is a batch of 10 requests in flight.
+  const batches = fc.array(metadataText, { minLength: 10, maxLength: 10 });
+
+  it('1,000 random JSON objects on POST /api/v1/action/referral_link', async () => {
+    await fc.assert(
+      fc.asyncProperty(batches, async (texts) => {
+        await Promise.all(
+          texts.map(async (text) => {
+            const body = `{"referral_code":"${code}","action_type":"fuzz","metadata":${text}}`;
+            checkMetadataAnswer(await postRaw('/api/v1/action/referral_link', body), text);
+          }),
+        );
+      }),
+      { numRuns: 100 },
+    );
+  }, 120_000);
+
+  it('1,000 random JSON objects on POST /api/v1/action/referred_user', async () => {
+    await fc.assert(
+      fc.asyncProperty(batches, async (texts) => {
+        await Promise.all(
+          texts.map(async (text) => {
+            const body = `{"campaign_id":"${campaignId}","referred_user_id":"hostile-user","action_type":"fuzz","metadata":${text}}`;
+            checkMetadataAnswer(await postRaw('/api/v1/action/referred_user', body), text);
+          }),
+        );
+      }),
+      { numRuns: 100 },
+    );
+  }, 120_000);
+
+  it('the webhook carries the metadata exactly as the API answered it', async () => {
+    const rx = await startWebhookReceiver();
+    try {
+      const campaign = await createCampaign({ name: 'hostile metadata webhooks' });
+      await api('PATCH', `/api/v1/campaign?id=${campaign.id}`, { body: { webhook_url: rx.url } });
+      const linkCode = (await createLink(campaign.id)).referral_code;
+      await createReferredUser(linkCode, 'hook-user');
+      const texts = fc
+        .sample(metadataText, { numRuns: 40, seed: 11 })
+        .filter((t) => expectedMetadata(t).ok)
+        .concat([
+          '{"__proto__":{"":[1e-200]},"n":123456789012345678901234567890}',
+          `{"d":${'['.repeat(3000)}${']'.repeat(3000)}}`,
+        ]);
+      const answered = new Map<number, string>();
+      await mapLimit(texts, 4, async (text, i) => {
+        const res =
+          i % 2 === 0
+            ? await postRaw(
+                '/api/v1/action/referral_link',
+                `{"referral_code":"${linkCode}","action_type":"hook","metadata":${text}}`,
+              )
+            : await postRaw(
+                '/api/v1/action/referred_user',
+                `{"campaign_id":"${campaign.id}","referred_user_id":"hook-user","action_type":"hook","metadata":${text}}`,
+              );
+        expect(res.status, res.text.slice(0, 200)).toBe(201);
+        const action = JSON.parse(res.text) as ActionBody;
+        answered.set(action.id, canonical(action.metadata));
+      });
+      // The signup's event comes too.
+      const received = await rx.waitFor(texts.length + 1, 30_000);
+      for (const request of received) {
+        const body = JSON.parse(request.body) as { type: string; data: ActionBody };
+        if (body.type !== 'action.created') continue;
+        expect(canonical(body.data.metadata)).toBe(answered.get(body.data.id));
+        answered.delete(body.data.id);
+      }
+      expect([...answered.keys()]).toEqual([]);
+    } finally {
+      await rx.close();
+    }
+  }, 60_000);
+});
+
+// ---------------------------------------------------------------------------------------------
+
+/** The contract's rule for names and ids, written independently of the service's code. */
+function textRule(value: string, rule: { max: number; trimmed: boolean }): 'ok' | 'refused' {
+  if (!value.isWellFormed()) return 'refused';
+  const text = rule.trimmed ? value.trim() : value;
+  const length = [...text].length;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the contract's control characters
+  if (length < 1 || length > rule.max || /[\u0000-\u001f\u007f-\u009f]/.test(text)) return 'refused';
+  return 'ok';
+}
+
+const anyText = fc.oneof(
+  fc.string({ unit: 'binary', maxLength: 300 }),
+  fc.string({ unit: 'grapheme', minLength: 250, maxLength: 260 }),
+  fc.integer({ min: 250, max: 260 }).map((n) => '😀'.repeat(n)),
+  fc.constantFrom('a\u0085b', '\u009f', ' \t x \n', '\u00a0', 'x\ud800', '\u2028'),
+);
+
+describe('names and ids: 1–256 code points, no control characters, stored exactly', () => {
+  it('campaign names (trimmed): accepted and returned trimmed, or refused naming `name`', async () => {
+    await fc.assert(
+      fc.asyncProperty(anyText, async (name) => {
+        const res = await api('POST', '/api/v1/campaign', { body: { url: 'example.com', name } });
+        expectHandled(res, JSON.stringify(name));
+        if (textRule(name, { max: 256, trimmed: true }) === 'refused') {
+          expectValidation(res, 'name');
+          return;
+        }
+        expect(res.status, res.text).toBe(201);
+        expect(res.body.name).toBe(name.trim());
+        expect((await api('GET', `/api/v1/campaign?id=${res.body.id}`)).body.name).toBe(name.trim());
+      }),
+      { numRuns: 300 },
+    );
+  }, 120_000);
+
+  it('referrer ids: accepted and found again by their list, or refused naming `referrer_id`', async () => {
+    const campaignId = (await createCampaign({ name: 'hostile ids' })).id;
+    await fc.assert(
+      fc.asyncProperty(anyText, async (referrer) => {
+        const res = await api('POST', '/api/v1/referral_link', {
+          body: { campaign_id: campaignId, referrer_id: referrer },
+        });
+        expectHandled(res, JSON.stringify(referrer));
+        if (referrer === '') {
+          expect(res.body.referrer_id).toBeNull();
+          return;
+        }
+        if (textRule(referrer, { max: 256, trimmed: false }) === 'refused') {
+          expectValidation(res, 'referrer_id');
+          return;
+        }
+        expect(res.status, res.text).toBe(201);
+        expect(res.body.referrer_id).toBe(referrer);
+        const list = await api('GET', `/api/v1/referral_link/${campaignId}/${encodeURIComponent(referrer)}`);
+        expect(list.status, list.text).toBe(200);
+        expect((list.body as Array<{ id: number }>).map((l) => l.id)).toContain(res.body.id);
+      }),
+      { numRuns: 300 },
+    );
+  }, 120_000);
+});
+
+// ---------------------------------------------------------------------------------------------
+
+describe('bodies: application/json in UTF-8 only', () => {
+  const key = { 'api-key': 'test-key-tenant-a-0000000000000001' };
+
+  it.each([
+    'application/vnd.x+json',
+    'application/merge-patch+json',
+    'application/json; charset=iso-8859-1',
+    'application/json; charset=utf-16',
+    'text/plain; charset=utf-8',
+  ])('415 for %j', async (contentType) => {
+    const res = await rawRequest('POST', '/api/v1/campaign', {
+      headers: { ...key, 'content-type': contentType },
+      body: '{"url":"example.com","name":"ct"}',
+    });
+    expectError(res, 415, 'unsupported_media_type');
+  });
+
+  it.each([
+    ['a lone continuation byte', [0x80]],
+    ['an overlong slash', [0xc0, 0xaf]],
+    ['a truncated sequence', [0xe2, 0x82]],
+    ['an encoded surrogate', [0xed, 0xa0, 0x80]],
+    ['Latin-1 é', [0xe9]],
+  ])('400 invalid_json for bytes that are not UTF-8 (%s), and nothing stored', async (_label, bytes) => {
+    const body = Buffer.concat([
+      Buffer.from('{"url":"example.com","name":"bad '),
+      Buffer.from(bytes),
+      Buffer.from('"}'),
+    ]);
+    const res = await rawRequest('POST', '/api/v1/campaign', {
+      headers: { ...key, 'content-type': 'application/json; charset=utf-8' },
+      body,
+    });
+    expectError(res, 400, 'invalid_json');
+  });
+
+  it('a valid UTF-8 body of any script is taken as sent', async () => {
+    const res = await rawRequest('POST', '/api/v1/campaign', {
+      headers: { ...key, 'content-type': 'application/json; charset=UTF-8' },
+      body: Buffer.from('{"url":"example.com","name":"日本 é 😀"}', 'utf8'),
+    });
+    expect(res.status).toBe(201);
+    expect((res.body as { name: string }).name).toBe('日本 é 😀');
+  });
+});
+
+describe('HEAD on every GET route: the GET status and headers, no body', () => {
+  it.each(routes.filter((r) => r.method === 'GET').map((r) => [r.path, r] as const))(
+    '%s',
+    async (_path, route) => {
+      const campaignId = (await createCampaign({ name: 'head' })).id;
+      const link = await createLink(campaignId, { referrer_id: 'head-ref' });
+      await createReferredUser(link.referral_code, 'head-user');
+      const queries: Record<string, string> = {
+        '/api/v1/campaign': `?id=${campaignId}`,
+        '/api/v1/referral_link': `?id=${link.id}`,
+        '/api/v1/referred_user': `?campaign_id=${campaignId}&referred_user_id=head-user`,
+      };
+      const path = route.path
+        .replace('{campaign_id}', campaignId)
+        .replace('{referrer_id}', 'head-ref')
+        .replace('{referral_code}', link.referral_code);
+      const query = queries[path] ?? '';
+      const get = await rawRequest('GET', `${path}${query}`, {
+        headers: { 'api-key': 'test-key-tenant-a-0000000000000001' },
+      });
+      const head = await rawRequest('HEAD', `${path}${query}`, {
+        headers: { 'api-key': 'test-key-tenant-a-0000000000000001' },
+      });
+      expect(head.status).toBe(get.status);
+      expect(head.status).toBeLessThan(400);
+      expect(head.text).toBe('');
+      expect(head.headers.get('content-type')).toBe(get.headers.get('content-type'));
+      expect(head.headers.get('location')).toBe(get.headers.get('location'));
+    },
+  );
+});
+
+// ---------------------------------------------------------------------------------------------
+
+describe('the redirect: an ASCII Location, and a visit counted only with its 302', () => {
+  it.each([
+    ['https://example.com/日本', 'https://example.com/%E6%97%A5%E6%9C%AC?rfa='],
+    ['https://bücher.example/', 'https://xn--bcher-kva.example/?rfa='],
+    ['https://example.com/café?q=ÿ', 'https://example.com/caf%C3%A9?q=%C3%BF&rfa='],
+    ['example.com/😀#frag', 'https://example.com/%F0%9F%98%80?rfa='],
+  ])('%s', async (url, prefix) => {
+    const campaign = await createCampaign({ url });
+    const link = await createLink(campaign.id);
+    const res = await rawRequest('GET', `/r/${link.referral_code}`, {
+      headers: { 'user-agent': BROWSER_UA },
+    });
+    expect(res.status, res.text).toBe(302);
+    const location = res.headers.get('location') ?? '';
+    expect(location.startsWith(`${prefix}${link.referral_code}`)).toBe(true);
+    expect(location).toMatch(/^[\x21-\x7e]+$/);
+    expect((await fetchLink(link.id)).total_clicks).toBe(1);
+  });
+
+  it('any campaign URL the API accepts: 302 with an ASCII Location, each visit counted once', async () => {
+    const segment = fc.string({ unit: 'grapheme', minLength: 1, maxLength: 30 });
+    const host = fc.constantFrom(
+      'example.com',
+      'bücher.example',
+      '日本.example',
+      'xn--bcher-kva.example:8443',
+    );
+    await fc.assert(
+      fc.asyncProperty(host, segment, async (h, s) => {
+        const created = await api('POST', '/api/v1/campaign', {
+          body: { url: `https://${h}/${s}`, name: 'fuzz redirect' },
+        });
+        expectHandled(created, `${h}/${s}`);
+        if (created.status !== 201) return;
+        const link = await createLink(created.body.id);
+        const res = await rawRequest('GET', `/r/${link.referral_code}`, {
+          headers: { 'user-agent': BROWSER_UA },
+        });
+        expect(res.status, `${h}/${s}: ${res.text}`).toBe(302);
+        const location = res.headers.get('location') ?? '';
+        expect(location).toMatch(/^\p{ASCII}+$/u);
+        expect(new URL(location).href).toBe(new URL(link.referral_link ?? '').href);
+        expect((await fetchLink(link.id)).total_clicks).toBe(1);
+      }),
+      { numRuns: 60 },
+    );
+  }, 120_000);
+});
