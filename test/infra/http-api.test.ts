@@ -36,6 +36,7 @@ const syntheticRoutes: readonly RouteDefinition[] = [
     auth: true,
     table: 'read',
     dynamoCalls: 2,
+    throttle: 'api',
     summary: 'private',
   },
   {
@@ -46,6 +47,7 @@ const syntheticRoutes: readonly RouteDefinition[] = [
     auth: false,
     table: 'read',
     dynamoCalls: 2,
+    throttle: 'docs',
     summary: 'public document',
   },
   {
@@ -56,6 +58,7 @@ const syntheticRoutes: readonly RouteDefinition[] = [
     auth: false,
     table: 'read',
     dynamoCalls: 2,
+    throttle: 'redirect',
     summary: 'public, with HEAD',
   },
 ];
