@@ -5,7 +5,13 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ApiKeyStore, generateApiKey } from '../auth/api-keys.ts';
 import { createDocumentClient } from '../db/client-config.ts';
-import type { RouteDefinition } from '../routes.ts';
+import type { RouteDefinition, ThrottleClass } from '../routes.ts';
+import {
+  DEFAULT_ROUTE_THROTTLES,
+  type RouteThrottle,
+  type RouteThrottles,
+  THROTTLE_CLASSES,
+} from '../throttling.ts';
 import { ensureTable, type RunningDynamo, startDynamoLocal } from './dynamodb.ts';
 import { LocalStackError } from './errors.ts';
 import { type AuthorizerHandler, createGateway, type LambdaHandler, lambdaContext } from './gateway.ts';
@@ -25,6 +31,11 @@ export interface LocalStackSettings {
   dynamodbEndpoint?: string;
   webhookRetryDelays?: string;
   host?: string;
+  /**
+   * Request-rate limits of the gateway, per throttle class and route key: the deployed stage's
+   * figures when omitted, none with `false` (`LOCAL_THROTTLE`, see `parseLocalThrottle`).
+   */
+  throttles?: RouteThrottles | false;
 }
 
 export interface LocalStack {
@@ -49,7 +60,32 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): LocalStac
     devApiKeys: env.DEV_API_KEYS || undefined,
     dynamodbEndpoint: env.DYNAMODB_ENDPOINT || undefined,
     webhookRetryDelays: env.WEBHOOK_RETRY_DELAYS || undefined,
+    throttles: parseLocalThrottle(env.LOCAL_THROTTLE),
   };
+}
+
+/**
+ * `LOCAL_THROTTLE`: unset for the deployed stage's figures, `off` for no limits, or
+ * `<class>=<rate>/<burst>` pairs replacing some classes' figures, e.g. `api=2/5,docs=1/1` to see a
+ * 429 with a few requests.
+ */
+export function parseLocalThrottle(value: string | undefined): RouteThrottles | false | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  if (value.trim().toLowerCase() === 'off') return false;
+  const figures: Record<ThrottleClass, RouteThrottle> = { ...DEFAULT_ROUTE_THROTTLES };
+  for (const entry of value.split(',').map((e) => e.trim())) {
+    const m = /^([a-z]+)=(\d+(?:\.\d+)?)\/(\d+)$/.exec(entry);
+    const name = m?.[1] as ThrottleClass | undefined;
+    const rateLimit = Number(m?.[2]);
+    const burstLimit = Number(m?.[3]);
+    if (!name || !THROTTLE_CLASSES.includes(name) || !(rateLimit > 0) || !(burstLimit >= 1)) {
+      throw new LocalStackError(
+        `LOCAL_THROTTLE is "off" or <class>=<rate>/<burst> pairs with a class of ${THROTTLE_CLASSES.join(', ')} and positive figures (e.g. api=2/5); "${entry}" is not.`,
+      );
+    }
+    figures[name] = { rateLimit, burstLimit };
+  }
+  return figures;
 }
 
 export function parseDevApiKeys(value: string): Array<{ tenant: string; key: string }> {
@@ -206,6 +242,7 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
     dispatch = createGateway({
       authorizer,
       fallback,
+      throttles: settings.throttles,
       loadHandler: async (route: RouteDefinition) => (await load(route.handler)).handler as LambdaHandler,
     });
 
