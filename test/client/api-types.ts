@@ -503,10 +503,11 @@ export interface components {
         } & components['schemas']['ErrorResponse'];
       };
     };
-    /** @description `rate_limited`: Too many requests: throttled by the deployed stage. */
+    /** @description `rate_limited`: Too many requests on this route: its request-rate budget is spent for now. Retry after `retry-after` seconds. A deployed stage's throttling is answered by API Gateway itself, with its own body `{"message":"Too Many Requests"}` and no `retry-after`. */
     rate_limited: {
       headers: {
         'x-request-id': components['headers']['XRequestId'];
+        'retry-after': components['headers']['RetryAfter'];
         [name: string]: unknown;
       };
       content: {
@@ -623,6 +624,8 @@ export interface components {
     XNextCursor: string;
     /** @description The referral link: the campaign URL with `rfa=<code>` added. */
     Location: string;
+    /** @description Whole seconds to wait before trying this route again. Sent with every 429 the service answers itself; a deployed stage's throttling is answered by API Gateway, without it. */
+    RetryAfter: number;
   };
   pathItems: never;
 }
@@ -789,10 +792,11 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description `rate_limited`: Too many requests: throttled by the deployed stage. */
+      /** @description `rate_limited`: Too many requests on this route: its request-rate budget is spent for now. Retry after `retry-after` seconds. A deployed stage's throttling is answered by API Gateway itself, with its own body `{"message":"Too Many Requests"}` and no `retry-after`. */
       429: {
         headers: {
           'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content?: never;
@@ -912,10 +916,11 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description `rate_limited`: Too many requests: throttled by the deployed stage. */
+      /** @description `rate_limited`: Too many requests on this route: its request-rate budget is spent for now. Retry after `retry-after` seconds. A deployed stage's throttling is answered by API Gateway itself, with its own body `{"message":"Too Many Requests"}` and no `retry-after`. */
       429: {
         headers: {
           'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content?: never;
@@ -1039,10 +1044,11 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description `rate_limited`: Too many requests: throttled by the deployed stage. */
+      /** @description `rate_limited`: Too many requests on this route: its request-rate budget is spent for now. Retry after `retry-after` seconds. A deployed stage's throttling is answered by API Gateway itself, with its own body `{"message":"Too Many Requests"}` and no `retry-after`. */
       429: {
         headers: {
           'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content?: never;
@@ -1336,10 +1342,11 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description `rate_limited`: Too many requests: throttled by the deployed stage. */
+      /** @description `rate_limited`: Too many requests on this route: its request-rate budget is spent for now. Retry after `retry-after` seconds. A deployed stage's throttling is answered by API Gateway itself, with its own body `{"message":"Too Many Requests"}` and no `retry-after`. */
       429: {
         headers: {
           'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content?: never;
@@ -1604,10 +1611,11 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description `rate_limited`: Too many requests: throttled by the deployed stage. */
+      /** @description `rate_limited`: Too many requests on this route: its request-rate budget is spent for now. Retry after `retry-after` seconds. A deployed stage's throttling is answered by API Gateway itself, with its own body `{"message":"Too Many Requests"}` and no `retry-after`. */
       429: {
         headers: {
           'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content?: never;
@@ -1746,10 +1754,11 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description `rate_limited`: Too many requests: throttled by the deployed stage. */
+      /** @description `rate_limited`: Too many requests on this route: its request-rate budget is spent for now. Retry after `retry-after` seconds. A deployed stage's throttling is answered by API Gateway itself, with its own body `{"message":"Too Many Requests"}` and no `retry-after`. */
       429: {
         headers: {
           'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content?: never;
@@ -1824,10 +1833,11 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description `rate_limited`: Too many requests: throttled by the deployed stage. */
+      /** @description `rate_limited`: Too many requests on this route: its request-rate budget is spent for now. Retry after `retry-after` seconds. A deployed stage's throttling is answered by API Gateway itself, with its own body `{"message":"Too Many Requests"}` and no `retry-after`. */
       429: {
         headers: {
           'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content?: never;
@@ -1920,10 +1930,11 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description `rate_limited`: Too many requests: throttled by the deployed stage. */
+      /** @description `rate_limited`: Too many requests on this route: its request-rate budget is spent for now. Retry after `retry-after` seconds. A deployed stage's throttling is answered by API Gateway itself, with its own body `{"message":"Too Many Requests"}` and no `retry-after`. */
       429: {
         headers: {
           'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content?: never;
