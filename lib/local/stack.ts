@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import type { Server } from 'node:http';
+import { type Server, STATUS_CODES } from 'node:http';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ApiKeyStore, generateApiKey } from '../auth/api-keys.ts';
 import { createDocumentClient } from '../db/client-config.ts';
+import { ApiError } from '../domain/errors.ts';
+import { JSON_CONTENT_TYPE } from '../http/responses.ts';
 import type { RouteDefinition, ThrottleClass } from '../routes.ts';
 import {
   DEFAULT_ROUTE_THROTTLES,
@@ -132,17 +134,18 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
     readyPromise.then(() => dispatch?.emit('request', req, res));
   });
   // What API Gateway answers itself (oversized or malformed request lines and headers) still
-  // gets the contract's error body here, instead of Node's bare 431/400.
+  // gets the contract's error body here, instead of Node's bare 431/400. Node's parser refuses a
+  // request line plus headers over `http.maxHeaderSize` (16 KiB unless --max-http-header-size
+  // says otherwise) before any handler runs.
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     if (!socket.writable) return void socket.destroy();
-    const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
-    const body = JSON.stringify({
-      error: tooLarge
-        ? { code: 'payload_too_large', message: 'The request line and headers are too large.' }
-        : { code: 'validation_failed', message: 'The HTTP request is malformed.' },
-    });
+    const error =
+      err.code === 'HPE_HEADER_OVERFLOW'
+        ? new ApiError('request_headers_too_large', 'The request line and headers are too large.')
+        : new ApiError('validation_failed', 'The HTTP request is malformed.');
+    const body = JSON.stringify(error.toBody());
     socket.end(
-      `HTTP/1.1 ${tooLarge ? '413 Payload Too Large' : '400 Bad Request'}\r\ncontent-type: application/json; charset=utf-8\r\n` +
+      `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\ncontent-type: ${JSON_CONTENT_TYPE}\r\n` +
         `x-request-id: ${randomUUID()}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
     );
   });
