@@ -6,7 +6,8 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct, type IConstruct } from 'constructs';
-import { answersHead, type RouteDefinition } from '../lib/routes.ts';
+import { answersHead, DEFAULT_ROUTE_KEY, type RouteDefinition } from '../lib/routes.ts';
+import { type RouteThrottles, routeThrottles } from '../lib/throttling.ts';
 import { isProtected, type Stage } from './stage.ts';
 
 /** The header that carries the key, as the contract names it (HTTP APIs lowercase headers). */
@@ -51,8 +52,13 @@ export interface ReferralHttpApiProps {
   readonly routeFunctions: ReadonlyMap<string, lambda.IFunction>;
   readonly authorizerFunction: lambda.IFunction;
   readonly fallbackFunction: lambda.IFunction;
-  /** Default-stage throttling: steady requests per second and burst (token bucket size). */
+  /**
+   * Default-stage throttling: steady requests per second and burst (token bucket size), for any
+   * route without figures of its own.
+   */
   readonly throttle: { readonly rateLimit: number; readonly burstLimit: number };
+  /** Figures per throttle class; every route key (HEAD twins and `$default` too) gets its row's. */
+  readonly routeThrottles: RouteThrottles;
   /** Browser origins allowed to call the API; empty or omitted: no CORS configuration at all. */
   readonly corsOrigins?: readonly string[];
 }
@@ -143,7 +149,8 @@ export class ReferralHttpApi extends Construct {
     const publicRoutes: Array<{ path: string; route: IConstruct }> = [];
     const defaultRoute = this.httpApi.node.tryFindChild('DefaultRoute');
     if (!defaultRoute) throw new Error('HttpApi made no DefaultRoute for the fallback');
-    publicRoutes.push({ path: '$default', route: defaultRoute });
+    publicRoutes.push({ path: DEFAULT_ROUTE_KEY, route: defaultRoute });
+    const allRoutes: IConstruct[] = [defaultRoute];
 
     for (const route of props.routes) {
       const fn = props.routeFunctions.get(route.name);
@@ -158,9 +165,23 @@ export class ReferralHttpApi extends Construct {
         // Public rows say so explicitly, so a default authorizer added later cannot capture them.
         authorizer: route.auth ? this.authorizer : new apigw.HttpNoneAuthorizer(),
       });
+      allRoutes.push(...added);
       if (!route.auth) for (const r of added) publicRoutes.push({ path: route.path, route: r });
     }
     this.publicRoutes = publicRoutes;
+
+    // Each route key its own budget, so that a flood of one route (visits, random api keys on one
+    // endpoint) cannot spend the others'. The stage names routes by key only, and CloudFormation
+    // refuses a key whose route does not exist yet, hence the dependency on every route. (A JSON
+    // property of the L1 resource: written in CloudFormation's own casing.)
+    const stage = this.stage.node.defaultChild as apigw.CfnStage;
+    stage.routeSettings = Object.fromEntries(
+      [...routeThrottles(props.routes, props.routeThrottles)].map(([key, limit]) => [
+        key,
+        { ThrottlingRateLimit: limit.rateLimit, ThrottlingBurstLimit: limit.burstLimit },
+      ]),
+    );
+    for (const route of allRoutes) this.stage.node.addDependency(route);
   }
 
   /** Base URL of the API, ending in `/`. */

@@ -1,5 +1,12 @@
 import { Token } from 'aws-cdk-lib';
 import type { Node } from 'constructs';
+import type { ThrottleClass } from '../lib/routes.ts';
+import {
+  DEFAULT_ROUTE_THROTTLES,
+  type RouteThrottle,
+  type RouteThrottles,
+  THROTTLE_CLASSES,
+} from '../lib/throttling.ts';
 
 /**
  * Operator settings of a stage, from CDK context (`-c key=value` or cdk.json's `context`), each
@@ -7,8 +14,13 @@ import type { Node } from 'constructs';
  * here so that a typo fails the synth instead of deploying an API without limits.
  */
 export interface StackSettings {
-  /** Default-stage throttling of the HTTP API: steady requests per second and burst size. */
+  /**
+   * The stage's default throttling: what a route without figures of its own would get (every
+   * route of the table and `$default` have their own, below).
+   */
   readonly throttle: { readonly rateLimit: number; readonly burstLimit: number };
+  /** Per-route throttling by throttle class: each route key gets its class's figures. */
+  readonly routeThrottles: RouteThrottles;
   /** Browser origins allowed by CORS; empty means no CORS configuration at all. */
   readonly corsOrigins: readonly string[];
   /** SNS topic that receives every alarm (and its return to OK); none means alarms only. */
@@ -22,6 +34,15 @@ export const CONTEXT_KEYS = {
   corsOrigins: 'corsOrigins',
   alarmTopicArn: 'alarmTopicArn',
 } as const;
+
+/** The context keys of each throttle class's figures, e.g. `-c redirectThrottleRateLimit=3000`. */
+export const ROUTE_THROTTLE_CONTEXT_KEYS: Readonly<
+  Record<ThrottleClass, { readonly rateLimit: string; readonly burstLimit: string }>
+> = {
+  redirect: { rateLimit: 'redirectThrottleRateLimit', burstLimit: 'redirectThrottleBurstLimit' },
+  api: { rateLimit: 'apiThrottleRateLimit', burstLimit: 'apiThrottleBurstLimit' },
+  docs: { rateLimit: 'docsThrottleRateLimit', burstLimit: 'docsThrottleBurstLimit' },
+};
 
 /**
  * 1,000 requests/s steady and 2,000 burst: far above what one tenant's integration needs, far
@@ -42,8 +63,22 @@ export function readStackSettings(node: Node): StackSettings {
     ctx(CONTEXT_KEYS.burstLimit),
     DEFAULT_THROTTLE.burstLimit,
   );
+  const routeThrottles = Object.fromEntries(
+    THROTTLE_CLASSES.map((throttleClass): [ThrottleClass, RouteThrottle] => {
+      const keys = ROUTE_THROTTLE_CONTEXT_KEYS[throttleClass];
+      const defaults = DEFAULT_ROUTE_THROTTLES[throttleClass];
+      return [
+        throttleClass,
+        {
+          rateLimit: positiveNumber(keys.rateLimit, ctx(keys.rateLimit), defaults.rateLimit),
+          burstLimit: positiveInteger(keys.burstLimit, ctx(keys.burstLimit), defaults.burstLimit),
+        },
+      ];
+    }),
+  ) as Record<ThrottleClass, RouteThrottle>;
   return {
     throttle: { rateLimit, burstLimit },
+    routeThrottles,
     corsOrigins: parseCorsOrigins(ctx(CONTEXT_KEYS.corsOrigins)),
     alarmTopicArn: parseTopicArn(ctx(CONTEXT_KEYS.alarmTopicArn)),
   };

@@ -5,6 +5,7 @@ import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { type RouteDefinition, routes as routeTable } from '../lib/routes.ts';
+import { DEFAULT_ROUTE_THROTTLES, type RouteThrottles } from '../lib/throttling.ts';
 import { Alarms, type MonitoredFunction } from './alarms.ts';
 import { ApiFunctions } from './functions.ts';
 import { ReferralHttpApi } from './http-api.ts';
@@ -24,6 +25,8 @@ export interface ReferralApiStackProps extends StackProps {
   readonly routes?: readonly RouteDefinition[];
   /** Default-stage throttling of the HTTP API; `DEFAULT_THROTTLE` (1,000/s, burst 2,000) when omitted. */
   readonly throttle?: { readonly rateLimit: number; readonly burstLimit: number };
+  /** Per-route throttling by class; `DEFAULT_ROUTE_THROTTLES` of `lib/throttling.ts` when omitted. */
+  readonly routeThrottles?: RouteThrottles;
   /** Browser origins allowed by CORS; none (no CORS configuration) when omitted or empty. */
   readonly corsOrigins?: readonly string[];
   /** SNS topic ARN that receives every alarm and its return to OK; alarms only when omitted. */
@@ -70,6 +73,7 @@ export class ReferralApiStack extends Stack {
       authorizerFunction: this.functions.authorizer,
       fallbackFunction: this.functions.fallback,
       throttle: props.throttle ?? DEFAULT_THROTTLE,
+      routeThrottles: props.routeThrottles ?? DEFAULT_ROUTE_THROTTLES,
       corsOrigins: props.corsOrigins,
     });
 
@@ -173,6 +177,7 @@ export function addReferralApiStack(
     stage,
     routes: options.routes,
     throttle: settings.throttle,
+    routeThrottles: settings.routeThrottles,
     corsOrigins: settings.corsOrigins,
     alarmTopicArn: settings.alarmTopicArn,
     description: `Referral tracking API (${stage})`,

@@ -13,6 +13,14 @@ export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
  */
 export type TableAccess = 'none' | 'read' | 'write' | 'read-write';
 
+/**
+ * Which request-rate budget a route draws on (figures in `lib/throttling.ts`): `redirect` for the
+ * public hot path visitors follow, `api` for the key-protected endpoints, `docs` for the public
+ * document and its reference page. Named on each row, not guessed from its path, so a new row
+ * decides its budget the moment it is written.
+ */
+export type ThrottleClass = 'redirect' | 'api' | 'docs';
+
 export interface RouteDefinition {
   /** Stable identifier, used for the function's construct id and logical name. */
   readonly name: string;
@@ -34,6 +42,8 @@ export interface RouteDefinition {
    * against it.
    */
   readonly dynamoCalls: number;
+  /** Its request-rate budget; each of its route keys (a GET and its HEAD twin) gets its own bucket. */
+  readonly throttle: ThrottleClass;
   readonly summary: string;
 }
 
@@ -46,6 +56,7 @@ export const routes: readonly RouteDefinition[] = [
     auth: true,
     table: 'read-write',
     dynamoCalls: 2,
+    throttle: 'api',
     summary: 'Create a referral link',
   },
   {
@@ -56,6 +67,7 @@ export const routes: readonly RouteDefinition[] = [
     auth: true,
     table: 'read',
     dynamoCalls: 2,
+    throttle: 'api',
     summary: 'Fetch one referral link by id or code',
   },
   {
@@ -66,6 +78,7 @@ export const routes: readonly RouteDefinition[] = [
     auth: true,
     table: 'read',
     dynamoCalls: 2,
+    throttle: 'api',
     summary: "List a campaign's referral links, oldest first",
   },
   {
@@ -76,6 +89,7 @@ export const routes: readonly RouteDefinition[] = [
     auth: true,
     table: 'read',
     dynamoCalls: 2,
+    throttle: 'api',
     summary: "List one referrer's links in a campaign, oldest first",
   },
   {
@@ -86,6 +100,7 @@ export const routes: readonly RouteDefinition[] = [
     auth: true,
     table: 'read-write',
     dynamoCalls: 2,
+    throttle: 'api',
     summary: 'Record an action of a referred user',
   },
   {
@@ -96,6 +111,7 @@ export const routes: readonly RouteDefinition[] = [
     auth: true,
     table: 'write',
     dynamoCalls: 1,
+    throttle: 'api',
     summary: 'Create a campaign',
   },
   {
@@ -106,6 +122,7 @@ export const routes: readonly RouteDefinition[] = [
     auth: true,
     table: 'read',
     dynamoCalls: 1,
+    throttle: 'api',
     summary: 'Fetch a campaign',
   },
   {
@@ -116,6 +133,7 @@ export const routes: readonly RouteDefinition[] = [
     auth: true,
     table: 'read-write',
     dynamoCalls: 1,
+    throttle: 'api',
     summary: 'Update a campaign',
   },
   {
@@ -126,6 +144,7 @@ export const routes: readonly RouteDefinition[] = [
     auth: true,
     table: 'write',
     dynamoCalls: 1,
+    throttle: 'api',
     summary: 'Delete a campaign',
   },
   {
@@ -136,6 +155,7 @@ export const routes: readonly RouteDefinition[] = [
     auth: true,
     table: 'read-write',
     dynamoCalls: 2,
+    throttle: 'api',
     summary: 'Create a referred user (a signup through a link)',
   },
   {
@@ -146,6 +166,7 @@ export const routes: readonly RouteDefinition[] = [
     auth: true,
     table: 'read',
     dynamoCalls: 2,
+    throttle: 'api',
     summary: 'Fetch a referred user of a campaign',
   },
   {
@@ -156,6 +177,7 @@ export const routes: readonly RouteDefinition[] = [
     auth: true,
     table: 'read-write',
     dynamoCalls: 2,
+    throttle: 'api',
     summary: 'Record an action on a referral link',
   },
   {
@@ -166,6 +188,7 @@ export const routes: readonly RouteDefinition[] = [
     auth: false,
     table: 'read-write',
     dynamoCalls: 2,
+    throttle: 'redirect',
     summary: 'Redirect a visitor to the link and record a visit',
   },
   {
@@ -176,6 +199,7 @@ export const routes: readonly RouteDefinition[] = [
     auth: false,
     table: 'none',
     dynamoCalls: 0,
+    throttle: 'docs',
     summary: 'The OpenAPI 3.1 document of this API',
   },
   {
@@ -186,6 +210,7 @@ export const routes: readonly RouteDefinition[] = [
     auth: false,
     table: 'none',
     dynamoCalls: 0,
+    throttle: 'docs',
     summary: 'The API reference page',
   },
 ];
@@ -196,6 +221,20 @@ export const routes: readonly RouteDefinition[] = [
  */
 export function answersHead(route: RouteDefinition): boolean {
   return route.method === 'GET';
+}
+
+/** The catch-all route key: API Gateway's name for "no row matched". */
+export const DEFAULT_ROUTE_KEY = '$default';
+
+/** The API Gateway route keys of a row: `METHOD /path`, and `HEAD /path` beside a GET. */
+export function routeKeysOf(route: RouteDefinition): string[] {
+  const key = `${route.method} ${route.path}`;
+  return answersHead(route) ? [key, `HEAD ${route.path}`] : [key];
+}
+
+/** The route key API Gateway gives a request that matched `route` with `method`. */
+export function routeKeyFor(route: RouteDefinition, method: string): string {
+  return `${method === 'HEAD' && answersHead(route) ? 'HEAD' : route.method} ${route.path}`;
 }
 
 export interface RouteMatch {

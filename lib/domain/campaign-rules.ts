@@ -56,7 +56,8 @@ export function checkWebhookUrl(raw: string, policy: WebhookUrlPolicy) {
 /**
  * Deployed stages: a webhook URL whose host is, or resolves to, a private, loopback, link-local,
  * CGNAT, multicast, documentation, unique-local or metadata address (any of its addresses) is a
- * validation error on `webhook_url`, as is a host that does not resolve. The local stack
+ * validation error on `webhook_url`, as is a host that does not resolve, or not within
+ * `DNS_TIMEOUT_MS` (so a slow resolver cannot hold the request past its deadline). The local stack
  * (`allowPrivate`) skips this. Delivery checks again, since DNS can change after this.
  */
 export async function checkWebhookDestination(

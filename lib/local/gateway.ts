@@ -9,7 +9,16 @@ import type {
 } from 'aws-lambda';
 import { ApiError } from '../domain/errors.ts';
 import { errorResponse } from '../http/responses.ts';
-import { type RouteDefinition, resolveRoute, routes, safeDecode } from '../routes.ts';
+import {
+  DEFAULT_ROUTE_KEY,
+  type RouteDefinition,
+  resolveRoute,
+  routeKeyFor,
+  routes,
+  safeDecode,
+} from '../routes.ts';
+import { DEFAULT_ROUTE_THROTTLES, type RouteThrottles, routeThrottles } from '../throttling.ts';
+import { TokenBucket } from './token-bucket.ts';
 
 export type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<unknown>;
 export type AuthorizerHandler = (event: APIGatewayRequestAuthorizerEventV2) => Promise<{
@@ -22,6 +31,11 @@ export interface GatewayOptions {
   fallback: LambdaHandler;
   authorizer: AuthorizerHandler;
   routeTable?: readonly RouteDefinition[];
+  /**
+   * Limits per throttle class, one bucket per route key as in the deployed stage; the deployed
+   * defaults when omitted, none at all with `false`.
+   */
+  throttles?: RouteThrottles | false;
 }
 
 /** API Gateway's own payload limit; the handlers enforce the contract's 32 KiB themselves. */
@@ -46,6 +60,12 @@ export function createGateway(options: GatewayOptions): Server {
     }
     return h;
   };
+  // One bucket per route key of the table: a bounded set, whatever the requests.
+  const figures = options.throttles ?? DEFAULT_ROUTE_THROTTLES;
+  const buckets = new Map<string, TokenBucket>();
+  if (figures !== false) {
+    for (const [key, limit] of routeThrottles(table, figures)) buckets.set(key, new TokenBucket(limit));
+  }
 
   return createServer((req, res) => {
     const requestId = newRequestId();
@@ -62,10 +82,6 @@ export function createGateway(options: GatewayOptions): Server {
   });
 
   async function handle(req: IncomingMessage, requestId: string): Promise<APIGatewayProxyStructuredResultV2> {
-    const body = await readBody(req);
-    if (body === 'too_large') {
-      return errorResponse(new ApiError('payload_too_large', 'The request body is too large.'), requestId);
-    }
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const rawPath = q === -1 ? url : url.slice(0, q);
@@ -73,6 +89,27 @@ export function createGateway(options: GatewayOptions): Server {
     const method = (req.method ?? 'GET').toUpperCase();
     const resolved = resolveRoute(method, rawPath, table);
     const route = resolved.kind === 'match' ? resolved.match.route : undefined;
+    const routeKey = route ? routeKeyFor(route, method) : DEFAULT_ROUTE_KEY;
+
+    // As API Gateway does: before the body is read and before the authorizer runs, so a flood
+    // costs neither. Unlike API Gateway's own 429, this one has the contract's body and Retry-After.
+    const token = buckets.get(routeKey)?.take() ?? { ok: true };
+    if (!token.ok) {
+      const seconds = token.retryAfterSeconds;
+      return errorResponse(
+        new ApiError(
+          'rate_limited',
+          `Too many requests; retry after ${seconds} second${seconds === 1 ? '' : 's'}.`,
+        ),
+        requestId,
+        { 'retry-after': String(seconds) },
+      );
+    }
+
+    const body = await readBody(req);
+    if (body === 'too_large') {
+      return errorResponse(new ApiError('payload_too_large', 'The request body is too large.'), requestId);
+    }
     const event = buildEvent({
       req,
       method,
@@ -80,7 +117,7 @@ export function createGateway(options: GatewayOptions): Server {
       rawQueryString,
       body,
       requestId,
-      routeKey: route ? `${route.method} ${route.path}` : '$default',
+      routeKey,
       pathParameters: resolved.kind === 'match' ? resolved.match.pathParameters : undefined,
     });
     const context = lambdaContext(requestId, route?.name ?? 'Fallback');

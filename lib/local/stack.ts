@@ -1,11 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import type { Server } from 'node:http';
+import { type Server, STATUS_CODES } from 'node:http';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ApiKeyStore, generateApiKey } from '../auth/api-keys.ts';
 import { createDocumentClient } from '../db/client-config.ts';
-import type { RouteDefinition } from '../routes.ts';
+import { ApiError } from '../domain/errors.ts';
+import { JSON_CONTENT_TYPE } from '../http/responses.ts';
+import type { RouteDefinition, ThrottleClass } from '../routes.ts';
+import {
+  DEFAULT_ROUTE_THROTTLES,
+  type RouteThrottle,
+  type RouteThrottles,
+  THROTTLE_CLASSES,
+} from '../throttling.ts';
 import { ensureTable, type RunningDynamo, startDynamoLocal } from './dynamodb.ts';
 import { LocalStackError } from './errors.ts';
 import { type AuthorizerHandler, createGateway, type LambdaHandler, lambdaContext } from './gateway.ts';
@@ -25,6 +33,11 @@ export interface LocalStackSettings {
   dynamodbEndpoint?: string;
   webhookRetryDelays?: string;
   host?: string;
+  /**
+   * Request-rate limits of the gateway, per throttle class and route key: the deployed stage's
+   * figures when omitted, none with `false` (`LOCAL_THROTTLE`, see `parseLocalThrottle`).
+   */
+  throttles?: RouteThrottles | false;
 }
 
 export interface LocalStack {
@@ -49,7 +62,32 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): LocalStac
     devApiKeys: env.DEV_API_KEYS || undefined,
     dynamodbEndpoint: env.DYNAMODB_ENDPOINT || undefined,
     webhookRetryDelays: env.WEBHOOK_RETRY_DELAYS || undefined,
+    throttles: parseLocalThrottle(env.LOCAL_THROTTLE),
   };
+}
+
+/**
+ * `LOCAL_THROTTLE`: unset for the deployed stage's figures, `off` for no limits, or
+ * `<class>=<rate>/<burst>` pairs replacing some classes' figures, e.g. `api=2/5,docs=1/1` to see a
+ * 429 with a few requests.
+ */
+export function parseLocalThrottle(value: string | undefined): RouteThrottles | false | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  if (value.trim().toLowerCase() === 'off') return false;
+  const figures: Record<ThrottleClass, RouteThrottle> = { ...DEFAULT_ROUTE_THROTTLES };
+  for (const entry of value.split(',').map((e) => e.trim())) {
+    const m = /^([a-z]+)=(\d+(?:\.\d+)?)\/(\d+)$/.exec(entry);
+    const name = m?.[1] as ThrottleClass | undefined;
+    const rateLimit = Number(m?.[2]);
+    const burstLimit = Number(m?.[3]);
+    if (!name || !THROTTLE_CLASSES.includes(name) || !(rateLimit > 0) || !(burstLimit >= 1)) {
+      throw new LocalStackError(
+        `LOCAL_THROTTLE is "off" or <class>=<rate>/<burst> pairs with a class of ${THROTTLE_CLASSES.join(', ')} and positive figures (e.g. api=2/5); "${entry}" is not.`,
+      );
+    }
+    figures[name] = { rateLimit, burstLimit };
+  }
+  return figures;
 }
 
 export function parseDevApiKeys(value: string): Array<{ tenant: string; key: string }> {
@@ -96,17 +134,18 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
     readyPromise.then(() => dispatch?.emit('request', req, res));
   });
   // What API Gateway answers itself (oversized or malformed request lines and headers) still
-  // gets the contract's error body here, instead of Node's bare 431/400.
+  // gets the contract's error body here, instead of Node's bare 431/400. Node's parser refuses a
+  // request line plus headers over `http.maxHeaderSize` (16 KiB unless --max-http-header-size
+  // says otherwise) before any handler runs.
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     if (!socket.writable) return void socket.destroy();
-    const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
-    const body = JSON.stringify({
-      error: tooLarge
-        ? { code: 'payload_too_large', message: 'The request line and headers are too large.' }
-        : { code: 'validation_failed', message: 'The HTTP request is malformed.' },
-    });
+    const error =
+      err.code === 'HPE_HEADER_OVERFLOW'
+        ? new ApiError('request_headers_too_large', 'The request line and headers are too large.')
+        : new ApiError('validation_failed', 'The HTTP request is malformed.');
+    const body = JSON.stringify(error.toBody());
     socket.end(
-      `HTTP/1.1 ${tooLarge ? '413 Payload Too Large' : '400 Bad Request'}\r\ncontent-type: application/json; charset=utf-8\r\n` +
+      `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\ncontent-type: ${JSON_CONTENT_TYPE}\r\n` +
         `x-request-id: ${randomUUID()}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
     );
   });
@@ -206,6 +245,7 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
     dispatch = createGateway({
       authorizer,
       fallback,
+      throttles: settings.throttles,
       loadHandler: async (route: RouteDefinition) => (await load(route.handler)).handler as LambdaHandler,
     });
 

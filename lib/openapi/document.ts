@@ -92,6 +92,11 @@ const headerComponents: Record<string, JsonSchema> = {
     required: true,
     schema: { type: 'string', format: 'uri' },
   },
+  RetryAfter: {
+    description:
+      "Whole seconds to wait before trying this route again. Sent with every 429 the service answers itself; a deployed stage's throttling is answered by API Gateway, without it.",
+    schema: { type: 'integer', minimum: 1 },
+  },
 };
 
 const withRequestId = (headers: readonly ResponseHeader[] = []) =>
@@ -146,7 +151,10 @@ function errorResponses(
   for (const [status, list] of [...byStatus].sort(([a], [b]) => a - b)) {
     const response: JsonSchema = {
       description: list.map((code) => `\`${code}\`: ${errorMeanings[code].when}`).join('\n\n'),
-      headers: withRequestId(),
+      headers:
+        status === errorStatus.rate_limited
+          ? { ...withRequestId(), 'retry-after': { $ref: '#/components/headers/RetryAfter' } }
+          : withRequestId(),
     };
     if (!withBody) {
       out[String(status)] = response;

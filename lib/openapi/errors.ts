@@ -68,7 +68,7 @@ export const errorMeanings: Record<ErrorCode, { when: string; example: string }>
     example: 'A referrer cannot refer themselves.',
   },
   rate_limited: {
-    when: 'Too many requests: throttled by the deployed stage.',
+    when: 'Too many requests on this route: its request-rate budget is spent for now. Retry after `retry-after` seconds. A deployed stage\'s throttling is answered by API Gateway itself, with its own body `{"message":"Too Many Requests"}` and no `retry-after`.',
     example: 'Too many requests.',
   },
   internal_error: {

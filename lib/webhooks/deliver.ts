@@ -2,11 +2,12 @@
  * Webhook delivery: one SQS batch in, partial batch response out.
  *
  * Per message: load the campaign (the URL and secret in force now; none -> drop), check the
- * destination (SSRF rules, DNS resolved once), sign, POST with a 15 s timeout and no redirects.
- * 2xx: done. 410: the receiver asked us to stop; done. Anything else: if retries remain, set the
- * message's visibility timeout to the next delay of the schedule and report it as a batch item
- * failure, so SQS hands it back exactly then (per-message backoff, no sleeping Lambda); after the
- * last attempt, send the event with its last error to the dead-letter queue and acknowledge it.
+ * destination (SSRF rules, DNS resolved once and within 3 s, else a failed attempt), sign, POST
+ * with a 15 s timeout and no redirects. 2xx: done. 410: the receiver asked us to stop; done.
+ * Anything else: if retries remain, set the message's visibility timeout to the next delay of the
+ * schedule and report it as a batch item failure, so SQS hands it back exactly then (per-message
+ * backoff, no sleeping Lambda); after the last attempt, send the event with its last error to the
+ * dead-letter queue and acknowledge it.
  *
  * The attempt number is SQS's ApproximateReceiveCount. The queue's own redrive policy
  * (maxReceiveCount above the schedule's attempts) is only a safety net for messages this code

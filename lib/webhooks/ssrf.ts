@@ -210,9 +210,38 @@ export interface DestinationPolicy {
 }
 
 /**
- * Resolve a webhook URL's host ONCE and check every address it has. On success, `address` is the
- * address to connect to (the first one the resolver returned); connecting anywhere else would
- * undo the check. Literals are checked without DNS.
+ * The bound on one lookup. getaddrinfo follows resolv.conf (5 s per server and attempt by
+ * default), so a slow or silent resolver could otherwise hold PATCH /campaign past its function's
+ * 10 s timeout, or a delivery attempt past its own. A working resolver answers in milliseconds, a
+ * cold recursive lookup well within a second; a name that takes over 3 s is refused at PATCH time
+ * and is a failed, retried attempt at delivery.
+ */
+export const DNS_TIMEOUT_MS = 3_000;
+
+class LookupTimeout extends Error {}
+
+/**
+ * The lookup, or a `LookupTimeout` after `ms`. The lookup itself cannot be cancelled (it goes on in
+ * libuv's thread pool until the system resolver gives up); only the wait for it ends. The timer is
+ * cleared as soon as either settles, and unref'd so that it alone never keeps a process alive.
+ */
+async function resolveWithin(resolve: Resolver, hostname: string, ms: number): Promise<ResolvedAddress[]> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new LookupTimeout()), ms);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([resolve(hostname), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Resolve a webhook URL's host ONCE, within `DNS_TIMEOUT_MS`, and check every address it has. On
+ * success, `address` is the address to connect to (the first one the resolver returned);
+ * connecting anywhere else would undo the check. Literals are checked without DNS.
  */
 export async function checkDestination(raw: string, policy: DestinationPolicy): Promise<DestinationCheck> {
   let url: URL;
@@ -230,8 +259,15 @@ export async function checkDestination(raw: string, policy: DestinationPolicy): 
   if (literal) addresses = [{ address: literal, family: isIPv4(literal) ? 4 : 6 }];
   else {
     try {
-      addresses = await (policy.resolve ?? systemResolver)(hostname);
+      addresses = await resolveWithin(policy.resolve ?? systemResolver, hostname, DNS_TIMEOUT_MS);
     } catch (err) {
+      if (err instanceof LookupTimeout) {
+        return {
+          ok: false,
+          reason: 'unresolvable',
+          message: `host ${hostname} did not resolve within ${DNS_TIMEOUT_MS / 1000} seconds`,
+        };
+      }
       const code = (err as NodeJS.ErrnoException).code;
       return {
         ok: false,

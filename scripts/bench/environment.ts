@@ -43,6 +43,9 @@ export async function startBenchEnvironment(): Promise<BenchEnvironment> {
       dataDir: 'memory',
       devApiKeys: `${tenant}:${apiKey}`,
       dynamodbEndpoint: proxy.url,
+      // Throughput is measured against the handlers and DynamoDB, not against the per-route limits
+      // a deployed stage would apply (the local gateway mirrors them by default).
+      throttles: false,
     });
     stoppers.push(() => stack.stop());
     const directDb = createDocumentClient(dynamo.endpoint);

@@ -505,10 +505,11 @@ export interface components {
         } & components['schemas']['ErrorResponse'];
       };
     };
-    /** @description `rate_limited`: Too many requests: throttled by the deployed stage. */
+    /** @description `rate_limited`: Too many requests on this route: its request-rate budget is spent for now. Retry after `retry-after` seconds. A deployed stage's throttling is answered by API Gateway itself, with its own body `{"message":"Too Many Requests"}` and no `retry-after`. */
     rate_limited: {
       headers: {
         'x-request-id': components['headers']['XRequestId'];
+        'retry-after': components['headers']['RetryAfter'];
         [name: string]: unknown;
       };
       content: {
@@ -625,6 +626,8 @@ export interface components {
     XNextCursor: string;
     /** @description The referral link: the campaign URL with `rfa=<code>` added. */
     Location: string;
+    /** @description Whole seconds to wait before trying this route again. Sent with every 429 the service answers itself; a deployed stage's throttling is answered by API Gateway, without it. */
+    RetryAfter: number;
   };
   pathItems: never;
 }
@@ -791,10 +794,11 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description `rate_limited`: Too many requests: throttled by the deployed stage. */
+      /** @description `rate_limited`: Too many requests on this route: its request-rate budget is spent for now. Retry after `retry-after` seconds. A deployed stage's throttling is answered by API Gateway itself, with its own body `{"message":"Too Many Requests"}` and no `retry-after`. */
       429: {
         headers: {
           'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content?: never;
@@ -914,10 +918,11 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description `rate_limited`: Too many requests: throttled by the deployed stage. */
+      /** @description `rate_limited`: Too many requests on this route: its request-rate budget is spent for now. Retry after `retry-after` seconds. A deployed stage's throttling is answered by API Gateway itself, with its own body `{"message":"Too Many Requests"}` and no `retry-after`. */
       429: {
         headers: {
           'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content?: never;
@@ -1041,10 +1046,11 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description `rate_limited`: Too many requests: throttled by the deployed stage. */
+      /** @description `rate_limited`: Too many requests on this route: its request-rate budget is spent for now. Retry after `retry-after` seconds. A deployed stage's throttling is answered by API Gateway itself, with its own body `{"message":"Too Many Requests"}` and no `retry-after`. */
       429: {
         headers: {
           'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content?: never;
@@ -1338,10 +1344,11 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description `rate_limited`: Too many requests: throttled by the deployed stage. */
+      /** @description `rate_limited`: Too many requests on this route: its request-rate budget is spent for now. Retry after `retry-after` seconds. A deployed stage's throttling is answered by API Gateway itself, with its own body `{"message":"Too Many Requests"}` and no `retry-after`. */
       429: {
         headers: {
           'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content?: never;
@@ -1606,10 +1613,11 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description `rate_limited`: Too many requests: throttled by the deployed stage. */
+      /** @description `rate_limited`: Too many requests on this route: its request-rate budget is spent for now. Retry after `retry-after` seconds. A deployed stage's throttling is answered by API Gateway itself, with its own body `{"message":"Too Many Requests"}` and no `retry-after`. */
       429: {
         headers: {
           'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content?: never;
@@ -1748,10 +1756,11 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description `rate_limited`: Too many requests: throttled by the deployed stage. */
+      /** @description `rate_limited`: Too many requests on this route: its request-rate budget is spent for now. Retry after `retry-after` seconds. A deployed stage's throttling is answered by API Gateway itself, with its own body `{"message":"Too Many Requests"}` and no `retry-after`. */
       429: {
         headers: {
           'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content?: never;
@@ -1826,10 +1835,11 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description `rate_limited`: Too many requests: throttled by the deployed stage. */
+      /** @description `rate_limited`: Too many requests on this route: its request-rate budget is spent for now. Retry after `retry-after` seconds. A deployed stage's throttling is answered by API Gateway itself, with its own body `{"message":"Too Many Requests"}` and no `retry-after`. */
       429: {
         headers: {
           'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content?: never;
@@ -1922,10 +1932,11 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description `rate_limited`: Too many requests: throttled by the deployed stage. */
+      /** @description `rate_limited`: Too many requests on this route: its request-rate budget is spent for now. Retry after `retry-after` seconds. A deployed stage's throttling is answered by API Gateway itself, with its own body `{"message":"Too Many Requests"}` and no `retry-after`. */
       429: {
         headers: {
           'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content?: never;

@@ -1,4 +1,5 @@
 import { App } from 'aws-cdk-lib';
+import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { API_KEY_IDENTITY_SOURCE, CORS_ALLOW_HEADERS, CORS_EXPOSE_HEADERS } from '../../infra/http-api.ts';
 import { DEFAULT_THROTTLE } from '../../infra/settings.ts';
@@ -36,6 +37,7 @@ const syntheticRoutes: readonly RouteDefinition[] = [
     auth: true,
     table: 'read',
     dynamoCalls: 2,
+    throttle: 'api',
     summary: 'private',
   },
   {
@@ -46,6 +48,7 @@ const syntheticRoutes: readonly RouteDefinition[] = [
     auth: false,
     table: 'read',
     dynamoCalls: 2,
+    throttle: 'docs',
     summary: 'public document',
   },
   {
@@ -56,6 +59,7 @@ const syntheticRoutes: readonly RouteDefinition[] = [
     auth: false,
     table: 'read',
     dynamoCalls: 2,
+    throttle: 'redirect',
     summary: 'public, with HEAD',
   },
 ];
@@ -228,6 +232,108 @@ describe('HTTP API throttling and CORS (stack properties from context)', () => {
     ]) {
       const app = new App({ context: { ...context, 'aws:cdk:bundling-stacks': [] } });
       expect(() => addReferralApiStack(app), JSON.stringify(context)).toThrow(/throttle/);
+    }
+  });
+
+  const REDIRECT = { ThrottlingRateLimit: 2000, ThrottlingBurstLimit: 4000 };
+  const API = { ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 };
+  const DOCS = { ThrottlingRateLimit: 20, ThrottlingBurstLimit: 40 };
+
+  it('gives every route key its own limits by its row’s class: redirect high, api per route, docs low', () => {
+    const expected = {
+      'GET /r/{referral_code}': REDIRECT,
+      'HEAD /r/{referral_code}': REDIRECT,
+      'POST /api/v1/referral_link': API,
+      'GET /api/v1/referral_link': API,
+      'HEAD /api/v1/referral_link': API,
+      'GET /api/v1/campaign_referral_links/{campaign_id}': API,
+      'HEAD /api/v1/campaign_referral_links/{campaign_id}': API,
+      'GET /api/v1/referral_link/{campaign_id}/{referrer_id}': API,
+      'HEAD /api/v1/referral_link/{campaign_id}/{referrer_id}': API,
+      'POST /api/v1/action/referred_user': API,
+      'POST /api/v1/campaign': API,
+      'GET /api/v1/campaign': API,
+      'HEAD /api/v1/campaign': API,
+      'PATCH /api/v1/campaign': API,
+      'DELETE /api/v1/campaign': API,
+      'POST /api/v1/referred_user': API,
+      'GET /api/v1/referred_user': API,
+      'HEAD /api/v1/referred_user': API,
+      'POST /api/v1/action/referral_link': API,
+      'GET /api/v1/openapi.json': DOCS,
+      'HEAD /api/v1/openapi.json': DOCS,
+      'GET /docs': DOCS,
+      'HEAD /docs': DOCS,
+      $default: API,
+    };
+    for (const s of [real, synth({ stage: 'prod' })]) {
+      s.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', { RouteSettings: Match.exact(expected) });
+    }
+    // Exactly the routes the API has: none without limits of its own, none for a missing route.
+    expect(Object.keys(stageOf(real).RouteSettings).sort()).toEqual([...apiRoutes(real).keys()].sort());
+  });
+
+  it('takes each class from the row, not from its path', () => {
+    expect(stageOf(synthetic).RouteSettings).toEqual({
+      'GET /api/v1/thing/{id}': API,
+      'HEAD /api/v1/thing/{id}': API,
+      'GET /api/v1/openapi.json': DOCS,
+      'HEAD /api/v1/openapi.json': DOCS,
+      'GET /r/{code}': REDIRECT,
+      'HEAD /r/{code}': REDIRECT,
+      $default: API,
+    });
+  });
+
+  it('creates the stage after every route it names (CloudFormation refuses an unknown route key)', () => {
+    const stageResource = resourcesOfType(real.json, 'AWS::ApiGatewayV2::Stage')[0]![1] as CfnResource & {
+      DependsOn?: string[];
+    };
+    const routeIds = resourcesOfType(real.json, 'AWS::ApiGatewayV2::Route').map(([id]) => id);
+    expect(routeIds.length).toBe(Object.keys(stageOf(real).RouteSettings).length);
+    expect(stageResource.DependsOn).toEqual(expect.arrayContaining(routeIds));
+  });
+
+  it('takes each class’s figures from -c <class>ThrottleRateLimit= and -c <class>ThrottleBurstLimit=', () => {
+    const s = synth({
+      stage: 'dev',
+      context: {
+        redirectThrottleRateLimit: '5000',
+        redirectThrottleBurstLimit: '5000',
+        apiThrottleRateLimit: '50.5',
+        docsThrottleBurstLimit: '10',
+      },
+    });
+    const settings = stageOf(s).RouteSettings;
+    expect(settings['GET /r/{referral_code}']).toEqual({
+      ThrottlingRateLimit: 5000,
+      ThrottlingBurstLimit: 5000,
+    });
+    expect(settings['HEAD /r/{referral_code}']).toEqual({
+      ThrottlingRateLimit: 5000,
+      ThrottlingBurstLimit: 5000,
+    });
+    expect(settings['POST /api/v1/campaign']).toEqual({
+      ThrottlingRateLimit: 50.5,
+      ThrottlingBurstLimit: 400,
+    });
+    expect(settings.$default).toEqual({ ThrottlingRateLimit: 50.5, ThrottlingBurstLimit: 400 });
+    expect(settings['GET /docs']).toEqual({ ThrottlingRateLimit: 20, ThrottlingBurstLimit: 10 });
+    // The stage default is its own setting.
+    expect(stageOf(s).DefaultRouteSettings).toEqual({
+      ThrottlingRateLimit: 1000,
+      ThrottlingBurstLimit: 2000,
+    });
+  });
+
+  it('refuses a route limit that is not a positive number, naming the key', () => {
+    for (const [key, value] of [
+      ['redirectThrottleRateLimit', '0'],
+      ['apiThrottleBurstLimit', '12.5'],
+      ['docsThrottleRateLimit', 'slow'],
+    ] as const) {
+      const app = new App({ context: { [key]: value, 'aws:cdk:bundling-stacks': [] } });
+      expect(() => addReferralApiStack(app), key).toThrow(new RegExp(`-c ${key}=`));
     }
   });
 

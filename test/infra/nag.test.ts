@@ -69,6 +69,7 @@ describe('cdk-nag AwsSolutions checks', () => {
       auth: false,
       table: 'none',
       dynamoCalls: 0,
+      throttle: 'docs',
       summary: 'a public route nobody explained',
     };
     const { app } = synth({ stage: 'dev', routes: [...routes, extra], withoutNag: true });

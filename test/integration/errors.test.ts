@@ -196,6 +196,30 @@ describe('payload_too_large (413)', () => {
   });
 });
 
+describe('request_headers_too_large (431)', () => {
+  // Node's parser refuses a request line plus headers over http.maxHeaderSize (16 KiB) before any
+  // handler runs; the local stack still answers the contract's body.
+  it('a 20 KiB header: 431 with the contract body and an x-request-id, on any route', async () => {
+    for (const path of [withId(randomId()), '/r/ABC623KC', '/nope']) {
+      const res = await rawRequest('GET', path, {
+        headers: { 'api-key': TENANT_A.key, 'x-padding': 'a'.repeat(20 * 1024) },
+      });
+      expectError(res, 431, 'request_headers_too_large');
+      expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    }
+  });
+
+  it('a 20 KiB request line: 431 as well', async () => {
+    const res = await rawRequest('GET', `${CAMPAIGN}?id=${'a'.repeat(20 * 1024)}`);
+    expectError(res, 431, 'request_headers_too_large');
+  });
+
+  it('headers well under the limit are served as usual', async () => {
+    const res = await api('GET', withId(randomId()), { headers: { 'x-padding': 'a'.repeat(12 * 1024) } });
+    expectError(res, 404, 'campaign_not_found');
+  });
+});
+
 describe('unsupported_media_type (415)', () => {
   const body = JSON.stringify({ url: 'example.com', name: 'x' });
 

@@ -6,6 +6,8 @@ export const TENANT_B = { tenant: 'tenant-b', key: 'test-key-tenant-b-0000000000
 
 let stack: LocalStack | undefined;
 
+const NEVER_REACHED = { rateLimit: 1_000_000, burstLimit: 1_000_000 };
+
 /** Starts the local stack once for the whole integration run, exactly as `npm start` does. */
 export async function setup(project: TestProject) {
   stack = await startLocalStack({
@@ -13,6 +15,10 @@ export async function setup(project: TestProject) {
     dataDir: 'memory',
     devApiKeys: `${TENANT_A.tenant}:${TENANT_A.key},${TENANT_B.tenant}:${TENANT_B.key}`,
     webhookRetryDelays: '1,1,1',
+    // Files run in parallel and fire hundreds of requests at single routes; the deployed figures
+    // would throttle some of them. The limits are still counted on every request, just never
+    // reached; test/integration/throttling.test.ts runs a gateway with small ones.
+    throttles: { redirect: NEVER_REACHED, api: NEVER_REACHED, docs: NEVER_REACHED },
   });
   project.provide('baseUrl', stack.baseUrl);
   project.provide('dynamodbEndpoint', stack.dynamodbEndpoint);

@@ -163,6 +163,15 @@ describe('the OpenAPI document', () => {
     expect([...codes].sort()).toEqual(routeLevel.sort()); // those two are the gateway fallback's
   });
 
+  it('documents Retry-After (whole seconds, optional) on every 429', () => {
+    for (const { path, verb, op } of operationsOf()) {
+      const tooMany = deref((op.responses as Record<string, Json>)['429'] as Json);
+      const retryAfter = deref(tooMany.headers['retry-after']);
+      expect(retryAfter, `${verb} ${path}`).toMatchObject({ schema: { type: 'integer', minimum: 1 } });
+      expect(retryAfter.required, `${verb} ${path}`).toBeUndefined();
+    }
+  });
+
   it('has path and query parameters with their required flags, and the request bodies', () => {
     const list = doc.paths['/api/v1/referral_link/{campaign_id}/{referrer_id}'].get;
     expect(list.parameters.map((p: Json) => [p.name, p.in, p.required])).toEqual([

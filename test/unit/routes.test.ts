@@ -10,6 +10,7 @@ const row = (method: RouteDefinition['method'], path: string, extra: Partial<Rou
     auth: true,
     table: 'read',
     dynamoCalls: 2,
+    throttle: 'api',
     summary: '',
     ...extra,
   }) satisfies RouteDefinition;

@@ -1,10 +1,13 @@
-import { describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { checkWebhookDestination } from '../../lib/domain/campaign-rules.ts';
 import { ApiError } from '../../lib/domain/errors.ts';
 import {
   type AddressCategory,
   blockedCategory,
   checkDestination,
+  DNS_TIMEOUT_MS,
   embeddedIPv4,
   pinnedLookup,
   type Resolver,
@@ -242,5 +245,83 @@ describe('checkWebhookDestination (PATCH /campaign)', () => {
     await expect(
       checkWebhookDestination('http://127.0.0.1:9/', { allowPrivate: true, resolve }),
     ).resolves.toBeUndefined();
+  });
+});
+
+describe('a slow resolver', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+  const never: Resolver = () => new Promise(() => undefined);
+  const after =
+    (ms: number): Resolver =>
+    () =>
+      new Promise((resolve) => setTimeout(() => resolve([{ address: '93.184.216.34', family: 4 }]), ms));
+  const deployed = (resolve: Resolver) => ({ allowPrivate: false, resolve });
+
+  it('is given 3 seconds, then the URL is refused as unresolvable', async () => {
+    vi.useFakeTimers();
+    expect(DNS_TIMEOUT_MS).toBe(3000);
+    let settled = false;
+    const check = checkDestination('https://slow.example.com/hook', deployed(never)).finally(() => {
+      settled = true;
+    });
+    await vi.advanceTimersByTimeAsync(2999);
+    expect(settled).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await check).toEqual({
+      ok: false,
+      reason: 'unresolvable',
+      message: 'host slow.example.com did not resolve within 3 seconds',
+    });
+    // Nothing left behind that would fire later.
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('an answer within the bound is used, and its timer is cleared at once', async () => {
+    vi.useFakeTimers();
+    const check = checkDestination('https://slow.example.com/hook', deployed(after(2900)));
+    await vi.advanceTimersByTimeAsync(2900);
+    expect(await check).toMatchObject({ ok: true, address: { address: '93.184.216.34' } });
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('PATCH /campaign: 400 validation_failed naming webhook_url and the bound', async () => {
+    vi.useFakeTimers();
+    const patch = checkWebhookDestination('https://slow.example.com/hook', deployed(never)).catch(
+      (e: unknown) => e,
+    );
+    await vi.advanceTimersByTimeAsync(DNS_TIMEOUT_MS);
+    const err = await patch;
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as ApiError).status).toBe(400);
+    expect((err as ApiError).toBody()).toEqual({
+      error: {
+        code: 'validation_failed',
+        message: 'The request is not valid.',
+        details: [
+          { field: 'webhook_url', message: 'host slow.example.com did not resolve within 3 seconds' },
+        ],
+      },
+    });
+  });
+
+  it('a process that looked a name up exits at once: the bound’s timer does not hold it', () => {
+    // In a child process with real timers: the time from the end of the lookup to the process's
+    // exit. A timer left running would hold the process for the rest of the 3 s.
+    const script = `
+      import { checkDestination } from './lib/webhooks/ssrf.ts';
+      const resolve = async () => [{ address: '93.184.216.34', family: 4 }];
+      const check = await checkDestination('https://hooks.example.com/', { allowPrivate: false, resolve });
+      const done = performance.now();
+      process.on('exit', () => console.log(JSON.stringify({ ok: check.ok, ms: performance.now() - done })));
+    `;
+    const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: fileURLToPath(new URL('../..', import.meta.url)),
+      encoding: 'utf8',
+    });
+    const { ok, ms } = JSON.parse(out.trim().split('\n').at(-1) as string) as { ok: boolean; ms: number };
+    expect(ok).toBe(true);
+    expect(ms).toBeLessThan(1000);
   });
 });

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import {
   attemptDelivery,
   type DeliveryDeps,
@@ -332,6 +332,37 @@ describe('delivery', () => {
     const { deps, sqs } = setup(rx.url);
     for (const id of ['a', 'b', 'c']) await deliverBatch([recordOf(JSON.stringify(message()), 2, id)], deps);
     expect(sqs.commands.map((c) => c.input.VisibilityTimeout)).toEqual([900, 240, 300]);
+  });
+
+  it('counts a lookup that takes over 3 s as a failed attempt, retried on the schedule', async () => {
+    vi.useFakeTimers();
+    try {
+      const { deps, sqs } = setup('https://hooks.customer.test/in', {
+        allowPrivate: false,
+        resolve: () => new Promise(() => undefined),
+      });
+      const pending = deliverBatch([recordOf(JSON.stringify(message()), 2)], deps);
+      await vi.advanceTimersByTimeAsync(3000);
+      expect((await pending).batchItemFailures).toEqual([{ itemIdentifier: 'm-1' }]);
+      expect(sqs.commands).toEqual([
+        {
+          name: 'ChangeMessageVisibilityCommand',
+          input: { QueueUrl: 'https://sqs/queue', ReceiptHandle: 'rh-m-1', VisibilityTimeout: 300 },
+        },
+      ]);
+      const attempt = attemptDelivery(
+        message(),
+        { url: 'https://hooks.customer.test/in', secret: secret() },
+        { allowPrivate: false, resolve: () => new Promise(() => undefined) },
+      );
+      await vi.advanceTimersByTimeAsync(3000);
+      expect(await attempt).toEqual({
+        outcome: 'failed',
+        error: 'destination refused: host hooks.customer.test did not resolve within 3 seconds',
+      });
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('treats a 3xx as a failure and does not follow it', async () => {

@@ -1,0 +1,150 @@
+/**
+ * Per-route throttling in the local gateway: a gateway of lib/local/gateway.ts with small limits,
+ * serving the real authorizer and handlers on the run's DynamoDB Local. The run's own stack has
+ * limits no test reaches (test/integration/global-setup.ts), so that only this file sees a 429.
+ */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RouteThrottles } from '../../lib/throttling.ts';
+import { configureInProcessHandlers, TENANT_A } from './helpers.ts';
+import { expectError, randomId } from './support.ts';
+
+// The handlers read their configuration when their modules load: lib/ and functions/ are
+// imported dynamically, after this.
+configureInProcessHandlers();
+
+const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
+
+/**
+ * `redirect` and `api` refill so slowly that nothing comes back during the test; `docs` refills
+ * one request every 2 s, to see a Retry-After kept.
+ */
+const LIMITS: RouteThrottles = {
+  redirect: { rateLimit: 0.01, burstLimit: 2 },
+  api: { rateLimit: 0.01, burstLimit: 3 },
+  docs: { rateLimit: 0.5, burstLimit: 1 },
+};
+
+let server: Server;
+let baseUrl: string;
+let authorizerCalls = 0;
+let validator: import('../../lib/openapi/response-validator.ts').ResponseValidator;
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  text: string;
+  body: unknown;
+}
+
+/** One request; every answer is checked against the OpenAPI document, as helpers.api does. */
+async function send(method: string, path: string, headers: Record<string, string> = {}): Promise<Answer> {
+  const res = await fetch(`${baseUrl}${path}`, { method, headers, redirect: 'manual' });
+  const text = await res.text();
+  validator.check({ method, path, status: res.status, headers: res.headers, text });
+  const json = res.headers.get('content-type')?.startsWith('application/json');
+  return { status: res.status, headers: res.headers, text, body: json && text ? JSON.parse(text) : text };
+}
+
+function expectRateLimited(res: Answer): number {
+  if (res.text) expectError(res, 429, 'rate_limited');
+  else expect(res.status).toBe(429);
+  expect(res.headers.get('x-request-id')).toBeTruthy();
+  const retryAfter = res.headers.get('retry-after') ?? '';
+  expect(retryAfter).toMatch(/^[1-9]\d*$/);
+  return Number(retryAfter);
+}
+
+beforeAll(async () => {
+  const { createGateway } = await import('../../lib/local/gateway.ts');
+  const { ResponseValidator } = await import('../../lib/openapi/response-validator.ts');
+  type Gateway = Parameters<typeof createGateway>[0];
+  validator = new ResponseValidator();
+  const load = async (module: string) =>
+    (await import(pathToFileURL(join(projectRoot, 'functions', `${module}.ts`)).href)) as {
+      handler: unknown;
+    };
+  const authorizer = (await load('auth/authorizer')).handler as Gateway['authorizer'];
+  server = createGateway({
+    throttles: LIMITS,
+    authorizer: async (event) => {
+      authorizerCalls++;
+      return authorizer(event);
+    },
+    fallback: (await load('http/fallback')).handler as Gateway['fallback'],
+    loadHandler: async (route) =>
+      (await load(route.handler)).handler as Awaited<ReturnType<Gateway['loadHandler']>>,
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+});
+
+describe('per-route throttling in the local gateway', () => {
+  it('answers 429 rate_limited with Retry-After once a route has spent its burst', async () => {
+    const first = await send('GET', '/r/NOSUCH23');
+    const second = await send('GET', '/r/NOSUCH23');
+    expectError(first, 404, 'referral_link_not_found');
+    expectError(second, 404, 'referral_link_not_found');
+    const third = await send('GET', '/r/NOSUCH23');
+    expect(expectRateLimited(third)).toBe(100); // one token at 0.01/s
+    expect((third.body as { error: { message: string } }).error.message).toMatch(/retry after 100 seconds/);
+  });
+
+  it('keeps every other route key’s budget: the HEAD twin, the API and the documentation', async () => {
+    // The redirect's GET is spent (above); its HEAD twin is a route of its own, as in API Gateway.
+    expect((await send('HEAD', '/r/NOSUCH23')).status).toBe(404);
+    expect((await send('GET', '/docs')).status).toBe(200);
+    const link = await send('GET', '/api/v1/referral_link?referral_code=NOSUCH23', {
+      'api-key': TENANT_A.key,
+    });
+    expectError(link, 404, 'referral_link_not_found');
+  });
+
+  it('refuses a flood of random api keys before the authorizer: it runs for the burst only', async () => {
+    const path = `/api/v1/campaign?id=${randomId()}`;
+    const before = authorizerCalls;
+    const answers = [];
+    for (let i = 0; i < 6; i++)
+      answers.push(await send('GET', path, { 'api-key': `rk_random-${i}-${randomId()}` }));
+    expect(answers.map((a) => a.status)).toEqual([401, 401, 401, 429, 429, 429]);
+    for (const res of answers.slice(3)) expectRateLimited(res);
+    expect(authorizerCalls - before).toBe(3);
+    // Another API route still answers, with a good key.
+    const other = await send('GET', `/api/v1/referred_user?campaign_id=${randomId()}&referred_user_id=u`, {
+      'api-key': TENANT_A.key,
+    });
+    expectError(other, 404, 'campaign_not_found');
+  });
+
+  it('a HEAD over the limit gets the status and headers without a body', async () => {
+    expect((await send('HEAD', '/docs')).status).toBe(200);
+    const res = await send('HEAD', '/docs');
+    expect(res.text).toBe('');
+    expectRateLimited(res);
+  });
+
+  it('keeps its word: after Retry-After seconds the route answers again', async () => {
+    expect((await send('GET', '/api/v1/openapi.json')).status).toBe(200);
+    const refused = await send('GET', '/api/v1/openapi.json');
+    const seconds = expectRateLimited(refused);
+    expect(seconds).toBeLessThanOrEqual(2);
+    await new Promise((r) => setTimeout(r, seconds * 1000));
+    expect((await send('GET', '/api/v1/openapi.json')).status).toBe(200);
+  });
+
+  it('unmatched paths share the $default route’s budget, with the API’s figures', async () => {
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push((await send('GET', `/nope/${i}`)).status);
+    expect(statuses).toEqual([404, 404, 404, 429]);
+  });
+});
