@@ -114,6 +114,11 @@ export interface Page<T> {
  * One page of a campaign's (or a referrer's) links, oldest first: one Query of limit + 1 items
  * (the extra one only tells whether another page exists) beside one campaign read, in parallel.
  * The cost is the same whatever the list's length.
+ *
+ * A Query also stops at 1 MB of items read, so a page of large items can end before `limit`. Its
+ * LastEvaluatedKey then says more may follow, and the page must carry a cursor, or the rest of the
+ * list would be unreachable. (When the 1 MB happened to end exactly at the last item, the next page
+ * is empty and has none.)
  */
 export async function listLinks(
   tenant: string,
@@ -146,13 +151,13 @@ export async function listLinks(
     campaignExists(tenant, campaignId),
   ]);
   if (!exists) throw campaignNotFound(campaignId);
-  const items = (page.Items ?? []) as LinkItem[];
+  const items = (page.Items ?? []) as Array<LinkItem & Record<`${typeof index}SK`, string>>;
   const shown = items.slice(0, options.limit);
   const last = shown[shown.length - 1];
-  const more =
-    items.length > options.limit || (page.LastEvaluatedKey !== undefined && items.length === options.limit);
+  const more = items.length > options.limit || page.LastEvaluatedKey !== undefined;
   return {
     items: shown.map((i) => toLink(i)),
-    nextCursor: more && last ? encodeCursor({ sortKey: last.GSI2SK, code: last.referral_code }) : undefined,
+    nextCursor:
+      more && last ? encodeCursor({ sortKey: last[`${index}SK`], code: last.referral_code }) : undefined,
   };
 }

@@ -4,6 +4,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { newLinkItem } from '../../lib/db/link-item.ts';
 import { ReferralLinkList } from '../../lib/domain/link-schemas.ts';
 import {
   type ApiResponse,
@@ -14,6 +15,8 @@ import {
   expectErrorBody,
   expectShape,
   type LinkBody,
+  putItems,
+  TENANT_A,
   TENANT_B,
 } from './helpers.ts';
 
@@ -147,6 +150,48 @@ describe('GET /api/v1/campaign_referral_links/{campaign_id} (endpoint 3) with 25
     expect(listed.every((l) => l.referrer_id === 'even')).toBe(true);
     const all = expectPage(await api<LinkBody[]>('GET', campaignList(campaignId, '?limit=1000'))).items;
     expect(listed.map((l) => l.id)).toEqual(all.filter((l) => l.referrer_id === 'even').map((l) => l.id));
+  });
+});
+
+describe('large items: the 1 MB a Query reads ends pages early, and every link stays reachable', () => {
+  const count = 600;
+  let campaignId: string;
+  let ids: number[];
+
+  beforeAll(async () => {
+    // A 2,000-character URL: every link item carries it, so about 450 links fill the 1 MB a
+    // Query reads, well before limit=1000.
+    const campaign = await createCampaign({
+      url: `https://example.com/${'long-path/'.repeat(198)}`,
+      name: 'large items',
+    });
+    campaignId = campaign.id;
+    // Written straight into the table in the exact shape the API writes, one millisecond apart.
+    const created = Date.now() - count;
+    const firstId = 7_000_000_000 + Math.floor(Math.random() * 1_000_000) * 1_000;
+    const items = Array.from({ length: count }, (_, i) =>
+      newLinkItem({
+        tenant: TENANT_A.tenant,
+        campaignId,
+        campaignUrl: campaign.url,
+        id: firstId + i,
+        code: `BIG-${campaignId.slice(0, 8)}-${i}`,
+        referrerId: 'long',
+        now: new Date(created + i),
+      }),
+    );
+    await putItems(items);
+    ids = items.map((i) => i.id);
+  }, 60_000);
+
+  it.each([
+    ['campaign list', () => campaignList(campaignId, '?limit=1000')],
+    ['referrer list', () => referrerList(campaignId, 'long', '?limit=1000')],
+  ])('the %s: following cursors yields every link once, in order', async (_label, first) => {
+    const pages = await allPages(first());
+    expect(pages[0]!.length).toBeGreaterThan(0);
+    expect(pages[0]!.length, 'the first page was not cut by the 1 MB limit').toBeLessThan(count);
+    expect(pages.flat().map((l) => l.id)).toEqual(ids);
   });
 });
 
