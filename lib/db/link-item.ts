@@ -5,10 +5,11 @@
 import type { ReferralLink } from '../domain/link-schemas.ts';
 import { formatTimestamp } from '../domain/time.ts';
 import { buildReferralLink } from '../domain/url.ts';
+import type { LINK_INDEX_ATTRIBUTES } from '../table-definition.ts';
 import { keys } from './keys.ts';
 
 /** The stored link: the API object's fields plus what a write or a redirect needs without joins. */
-export interface LinkItem {
+export interface StoredLinkItem {
   PK: string;
   SK: 'LINK';
   type: 'link';
@@ -36,6 +37,13 @@ export interface LinkItem {
    */
   last_action?: LinkAction;
 }
+
+/**
+ * A link as every reader gets it, by key or through an index: the attributes the indexes project
+ * (`LINK_INDEX_ATTRIBUTES`) and the table's keys, and nothing else, so no reader can come to rely
+ * on an attribute that an index read would lack.
+ */
+export type LinkItem = Pick<StoredLinkItem, 'PK' | 'SK' | (typeof LINK_INDEX_ATTRIBUTES)[number]>;
 
 /**
  * Every other write of a link item ends with this, so a stream record shows `last_action` only
@@ -78,7 +86,7 @@ export function newLinkItem(input: {
   code: string;
   referrerId: string | null;
   now: Date;
-}): LinkItem {
+}): StoredLinkItem {
   const { tenant, id, code, now } = input;
   const campaignId = input.campaignId.toLowerCase();
   const order = keys.linkOrder(now.getTime(), id);

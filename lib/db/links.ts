@@ -2,6 +2,7 @@ import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { ApiError, campaignNotFound } from '../domain/errors.ts';
 import { generateReferralCode } from '../domain/link-rules.ts';
 import type { ReferralLink } from '../domain/link-schemas.ts';
+import { LINK_INDEX_ATTRIBUTES } from '../table-definition.ts';
 import { campaignExists, campaignStillExists } from './campaigns.ts';
 import { db, tableName } from './client.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
@@ -62,10 +63,19 @@ export async function createLink(
   }
 }
 
+/** A read by key returns what an index read returns (`LinkItem`), whatever else the item holds. */
+const LINK_READ = (() => {
+  const attributes = ['PK', 'SK', ...LINK_INDEX_ATTRIBUTES];
+  return {
+    ProjectionExpression: attributes.map((_, i) => `#a${i}`).join(', '),
+    ExpressionAttributeNames: Object.fromEntries(attributes.map((name, i) => [`#a${i}`, name])),
+  };
+})();
+
 /** The stored link of a code, if it belongs to this tenant (anyone else's is "not found"). */
 export async function findLinkByCode(code: string, tenant?: string): Promise<LinkItem | undefined> {
   const { Item } = await db.send(
-    new GetCommand({ TableName: tableName, Key: keys.link(code), ConsistentRead: true }),
+    new GetCommand({ TableName: tableName, Key: keys.link(code), ConsistentRead: true, ...LINK_READ }),
   );
   const item = Item as LinkItem | undefined;
   if (!item || (tenant !== undefined && item.tenant !== tenant)) return undefined;
