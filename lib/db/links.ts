@@ -135,7 +135,8 @@ export async function listLinks(
   campaignId: string,
   options: { referrerId?: string; limit: number; cursor?: string },
 ): Promise<Page<ReferralLink>> {
-  const position = options.cursor ? decodeCursor(options.cursor) : undefined;
+  const scope = { tenant, campaignId, referrerId: options.referrerId };
+  const position = options.cursor ? decodeCursor(scope, options.cursor) : undefined;
   const byReferrer = options.referrerId !== undefined;
   const index = byReferrer ? 'GSI3' : 'GSI2';
   const partition = byReferrer
@@ -168,6 +169,8 @@ export async function listLinks(
   return {
     items: shown.map((i) => toLink(i)),
     nextCursor:
-      more && last ? encodeCursor({ sortKey: last[`${index}SK`], code: last.referral_code }) : undefined,
+      more && last
+        ? encodeCursor(scope, { sortKey: last[`${index}SK`], code: last.referral_code })
+        : undefined,
   };
 }

@@ -110,7 +110,7 @@ export async function measureScale(
   // First and last page, interleaved; the last page starts after the item before it.
   const path = `/api/v1/campaign_referral_links/${campaignId}?limit=100`;
   const before = n - 101;
-  const cursor = encodeCursor({ sortKey: sortKeyOf(before), code: codeOf(before) });
+  const cursor = encodeCursor({ tenant, campaignId }, { sortKey: sortKeyOf(before), code: codeOf(before) });
   const lastPath = `${path}&cursor=${encodeURIComponent(cursor)}`;
   const check = await env.client.send({ method: 'GET', path: lastPath });
   const lastPage = JSON.parse(check.body) as Array<{ id: number }>;
