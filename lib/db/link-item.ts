@@ -46,6 +46,26 @@ export interface StoredLinkItem {
 export type LinkItem = Pick<StoredLinkItem, 'PK' | 'SK' | (typeof LINK_INDEX_ATTRIBUTES)[number]>;
 
 /**
+ * What a purged link leaves at its key: the code stays reserved for the tenant that issued it, so
+ * no other tenant can take it over and receive the visits of the links already printed with it.
+ * No index keys (it leaves every index) and no counters; every reader treats it as no link.
+ */
+export interface CodeReservationItem {
+  PK: string;
+  SK: 'LINK';
+  type: typeof CODE_RESERVATION;
+  tenant: string;
+  /** ISO-8601 time of the purge that left it. */
+  reserved_at: string;
+}
+
+export const CODE_RESERVATION = 'code_reservation';
+
+export function codeReservation(tenant: string, code: string, now: Date): CodeReservationItem {
+  return { ...keys.link(code), type: CODE_RESERVATION, tenant, reserved_at: now.toISOString() };
+}
+
+/**
  * Every other write of a link item ends with this, so a stream record shows `last_action` only
  * for the write that recorded it (a leftover one would only cost an idempotent no-op).
  */

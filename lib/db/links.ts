@@ -8,7 +8,7 @@ import { db, tableName } from './client.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { nextId } from './ids.ts';
 import { keys } from './keys.ts';
-import { type LinkItem, newLinkItem, toLink } from './link-item.ts';
+import { CODE_RESERVATION, type LinkItem, newLinkItem, toLink } from './link-item.ts';
 import { transactWrite } from './transactions.ts';
 
 export { type LinkItem, newLinkItem, toLink };
@@ -17,10 +17,26 @@ export const linkNotFound = () => new ApiError('referral_link_not_found', 'No su
 
 const GENERATED_CODE_ATTEMPTS = 5;
 
+/** Never used: the only free code for a generated one. */
+const freeCode = { ConditionExpression: 'attribute_not_exists(PK)' };
+
+/** Never used, or this tenant's own reservation. */
+function freeForCustomCode(tenant: string) {
+  return {
+    ConditionExpression: 'attribute_not_exists(PK) OR (#type = :reservation AND #tenant = :tenant)',
+    ExpressionAttributeNames: { '#type': 'type', '#tenant': 'tenant' },
+    ExpressionAttributeValues: { ':reservation': CODE_RESERVATION, ':tenant': tenant },
+  };
+}
+
 /**
  * Create a link: one strongly consistent campaign read (URL and existence) and one transaction
  * that writes the link only if its code is free and the campaign still exists. A generated code
  * that collides is retried with a new one; a custom code that is taken is a 409.
+ *
+ * A code is free when it was never used, and a custom code also when it is this tenant's own
+ * reservation (left by the purge of a deleted campaign's link). A generated code takes only
+ * never-used codes: an old printed link should stay dead rather than lead to an unrelated new one.
  */
 export async function createLink(
   tenant: string,
@@ -51,7 +67,13 @@ export async function createLink(
       now,
     });
     const result = await transactWrite([
-      { Put: { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(PK)' } },
+      {
+        Put: {
+          TableName: tableName,
+          Item: item,
+          ...(input.customCode !== undefined ? freeForCustomCode(tenant) : freeCode),
+        },
+      },
       campaignStillExists(tenant, input.campaignId),
     ]);
     if (result.ok) return toLink(item);
@@ -65,21 +87,24 @@ export async function createLink(
 
 /** A read by key returns what an index read returns (`LinkItem`), whatever else the item holds. */
 const LINK_READ = (() => {
-  const attributes = ['PK', 'SK', ...LINK_INDEX_ATTRIBUTES];
+  const attributes = ['PK', 'SK', 'type', ...LINK_INDEX_ATTRIBUTES];
   return {
     ProjectionExpression: attributes.map((_, i) => `#a${i}`).join(', '),
     ExpressionAttributeNames: Object.fromEntries(attributes.map((name, i) => [`#a${i}`, name])),
   };
 })();
 
-/** The stored link of a code, if it belongs to this tenant (anyone else's is "not found"). */
+/**
+ * The stored link of a code, if it belongs to this tenant (anyone else's is "not found"). A code
+ * reservation is no link: the reserved code answers like one never used.
+ */
 export async function findLinkByCode(code: string, tenant?: string): Promise<LinkItem | undefined> {
   const { Item } = await db.send(
     new GetCommand({ TableName: tableName, Key: keys.link(code), ConsistentRead: true, ...LINK_READ }),
   );
-  const item = Item as LinkItem | undefined;
-  if (!item || (tenant !== undefined && item.tenant !== tenant)) return undefined;
-  return item;
+  if (Item?.type !== 'link') return undefined;
+  const item = Item as LinkItem;
+  return tenant !== undefined && item.tenant !== tenant ? undefined : item;
 }
 
 /** By id, through GSI1 (index reads are eventually consistent; ids are immutable, counters may lag). */
