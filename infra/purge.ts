@@ -61,9 +61,10 @@ export const PURGE_LINK_INDEX = 'GSI2';
 
 /**
  * Background purge of deleted campaigns: table stream (REMOVE of a campaign item) -> trigger
- * function -> purge queue -> purge function, which deletes the campaign's links, referred users
- * and actions in passes. DELETE /campaign answers 204 at once; the data is already unreachable
- * through the API, this only reclaims the storage.
+ * function -> purge queue -> purge function, which replaces the campaign's links by their codes'
+ * reservations and deletes its referred users and actions, in passes. DELETE /campaign answers
+ * 204 at once; the data is already unreachable through the API, this only reclaims the storage
+ * and lets the tenant issue its codes again.
  *
  * Nothing is lost silently: a pass that keeps failing lands in the purge dead-letter queue, a
  * REMOVE that cannot be enqueued lands (as a stream-range record) in the stream-failure queue,
@@ -112,9 +113,10 @@ export class Purge extends Construct {
       },
     });
     // Exactly what lib/db/purge.ts calls: GetItem (is the campaign really gone?), Query of the
-    // campaign's partition and of its links in GSI2, BatchWriteItem of deletes. Named resources
-    // rather than `grantReadWriteData`, which would add every index (`index/*`) and PutItem,
-    // UpdateItem, DeleteItem the purge never uses. (BatchWriteItem cannot be limited to deletes.)
+    // campaign's partition and of its links in GSI2, a conditional PutItem per link (its code's
+    // reservation), BatchWriteItem of the other deletes. Named resources rather than
+    // `grantReadWriteData`, which would add every index (`index/*`) and UpdateItem, DeleteItem the
+    // purge never uses. (BatchWriteItem cannot be limited to deletes.)
     const linkIndexArn = Stack.of(this).formatArn({
       service: 'dynamodb',
       resource: 'table',
@@ -122,7 +124,7 @@ export class Purge extends Construct {
     });
     this.purgeFunction.addToRolePolicy(
       new iam.PolicyStatement({
-        actions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:BatchWriteItem'],
+        actions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem'],
         resources: [table.tableArn],
       }),
     );

@@ -43,8 +43,10 @@ export class ReferralTable extends Construct {
         indexName: gsi.indexName,
         partitionKey: { name: gsi.partitionKey, type: dynamodb.AttributeType.STRING },
         sortKey: { name: gsi.sortKey, type: dynamodb.AttributeType.STRING },
-        // Every query through an index returns whole items; ALL avoids a second GetItem per row.
-        projectionType: dynamodb.ProjectionType.ALL,
+        // Only what the index's readers use (lib/table-definition.ts): every other attribute of an
+        // item costs no index storage and no index write when it changes.
+        projectionType: dynamodb.ProjectionType.INCLUDE,
+        nonKeyAttributes: [...gsi.projectedAttributes],
       });
     }
   }

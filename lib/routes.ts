@@ -215,6 +215,13 @@ export const routes: readonly RouteDefinition[] = [
   },
 ];
 
+/** The row of a route, by name: for handlers that build URLs of their own route. */
+export function routeNamed(name: string): RouteDefinition {
+  const route = routes.find((r) => r.name === name);
+  if (!route) throw new Error(`no route named ${name}`);
+  return route;
+}
+
 /**
  * Every GET route also answers `HEAD` (contract, Conventions): the same function, status and
  * headers, no body. API Gateway routes are per method, so the stack adds a HEAD twin of each.

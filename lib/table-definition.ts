@@ -3,10 +3,31 @@
  * same keys, indexes, stream and TTL attribute. Plain data: no CDK or SDK imports here.
  *
  * Item layout (key builders live in `lib/db/keys.ts`):
- * - api key        PK `APIKEY#<sha256>`            SK `APIKEY`      GSI1 `APIKEYS` / `<tenant>#<created>`
+ * - api key        PK `APIKEY#<sha256>`            SK `APIKEY`      GSI1 `APIKEYS` / `<tenant>#<created>#<sha256>`
  * - campaign       PK `T#<tenant>#C#<id>`          SK `CAMPAIGN`
  * - id block       PK `SEQ#<kind>`                 SK `SEQ`
  */
+/**
+ * The link attributes a read through an index returns besides the keys: what the API object needs
+ * (`toLink`) and what its readers check (`tenant`, `id`). Nothing else of a link is copied into the
+ * indexes, so large or often-rewritten attributes (a link's `last_action`) cost no index storage
+ * and no index write. `lib/db/link-item.ts` derives the type of a link as readers see it from this.
+ */
+export const LINK_INDEX_ATTRIBUTES = [
+  'tenant',
+  'id',
+  'created_at',
+  'referral_code',
+  'campaign_id',
+  'campaign_url',
+  'referrer_id',
+  'total_clicks',
+  'total_referrals',
+] as const;
+
+/** What the api-key CLI lists through GSI1 (`lib/auth/api-keys.ts`); `tenant`, `created_at` come with the links'. */
+const API_KEY_INDEX_ATTRIBUTES = ['key_hash', 'revoked_at'] as const;
+
 export const tableDefinition = {
   partitionKey: 'PK',
   sortKey: 'SK',
@@ -14,10 +35,30 @@ export const tableDefinition = {
   ttlAttribute: 'expires_at',
   /** Stream view type: the webhook pipeline needs the new image of inserted items. */
   streamViewType: 'NEW_IMAGE',
+  /**
+   * Every index projects the table's and its own keys plus `projectedAttributes` (INCLUDE), never
+   * ALL. GSI1: a link by id, and the api-key list. GSI2: a campaign's links (list and purge).
+   * GSI3: a referrer's links.
+   */
   globalSecondaryIndexes: [
-    { indexName: 'GSI1', partitionKey: 'GSI1PK', sortKey: 'GSI1SK' },
-    { indexName: 'GSI2', partitionKey: 'GSI2PK', sortKey: 'GSI2SK' },
-    { indexName: 'GSI3', partitionKey: 'GSI3PK', sortKey: 'GSI3SK' },
+    {
+      indexName: 'GSI1',
+      partitionKey: 'GSI1PK',
+      sortKey: 'GSI1SK',
+      projectedAttributes: [...LINK_INDEX_ATTRIBUTES, ...API_KEY_INDEX_ATTRIBUTES],
+    },
+    {
+      indexName: 'GSI2',
+      partitionKey: 'GSI2PK',
+      sortKey: 'GSI2SK',
+      projectedAttributes: LINK_INDEX_ATTRIBUTES,
+    },
+    {
+      indexName: 'GSI3',
+      partitionKey: 'GSI3PK',
+      sortKey: 'GSI3SK',
+      projectedAttributes: LINK_INDEX_ATTRIBUTES,
+    },
   ],
 } as const;
 

@@ -1,24 +1,52 @@
+import { createHash } from 'node:crypto';
 import { validationError } from '../domain/errors.ts';
 
 /**
- * List cursors: opaque to clients, base64url of the position of the last item returned. Decoding
- * validates the shape strictly, so a tampered or foreign cursor is a 400, never a 5xx, and the
- * Query's partition key always comes from the request, never from the cursor: a cursor cannot
- * reach into another list.
+ * List cursors: opaque to clients, base64url of the position of the last item returned and a tag
+ * of the list it came from. Decoding validates the shape strictly, so a tampered cursor is a 400,
+ * never a 5xx; the Query's partition key always comes from the request, never from the cursor, so
+ * no cursor can reach into another list. The tag makes a cursor of another list (another
+ * campaign, referrer or tenant) a 400 too, rather than a silent jump to an unrelated position.
  */
 export interface Position {
   sortKey: string;
   code: string;
 }
 
-const SORT_KEY = /^\d{15}#\d{16}$/;
-const CODE = /^[A-Za-z0-9_-]{4,32}$/;
-
-export function encodeCursor(position: Position): string {
-  return Buffer.from(JSON.stringify([1, position.sortKey, position.code]), 'utf8').toString('base64url');
+/** What names a list of links: the tenant, the campaign and, for a referrer's list, the referrer. */
+export interface ListScope {
+  tenant: string;
+  campaignId: string;
+  referrerId?: string;
 }
 
-export function decodeCursor(cursor: string): Position {
+const VERSION = 2;
+const SORT_KEY = /^\d{15}#\d{16}$/;
+const CODE = /^[A-Za-z0-9_-]{4,32}$/;
+/** 72 bits of SHA-256: a cursor of another list passes by chance once in 4.7 × 10^21. */
+const TAG = /^[A-Za-z0-9_-]{12}$/;
+
+/**
+ * Not a secret: a client can only ever read its own lists, so the tag need not be unforgeable,
+ * only different for every list. JSON keeps the parts apart whatever characters they hold.
+ */
+function tagOf(scope: ListScope): string {
+  const kind = scope.referrerId === undefined ? 'campaign' : 'referrer';
+  const identity = JSON.stringify([
+    kind,
+    scope.tenant,
+    scope.campaignId.toLowerCase(),
+    scope.referrerId ?? null,
+  ]);
+  return createHash('sha256').update(identity, 'utf8').digest('base64url').slice(0, 12);
+}
+
+export function encodeCursor(scope: ListScope, position: Position): string {
+  const body = [VERSION, position.sortKey, position.code, tagOf(scope)];
+  return Buffer.from(JSON.stringify(body), 'utf8').toString('base64url');
+}
+
+export function decodeCursor(scope: ListScope, cursor: string): Position {
   const invalid = () =>
     validationError([{ field: 'cursor', message: 'is not a valid cursor for this list' }]);
   let parsed: unknown;
@@ -27,13 +55,16 @@ export function decodeCursor(cursor: string): Position {
   } catch {
     throw invalid();
   }
-  if (!Array.isArray(parsed) || parsed.length !== 3 || parsed[0] !== 1) throw invalid();
-  const [, sortKey, code] = parsed as [number, unknown, unknown];
+  if (!Array.isArray(parsed) || parsed.length !== 4 || parsed[0] !== VERSION) throw invalid();
+  const [, sortKey, code, tag] = parsed as [number, unknown, unknown, unknown];
   if (
     typeof sortKey !== 'string' ||
     typeof code !== 'string' ||
+    typeof tag !== 'string' ||
     !SORT_KEY.test(sortKey) ||
-    !CODE.test(code)
+    !CODE.test(code) ||
+    !TAG.test(tag) ||
+    tag !== tagOf(scope)
   ) {
     throw invalid();
   }

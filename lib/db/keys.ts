@@ -8,11 +8,14 @@
  *     GSI1 `LINKID#<id>` / `LINK`                                      fetch by id
  *     GSI2 `T#<tenant>#C#<campaign>#LINKS` / `<created ms>#<id>`       campaign list, oldest first
  *     GSI3 `T#<tenant>#C#<campaign>#R#<referrer>` / `<created ms>#<id>` referrer list (sparse)
+ * - code reservation PK `LINK#<code>`           SK `LINK`  no index keys: what the purge leaves of
+ *     a deleted campaign's link, so the code stays its tenant's (see `lib/db/link-item.ts`)
  * - id block        PK `SEQ#<kind>`               SK `SEQ`
  * - api key         PK `APIKEY#<sha256>`          SK `APIKEY`  GSI1 `APIKEYS` (see lib/auth/api-keys.ts)
  *
  * A campaign's referred users and actions share its partition, so purging a deleted campaign is
- * one paged Query of that partition plus one of its links' GSI2 list.
+ * one paged Query of that partition plus one of its links' GSI2 list (each link becoming its
+ * code's reservation).
  */
 export function campaignPartition(tenant: string, campaignId: string): string {
   return `T#${tenant}#C#${campaignId.toLowerCase()}`;

@@ -7,10 +7,11 @@ import { stringifyJson } from '../domain/json.ts';
 import type { ReferralLink } from '../domain/link-schemas.ts';
 import { formatTimestamp } from '../domain/time.ts';
 import { buildReferralLink } from '../domain/url.ts';
+import type { LINK_INDEX_ATTRIBUTES } from '../table-definition.ts';
 import { keys } from './keys.ts';
 
 /** The stored link: the API object's fields plus what a write or a redirect needs without joins. */
-export interface LinkItem {
+export interface StoredLinkItem {
   PK: string;
   SK: 'LINK';
   type: 'link';
@@ -54,6 +55,33 @@ export function storedLinkAction(action: LinkAction): StoredLinkAction {
 }
 
 /**
+ * A link as every reader gets it, by key or through an index: the attributes the indexes project
+ * (`LINK_INDEX_ATTRIBUTES`) and the table's keys, and nothing else, so no reader can come to rely
+ * on an attribute that an index read would lack.
+ */
+export type LinkItem = Pick<StoredLinkItem, 'PK' | 'SK' | (typeof LINK_INDEX_ATTRIBUTES)[number]>;
+
+/**
+ * What a purged link leaves at its key: the code stays reserved for the tenant that issued it, so
+ * no other tenant can take it over and receive the visits of the links already printed with it.
+ * No index keys (it leaves every index) and no counters; every reader treats it as no link.
+ */
+export interface CodeReservationItem {
+  PK: string;
+  SK: 'LINK';
+  type: typeof CODE_RESERVATION;
+  tenant: string;
+  /** ISO-8601 time of the purge that left it. */
+  reserved_at: string;
+}
+
+export const CODE_RESERVATION = 'code_reservation';
+
+export function codeReservation(tenant: string, code: string, now: Date): CodeReservationItem {
+  return { ...keys.link(code), type: CODE_RESERVATION, tenant, reserved_at: now.toISOString() };
+}
+
+/**
  * Every other write of a link item ends with this, so a stream record shows `last_action` only
  * for the write that recorded it (a leftover one would only cost an idempotent no-op).
  */
@@ -94,7 +122,7 @@ export function newLinkItem(input: {
   code: string;
   referrerId: string | null;
   now: Date;
-}): LinkItem {
+}): StoredLinkItem {
   const { tenant, id, code, now } = input;
   const campaignId = input.campaignId.toLowerCase();
   const order = keys.linkOrder(now.getTime(), id);

@@ -2,12 +2,13 @@ import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { ApiError, campaignNotFound } from '../domain/errors.ts';
 import { generateReferralCode } from '../domain/link-rules.ts';
 import type { ReferralLink } from '../domain/link-schemas.ts';
+import { LINK_INDEX_ATTRIBUTES } from '../table-definition.ts';
 import { campaignExists, campaignStillExists } from './campaigns.ts';
 import { db, tableName } from './client.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
 import { nextId } from './ids.ts';
 import { keys } from './keys.ts';
-import { type LinkItem, newLinkItem, toLink } from './link-item.ts';
+import { CODE_RESERVATION, type LinkItem, newLinkItem, toLink } from './link-item.ts';
 import { transactWrite } from './transactions.ts';
 
 export { type LinkItem, newLinkItem, toLink };
@@ -16,10 +17,26 @@ export const linkNotFound = () => new ApiError('referral_link_not_found', 'No su
 
 const GENERATED_CODE_ATTEMPTS = 5;
 
+/** Never used: the only free code for a generated one. */
+const freeCode = { ConditionExpression: 'attribute_not_exists(PK)' };
+
+/** Never used, or this tenant's own reservation. */
+function freeForCustomCode(tenant: string) {
+  return {
+    ConditionExpression: 'attribute_not_exists(PK) OR (#type = :reservation AND #tenant = :tenant)',
+    ExpressionAttributeNames: { '#type': 'type', '#tenant': 'tenant' },
+    ExpressionAttributeValues: { ':reservation': CODE_RESERVATION, ':tenant': tenant },
+  };
+}
+
 /**
  * Create a link: one strongly consistent campaign read (URL and existence) and one transaction
  * that writes the link only if its code is free and the campaign still exists. A generated code
  * that collides is retried with a new one; a custom code that is taken is a 409.
+ *
+ * A code is free when it was never used, and a custom code also when it is this tenant's own
+ * reservation (left by the purge of a deleted campaign's link). A generated code takes only
+ * never-used codes: an old printed link should stay dead rather than lead to an unrelated new one.
  */
 export async function createLink(
   tenant: string,
@@ -50,7 +67,13 @@ export async function createLink(
       now,
     });
     const result = await transactWrite([
-      { Put: { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(PK)' } },
+      {
+        Put: {
+          TableName: tableName,
+          Item: item,
+          ...(input.customCode !== undefined ? freeForCustomCode(tenant) : freeCode),
+        },
+      },
       campaignStillExists(tenant, input.campaignId),
     ]);
     if (result.ok) return toLink(item);
@@ -62,14 +85,26 @@ export async function createLink(
   }
 }
 
-/** The stored link of a code, if it belongs to this tenant (anyone else's is "not found"). */
+/** A read by key returns what an index read returns (`LinkItem`), whatever else the item holds. */
+const LINK_READ = (() => {
+  const attributes = ['PK', 'SK', 'type', ...LINK_INDEX_ATTRIBUTES];
+  return {
+    ProjectionExpression: attributes.map((_, i) => `#a${i}`).join(', '),
+    ExpressionAttributeNames: Object.fromEntries(attributes.map((name, i) => [`#a${i}`, name])),
+  };
+})();
+
+/**
+ * The stored link of a code, if it belongs to this tenant (anyone else's is "not found"). A code
+ * reservation is no link: the reserved code answers like one never used.
+ */
 export async function findLinkByCode(code: string, tenant?: string): Promise<LinkItem | undefined> {
   const { Item } = await db.send(
-    new GetCommand({ TableName: tableName, Key: keys.link(code), ConsistentRead: true }),
+    new GetCommand({ TableName: tableName, Key: keys.link(code), ConsistentRead: true, ...LINK_READ }),
   );
-  const item = Item as LinkItem | undefined;
-  if (!item || (tenant !== undefined && item.tenant !== tenant)) return undefined;
-  return item;
+  if (Item?.type !== 'link') return undefined;
+  const item = Item as LinkItem;
+  return tenant !== undefined && item.tenant !== tenant ? undefined : item;
 }
 
 /** By id, through GSI1 (index reads are eventually consistent; ids are immutable, counters may lag). */
@@ -114,13 +149,19 @@ export interface Page<T> {
  * One page of a campaign's (or a referrer's) links, oldest first: one Query of limit + 1 items
  * (the extra one only tells whether another page exists) beside one campaign read, in parallel.
  * The cost is the same whatever the list's length.
+ *
+ * A Query also stops at 1 MB of items read, so a page of large items can end before `limit`. Its
+ * LastEvaluatedKey then says more may follow, and the page must carry a cursor, or the rest of the
+ * list would be unreachable. (When the 1 MB happened to end exactly at the last item, the next page
+ * is empty and has none.)
  */
 export async function listLinks(
   tenant: string,
   campaignId: string,
   options: { referrerId?: string; limit: number; cursor?: string },
 ): Promise<Page<ReferralLink>> {
-  const position = options.cursor ? decodeCursor(options.cursor) : undefined;
+  const scope = { tenant, campaignId, referrerId: options.referrerId };
+  const position = options.cursor ? decodeCursor(scope, options.cursor) : undefined;
   const byReferrer = options.referrerId !== undefined;
   const index = byReferrer ? 'GSI3' : 'GSI2';
   const partition = byReferrer
@@ -146,13 +187,15 @@ export async function listLinks(
     campaignExists(tenant, campaignId),
   ]);
   if (!exists) throw campaignNotFound(campaignId);
-  const items = (page.Items ?? []) as LinkItem[];
+  const items = (page.Items ?? []) as Array<LinkItem & Record<`${typeof index}SK`, string>>;
   const shown = items.slice(0, options.limit);
   const last = shown[shown.length - 1];
-  const more =
-    items.length > options.limit || (page.LastEvaluatedKey !== undefined && items.length === options.limit);
+  const more = items.length > options.limit || page.LastEvaluatedKey !== undefined;
   return {
     items: shown.map((i) => toLink(i)),
-    nextCursor: more && last ? encodeCursor({ sortKey: last.GSI2SK, code: last.referral_code }) : undefined,
+    nextCursor:
+      more && last
+        ? encodeCursor(scope, { sortKey: last[`${index}SK`], code: last.referral_code })
+        : undefined,
   };
 }

@@ -131,7 +131,7 @@ export function createTableInput(tableName: string): CreateTableCommandInput {
         { AttributeName: g.partitionKey, KeyType: 'HASH' },
         { AttributeName: g.sortKey, KeyType: 'RANGE' },
       ],
-      Projection: { ProjectionType: 'ALL' },
+      Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: [...g.projectedAttributes] },
     })),
     StreamSpecification: { StreamEnabled: true, StreamViewType: d.streamViewType },
   };

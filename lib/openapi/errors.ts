@@ -44,7 +44,7 @@ export const errorMeanings: Record<ErrorCode, { when: string; example: string }>
     example: 'Method PUT is not allowed here.',
   },
   referral_code_taken: {
-    when: 'The custom `referral_code` is already in use.',
+    when: "The custom `referral_code` is already in use, or stays reserved for the account that issued it: a deleted campaign's codes can be issued again only by their own account, once the campaign's background purge has run.",
     example: 'The referral code ABC623KC is already taken.',
   },
   referred_user_exists: {

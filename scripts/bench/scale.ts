@@ -6,7 +6,7 @@
  *   the same DynamoDB operations (the floor: api-key GetItem, then Query ‖ GetItem); the last page
  *   is reached with a cursor built by `encodeCursor`;
  * - the campaign is deleted, and the time from the 204 until no item of it remains is measured
- *   (the background purge), then checked item by item.
+ *   (the background purge; each link is left as its code's reservation), then checked item by item.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -110,7 +110,7 @@ export async function measureScale(
   // First and last page, interleaved; the last page starts after the item before it.
   const path = `/api/v1/campaign_referral_links/${campaignId}?limit=100`;
   const before = n - 101;
-  const cursor = encodeCursor({ sortKey: sortKeyOf(before), code: codeOf(before) });
+  const cursor = encodeCursor({ tenant, campaignId }, { sortKey: sortKeyOf(before), code: codeOf(before) });
   const lastPath = `${path}&cursor=${encodeURIComponent(cursor)}`;
   const check = await env.client.send({ method: 'GET', path: lastPath });
   const lastPage = JSON.parse(check.body) as Array<{ id: number }>;
@@ -198,9 +198,12 @@ export async function measureScale(
     );
     return (links.Items?.length ?? 0) + (records.Items?.length ?? 0) > 0;
   };
+  const isLink = (item: Record<string, unknown> | undefined) => item?.type === 'link';
   const firstLinkGone = async () =>
-    !(await db.send(new GetCommand({ TableName: T, Key: keys.link(codeOf(0)), ConsistentRead: true }))).Item;
-  /** Exact check: every link key read back (BatchGetItem, 100 at a time). */
+    !isLink(
+      (await db.send(new GetCommand({ TableName: T, Key: keys.link(codeOf(0)), ConsistentRead: true }))).Item,
+    );
+  /** Exact check: every link key read back (BatchGetItem, 100 at a time); a reservation is no link. */
   const remaining = async () => {
     let found = 0;
     let next = 0;
@@ -212,7 +215,7 @@ export async function measureScale(
           let pending: Array<Record<string, unknown>> = Keys;
           while (pending.length > 0) {
             const out = await db.send(new BatchGetCommand({ RequestItems: { [T]: { Keys: pending } } }));
-            found += out.Responses?.[T]?.length ?? 0;
+            found += out.Responses?.[T]?.filter(isLink).length ?? 0;
             pending = (out.UnprocessedKeys?.[T]?.Keys as typeof pending | undefined) ?? [];
           }
         }

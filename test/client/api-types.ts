@@ -460,7 +460,7 @@ export interface components {
         } & components['schemas']['ErrorResponse'];
       };
     };
-    /** @description `referral_code_taken`: The custom `referral_code` is already in use. */
+    /** @description `referral_code_taken`: The custom `referral_code` is already in use, or stays reserved for the account that issued it: a deleted campaign's codes can be issued again only by their own account, once the campaign's background purge has run. */
     referral_code_taken: {
       headers: {
         'x-request-id': components['headers']['XRequestId'];

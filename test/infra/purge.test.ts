@@ -114,7 +114,7 @@ describe('campaign purge (infra/purge.ts)', () => {
     });
   });
 
-  it('lets the purge read and delete exactly what lib/db/purge.ts touches', () => {
+  it('lets the purge read, reserve and delete exactly what lib/db/purge.ts touches', () => {
     const tableId = id(s.stack.table);
     const dynamo = roleStatementsOf(s.json, id(s.stack.purge.purgeFunction))
       .filter((st) => actionsOf(st).some((a) => a.startsWith('dynamodb:')))
@@ -122,7 +122,7 @@ describe('campaign purge (infra/purge.ts)', () => {
     expect(dynamo).toEqual([
       {
         Effect: 'Allow',
-        Action: ['dynamodb:BatchWriteItem', 'dynamodb:GetItem', 'dynamodb:Query'],
+        Action: ['dynamodb:BatchWriteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
         Resource: { 'Fn::GetAtt': [tableId, 'Arn'] },
       },
       {

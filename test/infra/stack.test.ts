@@ -1,6 +1,7 @@
 import { App, Token } from 'aws-cdk-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { addReferralApiStack } from '../../infra/stack.ts';
+import { createTableInput } from '../../lib/local/dynamodb.ts';
 import { tableDefinition } from '../../lib/table-definition.ts';
 import { type CfnResource, logicalIdOf, resourcesOfType, type Synthesized, synth } from './synth.ts';
 
@@ -126,18 +127,21 @@ describe('DynamoDB table (from lib/table-definition.ts)', () => {
     }
   });
 
-  it('has exactly the GSIs of the table definition, projecting ALL, with string keys', () => {
+  it('has exactly the GSIs of the table definition, each projecting only its attributes, with string keys', () => {
     const p = tableOf(dev).Properties ?? {};
-    expect(p.GlobalSecondaryIndexes).toEqual(
-      tableDefinition.globalSecondaryIndexes.map((g) => ({
-        IndexName: g.indexName,
-        KeySchema: [
-          { AttributeName: g.partitionKey, KeyType: 'HASH' },
-          { AttributeName: g.sortKey, KeyType: 'RANGE' },
-        ],
-        Projection: { ProjectionType: 'ALL' },
-      })),
-    );
+    const expected = tableDefinition.globalSecondaryIndexes.map((g) => ({
+      IndexName: g.indexName,
+      KeySchema: [
+        { AttributeName: g.partitionKey, KeyType: 'HASH' },
+        { AttributeName: g.sortKey, KeyType: 'RANGE' },
+      ],
+      Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: [...g.projectedAttributes] },
+    }));
+    expect(p.GlobalSecondaryIndexes).toEqual(expected);
+    // The local stack creates its table from the same definition.
+    expect(createTableInput('t').GlobalSecondaryIndexes).toEqual(expected);
+    const projected = tableDefinition.globalSecondaryIndexes.flatMap((g) => g.projectedAttributes);
+    expect(projected).not.toContain('last_action');
     const keyNames = [
       tableDefinition.partitionKey,
       tableDefinition.sortKey,

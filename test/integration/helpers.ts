@@ -1,4 +1,9 @@
-import { type DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchWriteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  QueryCommand,
+} from '@aws-sdk/lib-dynamodb';
 import type { TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { inject } from 'vitest';
@@ -191,6 +196,22 @@ export async function campaignItems(
     start = page.LastEvaluatedKey;
   } while (start);
   return items;
+}
+
+/** Write items straight into the table (BatchWriteItem, 25 at a time), for data too big to make through the API. */
+export async function putItems(items: readonly object[]): Promise<void> {
+  const { db, name } = table();
+  const batches = Array.from({ length: Math.ceil(items.length / 25) }, (_, b) =>
+    items.slice(b * 25, b * 25 + 25),
+  );
+  await mapLimit(batches, 4, async (batch) => {
+    let pending = batch.map((Item) => ({ PutRequest: { Item } }));
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt > 8) throw new Error('BatchWriteItem kept items unprocessed');
+      const out = await db.send(new BatchWriteCommand({ RequestItems: { [name]: pending } }));
+      pending = (out.UnprocessedItems?.[name] as typeof pending | undefined) ?? [];
+    }
+  });
 }
 
 /** The stored link item of a code (PK `LINK#<code>`), read strongly consistently. */

@@ -1,9 +1,9 @@
 /**
  * Deleting a campaign: the 204 hides everything at once, and the background purge (table stream
- * -> purge queue -> purge function, as in AWS) leaves no item of the campaign in the table, while
- * another campaign's items stay untouched.
+ * -> purge queue -> purge function, as in AWS) leaves no item of the campaign in the table but its
+ * codes' reservations, while another campaign's items stay untouched.
  */
-import { BatchWriteCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { newLinkItem } from '../../lib/db/link-item.ts';
 import {
@@ -12,9 +12,12 @@ import {
   createCampaign,
   createLink,
   createReferredUser,
+  linkItem,
   mapLimit,
+  putItems,
   settledActionItems,
   TENANT_A,
+  TENANT_B,
   table,
   waitUntil,
 } from './helpers.ts';
@@ -50,7 +53,6 @@ describe('campaign purge', () => {
       createLink(doomed.id, { referrer_id: `referrer-${i % 5}` }),
     );
     const first = links[0]!;
-    const { db, name } = table();
     const bulk = Array.from({ length: 4980 }, (_, i) =>
       newLinkItem({
         tenant: TENANT_A.tenant,
@@ -62,18 +64,7 @@ describe('campaign purge', () => {
         now: new Date(),
       }),
     );
-    await mapLimit(
-      Array.from({ length: Math.ceil(bulk.length / 25) }, (_, b) => bulk.slice(b * 25, b * 25 + 25)),
-      4,
-      async (batch) => {
-        const out = await db.send(
-          new BatchWriteCommand({
-            RequestItems: { [name]: batch.map((Item) => ({ PutRequest: { Item } })) },
-          }),
-        );
-        expect(out.UnprocessedItems?.[name] ?? []).toHaveLength(0);
-      },
-    );
+    await putItems(bulk);
     expect((await api('GET', `/api/v1/campaign_referral_links/${doomed.id}?limit=1000`)).body).toHaveLength(
       1000,
     );
@@ -107,9 +98,17 @@ describe('campaign purge', () => {
       200,
     );
 
-    // The purge frees the codes: a custom code of the deleted campaign can be used again.
+    // Each link is now its code's reservation: the tenant that issued a code can use it again,
+    // another tenant cannot.
+    expect(await linkItem(bulk[4979]!.referral_code)).toMatchObject({ type: 'code_reservation' });
+    const other = await createCampaign({ name: 'other tenant' }, TENANT_B.key);
+    const takeover = await api('POST', '/api/v1/referral_link', {
+      body: { campaign_id: other.id, referral_code: bulk[0]!.referral_code },
+      key: TENANT_B.key,
+    });
+    expect(takeover.status).toBe(409);
     const reuse = await api('POST', '/api/v1/referral_link', {
-      body: { campaign_id: kept.id, referral_code: first.referral_code },
+      body: { campaign_id: kept.id, referral_code: bulk[0]!.referral_code },
     });
     expect(reuse.status).toBe(201);
   }, 180_000);

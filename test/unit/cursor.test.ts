@@ -1,15 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { decodeCursor, encodeCursor } from '../../lib/db/cursor.ts';
+import { decodeCursor, encodeCursor, type ListScope } from '../../lib/db/cursor.ts';
 import { keys } from '../../lib/db/keys.ts';
 import { ApiError } from '../../lib/domain/errors.ts';
 
 const position = { sortKey: keys.linkOrder(1_767_225_600_000, 12345), code: 'ABC623KC' };
+const campaignId = '3f0c2a57-9d7e-4b8f-a1c2-7e5d9b0a4c61';
+const scope: ListScope = { tenant: 'acme', campaignId };
 const encode = (value: unknown) => Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');
+/** The tag of `scope`, taken from a genuine cursor, to build otherwise malformed ones. */
+const tag = (JSON.parse(Buffer.from(encodeCursor(scope, position), 'base64url').toString()) as string[])[3];
 
-function expectRejected(cursor: string) {
+function expectRejected(cursor: string, on: ListScope = scope) {
   let error: unknown;
   try {
-    decodeCursor(cursor);
+    decodeCursor(on, cursor);
   } catch (err) {
     error = err;
   }
@@ -20,52 +24,85 @@ function expectRejected(cursor: string) {
 }
 
 describe('list cursors', () => {
-  it('round-trip a position', () => {
-    expect(decodeCursor(encodeCursor(position))).toEqual(position);
+  it('round-trip a position on their own list', () => {
+    expect(decodeCursor(scope, encodeCursor(scope, position))).toEqual(position);
+    const referrer = { ...scope, referrerId: 'alice' };
+    expect(decodeCursor(referrer, encodeCursor(referrer, position))).toEqual(position);
   });
 
   it.each(['abcd', 'a_b-', 'Z'.repeat(32), 'A-_z09'])('round-trip custom code %j', (code) => {
-    expect(decodeCursor(encodeCursor({ ...position, code }))).toEqual({ ...position, code });
+    expect(decodeCursor(scope, encodeCursor(scope, { ...position, code }))).toEqual({ ...position, code });
   });
 
-  it('is URL-safe (base64url, no padding) and opaque', () => {
-    const cursor = encodeCursor(position);
+  it('is URL-safe (base64url, no padding), opaque and small', () => {
+    const cursor = encodeCursor({ ...scope, referrerId: 'r'.repeat(256) }, position);
     expect(cursor).toMatch(/^[A-Za-z0-9_-]+$/);
     expect(cursor).not.toContain(position.code);
     expect(encodeURIComponent(cursor)).toBe(cursor);
+    expect(cursor.length).toBeLessThanOrEqual(100);
+  });
+
+  it('a campaign id in another case names the same list', () => {
+    const upper = { ...scope, campaignId: campaignId.toUpperCase() };
+    expect(decodeCursor(upper, encodeCursor(scope, position))).toEqual(position);
   });
 
   it('different positions give different cursors', () => {
-    const other = encodeCursor({ ...position, sortKey: keys.linkOrder(1_767_225_600_000, 12346) });
-    expect(other).not.toBe(encodeCursor(position));
+    const other = encodeCursor(scope, { ...position, sortKey: keys.linkOrder(1_767_225_600_000, 12346) });
+    expect(other).not.toBe(encodeCursor(scope, position));
+  });
+
+  describe('a cursor of another list is 400 validation_failed (field cursor)', () => {
+    const cursorOf = (s: ListScope) => encodeCursor(s, position);
+    it.each<[string, ListScope, ListScope]>([
+      ['another campaign', scope, { ...scope, campaignId: '3f0c2a57-9d7e-4b8f-a1c2-7e5d9b0a4c62' }],
+      ['another tenant', scope, { ...scope, tenant: 'globex' }],
+      ['a referrer list on the campaign list', { ...scope, referrerId: 'alice' }, scope],
+      ['the campaign list on a referrer list', scope, { ...scope, referrerId: 'alice' }],
+      ['another referrer', { ...scope, referrerId: 'alice' }, { ...scope, referrerId: 'bob' }],
+      ['a referrer of another case', { ...scope, referrerId: 'alice' }, { ...scope, referrerId: 'Alice' }],
+      ['an empty referrer id', { ...scope, referrerId: '' }, scope],
+      // Parts that would run into each other if the identity were joined with a separator.
+      ['tenant and campaign shifted', { tenant: 'a#C#b', campaignId }, { tenant: 'a', campaignId }],
+    ])('%s', (_label, from, on) => {
+      expectRejected(cursorOf(from), on);
+    });
   });
 
   it.each([
     ['empty', ''],
     ['not base64 JSON', 'hello'],
     ['random bytes', Buffer.from([0xff, 0x00, 0x13, 0x37, 0x99]).toString('base64url')],
-    ['truncated', encodeCursor(position).slice(0, -3)],
-    ['trailing garbage', `${encodeCursor(position)}AAAA`],
-    ['first character changed', `A${encodeCursor(position).slice(1)}`],
-    ['an object', encode({ sortKey: position.sortKey, code: position.code })],
-    ['another version', encode([2, position.sortKey, position.code])],
-    ['too short an array', encode([1, position.sortKey])],
-    ['too long an array', encode([1, position.sortKey, position.code, 'x'])],
-    ['a number sort key', encode([1, 42, position.code])],
-    ['a malformed sort key', encode([1, '123#456', position.code])],
-    ['a sort key with a suffix', encode([1, `${position.sortKey}#x`, position.code])],
-    ['a sort key with a prefix', encode([1, `x${position.sortKey}`, position.code])],
-    ['a key-condition injection', encode([1, `${position.sortKey} OR 1=1`, position.code])],
-    ['a too short code', encode([1, position.sortKey, 'abc'])],
-    ['a too long code', encode([1, position.sortKey, 'a'.repeat(33)])],
-    ['a code with a space', encode([1, position.sortKey, 'ab cd'])],
-    ['a code with a #', encode([1, position.sortKey, 'ab#cd'])],
-    ['a null code', encode([1, position.sortKey, null])],
+    ['truncated', encodeCursor(scope, position).slice(0, -3)],
+    ['trailing garbage', `${encodeCursor(scope, position)}AAAA`],
+    ['first character changed', `A${encodeCursor(scope, position).slice(1)}`],
+    ['an object', encode({ sortKey: position.sortKey, code: position.code, tag })],
+    ['the previous version, without a tag', encode([1, position.sortKey, position.code])],
+    ['another version', encode([3, position.sortKey, position.code, tag])],
+    ['too short an array', encode([2, position.sortKey, position.code])],
+    ['too long an array', encode([2, position.sortKey, position.code, tag, 'x'])],
+    ['a number sort key', encode([2, 42, position.code, tag])],
+    ['a malformed sort key', encode([2, '123#456', position.code, tag])],
+    ['a sort key with a suffix', encode([2, `${position.sortKey}#x`, position.code, tag])],
+    ['a sort key with a prefix', encode([2, `x${position.sortKey}`, position.code, tag])],
+    ['a key-condition injection', encode([2, `${position.sortKey} OR 1=1`, position.code, tag])],
+    ['a too short code', encode([2, position.sortKey, 'abc', tag])],
+    ['a too long code', encode([2, position.sortKey, 'a'.repeat(33), tag])],
+    ['a code with a space', encode([2, position.sortKey, 'ab cd', tag])],
+    ['a code with a #', encode([2, position.sortKey, 'ab#cd', tag])],
+    ['a null code', encode([2, position.sortKey, null, tag])],
+    ['a null tag', encode([2, position.sortKey, position.code, null])],
+    ['a truncated tag', encode([2, position.sortKey, position.code, tag?.slice(0, -1)])],
+    ['a forged tag', encode([2, position.sortKey, position.code, 'AAAAAAAAAAAA'])],
     ['null', encode(null)],
     ['a string', encode('cursor')],
     ['a number', encode(1)],
     ['an empty array', encode([])],
   ])('rejects %s as 400 validation_failed', (_label, cursor) => {
     expectRejected(cursor);
+  });
+
+  it('accepts exactly the genuine shape built by hand', () => {
+    expect(decodeCursor(scope, encode([2, position.sortKey, position.code, tag]))).toEqual(position);
   });
 });

@@ -1,0 +1,84 @@
+/**
+ * The indexes of the local table hold only the keys and the projected attributes of a link, as
+ * the CDK table does (one definition, `lib/table-definition.ts`): an action stored on the link
+ * item (`last_action`) stays out of every index copy, and every list and fetch still answers the
+ * whole link object.
+ */
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { tableDefinition } from '../../lib/table-definition.ts';
+import {
+  api,
+  createCampaign,
+  createLink,
+  createReferredUser,
+  fetchLink,
+  type LinkBody,
+  linkItem,
+  table,
+} from './helpers.ts';
+
+describe('index copies of a link', () => {
+  let link: LinkBody;
+  let stored: Record<string, unknown>;
+
+  beforeAll(async () => {
+    const campaign = await createCampaign({ name: 'projection' });
+    link = await createLink(campaign.id, { referrer_id: 'projected' });
+    await createReferredUser(link.referral_code, 'projection-user');
+    const action = await api('POST', '/api/v1/action/referred_user', {
+      body: {
+        campaign_id: campaign.id,
+        referred_user_id: 'projection-user',
+        action_type: 'purchase',
+        metadata: { note: 'x'.repeat(4000) },
+      },
+    });
+    expect(action.status).toBe(201);
+    stored = (await linkItem(link.referral_code))!;
+  });
+
+  it.each(tableDefinition.globalSecondaryIndexes.map((g) => [g.indexName, g] as const))(
+    '%s holds the keys and its projected attributes only',
+    async (_name, index) => {
+      const { db, name } = table();
+      expect(stored).toHaveProperty('last_action');
+      const { Items = [] } = await db.send(
+        new QueryCommand({
+          TableName: name,
+          IndexName: index.indexName,
+          KeyConditionExpression: '#pk = :pk AND #sk = :sk',
+          ExpressionAttributeNames: { '#pk': index.partitionKey, '#sk': index.sortKey },
+          ExpressionAttributeValues: {
+            ':pk': stored[index.partitionKey],
+            ':sk': stored[index.sortKey],
+          },
+        }),
+      );
+      expect(Items).toHaveLength(1);
+      const allowed = new Set<string>([
+        tableDefinition.partitionKey,
+        tableDefinition.sortKey,
+        index.partitionKey,
+        index.sortKey,
+        ...index.projectedAttributes,
+      ]);
+      const copy = Items[0]!;
+      expect(Object.keys(copy).filter((k) => !allowed.has(k))).toEqual([]);
+      for (const attribute of index.projectedAttributes) {
+        if (attribute in stored) expect(copy[attribute], attribute).toEqual(stored[attribute]);
+      }
+    },
+  );
+
+  it('the API still answers the whole link from every index and by code', async () => {
+    const expected = { ...link, total_clicks: 1, total_referrals: 1 };
+    expect(await fetchLink(link.id)).toEqual(expected);
+    const byCode = await api('GET', `/api/v1/referral_link?referral_code=${link.referral_code}`);
+    expect(byCode.body).toEqual(expected);
+    const list = await api('GET', `/api/v1/campaign_referral_links/${link.campaign_id}`);
+    expect(list.body).toEqual([expected]);
+    const referrer = await api('GET', `/api/v1/referral_link/${link.campaign_id}/projected`);
+    expect(referrer.body).toEqual([expected]);
+  });
+});
