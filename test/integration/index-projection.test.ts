@@ -1,10 +1,10 @@
 /**
  * The indexes of the local table hold only the keys and the projected attributes of a link, as
- * the CDK table does (one definition, `lib/table-definition.ts`): an action stored on the link
- * item (`last_action`) stays out of every index copy, and every list and fetch still answers the
- * whole link object.
+ * the CDK table does (one definition, `lib/table-definition.ts`): an attribute that is not
+ * projected (such as `last_action`, an action stored on the link for a moment) stays out of every
+ * index copy, and every list and fetch still answers the whole link object.
  */
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { tableDefinition } from '../../lib/table-definition.ts';
 import {
@@ -35,6 +35,16 @@ describe('index copies of a link', () => {
       },
     });
     expect(action.status).toBe(201);
+    // `last_action` leaves the link as soon as the stream consumer has written the action item, so
+    // the probe is another attribute no index projects, as large as that action was.
+    await table().db.send(
+      new UpdateCommand({
+        TableName: table().name,
+        Key: { PK: `LINK#${link.referral_code}`, SK: 'LINK' },
+        UpdateExpression: 'SET unprojected_probe = :big',
+        ExpressionAttributeValues: { ':big': 'x'.repeat(4000) },
+      }),
+    );
     stored = (await linkItem(link.referral_code))!;
   });
 
@@ -42,7 +52,7 @@ describe('index copies of a link', () => {
     '%s holds the keys and its projected attributes only',
     async (_name, index) => {
       const { db, name } = table();
-      expect(stored).toHaveProperty('last_action');
+      expect(stored).toHaveProperty('unprojected_probe');
       const { Items = [] } = await db.send(
         new QueryCommand({
           TableName: name,

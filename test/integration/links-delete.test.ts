@@ -5,6 +5,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   api,
+  BROWSER_UA,
   baseUrl,
   campaignItems,
   createCampaign,
@@ -48,7 +49,11 @@ describe('after DELETE /api/v1/campaign', () => {
         })
       ).status,
     ).toBe(201);
-    expect((await fetch(`${baseUrl()}/r/${custom.referral_code}`, { redirect: 'manual' })).status).toBe(302);
+    const visit = await fetch(`${baseUrl()}/r/${custom.referral_code}`, {
+      redirect: 'manual',
+      headers: { 'user-agent': BROWSER_UA },
+    });
+    expect(visit.status).toBe(302);
     // A second campaign of the same tenant that must not be affected.
     const other = await createCampaign({ name: 'survivor' });
     survivor = await createLink(other.id, { referrer_id: 'doomed-referrer' });
