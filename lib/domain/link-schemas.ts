@@ -45,10 +45,19 @@ export const GetLinkQuery = Type.Object(
   { additionalProperties: true },
 );
 
+/** Items per page of a list: 1–1000, 100 when `limit` is omitted (contract, Field rules). */
+export const DEFAULT_LIST_LIMIT = 100;
+
 export const ListQuery = Type.Object(
   {
     limit: Type.Optional(
-      Type.String({ pattern: '^(?:[1-9][0-9]{0,2}|1000)$', description: 'an integer from 1 to 1000' }),
+      // A query value is a string on the wire; the pattern is the range 1–1000.
+      Type.String({
+        pattern: '^(?:[1-9][0-9]{0,2}|1000)$',
+        description: `an integer from 1 to 1000, the most items of the page (${DEFAULT_LIST_LIMIT} when omitted)`,
+        default: String(DEFAULT_LIST_LIMIT),
+        examples: ['100', '1000'],
+      }),
     ),
     cursor: Type.Optional(
       Type.String({

@@ -1,10 +1,9 @@
 import type { Page } from '../db/links.ts';
+import { DEFAULT_LIST_LIMIT } from '../domain/link-schemas.ts';
 import type { HttpResult } from './responses.ts';
 
-export const DEFAULT_LIMIT = 100;
-
 export function limitOf(query: { limit?: string }): number {
-  return query.limit === undefined ? DEFAULT_LIMIT : Number(query.limit);
+  return query.limit === undefined ? DEFAULT_LIST_LIMIT : Number(query.limit);
 }
 
 /** The list a page belongs to: its route's path template and the values of its parameters. */

@@ -11,6 +11,7 @@ import {
   CreateLinkBody,
   CreateReferredUserBody,
   CreateUserActionBody,
+  DEFAULT_LIST_LIMIT,
   ReferralLink,
   ReferredUser,
 } from '../domain/link-schemas.ts';
@@ -22,7 +23,6 @@ import {
   UpdateCampaignBody,
   Uuid,
 } from '../domain/schemas.ts';
-import { DEFAULT_LIMIT } from '../http/lists.ts';
 import { MAX_BODY_BYTES } from '../http/request.ts';
 import { answersHead, type RouteDefinition, routes as routeTable } from '../routes.ts';
 import { errorMeanings } from './errors.ts';
@@ -329,7 +329,7 @@ Every \`/api/v1\` request except \`GET /api/v1/openapi.json\` carries the \`api-
 - Requests and responses are JSON. A request with a body must send \`Content-Type: application/json\` (415 otherwise) and at most ${MAX_BODY_BYTES / 1024} KiB (413). Unknown fields are rejected (400 \`validation_failed\`).
 - Every \`created_at\` is UTC in the form \`YYYY-MM-DD_HH-MM-SS\`.
 - Every response carries \`x-request-id\`.
-- Lists return a plain JSON array, oldest first, \`limit\` (1–1000) items at most (${DEFAULT_LIMIT} by default). While more items remain, the response has a \`Link: <…>; rel="next"\` header and \`x-next-cursor\`; pass that cursor as \`cursor\` to get the next page. A page may hold fewer than \`limit\` items (item sizes vary); follow cursors until there is none to reach every item. A cursor works only on the list it came from: on another list, campaign or account it is 400 \`validation_failed\` (field \`cursor\`).
+- Lists return a plain JSON array, oldest first, \`limit\` (1–1000) items at most (${DEFAULT_LIST_LIMIT} by default). While more items remain, the response has a \`Link: <…>; rel="next"\` header and \`x-next-cursor\`; pass that cursor as \`cursor\` to get the next page. A page may hold fewer than \`limit\` items (item sizes vary); follow cursors until there is none to reach every item. A cursor works only on the list it came from: on another list, campaign or account it is 400 \`validation_failed\` (field \`cursor\`).
 
 ## Errors
 Every 4xx and 5xx body is \`{ "error": { "code", "message", "details"? } }\`; \`details\` lists the offending fields of a validation error.

@@ -824,7 +824,7 @@ export interface operations {
   ListCampaignLinks: {
     parameters: {
       query?: {
-        /** @description an integer from 1 to 1000 */
+        /** @description an integer from 1 to 1000, the most items of the page (100 when omitted) */
         limit?: string;
         /** @description a cursor from x-next-cursor */
         cursor?: string;
@@ -862,7 +862,7 @@ export interface operations {
   ListCampaignLinksHead: {
     parameters: {
       query?: {
-        /** @description an integer from 1 to 1000 */
+        /** @description an integer from 1 to 1000, the most items of the page (100 when omitted) */
         limit?: string;
         /** @description a cursor from x-next-cursor */
         cursor?: string;
@@ -948,7 +948,7 @@ export interface operations {
   ListReferrerLinks: {
     parameters: {
       query?: {
-        /** @description an integer from 1 to 1000 */
+        /** @description an integer from 1 to 1000, the most items of the page (100 when omitted) */
         limit?: string;
         /** @description a cursor from x-next-cursor */
         cursor?: string;
@@ -988,7 +988,7 @@ export interface operations {
   ListReferrerLinksHead: {
     parameters: {
       query?: {
-        /** @description an integer from 1 to 1000 */
+        /** @description an integer from 1 to 1000, the most items of the page (100 when omitted) */
         limit?: string;
         /** @description a cursor from x-next-cursor */
         cursor?: string;
