@@ -37,27 +37,37 @@ const DOCUMENT_ID = 'openapi.json';
 const pointer = (...parts: string[]) =>
   parts.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
 
+/**
+ * A strict JSON Schema 2020-12 validator holding the document under the id `openapi.json`, so any
+ * schema in it compiles by JSON pointer (`openapi.json#/components/schemas/Campaign`).
+ */
+export function documentAjv(document: OpenApiDocument = openApiDocument): Ajv2020 {
+  const ajv = new Ajv2020({ allErrors: true, strict: true, validateFormats: false });
+  // The document's own keywords are not JSON Schema; declared, ajv resolves `#/components/...`
+  // inside it. `x-max-bytes` is the metadata bound JSON Schema has no keyword for.
+  ajv.addVocabulary([
+    'openapi',
+    'info',
+    'servers',
+    'paths',
+    'webhooks',
+    'components',
+    'security',
+    'tags',
+    'jsonSchemaDialect',
+    'externalDocs',
+    'x-max-bytes',
+  ]);
+  ajv.addSchema({ ...document, $id: DOCUMENT_ID } as Json);
+  return ajv;
+}
+
 export class ResponseValidator {
   private readonly ajv: Ajv2020;
   private readonly compiled = new Map<string, ValidateFunction>();
 
   constructor(private readonly document: OpenApiDocument = openApiDocument) {
-    this.ajv = new Ajv2020({ allErrors: true, strict: true, validateFormats: false });
-    // The document's own keywords are not JSON Schema; declared, ajv resolves `#/components/...`
-    // inside it and compiles any schema in it by JSON pointer.
-    this.ajv.addVocabulary([
-      'openapi',
-      'info',
-      'servers',
-      'paths',
-      'webhooks',
-      'components',
-      'security',
-      'tags',
-      'jsonSchemaDialect',
-      'externalDocs',
-    ]);
-    this.ajv.addSchema({ ...document, $id: DOCUMENT_ID } as Json);
+    this.ajv = documentAjv(document);
   }
 
   /** Throws a ResponseDriftError listing every way the response differs from the document. */
