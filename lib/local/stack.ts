@@ -67,22 +67,27 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): LocalStac
 }
 
 /**
- * `LOCAL_THROTTLE`: unset for the deployed stage's figures, `off` for no limits, or
- * `<class>=<rate>/<burst>` pairs replacing some classes' figures, e.g. `api=2/5,docs=1/1` to see a
- * 429 with a few requests.
+ * `LOCAL_THROTTLE`: unset or `off` for no limits, `on` for the deployed stage's figures, or
+ * `<class>=<rate>/<burst>` pairs replacing some classes' figures (the others deployed), e.g.
+ * `api=2/5,docs=1/1` to see a 429 with a few requests.
+ *
+ * Off unless asked for: the deployed limits are per-route budgets that keep one runaway client
+ * from spending the AWS account's quota. On one machine they would only turn a load or
+ * concurrency test against `npm start` into 429s, where AWS would have scaled out.
  */
-export function parseLocalThrottle(value: string | undefined): RouteThrottles | false | undefined {
-  if (value === undefined || value.trim() === '') return undefined;
-  if (value.trim().toLowerCase() === 'off') return false;
+export function parseLocalThrottle(value: string | undefined): RouteThrottles | false {
+  const setting = (value ?? '').trim().toLowerCase();
+  if (setting === '' || setting === 'off') return false;
   const figures: Record<ThrottleClass, RouteThrottle> = { ...DEFAULT_ROUTE_THROTTLES };
-  for (const entry of value.split(',').map((e) => e.trim())) {
+  if (setting === 'on') return figures;
+  for (const entry of value!.split(',').map((e) => e.trim())) {
     const m = /^([a-z]+)=(\d+(?:\.\d+)?)\/(\d+)$/.exec(entry);
     const name = m?.[1] as ThrottleClass | undefined;
     const rateLimit = Number(m?.[2]);
     const burstLimit = Number(m?.[3]);
     if (!name || !THROTTLE_CLASSES.includes(name) || !(rateLimit > 0) || !(burstLimit >= 1)) {
       throw new LocalStackError(
-        `LOCAL_THROTTLE is "off" or <class>=<rate>/<burst> pairs with a class of ${THROTTLE_CLASSES.join(', ')} and positive figures (e.g. api=2/5); "${entry}" is not.`,
+        `LOCAL_THROTTLE is "off", "on" or <class>=<rate>/<burst> pairs with a class of ${THROTTLE_CLASSES.join(', ')} and positive figures (e.g. api=2/5); "${entry}" is not.`,
       );
     }
     figures[name] = { rateLimit, burstLimit };

@@ -85,12 +85,14 @@ describe('route throttle classes', () => {
 });
 
 describe('LOCAL_THROTTLE', () => {
-  it('unset: the deployed figures; off: none', () => {
-    expect(parseLocalThrottle(undefined)).toBeUndefined();
-    expect(parseLocalThrottle('')).toBeUndefined();
+  it('unset or off: no limits; on: the deployed figures', () => {
+    expect(parseLocalThrottle(undefined)).toBe(false);
+    expect(parseLocalThrottle('')).toBe(false);
     expect(parseLocalThrottle('off')).toBe(false);
     expect(settingsFromEnv({ LOCAL_THROTTLE: 'OFF' }).throttles).toBe(false);
-    expect(settingsFromEnv({}).throttles).toBeUndefined();
+    expect(settingsFromEnv({}).throttles).toBe(false);
+    expect(parseLocalThrottle('on')).toEqual(DEFAULT_ROUTE_THROTTLES);
+    expect(settingsFromEnv({ LOCAL_THROTTLE: ' On ' }).throttles).toEqual(DEFAULT_ROUTE_THROTTLES);
   });
 
   it('replaces the figures of the classes it names and keeps the others', () => {
@@ -101,7 +103,7 @@ describe('LOCAL_THROTTLE', () => {
     });
   });
 
-  it.each(['on', 'api=2', 'api=0/5', 'api=2/0', 'api=2/1.5', 'admin=2/5', 'api=-1/5', 'api=2/5,'])(
+  it.each(['yes', 'api=2', 'api=0/5', 'api=2/0', 'api=2/1.5', 'admin=2/5', 'api=-1/5', 'api=2/5,'])(
     'refuses %j with a one-line explanation',
     (value) => {
       expect(() => parseLocalThrottle(value)).toThrow(LocalStackError);
