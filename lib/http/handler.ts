@@ -115,8 +115,19 @@ export function contractErrors(): MiddlewareObj<Event, Result, Error, Context> {
   };
 }
 
-/** `HEAD` gets the status and headers a GET would, and no body (contract, Conventions). */
+/**
+ * `HEAD` gets the status and headers a GET would, `content-length` included, and no body
+ * (contract, Conventions).
+ */
 function withoutBodyForHead(request: { event: Event; response: Result | null | undefined }): void {
-  if (request.event.requestContext?.http?.method !== 'HEAD' || !request.response) return;
-  request.response = { ...request.response, body: '', isBase64Encoded: false };
+  const response = request.response;
+  if (request.event.requestContext?.http?.method !== 'HEAD' || !response) return;
+  const body = response.body ?? '';
+  const length = Buffer.byteLength(body, response.isBase64Encoded ? 'base64' : 'utf8');
+  request.response = {
+    ...response,
+    headers: { ...response.headers, 'content-length': String(length) },
+    body: '',
+    isBase64Encoded: false,
+  };
 }

@@ -289,7 +289,8 @@ function writeResult(
   const body = result.body
     ? Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8')
     : Buffer.alloc(0);
-  headers['content-length'] = body.length;
+  // A HEAD answer names the length its GET would have; anything else is measured here.
+  headers['content-length'] ??= body.length;
   if (result.cookies?.length) headers['set-cookie'] = result.cookies;
   res.writeHead(result.statusCode ?? 200, headers as Record<string, string>);
   res.end(body);

@@ -393,6 +393,7 @@ describe('HEAD on every GET route: the GET status and headers, no body', () => {
       expect(head.text).toBe('');
       expect(head.headers.get('content-type')).toBe(get.headers.get('content-type'));
       expect(head.headers.get('location')).toBe(get.headers.get('location'));
+      expect(head.headers.get('content-length')).toBe(get.headers.get('content-length'));
     },
   );
 });
