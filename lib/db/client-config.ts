@@ -1,14 +1,69 @@
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { DeadlineExceededError, remainingMs } from './deadline.ts';
 
-/** Client settings: a local endpoint when one is configured (local stack, tests, CLI). */
+/**
+ * One attempt's limit once connected: DynamoDB answers in milliseconds when it is well. The local
+ * stack raises it (`DYNAMODB_ATTEMPT_TIMEOUT_MS`): DynamoDB Local on a busy laptop or CI machine
+ * has pauses of its own, and a request's deadline bounds the wait there anyway.
+ */
+export const ATTEMPT_TIMEOUT_MS = 1_500;
+
+/** Read when a client is made (the local stack sets the variable after this module loads). */
+const attemptTimeoutFromEnv = () => Number(process.env.DYNAMODB_ATTEMPT_TIMEOUT_MS) || ATTEMPT_TIMEOUT_MS;
+export const CONNECT_TIMEOUT_MS = 1_000;
+/** Attempts per call (the first and two retries, with the SDK's jittered backoff between). */
+export const MAX_ATTEMPTS = 3;
+
+/**
+ * The SDK's HTTP handler with each attempt cut at the current deadline: an attempt never outlives
+ * its request, and a retry that would start after the deadline does not start (the SDK does not
+ * retry `DeadlineExceededError`, which it does not know as transient).
+ */
+class DeadlineBoundHandler extends NodeHttpHandler {
+  constructor(readonly attemptTimeoutMs: number) {
+    super({
+      connectionTimeout: CONNECT_TIMEOUT_MS,
+      requestTimeout: attemptTimeoutMs,
+      // A timed-out attempt is an error to retry, not a warning in the log.
+      throwOnRequestTimeout: true,
+    });
+  }
+
+  override handle(...[request, options]: Parameters<NodeHttpHandler['handle']>) {
+    const remaining = remainingMs();
+    if (remaining === undefined) return super.handle(request, options);
+    if (remaining <= 0) return Promise.reject(new DeadlineExceededError());
+    return super.handle(request, {
+      ...options,
+      requestTimeout: Math.min(options?.requestTimeout ?? this.attemptTimeoutMs, remaining),
+    });
+  }
+}
+
+/**
+ * Client settings every AWS SDK client of the service takes; tools doing slow administrative
+ * calls (creating a table) pass a longer attempt timeout.
+ */
+export function boundedClientConfig(attemptTimeoutMs = attemptTimeoutFromEnv()) {
+  return { maxAttempts: MAX_ATTEMPTS, requestHandler: new DeadlineBoundHandler(attemptTimeoutMs) };
+}
+
+/**
+ * Client settings: bounded attempts (above), and a local endpoint when one is configured
+ * (local stack, tests, CLI).
+ */
 export function dynamoClientConfig(
   endpoint = process.env.DYNAMODB_ENDPOINT,
   region?: string,
+  attemptTimeoutMs?: number,
 ): DynamoDBClientConfig {
   const resolvedRegion = region ?? process.env.AWS_REGION;
-  if (!endpoint) return resolvedRegion ? { region: resolvedRegion } : {};
+  const bounded = boundedClientConfig(attemptTimeoutMs);
+  if (!endpoint) return resolvedRegion ? { ...bounded, region: resolvedRegion } : bounded;
   return {
+    ...bounded,
     endpoint,
     region: resolvedRegion ?? 'us-east-1',
     credentials: {

@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { ApiError } from '../domain/errors.ts';
+import { serviceUnavailable } from './responses.ts';
 
 /** Largest accepted request body, per the contract. */
 export const MAX_BODY_BYTES = 32 * 1024;
@@ -16,6 +17,7 @@ export function requestIdOf(event: APIGatewayProxyEventV2): string {
  */
 export function tenantOf(event: APIGatewayProxyEventV2): string {
   const ctx = (event.requestContext as { authorizer?: { lambda?: Record<string, unknown> } }).authorizer;
+  if (ctx?.lambda?.unavailable === 'true') throw serviceUnavailable();
   const tenant = ctx?.lambda?.tenant;
   if (typeof tenant !== 'string' || tenant.length === 0) {
     throw new ApiError('unauthorized', 'A valid api-key header is required.');

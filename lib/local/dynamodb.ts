@@ -139,7 +139,8 @@ export function createTableInput(tableName: string): CreateTableCommandInput {
 
 /** Create the table (and its TTL setting) when it does not exist yet. */
 export async function ensureTable(endpoint: string, tableName: string): Promise<void> {
-  const client = new DynamoDBClient(dynamoClientConfig(endpoint));
+  // Creating a table with streams and indexes takes DynamoDB Local seconds right after it starts.
+  const client = new DynamoDBClient(dynamoClientConfig(endpoint, undefined, 30_000));
   try {
     try {
       await client.send(new DescribeTableCommand({ TableName: tableName }));

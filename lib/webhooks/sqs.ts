@@ -1,4 +1,5 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { boundedClientConfig } from '../db/client-config.ts';
 
 /**
  * The SQS client of the webhook code. In Lambda the defaults apply (region and role credentials
@@ -7,8 +8,9 @@ import { SQSClient } from '@aws-sdk/client-sqs';
  */
 export function createSqsClient(): SQSClient {
   const endpoint = process.env.AWS_ENDPOINT_URL_SQS;
-  if (!endpoint) return new SQSClient({});
+  if (!endpoint) return new SQSClient(boundedClientConfig());
   return new SQSClient({
+    ...boundedClientConfig(),
     endpoint,
     region: process.env.AWS_REGION ?? 'us-east-1',
     credentials: {
