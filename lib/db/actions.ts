@@ -21,12 +21,14 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { campaignNotFound } from '../domain/errors.ts';
+import { IdempotencyKeyUsed, type IdempotentRequest } from '../domain/idempotency.ts';
 import type { Action } from '../domain/link-schemas.ts';
 import { formatTimestamp } from '../domain/time.ts';
 import { eventAttributes } from '../webhooks/events.ts';
 import { getItems } from './batch.ts';
 import { campaignStillExists } from './campaigns.ts';
 import { db, tableName } from './client.ts';
+import { idempotencyItemKey, rememberAnswer, storedAnswerOf } from './idempotency.ts';
 import { nextId } from './ids.ts';
 import { keys } from './keys.ts';
 import { CLEAR_LAST_ACTION, type LinkAction, type StoredLinkAction, storedLinkAction } from './link-item.ts';
@@ -81,10 +83,11 @@ export async function createLinkAction(
   tenant: string,
   target: { code: string } | { id: number },
   input: { actionType: string; metadata: Record<string, unknown> },
+  idempotency?: IdempotentRequest,
 ): Promise<Action> {
   const link = await findLink(target, tenant);
   if (!link) throw linkNotFound();
-  return recordLinkAction(link, input);
+  return recordLinkAction(link, input, idempotency);
 }
 
 /**
@@ -94,24 +97,30 @@ export async function createLinkAction(
 export async function recordLinkAction(
   link: LinkItem,
   input: { actionType: string; metadata: Record<string, unknown> },
+  idempotency?: IdempotentRequest,
 ): Promise<Action> {
   const action = await newAction(input.actionType, input.metadata, null);
   // The counters as of the read plus this action; the transaction makes the increment itself.
   const counted = { ...link, total_clicks: link.total_clicks + 1 };
   const { item, data } = actionItem(counted, action);
-  const result = await transactWrite([
-    { Put: { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(PK)' } },
-    {
-      Update: {
-        TableName: tableName,
-        Key: keys.link(link.referral_code),
-        UpdateExpression: `ADD total_clicks :one ${CLEAR_LAST_ACTION}`,
-        ConditionExpression: 'attribute_exists(PK)',
-        ExpressionAttributeValues: { ':one': 1 },
+  const result = await transactWrite(
+    [
+      { Put: { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(PK)' } },
+      {
+        Update: {
+          TableName: tableName,
+          Key: keys.link(link.referral_code),
+          UpdateExpression: `ADD total_clicks :one ${CLEAR_LAST_ACTION}`,
+          // The very link that was read: never a reservation, or a link that re-issued its code.
+          ConditionExpression: '#id = :link',
+          ExpressionAttributeNames: { '#id': 'id' },
+          ExpressionAttributeValues: { ':one': 1, ':link': link.id },
+        },
       },
-    },
-    campaignStillExists(link.tenant, link.campaign_id),
-  ]);
+      campaignStillExists(link.tenant, link.campaign_id),
+    ],
+    idempotency && rememberAnswer(idempotency, 201, data),
+  );
   // A link or campaign that is gone: the campaign was deleted (links go only with it).
   if (!result.ok) throw linkNotFound();
   return data;
@@ -136,35 +145,52 @@ export async function createReferredUserAction(
     actionType: string;
     metadata: Record<string, unknown>;
   },
+  idempotency?: IdempotentRequest,
 ): Promise<Action> {
-  const [item, campaign] = await getItems([
+  // A keyed request reads its key's stored answer in the same batch: no extra round trip.
+  const [item, campaign, remembered] = await getItems([
     keys.referredUser(tenant, input.campaignId, input.referredUserId),
     keys.campaign(tenant, input.campaignId),
+    ...(idempotency ? [idempotencyItemKey(idempotency)] : []),
   ]);
+  const stored = storedAnswerOf(remembered);
+  if (stored) throw new IdempotencyKeyUsed(stored);
   if (!campaign) throw campaignNotFound(input.campaignId);
   if (!item) throw referredUserNotFound();
   const referredUser = item as unknown as ReferredUserItem;
   const action = await newAction(input.actionType, input.metadata, referredUser);
+  if (idempotency) {
+    action.idempotency = { key_hash: idempotency.keyHash, request_hash: idempotency.requestHash };
+  }
+  // Without a transaction, the key is committed on the link item itself (`idem_pending`, a set the
+  // write adds it to only if it is not there yet), until the stream consumer has stored the answer.
+  const pending = idempotency ? new Set([idempotency.keyHash]) : undefined;
   try {
     const { Attributes } = await db.send(
       new UpdateCommand({
         TableName: tableName,
         Key: keys.link(referredUser.link_code),
-        UpdateExpression: 'ADD total_clicks :one SET last_action = :action',
-        ConditionExpression: 'attribute_exists(PK) AND #id = :link',
+        UpdateExpression: `ADD total_clicks :one${pending ? ', idem_pending :pending' : ''} SET last_action = :action`,
+        ConditionExpression: `#id = :link${pending ? ' AND NOT contains(idem_pending, :key)' : ''}`,
         ExpressionAttributeNames: { '#id': 'id' },
         ExpressionAttributeValues: {
           ':one': 1,
           ':action': storedLinkAction(action),
           ':link': referredUser.link_id,
+          ...(pending ? { ':pending': pending, ':key': idempotency?.keyHash } : {}),
         },
         ReturnValues: 'ALL_NEW',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
     return toAction(Attributes as LinkItem, action);
   } catch (err) {
-    if (err instanceof ConditionalCheckFailedException) throw campaignNotFound(input.campaignId);
-    throw err;
+    if (!(err instanceof ConditionalCheckFailedException)) throw err;
+    // The item as it was, in DynamoDB's own JSON or unmarshalled, depending on the client layer.
+    const raw = err.Item?.idem_pending as { SS?: string[] } | Set<string> | undefined;
+    const pendingNow = raw instanceof Set ? [...raw] : (raw?.SS ?? []);
+    if (idempotency && pendingNow.includes(idempotency.keyHash)) throw new IdempotencyKeyUsed();
+    throw campaignNotFound(input.campaignId);
   }
 }
 
@@ -181,19 +207,50 @@ export async function materializeLinkAction(
   // Items written before the action was stored as JSON text carry its fields as a map.
   const stored = link.last_action as StoredLinkAction | (LinkAction & { json?: undefined });
   const action = stored.json === undefined ? (stored as LinkAction) : (JSON.parse(stored.json) as LinkAction);
-  const result = await transactWrite([
-    {
-      Put: {
-        TableName: tableName,
-        Item: actionItem(link, action).item,
-        ConditionExpression: 'attribute_not_exists(PK)',
-      },
-    },
-    campaignStillExists(link.tenant, link.campaign_id),
-  ]);
-  const outcome = result.ok ? 'written' : result.failed.has(1) ? 'campaign_gone' : 'exists';
-  if (outcome !== 'campaign_gone') await removeLastAction(link.referral_code, action.id);
+  const { item, data } = actionItem(link, action);
+  const keyed = action.idempotency && {
+    tenant: link.tenant,
+    keyHash: action.idempotency.key_hash,
+    requestHash: action.idempotency.request_hash,
+  };
+  let outcome: 'written' | 'exists' | 'campaign_gone';
+  try {
+    const result = await transactWrite(
+      [
+        { Put: { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(PK)' } },
+        campaignStillExists(link.tenant, link.campaign_id),
+      ],
+      // The answer the request got (the same link image, so the same counters), under its key.
+      keyed && rememberAnswer(keyed, 201, data),
+    );
+    outcome = result.ok ? 'written' : result.failed.has(1) ? 'campaign_gone' : 'exists';
+  } catch (err) {
+    // The stored answer exists: this record was handled before.
+    if (!(err instanceof IdempotencyKeyUsed)) throw err;
+    outcome = 'exists';
+  }
+  if (outcome === 'campaign_gone') return outcome;
+  if (keyed) await settleIdempotencyKey(link.referral_code, keyed.keyHash);
+  await removeLastAction(link.referral_code, action.id);
   return outcome;
+}
+
+/** The key's answer is stored: it is no longer pending on the link. */
+async function settleIdempotencyKey(code: string, keyHash: string): Promise<void> {
+  try {
+    await db.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: keys.link(code),
+        UpdateExpression: 'DELETE idem_pending :key',
+        // Never creates an item: a link purged meanwhile has nothing to settle.
+        ConditionExpression: 'attribute_exists(PK)',
+        ExpressionAttributeValues: { ':key': new Set([keyHash]) },
+      }),
+    );
+  } catch (err) {
+    if (!(err instanceof ConditionalCheckFailedException)) throw err;
+  }
 }
 
 /**

@@ -2,10 +2,13 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { campaignNotFound } from '../domain/errors.ts';
+import type { IdempotentRequest } from '../domain/idempotency.ts';
 import type { Campaign } from '../domain/schemas.ts';
 import { formatTimestamp } from '../domain/time.ts';
 import { db, tableName } from './client.ts';
+import { rememberAnswer } from './idempotency.ts';
 import { keys } from './keys.ts';
+import { transactWrite } from './transactions.ts';
 
 /**
  * The stored campaign. `webhook_url` and `webhook_secret` are absent (not NULL) until first set:
@@ -37,10 +40,14 @@ export function newWebhookSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
-/** One PutItem; the condition only guards against a (practically impossible) UUID collision. */
+/**
+ * One PutItem; the condition only guards against a (practically impossible) UUID collision. With
+ * an `Idempotency-Key`, one transaction of the same Put and the stored answer: still one call.
+ */
 export async function createCampaign(
   tenant: string,
   input: { url: string; name: string },
+  idempotency?: IdempotentRequest,
 ): Promise<Campaign> {
   const campaign: Campaign = {
     id: randomUUID(),
@@ -59,9 +66,9 @@ export async function createCampaign(
     url: campaign.url,
     name: campaign.name,
   };
-  await db.send(
-    new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(PK)' }),
-  );
+  const put = { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(PK)' };
+  if (idempotency) await transactWrite([{ Put: put }], rememberAnswer(idempotency, 201, campaign));
+  else await db.send(new PutCommand(put));
   return campaign;
 }
 

@@ -11,6 +11,7 @@
  * - code reservation PK `LINK#<code>`           SK `LINK`  no index keys: what the purge leaves of
  *     a deleted campaign's link, so the code stays its tenant's (see `lib/db/link-item.ts`)
  * - id block        PK `SEQ#<kind>`               SK `SEQ`
+ * - idempotency     PK `IDEM#<tenant>#<sha256 of the key>`  SK `IDEM`  (expires after 25 h, TTL)
  * - api key         PK `APIKEY#<sha256>`          SK `APIKEY`  GSI1 `APIKEYS` (see lib/auth/api-keys.ts)
  *
  * A campaign's referred users and actions share its partition, so purging a deleted campaign is
@@ -42,6 +43,11 @@ export const keys = {
   /** Sort key of both link lists: creation time, then id, so "oldest first" is the index order. */
   linkOrder: (createdMs: number, id: number) => `${pad(createdMs, 15)}#${pad(id, 16)}`,
   sequence: (kind: string) => ({ PK: `SEQ#${kind}`, SK: 'SEQ' }),
+  /** An `Idempotency-Key`'s stored answer, by tenant and the key's SHA-256 (keys are client text). */
+  idempotency: (tenant: string, keyHash: string) => ({
+    PK: `IDEM#${tenant}#${keyHash}`,
+    SK: 'IDEM' as const,
+  }),
 };
 
 function pad(n: number, width: number): string {

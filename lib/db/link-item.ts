@@ -95,6 +95,11 @@ export interface LinkAction {
   action_type: string;
   metadata: Record<string, unknown>;
   referred_user: { id: number; created_at: string; referred_user_id: string } | null;
+  /**
+   * The request's `Idempotency-Key` (its hash) and request hash: the stream consumer stores the
+   * answer under it with the action's item, and takes the key off the link's `idem_pending`.
+   */
+  idempotency?: { key_hash: string; request_hash: string };
 }
 
 export function toLink(

@@ -1,11 +1,13 @@
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { ApiError, campaignNotFound } from '../domain/errors.ts';
+import type { IdempotentRequest } from '../domain/idempotency.ts';
 import { generateReferralCode } from '../domain/link-rules.ts';
 import type { ReferralLink } from '../domain/link-schemas.ts';
 import { LINK_INDEX_ATTRIBUTES } from '../table-definition.ts';
 import { campaignExists, campaignStillExists } from './campaigns.ts';
 import { db, tableName } from './client.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
+import { rememberAnswer } from './idempotency.ts';
 import { nextId } from './ids.ts';
 import { keys } from './keys.ts';
 import { CODE_RESERVATION, type LinkItem, newLinkItem, toLink } from './link-item.ts';
@@ -41,6 +43,7 @@ function freeForCustomCode(tenant: string) {
 export async function createLink(
   tenant: string,
   input: { campaignId: string; referrerId: string | null; customCode?: string },
+  idempotency?: IdempotentRequest,
 ): Promise<ReferralLink> {
   const campaignKey = keys.campaign(tenant, input.campaignId);
   const { Item: campaign } = await db.send(
@@ -66,17 +69,21 @@ export async function createLink(
       referrerId: input.referrerId,
       now,
     });
-    const result = await transactWrite([
-      {
-        Put: {
-          TableName: tableName,
-          Item: item,
-          ...(input.customCode !== undefined ? freeForCustomCode(tenant) : freeCode),
+    const link = toLink(item);
+    const result = await transactWrite(
+      [
+        {
+          Put: {
+            TableName: tableName,
+            Item: item,
+            ...(input.customCode !== undefined ? freeForCustomCode(tenant) : freeCode),
+          },
         },
-      },
-      campaignStillExists(tenant, input.campaignId),
-    ]);
-    if (result.ok) return toLink(item);
+        campaignStillExists(tenant, input.campaignId),
+      ],
+      idempotency && rememberAnswer(idempotency, 201, link),
+    );
+    if (result.ok) return link;
     if (result.failed.has(1)) throw campaignNotFound(input.campaignId);
     if (input.customCode !== undefined) {
       throw new ApiError('referral_code_taken', `The referral code ${input.customCode} is already in use.`);

@@ -1,4 +1,5 @@
 import { ApiError, campaignNotFound } from '../domain/errors.ts';
+import type { IdempotentRequest } from '../domain/idempotency.ts';
 import { selfReferral } from '../domain/link-rules.ts';
 import type { ReferredUser } from '../domain/link-schemas.ts';
 import { formatTimestamp } from '../domain/time.ts';
@@ -6,6 +7,7 @@ import { eventAttributes } from '../webhooks/events.ts';
 import { getItems } from './batch.ts';
 import { campaignExists, campaignStillExists } from './campaigns.ts';
 import { tableName } from './client.ts';
+import { rememberAnswer } from './idempotency.ts';
 import { nextId } from './ids.ts';
 import { keys } from './keys.ts';
 import { CLEAR_LAST_ACTION } from './link-item.ts';
@@ -51,6 +53,7 @@ export async function createReferredUser(
   tenant: string,
   target: { code: string } | { id: number },
   referredUserId: string,
+  idempotency?: IdempotentRequest,
 ): Promise<ReferredUser> {
   const link = await findLink(target, tenant);
   if (!link) throw linkNotFound();
@@ -73,28 +76,33 @@ export async function createReferredUser(
     link_id: link.id,
   };
   const referredUser = toReferredUser(record, link, { referrals: 1 });
-  const result = await transactWrite([
-    {
-      Put: {
-        TableName: tableName,
-        Item: {
-          ...record,
-          ...eventAttributes('referred_user.created', id, tenant, link.campaign_id, referredUser, now),
+  const result = await transactWrite(
+    [
+      {
+        Put: {
+          TableName: tableName,
+          Item: {
+            ...record,
+            ...eventAttributes('referred_user.created', id, tenant, link.campaign_id, referredUser, now),
+          },
+          ConditionExpression: 'attribute_not_exists(PK)',
         },
-        ConditionExpression: 'attribute_not_exists(PK)',
       },
-    },
-    {
-      Update: {
-        TableName: tableName,
-        Key: keys.link(link.referral_code),
-        UpdateExpression: `ADD total_referrals :one ${CLEAR_LAST_ACTION}`,
-        ConditionExpression: 'attribute_exists(PK)',
-        ExpressionAttributeValues: { ':one': 1 },
+      {
+        Update: {
+          TableName: tableName,
+          Key: keys.link(link.referral_code),
+          UpdateExpression: `ADD total_referrals :one ${CLEAR_LAST_ACTION}`,
+          // The very link that was read: never a reservation, or a link that re-issued its code.
+          ConditionExpression: '#id = :link',
+          ExpressionAttributeNames: { '#id': 'id' },
+          ExpressionAttributeValues: { ':one': 1, ':link': link.id },
+        },
       },
-    },
-    campaignStillExists(tenant, link.campaign_id),
-  ]);
+      campaignStillExists(tenant, link.campaign_id),
+    ],
+    idempotency && rememberAnswer(idempotency, 201, referredUser),
+  );
   if (!result.ok) {
     // A link or campaign that is gone wins over a duplicate: a deleted campaign's links are 404.
     if (result.failed.has(1) || result.failed.has(2)) throw linkNotFound();

@@ -1,34 +1,44 @@
 import { randomUUID } from 'node:crypto';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { IdempotencyKeyUsed } from '../domain/idempotency.ts';
 import { db } from './client.ts';
+import { remainingMs } from './deadline.ts';
 
 type Items = NonNullable<TransactWriteCommandInput['TransactItems']>;
 
 /**
  * Run a write transaction. The client request token makes the SDK's own retries of one attempt
  * idempotent (a retried commit cannot count twice). A cancellation caused only by a conflicting
- * concurrent transaction is retried here with jittered backoff; a failed condition is returned as
- * the indexes of the items whose condition failed, for the caller to
- * map to the contract's error. Several conditions can fail at once (a duplicate referred user of a
- * deleted campaign), so callers check the one that should win, not just the first.
+ * concurrent transaction is retried here with jittered backoff, within the request's deadline; a
+ * failed condition is returned as the indexes of the items whose condition failed, for the caller
+ * to map to the contract's error. Several conditions can fail at once (a duplicate referred user
+ * of a deleted campaign), so callers check the one that should win, not just the first.
+ *
+ * `remember` is the request's stored answer (`rememberAnswer`, for an `Idempotency-Key`), written
+ * with the rest: when its condition fails, the key was used, nothing was written, and that wins
+ * over every other failure (`IdempotencyKeyUsed`).
  */
 export async function transactWrite(
   items: Items,
+  remember?: Items[number],
 ): Promise<{ ok: true } | { ok: false; failed: ReadonlySet<number> }> {
+  const all = remember ? [...items, remember] : items;
   for (let attempt = 0; ; attempt++) {
     try {
-      await db.send(new TransactWriteCommand({ TransactItems: items, ClientRequestToken: randomUUID() }));
+      await db.send(new TransactWriteCommand({ TransactItems: all, ClientRequestToken: randomUUID() }));
       return { ok: true };
     } catch (err) {
       if (!(err instanceof TransactionCanceledException)) throw err;
       const reasons = err.CancellationReasons ?? [];
       const failed = new Set(reasons.flatMap((r, i) => (r.Code === 'ConditionalCheckFailed' ? [i] : [])));
+      if (remember && failed.has(items.length)) throw new IdempotencyKeyUsed();
       if (failed.size > 0) return { ok: false, failed };
       const retryable = reasons.some((r) => r.Code === 'TransactionConflict' || r.Code === 'ThrottlingError');
-      if (!retryable || attempt >= 12) throw err;
       const base = Math.min(500, 10 * 2 ** attempt);
-      await new Promise((r) => setTimeout(r, base / 2 + Math.random() * base));
+      const pause = base / 2 + Math.random() * base;
+      if (!retryable || attempt >= 12 || (remainingMs() ?? Number.POSITIVE_INFINITY) < pause + 100) throw err;
+      await new Promise((r) => setTimeout(r, pause));
     }
   }
 }

@@ -12,12 +12,15 @@ export const errorStatus = {
   method_not_allowed: 405,
   referral_code_taken: 409,
   referred_user_exists: 409,
+  idempotency_key_in_progress: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   request_headers_too_large: 431,
+  idempotency_key_reused: 422,
   self_referral: 422,
   rate_limited: 429,
   internal_error: 500,
+  service_unavailable: 503,
 } as const;
 
 export type ErrorCode = keyof typeof errorStatus;

@@ -15,10 +15,18 @@ export function stringifyJson(value: unknown): string {
   }
 }
 
+/**
+ * JSON text with every object's keys in code-unit order: one text for values equal as parsed JSON,
+ * whatever the order their members were written in. Iterative, so any depth.
+ */
+export function canonicalJson(value: unknown): string {
+  return stringifyIteratively(value, true);
+}
+
 /** A piece of output already made, or a value still to write. */
 type Task = { text: string } | { value: unknown; inArray: boolean };
 
-function stringifyIteratively(root: unknown): string {
+function stringifyIteratively(root: unknown, sortKeys = false): string {
   const out: string[] = [];
   const tasks: Task[] = [{ value: root, inArray: true }];
   for (let task = tasks.pop(); task; task = tasks.pop()) {
@@ -51,6 +59,7 @@ function stringifyIteratively(root: unknown): string {
     const entries = Object.keys(value).filter((key) =>
       isSerializable((value as Record<string, unknown>)[key]),
     );
+    if (sortKeys) entries.sort();
     tasks.push({ text: '}' });
     for (let i = entries.length - 1; i >= 0; i--) {
       const key = entries[i] as string;

@@ -1,11 +1,26 @@
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { TSchema } from '@sinclair/typebox';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { isDependencyFailure, withDeadline } from '../db/deadline.ts';
 import { ApiError } from '../domain/errors.ts';
+import {
+  IdempotencyKeyUsed,
+  type IdempotentRequest,
+  idempotencyKeyInProgress,
+  idempotencyKeyReused,
+  idempotentRequest,
+  type StoredAnswer,
+} from '../domain/idempotency.ts';
 import { logger } from './logger.ts';
 import { metricsMiddleware } from './metrics.ts';
 import { parseJsonBody, queryOf, requestIdOf, tenantOf } from './request.ts';
-import { errorResponse, type HttpResult, internalError, toResponse } from './responses.ts';
+import {
+  errorResponse,
+  type HttpResult,
+  internalError,
+  serviceUnavailable,
+  toResponse,
+} from './responses.ts';
 import { compileValidator } from './validate.ts';
 
 export type Event = APIGatewayProxyEventV2;
@@ -19,7 +34,18 @@ export interface HttpRequest<Body, Query> {
   body: Body;
   query: Query;
   path: Record<string, string>;
+  /** A POST's `Idempotency-Key`, when it carries one: writes store their answer with it. */
+  idempotency?: IdempotentRequest;
 }
+
+/**
+ * How long a request may wait on its dependencies, all calls together: far below the function's
+ * 10 s timeout (and API Gateway's 30 s), so a dependency that does not answer gives a 503 in about
+ * this long, never a timeout of the function.
+ */
+export const REQUEST_BUDGET_MS = 5_000;
+/** What the answer itself needs after the last dependency call, from the function's deadline. */
+const ANSWER_MARGIN_MS = 1_000;
 
 interface HandlerSpec<BodySchema extends TSchema | undefined, QuerySchema extends TSchema | undefined> {
   /** Public routes (no api-key) set this to false. */
@@ -35,6 +61,13 @@ interface HandlerSpec<BodySchema extends TSchema | undefined, QuerySchema extend
   /** Query parameters that must be present (400 `missing_parameter`), then validated by `query`. */
   requiredQuery?: readonly string[];
   query?: QuerySchema;
+  /**
+   * Where this route's answers to `Idempotency-Key`s are read back (`storedAnswer` of
+   * `lib/db/idempotency.ts`). Every POST route gives it; a route without it ignores the header.
+   * Passed in rather than imported, so routes without storage (the fallback, the document) bundle
+   * no database client.
+   */
+  storedAnswers?: (request: IdempotentRequest) => Promise<StoredAnswer | undefined>;
 }
 
 type Infer<S> = S extends TSchema ? import('@sinclair/typebox').Static<S> : undefined;
@@ -54,14 +87,21 @@ export function httpHandler<
   const validateBody = spec.body ? compileValidator(spec.body) : undefined;
   const validateQuery = spec.query ? compileValidator(spec.query) : undefined;
 
-  const core = async (event: Event): Promise<Result> => {
+  const core = async (event: Event, context?: Context): Promise<Result> => {
+    const functionLeft = context?.getRemainingTimeInMillis?.() ?? REQUEST_BUDGET_MS + ANSWER_MARGIN_MS;
+    const deadline = Date.now() + Math.max(0, Math.min(REQUEST_BUDGET_MS, functionLeft - ANSWER_MARGIN_MS));
+    return withDeadline(deadline, () => answer(event));
+  };
+
+  const answer = async (event: Event): Promise<Result> => {
     const requestId = requestIdOf(event);
     const tenant = spec.auth === false ? '' : tenantOf(event);
     if (tenant) logger.appendKeys({ tenant });
     const query = queryOf(event, spec.requiredQuery);
     let body: unknown;
+    let parsed: Record<string, unknown> | undefined;
     if (validateBody) {
-      const parsed = parseJsonBody(event);
+      parsed = parseJsonBody(event);
       if (parsed === undefined && !spec.bodyOptional) {
         throw new ApiError('invalid_json', 'A JSON object body is required.');
       }
@@ -72,14 +112,30 @@ export function httpHandler<
       // schema of every stored string; metadata keeps them, as it is stored as JSON text.
       body = validateBody(parsed ?? {});
     }
-    const result = await fn({
-      event,
-      requestId,
-      tenant,
-      body: body as Infer<BodySchema>,
-      query: (validateQuery ? validateQuery(query) : query) as Infer<QuerySchema>,
-      path: (event.pathParameters ?? {}) as Record<string, string>,
-    });
+    const method = event.requestContext.http.method;
+    const idempotency =
+      method === 'POST' && tenant && spec.storedAnswers
+        ? idempotentRequest({
+            key: event.headers?.['idempotency-key'],
+            tenant,
+            method,
+            path: event.rawPath,
+            query: event.rawQueryString ?? '',
+            body: parsed,
+          })
+        : undefined;
+    const validQuery = (validateQuery ? validateQuery(query) : query) as Infer<QuerySchema>;
+    const result = await answerOnce(idempotency, spec.storedAnswers, () =>
+      fn({
+        event,
+        requestId,
+        tenant,
+        body: body as Infer<BodySchema>,
+        query: validQuery,
+        path: (event.pathParameters ?? {}) as Record<string, string>,
+        idempotency,
+      }),
+    );
     return toResponse(result, requestId);
   };
 
@@ -89,7 +145,42 @@ export function httpHandler<
     .use(contractErrors());
 }
 
-/** Maps typed errors to their status and body; anything else becomes a generic 500, logged here. */
+/**
+ * Run a request at most once per `Idempotency-Key`. The write stores its answer with the key
+ * (`lib/db/idempotency.ts`); a retry's write finds the key and throws `IdempotencyKeyUsed`, and
+ * the stored answer is replayed. A request that fails otherwise (say 404, because what the first
+ * request found is gone since) is also answered from a stored answer when there is one, so a
+ * retry gets the first answer again whatever happened in between.
+ */
+async function answerOnce(
+  idempotency: IdempotentRequest | undefined,
+  storedAnswers: HandlerSpec<undefined, undefined>['storedAnswers'],
+  run: () => Promise<HttpResult>,
+): Promise<HttpResult> {
+  if (!idempotency || !storedAnswers) return run();
+  try {
+    return await run();
+  } catch (err) {
+    const used = err instanceof IdempotencyKeyUsed;
+    if (!used && !(err instanceof ApiError && err.status < 500)) throw err;
+    const stored = (used ? err.stored : undefined) ?? (await storedAnswers(idempotency));
+    if (stored) return replay(stored, idempotency);
+    // The key was seen with a write whose answer is not stored (yet): still being processed.
+    if (used) throw idempotencyKeyInProgress();
+    throw err;
+  }
+}
+
+function replay(stored: StoredAnswer, idempotency: IdempotentRequest): HttpResult {
+  if (stored.requestHash !== idempotency.requestHash) throw idempotencyKeyReused();
+  return { status: stored.status, rawJson: stored.body, headers: { 'idempotent-replayed': 'true' } };
+}
+
+/**
+ * Maps typed errors to their status and body, and a dependency that throttled, failed or timed
+ * out to 503 `service_unavailable` with `Retry-After`; anything else becomes a generic 500,
+ * logged here.
+ */
 export function contractErrors(): MiddlewareObj<Event, Result, Error, Context> {
   return {
     before: (request) => {
@@ -106,6 +197,12 @@ export function contractErrors(): MiddlewareObj<Event, Result, Error, Context> {
       if (error instanceof ApiError) {
         request.response = errorResponse(error, requestId);
         logger.info('request', { status: error.status, code: error.code });
+      } else if (isDependencyFailure(error)) {
+        logger.warn('dependency unavailable', {
+          error: (error as Error).name,
+          message: (error as Error).message,
+        });
+        request.response = errorResponse(serviceUnavailable(), requestId);
       } else {
         logger.error('unhandled error', error as Error);
         request.response = errorResponse(internalError(), requestId);

@@ -203,6 +203,9 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
       PURGE_SWEEP_DELAY_SECONDS: process.env.PURGE_SWEEP_DELAY_SECONDS ?? '1',
       AWS_ENDPOINT_URL_SQS: queue.endpoint,
       LOG_LEVEL: process.env.LOG_LEVEL ?? 'WARN',
+      // DynamoDB Local's own pauses (a JVM on a busy machine) are not an outage; a request's
+      // 5 s deadline bounds the wait all the same.
+      DYNAMODB_ATTEMPT_TIMEOUT_MS: process.env.DYNAMODB_ATTEMPT_TIMEOUT_MS ?? '4000',
       ...(settings.webhookRetryDelays ? { WEBHOOK_RETRY_DELAYS: settings.webhookRetryDelays } : {}),
     });
 

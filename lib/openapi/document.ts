@@ -67,6 +67,7 @@ const headerRefs: Record<ResponseHeader | 'x-request-id', string> = {
   link: 'Link',
   'x-next-cursor': 'XNextCursor',
   location: 'Location',
+  'idempotent-replayed': 'IdempotentReplayed',
 };
 
 const headerComponents: Record<string, JsonSchema> = {
@@ -94,10 +95,29 @@ const headerComponents: Record<string, JsonSchema> = {
   },
   RetryAfter: {
     description:
-      "Whole seconds to wait before trying this route again. Sent with every 429 the service answers itself; a deployed stage's throttling is answered by API Gateway, without it.",
+      "Whole seconds to wait before trying again. Sent with every 503 and with every 429 the service answers itself; a deployed stage's throttling is answered by API Gateway, without it.",
     schema: { type: 'integer', minimum: 1 },
   },
+  IdempotentReplayed: {
+    description:
+      '`true` when this is the stored answer to an earlier request with the same `Idempotency-Key`: nothing was written again.',
+    schema: { type: 'string', enum: ['true'] },
+  },
 };
+
+/** The header every POST may carry (contract, "Idempotent retries"). */
+const idempotencyKeyParameter: JsonSchema = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'Makes a retry safe: the first request with a key runs and its 2xx answer is stored with its write, kept at least 24 hours; a retry with the same key, method, path and body (as parsed JSON) gets that answer again, with `Idempotent-Replayed: true`, and writes nothing. Scoped to your account. Another request with a used key is 422 `idempotency_key_reused`.',
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]+$' },
+  example: 'order-4711-signup',
+};
+
+/** A POST behind the key: it takes `Idempotency-Key`. */
+const takesIdempotencyKey = (route: RouteDefinition) => route.method === 'POST' && route.auth;
 
 const withRequestId = (headers: readonly ResponseHeader[] = []) =>
   Object.fromEntries(
@@ -114,6 +134,9 @@ function commonErrors(route: RouteDefinition, meta: OperationMetadata): ErrorCod
   if (meta.query) codes.push('validation_failed');
   if (meta.query?.required?.length) codes.push('missing_parameter');
   if (route.auth) codes.push('unauthorized');
+  if (takesIdempotencyKey(route)) codes.push('idempotency_key_in_progress', 'idempotency_key_reused');
+  // Every route that reads the table (the authorizer does for every keyed one) can find it unavailable.
+  if (route.table !== 'none' || route.auth) codes.push('service_unavailable');
   // Any request can be too large: the body past 32 KiB (413), or the request line and headers past
   // the server's limit before any handler runs (431).
   codes.push('payload_too_large', 'request_headers_too_large', 'rate_limited', 'internal_error');
@@ -152,7 +175,7 @@ function errorResponses(
     const response: JsonSchema = {
       description: list.map((code) => `\`${code}\`: ${errorMeanings[code].when}`).join('\n\n'),
       headers:
-        status === errorStatus.rate_limited
+        status === errorStatus.rate_limited || status === errorStatus.service_unavailable
           ? { ...withRequestId(), 'retry-after': { $ref: '#/components/headers/RetryAfter' } }
           : withRequestId(),
     };
@@ -207,12 +230,15 @@ function parameter(name: string, location: 'path' | 'query', schema: TSchema, re
   };
 }
 
-function successResponse(meta: OperationMetadata, withBody = true): JsonSchema {
+function successResponse(meta: OperationMetadata, withBody = true, replayable = false): JsonSchema {
   const { success } = meta;
   const media = success.media ?? [JSON_MEDIA];
   return {
     description: success.description,
-    headers: withRequestId(success.headers),
+    headers: withRequestId([
+      ...(success.headers ?? []),
+      ...(replayable ? (['idempotent-replayed'] as const) : []),
+    ]),
     ...(success.schema && withBody
       ? {
           content: Object.fromEntries(
@@ -231,7 +257,11 @@ function operation(shared: SharedComponents, route: RouteDefinition, meta: Opera
     description: meta.description,
     tags: [meta.tag],
     ...(route.auth ? {} : { security: [] }),
-    parameters: [...pathParameters(route, meta), ...queryParameters(meta.query)],
+    parameters: [
+      ...pathParameters(route, meta),
+      ...queryParameters(meta.query),
+      ...(takesIdempotencyKey(route) ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : []),
+    ],
     ...(meta.body
       ? {
           requestBody: {
@@ -240,7 +270,10 @@ function operation(shared: SharedComponents, route: RouteDefinition, meta: Opera
           },
         }
       : {}),
-    responses: { [String(meta.success.status)]: successResponse(meta), ...errorResponses(shared, errors) },
+    responses: {
+      [String(meta.success.status)]: successResponse(meta, true, takesIdempotencyKey(route)),
+      ...errorResponses(shared, errors),
+    },
   };
 }
 
@@ -331,6 +364,9 @@ Every \`/api/v1\` request except \`GET /api/v1/openapi.json\` carries the \`api-
 - Every response carries \`x-request-id\`.
 - Lists return a plain JSON array, oldest first, \`limit\` (1–1000) items at most (${DEFAULT_LIST_LIMIT} by default). While more items remain, the response has a \`Link: <…>; rel="next"\` header and \`x-next-cursor\`; pass that cursor as \`cursor\` to get the next page. A page may hold fewer than \`limit\` items (item sizes vary); follow cursors until there is none to reach every item. A cursor works only on the list it came from: on another list, campaign or account it is 400 \`validation_failed\` (field \`cursor\`).
 
+## Retries
+Every \`POST\` may carry an \`Idempotency-Key\` (1–255 printable ASCII characters): a retry with the same key, method, path and body gets the first 2xx answer again, with \`Idempotent-Replayed: true\`, and writes nothing; answers are kept at least 24 hours. A dependency that throttles, fails or does not answer within about 5 seconds gives 503 \`service_unavailable\` with \`Retry-After\`: the write may or may not have happened, so retry with the same key.
+
 ## Errors
 Every 4xx and 5xx body is \`{ "error": { "code", "message", "details"? } }\`; \`details\` lists the offending fields of a validation error.
 
@@ -379,6 +415,7 @@ export function buildOpenApiDocument(
       schemas: registry.components(),
       responses: shared.responses,
       headers: headerComponents,
+      parameters: { IdempotencyKey: idempotencyKeyParameter },
       examples: shared.examples,
       securitySchemes: {
         [SECURITY_SCHEME]: {

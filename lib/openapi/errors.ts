@@ -63,6 +63,14 @@ export const errorMeanings: Record<ErrorCode, { when: string; example: string }>
     when: 'A body was sent without a JSON content type.',
     example: 'A request body must be sent with Content-Type: application/json.',
   },
+  idempotency_key_in_progress: {
+    when: 'A request with the same `Idempotency-Key` has been committed but its answer is not stored yet (a moment, for an action of a referred user); retry in a second.',
+    example: 'A request with this Idempotency-Key is still being processed; retry later.',
+  },
+  idempotency_key_reused: {
+    when: 'The `Idempotency-Key` was used before, within 24 hours, with another method, path or body.',
+    example: 'This Idempotency-Key was used with another request.',
+  },
   self_referral: {
     when: "The `referred_user_id` equals the link's `referrer_id`.",
     example: 'A referrer cannot refer themselves.',
@@ -70,6 +78,10 @@ export const errorMeanings: Record<ErrorCode, { when: string; example: string }>
   rate_limited: {
     when: 'Too many requests on this route: its request-rate budget is spent for now. Retry after `retry-after` seconds. A deployed stage\'s throttling is answered by API Gateway itself, with its own body `{"message":"Too Many Requests"}` and no `retry-after`.',
     example: 'Too many requests.',
+  },
+  service_unavailable: {
+    when: 'A dependency (DynamoDB, SQS) throttled, failed or did not answer in time; `Retry-After` says when to retry. The write may or may not have happened: retry with the same `Idempotency-Key`.',
+    example: 'The service is unavailable right now; retry after 1 second.',
   },
   internal_error: {
     when: 'Anything unexpected; the message is generic and nothing internal is exposed.',

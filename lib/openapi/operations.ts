@@ -35,7 +35,7 @@ export const tags = {
 export type Tag = (typeof tags)[keyof typeof tags];
 
 /** Response headers beyond `x-request-id` (which every response carries). */
-export type ResponseHeader = 'link' | 'x-next-cursor' | 'location';
+export type ResponseHeader = 'link' | 'x-next-cursor' | 'location' | 'idempotent-replayed';
 
 export type MediaType = 'application/json' | 'text/html' | 'text/javascript';
 

@@ -460,21 +460,6 @@ export interface components {
         } & components['schemas']['ErrorResponse'];
       };
     };
-    /** @description `referral_code_taken`: The custom `referral_code` is already in use, or stays reserved for the account that issued it: a deleted campaign's codes can be issued again only by their own account, once the campaign's background purge has run. */
-    referral_code_taken: {
-      headers: {
-        'x-request-id': components['headers']['XRequestId'];
-        [name: string]: unknown;
-      };
-      content: {
-        'application/json': {
-          error?: {
-            /** @enum {string} */
-            code?: 'referral_code_taken';
-          };
-        } & components['schemas']['ErrorResponse'];
-      };
-    };
     /** @description `payload_too_large`: The body is over 32 KiB. */
     payload_too_large: {
       headers: {
@@ -501,6 +486,21 @@ export interface components {
           error?: {
             /** @enum {string} */
             code?: 'unsupported_media_type';
+          };
+        } & components['schemas']['ErrorResponse'];
+      };
+    };
+    /** @description `idempotency_key_reused`: The `Idempotency-Key` was used before, within 24 hours, with another method, path or body. */
+    idempotency_key_reused: {
+      headers: {
+        'x-request-id': components['headers']['XRequestId'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': {
+          error?: {
+            /** @enum {string} */
+            code?: 'idempotency_key_reused';
           };
         } & components['schemas']['ErrorResponse'];
       };
@@ -551,6 +551,22 @@ export interface components {
         } & components['schemas']['ErrorResponse'];
       };
     };
+    /** @description `service_unavailable`: A dependency (DynamoDB, SQS) throttled, failed or did not answer in time; `Retry-After` says when to retry. The write may or may not have happened: retry with the same `Idempotency-Key`. */
+    service_unavailable: {
+      headers: {
+        'x-request-id': components['headers']['XRequestId'];
+        'retry-after': components['headers']['RetryAfter'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': {
+          error?: {
+            /** @enum {string} */
+            code?: 'service_unavailable';
+          };
+        } & components['schemas']['ErrorResponse'];
+      };
+    };
     /** @description `referral_link_not_found`: No referral link with this id or code exists for the caller. */
     referral_link_not_found: {
       headers: {
@@ -581,8 +597,8 @@ export interface components {
         } & components['schemas']['ErrorResponse'];
       };
     };
-    /** @description `referred_user_exists`: The `referred_user_id` already exists in that campaign. */
-    referred_user_exists: {
+    /** @description `idempotency_key_in_progress`: A request with the same `Idempotency-Key` has been committed but its answer is not stored yet (a moment, for an action of a referred user); retry in a second. */
+    idempotency_key_in_progress: {
       headers: {
         'x-request-id': components['headers']['XRequestId'];
         [name: string]: unknown;
@@ -591,28 +607,19 @@ export interface components {
         'application/json': {
           error?: {
             /** @enum {string} */
-            code?: 'referred_user_exists';
-          };
-        } & components['schemas']['ErrorResponse'];
-      };
-    };
-    /** @description `self_referral`: The `referred_user_id` equals the link's `referrer_id`. */
-    self_referral: {
-      headers: {
-        'x-request-id': components['headers']['XRequestId'];
-        [name: string]: unknown;
-      };
-      content: {
-        'application/json': {
-          error?: {
-            /** @enum {string} */
-            code?: 'self_referral';
+            code?: 'idempotency_key_in_progress';
           };
         } & components['schemas']['ErrorResponse'];
       };
     };
   };
-  parameters: never;
+  parameters: {
+    /**
+     * @description Makes a retry safe: the first request with a key runs and its 2xx answer is stored with its write, kept at least 24 hours; a retry with the same key, method, path and body (as parsed JSON) gets that answer again, with `Idempotent-Replayed: true`, and writes nothing. Scoped to your account. Another request with a used key is 422 `idempotency_key_reused`.
+     * @example order-4711-signup
+     */
+    IdempotencyKey: string;
+  };
   requestBodies: never;
   headers: {
     /** @description Id of this request; quote it when asking for support. */
@@ -626,8 +633,10 @@ export interface components {
     XNextCursor: string;
     /** @description The referral link: the campaign URL with `rfa=<code>` added. */
     Location: string;
-    /** @description Whole seconds to wait before trying this route again. Sent with every 429 the service answers itself; a deployed stage's throttling is answered by API Gateway, without it. */
+    /** @description Whole seconds to wait before trying again. Sent with every 503 and with every 429 the service answers itself; a deployed stage's throttling is answered by API Gateway, without it. */
     RetryAfter: number;
+    /** @description `true` when this is the stored answer to an earlier request with the same `Idempotency-Key`: nothing was written again. */
+    IdempotentReplayed: 'true';
   };
   pathItems: never;
 }
@@ -682,12 +691,19 @@ export interface operations {
       429: components['responses']['rate_limited'];
       431: components['responses']['request_headers_too_large'];
       500: components['responses']['internal_error'];
+      503: components['responses']['service_unavailable'];
     };
   };
   CreateReferralLink: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /**
+         * @description Makes a retry safe: the first request with a key runs and its 2xx answer is stored with its write, kept at least 24 hours; a retry with the same key, method, path and body (as parsed JSON) gets that answer again, with `Idempotent-Replayed: true`, and writes nothing. Scoped to your account. Another request with a used key is 422 `idempotency_key_reused`.
+         * @example order-4711-signup
+         */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -701,6 +717,7 @@ export interface operations {
       201: {
         headers: {
           'x-request-id': components['headers']['XRequestId'];
+          'idempotent-replayed': components['headers']['IdempotentReplayed'];
           [name: string]: unknown;
         };
         content: {
@@ -728,12 +745,32 @@ export interface operations {
       };
       401: components['responses']['unauthorized'];
       404: components['responses']['campaign_not_found'];
-      409: components['responses']['referral_code_taken'];
+      /**
+       * @description `idempotency_key_in_progress`: A request with the same `Idempotency-Key` has been committed but its answer is not stored yet (a moment, for an action of a referred user); retry in a second.
+       *
+       *     `referral_code_taken`: The custom `referral_code` is already in use, or stays reserved for the account that issued it: a deleted campaign's codes can be issued again only by their own account, once the campaign's background purge has run.
+       */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error?: {
+              /** @enum {string} */
+              code?: 'idempotency_key_in_progress' | 'referral_code_taken';
+            };
+          } & components['schemas']['ErrorResponse'];
+        };
+      };
       413: components['responses']['payload_too_large'];
       415: components['responses']['unsupported_media_type'];
+      422: components['responses']['idempotency_key_reused'];
       429: components['responses']['rate_limited'];
       431: components['responses']['request_headers_too_large'];
       500: components['responses']['internal_error'];
+      503: components['responses']['service_unavailable'];
     };
   };
   GetReferralLinkHead: {
@@ -819,6 +856,15 @@ export interface operations {
         };
         content?: never;
       };
+      /** @description `service_unavailable`: A dependency (DynamoDB, SQS) throttled, failed or did not answer in time; `Retry-After` says when to retry. The write may or may not have happened: retry with the same `Idempotency-Key`. */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
     };
   };
   ListCampaignLinks: {
@@ -857,6 +903,7 @@ export interface operations {
       429: components['responses']['rate_limited'];
       431: components['responses']['request_headers_too_large'];
       500: components['responses']['internal_error'];
+      503: components['responses']['service_unavailable'];
     };
   };
   ListCampaignLinksHead: {
@@ -943,6 +990,15 @@ export interface operations {
         };
         content?: never;
       };
+      /** @description `service_unavailable`: A dependency (DynamoDB, SQS) throttled, failed or did not answer in time; `Retry-After` says when to retry. The write may or may not have happened: retry with the same `Idempotency-Key`. */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
     };
   };
   ListReferrerLinks: {
@@ -983,6 +1039,7 @@ export interface operations {
       429: components['responses']['rate_limited'];
       431: components['responses']['request_headers_too_large'];
       500: components['responses']['internal_error'];
+      503: components['responses']['service_unavailable'];
     };
   };
   ListReferrerLinksHead: {
@@ -1071,12 +1128,27 @@ export interface operations {
         };
         content?: never;
       };
+      /** @description `service_unavailable`: A dependency (DynamoDB, SQS) throttled, failed or did not answer in time; `Retry-After` says when to retry. The write may or may not have happened: retry with the same `Idempotency-Key`. */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
     };
   };
   CreateReferredUserAction: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /**
+         * @description Makes a retry safe: the first request with a key runs and its 2xx answer is stored with its write, kept at least 24 hours; a retry with the same key, method, path and body (as parsed JSON) gets that answer again, with `Idempotent-Replayed: true`, and writes nothing. Scoped to your account. Another request with a used key is 422 `idempotency_key_reused`.
+         * @example order-4711-signup
+         */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -1090,6 +1162,7 @@ export interface operations {
       201: {
         headers: {
           'x-request-id': components['headers']['XRequestId'];
+          'idempotent-replayed': components['headers']['IdempotentReplayed'];
           [name: string]: unknown;
         };
         content: {
@@ -1135,11 +1208,14 @@ export interface operations {
           } & components['schemas']['ErrorResponse'];
         };
       };
+      409: components['responses']['idempotency_key_in_progress'];
       413: components['responses']['payload_too_large'];
       415: components['responses']['unsupported_media_type'];
+      422: components['responses']['idempotency_key_reused'];
       429: components['responses']['rate_limited'];
       431: components['responses']['request_headers_too_large'];
       500: components['responses']['internal_error'];
+      503: components['responses']['service_unavailable'];
     };
   };
   GetCampaign: {
@@ -1189,12 +1265,19 @@ export interface operations {
       429: components['responses']['rate_limited'];
       431: components['responses']['request_headers_too_large'];
       500: components['responses']['internal_error'];
+      503: components['responses']['service_unavailable'];
     };
   };
   CreateCampaign: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /**
+         * @description Makes a retry safe: the first request with a key runs and its 2xx answer is stored with its write, kept at least 24 hours; a retry with the same key, method, path and body (as parsed JSON) gets that answer again, with `Idempotent-Replayed: true`, and writes nothing. Scoped to your account. Another request with a used key is 422 `idempotency_key_reused`.
+         * @example order-4711-signup
+         */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -1208,6 +1291,7 @@ export interface operations {
       201: {
         headers: {
           'x-request-id': components['headers']['XRequestId'];
+          'idempotent-replayed': components['headers']['IdempotentReplayed'];
           [name: string]: unknown;
         };
         content: {
@@ -1234,11 +1318,14 @@ export interface operations {
         };
       };
       401: components['responses']['unauthorized'];
+      409: components['responses']['idempotency_key_in_progress'];
       413: components['responses']['payload_too_large'];
       415: components['responses']['unsupported_media_type'];
+      422: components['responses']['idempotency_key_reused'];
       429: components['responses']['rate_limited'];
       431: components['responses']['request_headers_too_large'];
       500: components['responses']['internal_error'];
+      503: components['responses']['service_unavailable'];
     };
   };
   DeleteCampaign: {
@@ -1286,6 +1373,7 @@ export interface operations {
       429: components['responses']['rate_limited'];
       431: components['responses']['request_headers_too_large'];
       500: components['responses']['internal_error'];
+      503: components['responses']['service_unavailable'];
     };
   };
   GetCampaignHead: {
@@ -1369,6 +1457,15 @@ export interface operations {
         };
         content?: never;
       };
+      /** @description `service_unavailable`: A dependency (DynamoDB, SQS) throttled, failed or did not answer in time; `Retry-After` says when to retry. The write may or may not have happened: retry with the same `Idempotency-Key`. */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
     };
   };
   UpdateCampaign: {
@@ -1427,6 +1524,7 @@ export interface operations {
       429: components['responses']['rate_limited'];
       431: components['responses']['request_headers_too_large'];
       500: components['responses']['internal_error'];
+      503: components['responses']['service_unavailable'];
     };
   };
   GetReferredUser: {
@@ -1496,12 +1594,19 @@ export interface operations {
       429: components['responses']['rate_limited'];
       431: components['responses']['request_headers_too_large'];
       500: components['responses']['internal_error'];
+      503: components['responses']['service_unavailable'];
     };
   };
   CreateReferredUser: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /**
+         * @description Makes a retry safe: the first request with a key runs and its 2xx answer is stored with its write, kept at least 24 hours; a retry with the same key, method, path and body (as parsed JSON) gets that answer again, with `Idempotent-Replayed: true`, and writes nothing. Scoped to your account. Another request with a used key is 422 `idempotency_key_reused`.
+         * @example order-4711-signup
+         */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -1515,6 +1620,7 @@ export interface operations {
       201: {
         headers: {
           'x-request-id': components['headers']['XRequestId'];
+          'idempotent-replayed': components['headers']['IdempotentReplayed'];
           [name: string]: unknown;
         };
         content: {
@@ -1542,13 +1648,50 @@ export interface operations {
       };
       401: components['responses']['unauthorized'];
       404: components['responses']['referral_link_not_found'];
-      409: components['responses']['referred_user_exists'];
+      /**
+       * @description `idempotency_key_in_progress`: A request with the same `Idempotency-Key` has been committed but its answer is not stored yet (a moment, for an action of a referred user); retry in a second.
+       *
+       *     `referred_user_exists`: The `referred_user_id` already exists in that campaign.
+       */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error?: {
+              /** @enum {string} */
+              code?: 'idempotency_key_in_progress' | 'referred_user_exists';
+            };
+          } & components['schemas']['ErrorResponse'];
+        };
+      };
       413: components['responses']['payload_too_large'];
       415: components['responses']['unsupported_media_type'];
-      422: components['responses']['self_referral'];
+      /**
+       * @description `idempotency_key_reused`: The `Idempotency-Key` was used before, within 24 hours, with another method, path or body.
+       *
+       *     `self_referral`: The `referred_user_id` equals the link's `referrer_id`.
+       */
+      422: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error?: {
+              /** @enum {string} */
+              code?: 'idempotency_key_reused' | 'self_referral';
+            };
+          } & components['schemas']['ErrorResponse'];
+        };
+      };
       429: components['responses']['rate_limited'];
       431: components['responses']['request_headers_too_large'];
       500: components['responses']['internal_error'];
+      503: components['responses']['service_unavailable'];
     };
   };
   GetReferredUserHead: {
@@ -1638,12 +1781,27 @@ export interface operations {
         };
         content?: never;
       };
+      /** @description `service_unavailable`: A dependency (DynamoDB, SQS) throttled, failed or did not answer in time; `Retry-After` says when to retry. The write may or may not have happened: retry with the same `Idempotency-Key`. */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
     };
   };
   CreateLinkAction: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /**
+         * @description Makes a retry safe: the first request with a key runs and its 2xx answer is stored with its write, kept at least 24 hours; a retry with the same key, method, path and body (as parsed JSON) gets that answer again, with `Idempotent-Replayed: true`, and writes nothing. Scoped to your account. Another request with a used key is 422 `idempotency_key_reused`.
+         * @example order-4711-signup
+         */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path?: never;
       cookie?: never;
     };
@@ -1657,6 +1815,7 @@ export interface operations {
       201: {
         headers: {
           'x-request-id': components['headers']['XRequestId'];
+          'idempotent-replayed': components['headers']['IdempotentReplayed'];
           [name: string]: unknown;
         };
         content: {
@@ -1684,11 +1843,14 @@ export interface operations {
       };
       401: components['responses']['unauthorized'];
       404: components['responses']['referral_link_not_found'];
+      409: components['responses']['idempotency_key_in_progress'];
       413: components['responses']['payload_too_large'];
       415: components['responses']['unsupported_media_type'];
+      422: components['responses']['idempotency_key_reused'];
       429: components['responses']['rate_limited'];
       431: components['responses']['request_headers_too_large'];
       500: components['responses']['internal_error'];
+      503: components['responses']['service_unavailable'];
     };
   };
   Visit: {
@@ -1717,6 +1879,7 @@ export interface operations {
       429: components['responses']['rate_limited'];
       431: components['responses']['request_headers_too_large'];
       500: components['responses']['internal_error'];
+      503: components['responses']['service_unavailable'];
     };
   };
   VisitHead: {
@@ -1777,6 +1940,15 @@ export interface operations {
       500: {
         headers: {
           'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `service_unavailable`: A dependency (DynamoDB, SQS) throttled, failed or did not answer in time; `Retry-After` says when to retry. The write may or may not have happened: retry with the same `Idempotency-Key`. */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
           [name: string]: unknown;
         };
         content?: never;

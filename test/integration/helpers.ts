@@ -295,6 +295,7 @@ export function configureInProcessHandlers(): void {
     STAGE: 'local',
     ALLOW_PRIVATE_WEBHOOKS: 'true',
     LOG_LEVEL: 'WARN',
+    DYNAMODB_ATTEMPT_TIMEOUT_MS: '4000',
   });
 }
 

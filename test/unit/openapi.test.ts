@@ -145,6 +145,7 @@ describe('the OpenAPI document', () => {
       '429',
       '431',
       '500',
+      '503',
     ]);
     // The redirect answers 404 for a malformed code, it does not validate it.
     expect(Object.keys(doc.paths['/r/{referral_code}'].get.responses)).not.toContain('400');

@@ -1,0 +1,67 @@
+/**
+ * `Idempotency-Key` (contract, "Idempotent retries"): a POST's 2xx answer is stored in the same
+ * write as what the request changed, as one more item of its transaction, written only if the
+ * key is new for the tenant. So no instant exists where the write is committed and the key is
+ * not, and the first request costs no extra round trip. A retry's transaction then fails on that
+ * item alone, and the stored answer is read (one call) and replayed.
+ *
+ * Why not Powertools' idempotency utility: it records the key in its own write before the
+ * handler runs and the answer in another after it, i.e. two more round trips per request, and a
+ * crash between the handler's write and the second one leaves a committed write whose key says
+ * "in progress" until it expires. Putting the record into the write's own transaction is both
+ * cheaper and atomic.
+ */
+import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import type { IdempotentRequest, StoredAnswer } from '../domain/idempotency.ts';
+import { stringifyJson } from '../domain/json.ts';
+import { db, tableName } from './client.ts';
+import { keys } from './keys.ts';
+
+/** Kept at least 24 h as the contract asks; DynamoDB's TTL deletes some time after expiry. */
+export const IDEMPOTENCY_TTL_SECONDS = 25 * 60 * 60;
+
+export const idempotencyItemKey = (request: IdempotentRequest) =>
+  keys.idempotency(request.tenant, request.keyHash);
+
+type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+/**
+ * The transaction item that stores a 2xx answer with its write: a Put that succeeds only when the
+ * key is new (or its answer expired). When it fails, the write did not happen and the request is
+ * a retry, answered from what is stored.
+ */
+export function rememberAnswer(request: IdempotentRequest, status: number, body: unknown): TransactItem {
+  const now = Math.floor(Date.now() / 1000);
+  return {
+    Put: {
+      TableName: tableName,
+      Item: {
+        ...idempotencyItemKey(request),
+        type: 'idempotency',
+        tenant: request.tenant,
+        request_hash: request.requestHash,
+        status,
+        answer: stringifyJson(body),
+        created_at: new Date().toISOString(),
+        expires_at: now + IDEMPOTENCY_TTL_SECONDS,
+      },
+      ConditionExpression: 'attribute_not_exists(PK) OR expires_at < :now',
+      ExpressionAttributeValues: { ':now': now },
+    },
+  };
+}
+
+/** A stored item as an answer, unless it expired (TTL deletes late). */
+export function storedAnswerOf(item: Record<string, unknown> | undefined): StoredAnswer | undefined {
+  if (!item || Number(item.expires_at) < Date.now() / 1000) return undefined;
+  return { status: Number(item.status), body: String(item.answer), requestHash: String(item.request_hash) };
+}
+
+/** The answer stored for a key, read strongly consistently. One GetItem. */
+export async function storedAnswer(request: IdempotentRequest): Promise<StoredAnswer | undefined> {
+  const { Item } = await db.send(
+    new GetCommand({ TableName: tableName, Key: idempotencyItemKey(request), ConsistentRead: true }),
+  );
+  return storedAnswerOf(Item);
+}
