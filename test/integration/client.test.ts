@@ -44,10 +44,18 @@ describe('openapi-fetch with the generated types', () => {
     if (!link) throw new Error('no link');
     expect(link.referral_link).toBe(`https://example.com/spring?rfa=${link.referral_code}`);
 
-    const { data: signup } = await client.POST('/api/v1/referred_user', {
+    // A retry-safe signup: the typed client knows the Idempotency-Key header.
+    const signupKey = crypto.randomUUID();
+    const signupRequest = {
+      params: { header: { 'Idempotency-Key': signupKey } },
       body: { referral_code: link.referral_code, referred_user_id: 'bob' },
-    });
+    };
+    const { data: signup } = await client.POST('/api/v1/referred_user', signupRequest);
     expect(signup?.referral_link.total_referrals).toBe(1);
+    const retried = await client.POST('/api/v1/referred_user', signupRequest);
+    expect(retried.response.status).toBe(201);
+    expect(retried.response.headers.get('idempotent-replayed')).toBe('true');
+    expect(retried.data).toEqual(signup);
 
     const { data: action } = await client.POST('/api/v1/action/referred_user', {
       body: {
