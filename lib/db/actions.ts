@@ -162,22 +162,22 @@ export async function createReferredUserAction(
   if (idempotency) {
     action.idempotency = { key_hash: idempotency.keyHash, request_hash: idempotency.requestHash };
   }
-  // Without a transaction, the key is committed on the link item itself (`idem_pending`, a set the
-  // write adds it to only if it is not there yet), until the stream consumer has stored the answer.
-  const pending = idempotency ? new Set([idempotency.keyHash]) : undefined;
+  // Without a transaction, the key is committed on the link item itself: an attribute of its own,
+  // written only if absent (see `heldKeyAttribute`).
+  const held = idempotency ? heldKeyAttribute(idempotency.keyHash) : undefined;
   try {
     const { Attributes } = await db.send(
       new UpdateCommand({
         TableName: tableName,
         Key: keys.link(referredUser.link_code),
-        UpdateExpression: `ADD total_clicks :one${pending ? ', idem_pending :pending' : ''} SET last_action = :action`,
-        ConditionExpression: `#id = :link${pending ? ' AND NOT contains(idem_pending, :key)' : ''}`,
-        ExpressionAttributeNames: { '#id': 'id' },
+        UpdateExpression: `ADD total_clicks :one SET last_action = :action${held ? ', #held = :now' : ''}`,
+        ConditionExpression: `#id = :link${held ? ' AND attribute_not_exists(#held)' : ''}`,
+        ExpressionAttributeNames: { '#id': 'id', ...(held ? { '#held': held } : {}) },
         ExpressionAttributeValues: {
           ':one': 1,
           ':action': storedLinkAction(action),
           ':link': referredUser.link_id,
-          ...(pending ? { ':pending': pending, ':key': idempotency?.keyHash } : {}),
+          ...(held ? { ':now': Date.now() } : {}),
         },
         ReturnValues: 'ALL_NEW',
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -186,13 +186,22 @@ export async function createReferredUserAction(
     return toAction(Attributes as LinkItem, action);
   } catch (err) {
     if (!(err instanceof ConditionalCheckFailedException)) throw err;
-    // The item as it was, in DynamoDB's own JSON or unmarshalled, depending on the client layer.
-    const raw = err.Item?.idem_pending as { SS?: string[] } | Set<string> | undefined;
-    const pendingNow = raw instanceof Set ? [...raw] : (raw?.SS ?? []);
-    if (idempotency && pendingNow.includes(idempotency.keyHash)) throw new IdempotencyKeyUsed();
+    if (held && err.Item?.[held] !== undefined) throw new IdempotencyKeyUsed();
     throw campaignNotFound(input.campaignId);
   }
 }
+
+/**
+ * An `Idempotency-Key` of an action of a referred user, held on its link. The write that commits
+ * the action sets it (only if absent); the stream consumer then stores the answer, and a retry
+ * that reads the answer is replayed. A retry that read before the answer was stored but writes
+ * after it still meets the held key, so the key stays on the link for `KEY_HOLD_MS` after its
+ * answer is stored, far longer than any request's read-then-write (5 s deadline) or a write
+ * delayed in a paused or overloaded DynamoDB, and is removed by a later settlement.
+ */
+const HELD_KEY_PREFIX = 'idem_';
+const heldKeyAttribute = (keyHash: string) => `${HELD_KEY_PREFIX}${keyHash}`;
+export const KEY_HOLD_MS = 10 * 60_000;
 
 /**
  * The stream side of endpoint 5: turn a link image that carries `last_action` into that action's
@@ -230,26 +239,35 @@ export async function materializeLinkAction(
     outcome = 'exists';
   }
   if (outcome === 'campaign_gone') return outcome;
-  if (keyed) await settleIdempotencyKey(link.referral_code, keyed.keyHash);
+  await releaseExpiredKeys(link);
   await removeLastAction(link.referral_code, action.id);
   return outcome;
 }
 
-/** The key's answer is stored: it is no longer pending on the link. */
-async function settleIdempotencyKey(code: string, keyHash: string): Promise<void> {
-  try {
-    await db.send(
-      new UpdateCommand({
-        TableName: tableName,
-        Key: keys.link(code),
-        UpdateExpression: 'DELETE idem_pending :key',
-        // Never creates an item: a link purged meanwhile has nothing to settle.
-        ConditionExpression: 'attribute_exists(PK)',
-        ExpressionAttributeValues: { ':key': new Set([keyHash]) },
-      }),
-    );
-  } catch (err) {
-    if (!(err instanceof ConditionalCheckFailedException)) throw err;
+/**
+ * Remove the held keys of this link image whose hold has ended: the link carries only the keys of
+ * its last `KEY_HOLD_MS` of keyed actions. Each removal is conditional on the value seen, so a key
+ * held again since (a new request reusing it after the stored answer expired) is kept.
+ */
+async function releaseExpiredKeys(link: Record<string, unknown>): Promise<void> {
+  const expired = Object.entries(link).filter(
+    ([name, heldAt]) => name.startsWith(HELD_KEY_PREFIX) && Number(heldAt) < Date.now() - KEY_HOLD_MS,
+  );
+  for (const [name, heldAt] of expired) {
+    try {
+      await db.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: keys.link(String(link.referral_code)),
+          UpdateExpression: 'REMOVE #held',
+          ConditionExpression: '#held = :at',
+          ExpressionAttributeNames: { '#held': name },
+          ExpressionAttributeValues: { ':at': heldAt },
+        }),
+      );
+    } catch (err) {
+      if (!(err instanceof ConditionalCheckFailedException)) throw err;
+    }
   }
 }
 
