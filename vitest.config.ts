@@ -21,6 +21,15 @@ export default defineConfig({
       },
       {
         test: {
+          name: 'faults',
+          include: ['test/faults/**/*.test.ts'],
+          // Each file starts and breaks its own local stack (DynamoDB Local paused, killed).
+          testTimeout: 180_000,
+          hookTimeout: 180_000,
+        },
+      },
+      {
+        test: {
           name: 'infra',
           include: ['test/infra/**/*.test.ts'],
           // One module registry per worker across the infra files: aws-cdk-lib loads once and the

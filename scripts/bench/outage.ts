@@ -19,6 +19,8 @@ export interface OutageOptions {
   ratePerSecond?: number;
   /** How long requests keep starting after the resume. */
   afterMs?: number;
+  /** A webhook URL for the campaign, to check its events too. */
+  webhookUrl?: string;
 }
 
 export interface AttemptRecord {
@@ -30,6 +32,8 @@ export interface AttemptRecord {
 }
 
 export interface OutageResult {
+  campaignId: string;
+  linkCode: string;
   pauseMs: number;
   logicalRequests: number;
   attempts: number;
@@ -85,6 +89,9 @@ export async function measureOutage(options: OutageOptions): Promise<OutageResul
   };
 
   const campaign = await must('POST', '/api/v1/campaign', { url: 'example.com/outage', name: 'Outage' });
+  if (options.webhookUrl) {
+    await must('PATCH', `/api/v1/campaign?id=${campaign.id}`, { webhook_url: options.webhookUrl });
+  }
   const link = await must('POST', '/api/v1/referral_link', { campaign_id: campaign.id });
   await must('POST', '/api/v1/referred_user', {
     referral_code: link.referral_code,
@@ -151,6 +158,8 @@ export async function measureOutage(options: OutageOptions): Promise<OutageResul
     .reduce((min, a) => Math.min(min, a.answeredAt), Number.POSITIVE_INFINITY);
   const stored = await must('GET', `/api/v1/referral_link?referral_code=${link.referral_code}`);
   return {
+    campaignId: campaign.id,
+    linkCode: link.referral_code,
     pauseMs: resumedAt - pausedAt,
     logicalRequests: clicks + referrals - 1,
     attempts: attempts.length,
