@@ -13,6 +13,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { dynamoClientConfig } from '../db/client-config.ts';
 import { tableDefinition } from '../table-definition.ts';
+import { startDynamoCommitProxy } from './dynamodb-proxy.ts';
 import { LocalStackError } from './errors.ts';
 import { freePort } from './ports.ts';
 
@@ -106,9 +107,13 @@ export async function startDynamoLocal(dataDir: string | undefined): Promise<Run
   }
   client.destroy();
 
+  // Kept on disk, a transaction must be committed before it is answered (see dynamodb-proxy.ts);
+  // in memory nothing outlives the process, and every call is spared the extra hop.
+  const proxy = dataDir ? await startDynamoCommitProxy(endpoint) : undefined;
   return {
-    endpoint,
+    endpoint: proxy?.endpoint ?? endpoint,
     async stop() {
+      await proxy?.stop();
       if (exited) return;
       child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
