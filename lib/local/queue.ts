@@ -1,12 +1,17 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { freePort } from './ports.ts';
+import { QueueJournal } from './queue-journal.ts';
+import { startQueueProxy } from './queue-proxy.ts';
 
 export interface RunningQueue {
   endpoint: string;
   webhookQueueUrl: string;
   webhookDlqUrl: string;
   purgeQueueUrl: string;
+  /** Messages the journal held at start, sent again to the queues. */
+  restored: number;
   stop(): Promise<void>;
 }
 
@@ -23,17 +28,51 @@ export function sqsClient(endpoint: string): SQSClient {
 }
 
 /**
- * A local SQS-compatible queue server (`local-aws-sqs`) with the webhook queue and its dead-letter
- * queue, wired with the same redrive policy shape as the deployed stack.
+ * The local SQS-compatible queues: `local-aws-sqs` behind the journaling proxy of
+ * `queue-proxy.ts`, with the webhook queue and its dead-letter queue (the same redrive policy shape
+ * as the deployed stack) and the purge queue. With a `journalFile` the queues' contents survive a
+ * restart, however the process ended: what the journal holds is sent again before this returns.
+ * Without one (DATA_DIR=memory) they live and die with the process.
  */
-export async function startLocalQueue(): Promise<RunningQueue> {
+export async function startLocalQueue(
+  journalFile?: string,
+  options: { maxDelaySeconds?: number } = {},
+): Promise<RunningQueue> {
   const require = createRequire(import.meta.url);
-  const { createSqsServer } = require('local-aws-sqs') as {
-    createSqsServer: (o: Record<string, unknown>) => Promise<{ close: (cb?: () => void) => void }>;
+  const { createRequestHandler } = require('local-aws-sqs') as {
+    createRequestHandler: (o: Record<string, unknown>) => {
+      requestHandler: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+    };
   };
-  const port = await freePort();
-  const server = await createSqsServer({ port, hostname: '127.0.0.1', emulateQueueCreationLifecycle: false });
-  const endpoint = `http://127.0.0.1:${port}`;
+  const journal = new QueueJournal(journalFile);
+  const proxy = await startQueueProxy({
+    journal,
+    host: '127.0.0.1',
+    maxDelaySeconds: options.maxDelaySeconds,
+    startInner: async (proxyPort) => {
+      // Its queue URLs name the proxy's port: callers that follow a QueueUrl reach the proxy.
+      const { requestHandler } = createRequestHandler({
+        port: proxyPort,
+        hostname: '127.0.0.1',
+        emulateQueueCreationLifecycle: false,
+      });
+      const server = createServer((req, res) => void requestHandler(req, res));
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(0, '127.0.0.1', () => resolve());
+      });
+      const { port } = server.address() as AddressInfo;
+      return {
+        endpoint: `http://127.0.0.1:${port}`,
+        close: () =>
+          new Promise<void>((resolve) => {
+            server.close(() => resolve());
+            server.closeAllConnections();
+          }),
+      };
+    },
+  });
+  const endpoint = proxy.endpoint;
   const client = sqsClient(endpoint);
   const dlq = await client.send(
     new CreateQueueCommand({
@@ -61,11 +100,13 @@ export async function startLocalQueue(): Promise<RunningQueue> {
     new CreateQueueCommand({ QueueName: PURGE_QUEUE_NAME, Attributes: { VisibilityTimeout: '30' } }),
   );
   client.destroy();
+  const restored = await proxy.restore();
   return {
     endpoint,
     webhookQueueUrl: queue.QueueUrl ?? '',
     webhookDlqUrl: dlq.QueueUrl ?? '',
     purgeQueueUrl: purge.QueueUrl ?? '',
-    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    restored: restored.restored,
+    stop: () => proxy.stop(),
   };
 }

@@ -22,6 +22,8 @@ import { type QueueHandler, startQueuePoller } from './queue-poller.ts';
 import { type StreamHandler, startStreamPoller } from './stream-poller.ts';
 
 export const LOCAL_TABLE_NAME = 'referrals-local';
+/** The local queues' journal in DATA_DIR (see `queue-journal.ts`). */
+export const QUEUE_JOURNAL_FILE = 'queue-journal.jsonl';
 const projectRoot = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 
 export interface LocalStackSettings {
@@ -187,7 +189,8 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
       endpoint = dynamo.endpoint;
     }
     await ensureTable(endpoint, LOCAL_TABLE_NAME);
-    const queue = await startLocalQueue();
+    if (dataDir) mkdirSync(dataDir, { recursive: true });
+    const queue = await startLocalQueue(dataDir ? join(dataDir, QUEUE_JOURNAL_FILE) : undefined);
     stoppers.push(() => queue.stop());
 
     // The handlers read their configuration at module load, exactly as in Lambda.

@@ -11,7 +11,7 @@
  * their end and then dropped. A batch the handler reports as failed is re-read from its first
  * failed record after a short pause, as Lambda does with `ReportBatchItemFailures`.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
   type _Record,
@@ -25,6 +25,7 @@ import {
   TrimmedDataAccessException,
 } from '@aws-sdk/client-dynamodb-streams';
 import { dynamoClientConfig } from '../db/client-config.ts';
+import { writeFileAtomic } from './files.ts';
 
 export type StreamHandler = (event: {
   Records: _Record[];
@@ -178,11 +179,14 @@ export function startStreamPoller(options: StreamPollerOptions): StreamPoller {
     return records.length;
   };
 
+  // Called only once the handlers have acknowledged a batch, and the queue acknowledges a send
+  // once its journal is on disk: a checkpoint never passes a record whose work could still be lost.
+  // A shard read to its end keeps its last position, so a restart does not read it again.
   const saveCheckpoint = () => {
-    if (!options.checkpointFile || !streamArn) return;
-    const data = { streamArn, shards: { ...saved?.shards } as Record<string, string> };
-    for (const [id, state] of shards) if (state.lastSequence) data.shards[id] = state.lastSequence;
-    writeFileSync(options.checkpointFile, JSON.stringify(data));
+    if (!options.checkpointFile || !streamArn || !saved) return;
+    for (const [id, state] of shards) if (state.lastSequence) saved.shards[id] = state.lastSequence;
+    // Whole or not at all: a torn file would send the restart back to the start of the stream.
+    writeFileAtomic(options.checkpointFile, JSON.stringify({ streamArn, shards: saved.shards }));
   };
 
   const loop = (async () => {

@@ -1,141 +1,26 @@
 /**
- * `npm start` as a user runs it: `node --import tsx scripts/start.ts` (the script's command) as a
- * child process with its own port and data directory, without npm in between, so a signal goes
- * to exactly that process. Each start runs a JVM, so there are only three of them.
+ * `npm start` as a user runs it (`stack-process.ts`): start-up, keys, signals and restarts. Each
+ * start runs a JVM, so there are few of them. Durability across kills: `kill-restart.test.ts`.
  */
-import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../lib/local/ports.ts';
-
-const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
-const START_TIMEOUT = 90_000;
-
-/** Settings the integration run's own stack put into this process's environment. */
-const STACK_ENV = [
-  'PORT',
-  'DATA_DIR',
-  'DEV_API_KEYS',
-  'DYNAMODB_ENDPOINT',
-  'WEBHOOK_RETRY_DELAYS',
-  'TABLE_NAME',
-  'STAGE',
-  'ALLOW_PRIVATE_WEBHOOKS',
-  'WEBHOOK_QUEUE_URL',
-  'AWS_ENDPOINT_URL_SQS',
-];
-
-interface Started {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  waitFor: (pattern: RegExp) => Promise<RegExpMatchArray>;
-}
-
-const children: ChildProcess[] = [];
-const dirs: string[] = [];
-
-function start(env: Record<string, string>): Started {
-  const childEnv: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of STACK_ENV) delete childEnv[name];
-  Object.assign(childEnv, env);
-  // Its own process group, so a Ctrl-C can be sent to the group the way a terminal does.
-  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], {
-    cwd: ROOT,
-    env: childEnv,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
-  children.push(child);
-  let out = '';
-  let err = '';
-  const waiters = new Set<() => void>();
-  child.stdout?.on('data', (d: Buffer) => {
-    out += d;
-    for (const w of waiters) w();
-  });
-  child.stderr?.on('data', (d: Buffer) => {
-    err += d;
-  });
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
-    child.on('exit', (code, signal) => r({ code, signal })),
-  );
-  const waitFor = (pattern: RegExp) =>
-    new Promise<RegExpMatchArray>((resolveWait, reject) => {
-      const check = () => {
-        const m = out.match(pattern);
-        if (m) {
-          waiters.delete(check);
-          clearTimeout(timer);
-          resolveWait(m);
-        }
-      };
-      const timer = setTimeout(() => {
-        waiters.delete(check);
-        reject(new Error(`no ${pattern} within ${START_TIMEOUT} ms\nstdout:\n${out}\nstderr:\n${err}`));
-      }, START_TIMEOUT);
-      waiters.add(check);
-      void exit.then(({ code, signal }) => {
-        if (!waiters.has(check)) return;
-        waiters.delete(check);
-        clearTimeout(timer);
-        reject(new Error(`exited (${code ?? signal}) before ${pattern}\nstdout:\n${out}\nstderr:\n${err}`));
-      });
-      check();
-    });
-  return { child, stdout: () => out, stderr: () => err, exit, waitFor };
-}
-
-/** Pids of Java processes whose command line mentions `dir` (DynamoDB Local's -dbPath). */
-function javaPidsFor(dir: string): number[] {
-  const ps = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' });
-  return ps
-    .split('\n')
-    .map((line) => line.trim())
-    .filter((line) => line.includes(dir) && /\bjava\b/.test(line))
-    .map((line) => Number(line.split(/\s+/, 1)[0]));
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function tempDataDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'referrals-local-stack-'));
-  dirs.push(dir);
-  return dir;
-}
-
-/** Wait for "Press Ctrl-C" and read the base URL and printed keys. */
-async function ready(s: Started) {
-  await s.waitFor(/Press Ctrl-C to stop\./);
-  const text = s.stdout();
-  const baseUrl = text.match(/listening on (http:\/\/\S+)/)?.[1];
-  const keys = [...text.matchAll(/api-key for tenant "([^"]+)": (\S+)/g)].map((m) => ({
-    tenant: m[1] as string,
-    key: m[2] as string,
-  }));
-  return { baseUrl: baseUrl as string, keys };
-}
-
-async function call(baseUrl: string, key: string, method: string, path: string, body?: unknown) {
-  const res = await fetch(`${baseUrl}${path}`, {
-    method,
-    headers: { 'api-key': key, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  return { status: res.status, body: (await res.json().catch(() => undefined)) as Record<string, string> };
-}
+import {
+  alive,
+  call,
+  cleanUpStacks,
+  javaPidsFor,
+  ROOT,
+  ready,
+  STACK_ENV,
+  START_TIMEOUT,
+  type Started,
+  start,
+  tempDataDir,
+} from './stack-process.ts';
 
 /**
  * `npm run api-key -- <args>` as a user runs it beside a running stack (found through DATA_DIR).
@@ -168,21 +53,10 @@ async function stopWith(s: Started, signal: NodeJS.Signals, dir: string, toGroup
   expect(s.stdout()).toContain(`${signal}: stopping the local stack`);
 }
 
-afterAll(() => {
-  for (const child of children) {
-    if (child.exitCode === null && child.signalCode === null && child.pid) {
-      try {
-        process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
-  }
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+afterAll(cleanUpStacks);
 
-// Three JVM starts in all: the two that share a DATA_DIR run one after the other inside one test,
-// and the other tests run alongside them, which keeps this file's wall time near one start pair.
+// Starts that share a DATA_DIR run one after the other inside one test, and the tests run
+// alongside each other, which keeps this file's wall time near that of its longest test.
 describe('npm start (scripts/start.ts)', () => {
   it.concurrent(
     'prints the base URL and a generated dev key, kept in DATA_DIR for the next start; SIGTERM and Ctrl-C exit 0',
@@ -360,5 +234,39 @@ describe('npm start (scripts/start.ts)', () => {
       }
     },
     START_TIMEOUT,
+  );
+
+  it.concurrent(
+    'kill -9 of the Node process alone: the next start ends the JVM it left; a second stack on a DATA_DIR in use is refused',
+    async () => {
+      const dir = tempDataDir();
+      const key = 'orphan-key-000000000000000000001';
+      const first = start({ PORT: String(await freePort()), DATA_DIR: dir, DEV_API_KEYS: `t1:${key}` });
+      const { baseUrl } = await ready(first);
+      const created = await call(baseUrl, key, 'POST', '/api/v1/campaign', {
+        url: 'example.com',
+        name: 'kept',
+      });
+      expect(created.status).toBe(201);
+
+      const second = start({ PORT: String(await freePort()), DATA_DIR: dir, DEV_API_KEYS: `t1:${key}` });
+      expect((await second.exit).code).toBe(1);
+      expect(second.stderr()).toMatch(/^Cannot start: DATA_DIR .* is in use by another local stack/);
+
+      const [jvm] = javaPidsFor(dir);
+      process.kill(first.child.pid as number, 'SIGKILL');
+      await first.exit;
+      expect(alive(jvm as number), 'no exit hook runs on SIGKILL: the JVM is left').toBe(true);
+
+      const third = start({ PORT: String(await freePort()), DATA_DIR: dir, DEV_API_KEYS: `t1:${key}` });
+      const again = await ready(third);
+      expect(alive(jvm as number), 'the left JVM was ended').toBe(false);
+      expect(javaPidsFor(dir)).toHaveLength(1);
+      expect((await call(again.baseUrl, key, 'GET', `/api/v1/campaign?id=${created.body.id}`)).status).toBe(
+        200,
+      );
+      await stopWith(third, 'SIGTERM', dir, false);
+    },
+    START_TIMEOUT * 3,
   );
 });

@@ -1,0 +1,428 @@
+/**
+ * The local stack is as durable as the cloud one with DATA_DIR on disk: stopped with Ctrl-C or
+ * killed with SIGKILL (Node and its JVM, the whole process group) in the middle of its work and
+ * started again on the same DATA_DIR, it loses no committed event, pending delivery or started
+ * purge. Real `npm start` processes, a real webhook receiver in this process; every wait is on
+ * state. The three scenarios run side by side, each on its own stack.
+ */
+import { BatchWriteCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createDocumentClient } from '../../lib/db/client-config.ts';
+import { campaignPartition, keys } from '../../lib/db/keys.ts';
+import { newLinkItem } from '../../lib/db/link-item.ts';
+import { freePort } from '../../lib/local/ports.ts';
+import { LOCAL_TABLE_NAME } from '../../lib/local/stack.ts';
+import {
+  type ReceivedRequest,
+  startWebhookReceiver,
+  type WebhookReceiver,
+} from '../../lib/webhooks/receiver.ts';
+import { BROWSER_UA, mapLimit } from './helpers.ts';
+import {
+  call,
+  cleanUpStacks,
+  javaPidsFor,
+  killGroup,
+  ready,
+  START_TIMEOUT,
+  start,
+  tempDataDir,
+} from './stack-process.ts';
+
+const receivers: WebhookReceiver[] = [];
+afterAll(async () => {
+  cleanUpStacks();
+  await Promise.all(receivers.map((r) => r.close()));
+});
+
+/** Polls `check` until it returns a value (not undefined) or `timeoutMs` passes. */
+async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 60_000) {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > end) throw new Error(`not within ${timeoutMs} ms: ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function receiver(respond?: Parameters<typeof startWebhookReceiver>[0]) {
+  const rx = await startWebhookReceiver(respond);
+  receivers.push(rx);
+  return rx;
+}
+
+/** A stack on `dataDir` with one tenant's key, ready; its base URL, DynamoDB and queue line. */
+async function startOn(dataDir: string, key: string, env: Record<string, string> = {}) {
+  const s = start({ DATA_DIR: dataDir, DEV_API_KEYS: `acme:${key}`, PORT: String(await freePort()), ...env });
+  const info = await ready(s);
+  const restored = Number(/\((\d+) pending messages restored/.exec(s.stdout())?.[1] ?? 0);
+  return { s, ...info, restored };
+}
+
+async function campaignWithWebhook(baseUrl: string, key: string, url: string) {
+  const created = await call(baseUrl, key, 'POST', '/api/v1/campaign', {
+    url: 'example.com',
+    name: 'durable',
+  });
+  expect(created.status).toBe(201);
+  const id = created.body.id as string;
+  const patched = await call(baseUrl, key, 'PATCH', `/api/v1/campaign?id=${id}`, { webhook_url: url });
+  expect(patched.status).toBe(200);
+  return id;
+}
+
+interface Delivered {
+  type: string;
+  data: { id: number; referral_link: { id: number } };
+}
+
+/** Distinct events a receiver has seen, by `webhook-id` (the consumer's dedupe key). */
+function distinctEvents(requests: readonly ReceivedRequest[]): Map<string, Delivered> {
+  const events = new Map<string, Delivered>();
+  for (const r of requests) events.set(String(r.headers['webhook-id']), JSON.parse(r.body) as Delivered);
+  return events;
+}
+
+describe('kill -9 and Ctrl-C, then a restart on the same DATA_DIR', () => {
+  // One stack for load and retries: every JVM start costs seconds of both cores.
+  it.concurrent(
+    'SIGKILL under load with retries pending, then Ctrl-C with retries pending: every committed event is delivered, counters exact',
+    async () => {
+      const dir = tempDataDir();
+      const key = 'kill-load-key-000000000000000001';
+      const rx = await receiver();
+      // A second campaign's receiver refuses every attempt until told otherwise.
+      let failing = true;
+      const succeeded = new Set<string>();
+      const flaky = await receiver((request) => {
+        if (failing) return { status: 500 };
+        succeeded.add(String(request.headers['webhook-id']));
+        return { status: 200 };
+      });
+      // Twenty 2-second retries: attempts to spare across the stops and starts.
+      const env = { WEBHOOK_RETRY_DELAYS: Array.from({ length: 20 }, () => '2').join(',') };
+      let stack = await startOn(dir, key, env);
+      const campaignId = await campaignWithWebhook(stack.baseUrl, key, rx.url);
+      const flakyCampaign = await campaignWithWebhook(stack.baseUrl, key, flaky.url);
+      const flakyLink = await call(stack.baseUrl, key, 'POST', '/api/v1/referral_link', {
+        campaign_id: flakyCampaign,
+      });
+      const links = await mapLimit(Array.from({ length: 8 }), 8, async (_, i) => {
+        const link = await call(stack.baseUrl, key, 'POST', '/api/v1/referral_link', {
+          campaign_id: campaignId,
+          referrer_id: `referrer-${i}`,
+        });
+        expect(link.status).toBe(201);
+        return { id: Number(link.body.id), code: link.body.referral_code as string };
+      });
+      // One referred user per link, for actions of a referred user (endpoint 5).
+      for (const [i, link] of links.entries()) {
+        const user = await call(stack.baseUrl, key, 'POST', '/api/v1/referred_user', {
+          referral_code: link.code,
+          referred_user_id: `member-${i}`,
+        });
+        expect(user.status).toBe(201);
+      }
+
+      /** 40 events for the refusing receiver, each attempted and refused at least once: pending. */
+      const refusedEvents = async (label: string) => {
+        failing = true;
+        const actions = await mapLimit(Array.from({ length: 40 }), 8, async (_, n) => {
+          const res = await call(stack.baseUrl, key, 'POST', '/api/v1/action/referral_link', {
+            referral_code: flakyLink.body.referral_code,
+            action_type: `${label}-${n}`,
+          });
+          expect(res.status, JSON.stringify(res.body)).toBe(201);
+          return Number(res.body.id);
+        });
+        return eventually(`every ${label} event attempted and refused`, async () => {
+          const events = distinctEvents(flaky.requests);
+          const idOf = new Map([...events].map(([id, e]) => [e.data.id, id]));
+          const pending = actions.map((a) => idOf.get(a));
+          return pending.every((id) => id !== undefined) ? (pending as string[]) : undefined;
+        });
+      };
+
+      // 1. SIGKILL mid-load, with those retries pending.
+      const pendingAtKill = await refusedEvents('kill');
+      // Per link: writes answered 2xx, writes with no answer (in flight at the kill: committed or
+      // not), and the ids of the actions and referred users the 2xx answers returned.
+      const tally = links.map(() => ({ clicks: 0, clicksUnknown: 0, signups: 1, signupsUnknown: 0 }));
+      const okActionIds = new Set<number>();
+      const okUserIds = new Set<number>();
+      let answered = 0;
+      let stop = false;
+      let signupSeq = 0;
+      const base = stack.baseUrl;
+      const one = async (n: number) => {
+        const i = n % links.length;
+        const link = links[i]!;
+        const kind = n % 4;
+        try {
+          if (kind === 0) {
+            const res = await fetch(`${base}/r/${link.code}`, {
+              redirect: 'manual',
+              headers: { 'user-agent': BROWSER_UA },
+            });
+            await res.arrayBuffer();
+            expect(res.status).toBe(302);
+            tally[i]!.clicks++;
+          } else if (kind === 1) {
+            const res = await call(base, key, 'POST', '/api/v1/action/referral_link', {
+              referral_code: link.code,
+              action_type: 'share',
+            });
+            expect(res.status, JSON.stringify(res.body)).toBe(201);
+            okActionIds.add(Number(res.body.id));
+            tally[i]!.clicks++;
+          } else if (kind === 2) {
+            const res = await call(base, key, 'POST', '/api/v1/action/referred_user', {
+              campaign_id: campaignId,
+              referred_user_id: `member-${i}`,
+              action_type: 'purchase',
+              metadata: { n },
+            });
+            expect(res.status, JSON.stringify(res.body)).toBe(201);
+            okActionIds.add(Number(res.body.id));
+            tally[i]!.clicks++;
+          } else {
+            const res = await call(base, key, 'POST', '/api/v1/referred_user', {
+              referral_code: link.code,
+              referred_user_id: `signup-${signupSeq++}`,
+            });
+            expect(res.status, JSON.stringify(res.body)).toBe(201);
+            okUserIds.add(Number(res.body.id));
+            tally[i]!.signups++;
+          }
+          answered++;
+        } catch (err) {
+          // fetch's own failure (the stack is gone), not a wrong answer
+          if (!stop || !(err instanceof TypeError)) throw err;
+          if (kind === 3) tally[i]!.signupsUnknown++;
+          else tally[i]!.clicksUnknown++;
+        }
+      };
+      let next = 0;
+      const loops = Array.from({ length: 24 }, async () => {
+        while (!stop) await one(next++);
+      });
+      await eventually('250 writes answered', async () => (answered >= 250 ? true : undefined));
+      // Mid-load: two dozen requests in flight.
+      stop = true;
+      await killGroup(stack.s, dir);
+      await Promise.all(loops);
+      const inFlight = tally.reduce((a, t) => a + t.clicksUnknown + t.signupsUnknown, 0);
+      const deliveredBeforeKill = distinctEvents(rx.requests).size;
+      expect(pendingAtKill.filter((id) => succeeded.has(id))).toEqual([]);
+
+      stack = await startOn(dir, key, env);
+      const restoredAfterKill = stack.restored;
+      // The pending retries come back from the queue's journal: the stream handed them over long ago.
+      expect(restoredAfterKill).toBeGreaterThanOrEqual(pendingAtKill.length);
+      failing = false;
+      const linkState = async () =>
+        Promise.all(
+          links.map(async (link) => {
+            const res = await call(
+              stack.baseUrl,
+              key,
+              'GET',
+              `/api/v1/referral_link?referral_code=${link.code}`,
+            );
+            expect(res.status).toBe(200);
+            return { clicks: Number(res.body.total_clicks), referrals: Number(res.body.total_referrals) };
+          }),
+        );
+      const totals = await linkState();
+      // Every committed write has its event delivered: per link, as many distinct events as counted.
+      const delivered = await eventually('every committed event delivered', async () => {
+        const events = distinctEvents(rx.requests);
+        const per = links.map((link) => {
+          const of = [...events.values()].filter((e) => e.data.referral_link.id === link.id);
+          return {
+            clicks: of.filter((e) => e.type === 'action.created').length,
+            referrals: of.filter((e) => e.type === 'referred_user.created').length,
+          };
+        });
+        return per.every((p, i) => p.clicks >= totals[i]!.clicks && p.referrals >= totals[i]!.referrals)
+          ? { events, per }
+          : undefined;
+      });
+      expect(delivered.per).toEqual(totals);
+      for (const [i, t] of tally.entries()) {
+        expect(totals[i]!.clicks).toBeGreaterThanOrEqual(t.clicks);
+        expect(totals[i]!.clicks).toBeLessThanOrEqual(t.clicks + t.clicksUnknown);
+        expect(totals[i]!.referrals).toBeGreaterThanOrEqual(t.signups);
+        expect(totals[i]!.referrals).toBeLessThanOrEqual(t.signups + t.signupsUnknown);
+      }
+      const deliveredIds = new Set([...delivered.events.values()].map((e) => `${e.type}:${e.data.id}`));
+      for (const id of okActionIds)
+        expect(deliveredIds.has(`action.created:${id}`), `action ${id}`).toBe(true);
+      for (const id of okUserIds)
+        expect(deliveredIds.has(`referred_user.created:${id}`), `user ${id}`).toBe(true);
+      // The counters read after the restart are the stored ones: a second look changes nothing.
+      expect(await linkState()).toEqual(totals);
+      await eventually('every retry pending at the kill delivered', async () =>
+        pendingAtKill.every((id) => succeeded.has(id)) ? true : undefined,
+      );
+
+      // 2. Ctrl-C (SIGINT to the process group, as a terminal sends it) with retries pending.
+      const pendingAtStop = await refusedEvents('ctrl-c');
+      process.kill(-(stack.s.child.pid as number), 'SIGINT');
+      expect((await stack.s.exit).code).toBe(0);
+      expect(pendingAtStop.filter((id) => succeeded.has(id))).toEqual([]);
+      stack = await startOn(dir, key, env);
+      expect(stack.restored).toBeGreaterThanOrEqual(pendingAtStop.length);
+      failing = false;
+      await eventually('every retry pending at the Ctrl-C delivered', async () =>
+        pendingAtStop.every((id) => succeeded.has(id)) ? true : undefined,
+      );
+      await killGroup(stack.s, dir);
+      console.info(
+        `kill under load: ${answered} writes answered, ${inFlight} in flight at the kill, ` +
+          `${delivered.events.size} events delivered (${deliveredBeforeKill} before the kill); ` +
+          `${restoredAfterKill} queue messages restored after the kill (${pendingAtKill.length} pending retries), ` +
+          `${stack.restored} after the Ctrl-C (${pendingAtStop.length} pending retries)`,
+      );
+    },
+    START_TIMEOUT * 4,
+  );
+
+  it.concurrent(
+    'SIGKILL mid-purge: after the restart the purge completes, and the tenant can issue its codes again',
+    async () => {
+      const dir = tempDataDir();
+      const key = 'kill-purge-key-00000000000000001';
+      let stack = await startOn(dir, key);
+      const created = await call(stack.baseUrl, key, 'POST', '/api/v1/campaign', {
+        url: 'example.com',
+        name: 'purged while killed',
+      });
+      const campaign = { id: created.body.id as string, url: created.body.url as string };
+      const custom = `KILL-${campaign.id.slice(0, 8)}`;
+      const first = await call(stack.baseUrl, key, 'POST', '/api/v1/referral_link', {
+        campaign_id: campaign.id,
+        referral_code: custom,
+      });
+      expect(first.status).toBe(201);
+      expect(
+        (
+          await call(stack.baseUrl, key, 'POST', '/api/v1/referred_user', {
+            referral_code: custom,
+            referred_user_id: 'purged-user',
+          })
+        ).status,
+      ).toBe(201);
+      // The rest written straight into the table, in the shape the API writes: fast to set up.
+      const codes = Array.from({ length: 1600 }, (_, i) => `BULK-${campaign.id.slice(0, 8)}-${i}`);
+      let db = createDocumentClient(stack.dynamodbEndpoint);
+      const batches = Array.from({ length: Math.ceil(codes.length / 25) }, (_, b) =>
+        codes.slice(b * 25, b * 25 + 25),
+      );
+      await mapLimit(batches, 4, async (batch, b) => {
+        let pending = batch.map((code, i) => ({
+          PutRequest: {
+            Item: newLinkItem({
+              tenant: 'acme',
+              campaignId: campaign.id,
+              campaignUrl: campaign.url,
+              id: 8_000_000_000 + b * 25 + i,
+              code,
+              referrerId: null,
+              now: new Date(),
+            }),
+          },
+        }));
+        while (pending.length > 0) {
+          const out = await db.send(new BatchWriteCommand({ RequestItems: { [LOCAL_TABLE_NAME]: pending } }));
+          pending = (out.UnprocessedItems?.[LOCAL_TABLE_NAME] as typeof pending | undefined) ?? [];
+        }
+      });
+      const linksLeft = async () => {
+        const out = await db.send(
+          new QueryCommand({
+            TableName: LOCAL_TABLE_NAME,
+            IndexName: 'GSI2',
+            KeyConditionExpression: 'GSI2PK = :pk',
+            ExpressionAttributeValues: { ':pk': keys.campaignLinks('acme', campaign.id) },
+            Select: 'COUNT',
+          }),
+        );
+        return out.Count ?? 0;
+      };
+      expect(await linksLeft()).toBe(codes.length + 1);
+
+      const deleted = await call(stack.baseUrl, key, 'DELETE', `/api/v1/campaign?id=${campaign.id}`);
+      expect(deleted.status).toBe(204);
+      const deletedAt = Date.now();
+      // Kill in the middle of a purge pass: as soon as it has replaced some links.
+      const left = await eventually(
+        'the purge at work',
+        async () => {
+          const count = await linksLeft();
+          return count < codes.length + 1 ? count : undefined;
+        },
+        30_000,
+      );
+      const killedAfter = Date.now() - deletedAt;
+      await killGroup(stack.s, dir);
+      db.destroy();
+      expect(left, 'the purge was still running at the kill').toBeGreaterThan(0);
+
+      stack = await startOn(dir, key);
+      db = createDocumentClient(stack.dynamodbEndpoint);
+      try {
+        // Links become reservations first, then the campaign's partition is emptied.
+        const partitionLeft = async () =>
+          (
+            await db.send(
+              new QueryCommand({
+                TableName: LOCAL_TABLE_NAME,
+                KeyConditionExpression: 'PK = :pk',
+                ExpressionAttributeValues: { ':pk': campaignPartition('acme', campaign.id) },
+                Select: 'COUNT',
+                ConsistentRead: true,
+              }),
+            )
+          ).Count ?? 0;
+        await eventually(
+          'the purge completed',
+          async () => ((await linksLeft()) + (await partitionLeft()) === 0 ? true : undefined),
+          90_000,
+        ).catch(async (err: Error) => {
+          throw new Error(
+            `${err.message}; ${await linksLeft()} links and ${await partitionLeft()} items left\n${stack.s.stderr().slice(-4000)}`,
+          );
+        });
+        for (const code of [custom, codes[0]!, codes.at(-1)!]) {
+          const { Item } = await db.send(
+            new GetCommand({ TableName: LOCAL_TABLE_NAME, Key: keys.link(code), ConsistentRead: true }),
+          );
+          expect(Item).toMatchObject({ type: 'code_reservation', tenant: 'acme' });
+        }
+        // The tenant issues the deleted campaign's codes again.
+        const next = await call(stack.baseUrl, key, 'POST', '/api/v1/campaign', {
+          url: 'example.com',
+          name: 'next',
+        });
+        for (const code of [custom, codes[0]!]) {
+          const again = await call(stack.baseUrl, key, 'POST', '/api/v1/referral_link', {
+            campaign_id: next.body.id,
+            referral_code: code,
+          });
+          expect(again.status, code).toBe(201);
+        }
+        console.info(
+          `kill mid-purge: ${codes.length + 1 - left} of ${codes.length + 1} links purged at the kill ` +
+            `(${killedAfter} ms after the DELETE), ${stack.restored} queue messages restored`,
+        );
+      } finally {
+        db.destroy();
+      }
+      await killGroup(stack.s, dir);
+      expect(javaPidsFor(dir)).toEqual([]);
+    },
+    START_TIMEOUT * 3,
+  );
+});
