@@ -73,8 +73,19 @@ export function dynamoClientConfig(
   };
 }
 
-export function createDocumentClient(endpoint?: string, region?: string): DynamoDBDocumentClient {
-  return DynamoDBDocumentClient.from(new DynamoDBClient(dynamoClientConfig(endpoint, region)), {
-    marshallOptions: { removeUndefinedValues: true },
-  });
+/**
+ * A document client; `attemptTimeoutMs` is for tools and tests that load or check data in bulk,
+ * which a machine busy with a test run can make slower than a request's attempt may be.
+ */
+export function createDocumentClient(
+  endpoint?: string,
+  region?: string,
+  attemptTimeoutMs?: number,
+): DynamoDBDocumentClient {
+  return DynamoDBDocumentClient.from(
+    new DynamoDBClient(dynamoClientConfig(endpoint, region, attemptTimeoutMs)),
+    {
+      marshallOptions: { removeUndefinedValues: true },
+    },
+  );
 }

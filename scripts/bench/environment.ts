@@ -48,7 +48,7 @@ export async function startBenchEnvironment(): Promise<BenchEnvironment> {
       throttles: false,
     });
     stoppers.push(() => stack.stop());
-    const directDb = createDocumentClient(dynamo.endpoint);
+    const directDb = createDocumentClient(dynamo.endpoint, undefined, 30_000);
     // Configured like the handlers' client; the user agent only lets the proxy tell floor calls apart.
     const floorDb = DynamoDBDocumentClient.from(
       new DynamoDBClient({ ...dynamoClientConfig(proxy.url), customUserAgent: 'bench-floor' }),

@@ -15,6 +15,9 @@ import { TENANT_A, TENANT_B } from './global-setup.ts';
 export { TENANT_A, TENANT_B };
 export const baseUrl = () => inject('baseUrl');
 
+/** A test's own reads and bulk writes behind the API's back wait longer than a request's attempt. */
+export const TOOL_TIMEOUT_MS = 30_000;
+
 export interface ApiResponse<T = unknown> {
   status: number;
   headers: Headers;
@@ -166,7 +169,7 @@ let tableDb: DynamoDBDocumentClient | undefined;
 
 /** A document client on the run's DynamoDB Local table, for checks behind the API's back. */
 export function table(): { db: DynamoDBDocumentClient; name: string } {
-  tableDb ??= createDocumentClient(inject('dynamodbEndpoint'));
+  tableDb ??= createDocumentClient(inject('dynamodbEndpoint'), undefined, TOOL_TIMEOUT_MS);
   return { db: tableDb, name: inject('tableName') };
 }
 

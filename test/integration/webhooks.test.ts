@@ -15,9 +15,9 @@ import { createDocumentClient } from '../../lib/db/client-config.ts';
 import { WEBHOOK_DLQ_NAME } from '../../lib/local/queue.ts';
 import { eventAttributes, type WebhookEventType } from '../../lib/webhooks/events.ts';
 import { type Responder, startWebhookReceiver, type WebhookReceiver } from '../../lib/webhooks/receiver.ts';
-import { api, BROWSER_UA, createCampaign, TENANT_A } from './helpers.ts';
+import { api, BROWSER_UA, createCampaign, TENANT_A, TOOL_TIMEOUT_MS } from './helpers.ts';
 
-const db = createDocumentClient(inject('dynamodbEndpoint'));
+const db = createDocumentClient(inject('dynamodbEndpoint'), undefined, TOOL_TIMEOUT_MS);
 const tableName = inject('tableName');
 const receivers: WebhookReceiver[] = [];
 

@@ -17,7 +17,7 @@ import {
   startWebhookReceiver,
   type WebhookReceiver,
 } from '../../lib/webhooks/receiver.ts';
-import { BROWSER_UA, mapLimit } from './helpers.ts';
+import { BROWSER_UA, mapLimit, TOOL_TIMEOUT_MS } from '../integration/helpers.ts';
 import {
   call,
   cleanUpStacks,
@@ -27,7 +27,7 @@ import {
   START_TIMEOUT,
   start,
   tempDataDir,
-} from './stack-process.ts';
+} from '../integration/stack-process.ts';
 
 const receivers: WebhookReceiver[] = [];
 afterAll(async () => {
@@ -316,7 +316,7 @@ describe('kill -9 and Ctrl-C, then a restart on the same DATA_DIR', () => {
       ).toBe(201);
       // The rest written straight into the table, in the shape the API writes: fast to set up.
       const codes = Array.from({ length: 1600 }, (_, i) => `BULK-${campaign.id.slice(0, 8)}-${i}`);
-      let db = createDocumentClient(stack.dynamodbEndpoint);
+      let db = createDocumentClient(stack.dynamodbEndpoint, undefined, TOOL_TIMEOUT_MS);
       const batches = Array.from({ length: Math.ceil(codes.length / 25) }, (_, b) =>
         codes.slice(b * 25, b * 25 + 25),
       );
@@ -371,7 +371,7 @@ describe('kill -9 and Ctrl-C, then a restart on the same DATA_DIR', () => {
       expect(left, 'the purge was still running at the kill').toBeGreaterThan(0);
 
       stack = await startOn(dir, key);
-      db = createDocumentClient(stack.dynamodbEndpoint);
+      db = createDocumentClient(stack.dynamodbEndpoint, undefined, TOOL_TIMEOUT_MS);
       try {
         // Links become reservations first, then the campaign's partition is emptied.
         const partitionLeft = async () =>
