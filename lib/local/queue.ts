@@ -4,13 +4,17 @@ import { freePort } from './ports.ts';
 
 export interface RunningQueue {
   endpoint: string;
+  /** The webhook first-attempt lane (FIFO), which the stream poller feeds. */
   webhookQueueUrl: string;
+  webhookRetryQueueUrl: string;
   webhookDlqUrl: string;
   purgeQueueUrl: string;
   stop(): Promise<void>;
 }
 
-export const WEBHOOK_QUEUE_NAME = 'referrals-webhooks';
+export const WEBHOOK_QUEUE_NAME = 'referrals-webhooks.fifo';
+export const WEBHOOK_FIFO_DLQ_NAME = 'referrals-webhooks-dlq.fifo';
+export const WEBHOOK_RETRY_QUEUE_NAME = 'referrals-webhooks-retry';
 export const WEBHOOK_DLQ_NAME = 'referrals-webhooks-dlq';
 export const PURGE_QUEUE_NAME = 'referrals-purge';
 
@@ -23,8 +27,9 @@ export function sqsClient(endpoint: string): SQSClient {
 }
 
 /**
- * A local SQS-compatible queue server (`local-aws-sqs`) with the webhook queue and its dead-letter
- * queue, wired with the same redrive policy shape as the deployed stack.
+ * A local SQS-compatible queue server (`local-aws-sqs`) with the webhook lanes (a FIFO
+ * first-attempt queue and a standard retry queue, see `lib/webhooks/lanes.ts`) and their
+ * dead-letter queues, wired with the same redrive policy shapes as the deployed stack.
  */
 export async function startLocalQueue(): Promise<RunningQueue> {
   const require = createRequire(import.meta.url);
@@ -35,22 +40,43 @@ export async function startLocalQueue(): Promise<RunningQueue> {
   const server = await createSqsServer({ port, hostname: '127.0.0.1', emulateQueueCreationLifecycle: false });
   const endpoint = `http://127.0.0.1:${port}`;
   const client = sqsClient(endpoint);
+  const arnOf = async (url: string | undefined) =>
+    (await client.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] })))
+      .Attributes?.QueueArn;
   const dlq = await client.send(
     new CreateQueueCommand({
       QueueName: WEBHOOK_DLQ_NAME,
       Attributes: { MessageRetentionPeriod: '1209600' },
     }),
   );
-  const dlqArn = await client.send(
-    new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl, AttributeNames: ['QueueArn'] }),
+  const fifoDlq = await client.send(
+    new CreateQueueCommand({
+      QueueName: WEBHOOK_FIFO_DLQ_NAME,
+      Attributes: { FifoQueue: 'true', MessageRetentionPeriod: '1209600' },
+    }),
   );
   const queue = await client.send(
     new CreateQueueCommand({
       QueueName: WEBHOOK_QUEUE_NAME,
       Attributes: {
-        VisibilityTimeout: '90',
+        FifoQueue: 'true',
+        DeduplicationScope: 'messageGroup',
+        FifoThroughputLimit: 'perMessageGroupId',
+        VisibilityTimeout: '180',
         RedrivePolicy: JSON.stringify({
-          deadLetterTargetArn: dlqArn.Attributes?.QueueArn,
+          deadLetterTargetArn: await arnOf(fifoDlq.QueueUrl),
+          maxReceiveCount: 1000,
+        }),
+      },
+    }),
+  );
+  const retry = await client.send(
+    new CreateQueueCommand({
+      QueueName: WEBHOOK_RETRY_QUEUE_NAME,
+      Attributes: {
+        VisibilityTimeout: '180',
+        RedrivePolicy: JSON.stringify({
+          deadLetterTargetArn: await arnOf(dlq.QueueUrl),
           maxReceiveCount: 1000,
         }),
       },
@@ -64,6 +90,7 @@ export async function startLocalQueue(): Promise<RunningQueue> {
   return {
     endpoint,
     webhookQueueUrl: queue.QueueUrl ?? '',
+    webhookRetryQueueUrl: retry.QueueUrl ?? '',
     webhookDlqUrl: dlq.QueueUrl ?? '',
     purgeQueueUrl: purge.QueueUrl ?? '',
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
