@@ -125,10 +125,10 @@ export function startQueuePoller(options: QueuePollerOptions): QueuePoller {
     };
   };
 
-  const invoke = async (m: Message, waitedSince: number) => {
+  const invoke = async (m: Message, visibleSince: number) => {
     // A message that waited for its group gets a full visibility timeout for its invocation, as
-    // SQS gives a FIFO group's next message when it hands it out.
-    if (Date.now() - waitedSince > 1_000) {
+    // SQS gives a FIFO group's next message when it hands it out (unless plenty is left).
+    if (Date.now() - visibleSince > (visibilitySeconds * 1000) / 2) {
       await client
         .send(
           new ChangeMessageVisibilityCommand({

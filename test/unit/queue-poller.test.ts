@@ -154,8 +154,9 @@ describe('local queue poller', () => {
   });
 
   it('keeps a message waiting for its group invisible, so it is handled once', async () => {
-    const url = await newQueue({ FifoQueue: 'true', VisibilityTimeout: '2' });
-    const r = recorder(() => 1_500);
+    // Handlers well within the visibility timeout (AWS: a sixth of it), a chain well beyond it.
+    const url = await newQueue({ FifoQueue: 'true', VisibilityTimeout: '4' });
+    const r = recorder(() => 600);
     const poller = startQueuePoller({
       endpoint: queue.endpoint,
       queueUrl: url,
@@ -164,12 +165,13 @@ describe('local queue poller', () => {
       idleMs: 20,
     });
     try {
-      for (let i = 0; i < 3; i++) await send(url, `a-${i}`, 'A');
-      await until(() => r.calls.filter((c) => c.end).length === 3, 15_000);
-      await sleep(2_500);
-      expect(r.calls.map((c) => c.body)).toEqual(['a-0', 'a-1', 'a-2']);
+      const bodies = Array.from({ length: 10 }, (_, i) => `a-${i}`);
+      for (const body of bodies) await send(url, body, 'A');
+      await until(() => r.calls.filter((c) => c.end).length === bodies.length, 20_000);
+      await sleep(4_500);
+      expect(r.calls.map((c) => c.body)).toEqual(bodies);
     } finally {
       await poller.stop();
     }
-  }, 20_000);
+  }, 30_000);
 });
