@@ -24,7 +24,7 @@
  */
 import {
   ChangeMessageVisibilityCommand,
-  DeleteMessageCommand,
+  DeleteMessageBatchCommand,
   GetQueueAttributesCommand,
   type Message,
   ReceiveMessageCommand,
@@ -151,12 +151,44 @@ export function startQueuePoller(options: QueuePollerOptions): QueuePoller {
     }
     if (failed) return;
     try {
-      await client.send(
-        new DeleteMessageCommand({ QueueUrl: options.queueUrl, ReceiptHandle: m.ReceiptHandle }),
-      );
+      await remove(m.ReceiptHandle!);
       receives.delete(record.messageId);
     } catch (err) {
       options.onError?.(err);
+    }
+  };
+
+  // Deletes of invocations that end in the same turn of the event loop go in one batch call.
+  let deletes: Array<{ handle: string; done: (err?: unknown) => void }> = [];
+  const remove = (handle: string) =>
+    new Promise<void>((resolve, reject) => {
+      if (deletes.length === 0) setImmediate(flushDeletes);
+      deletes.push({ handle, done: (err) => (err ? reject(err) : resolve()) });
+    });
+  const flushDeletes = () => {
+    const all = deletes;
+    deletes = [];
+    for (let i = 0; i < all.length; i += 10) {
+      const batch = all.slice(i, i + 10);
+      client
+        .send(
+          new DeleteMessageBatchCommand({
+            QueueUrl: options.queueUrl,
+            Entries: batch.map((d, j) => ({ Id: String(j), ReceiptHandle: d.handle })),
+          }),
+        )
+        .then(
+          (out) => {
+            const failed = new Map((out.Failed ?? []).map((f) => [f.Id, f]));
+            batch.forEach((d, j) => {
+              const f = failed.get(String(j));
+              d.done(f ? new Error(`delete failed: ${f.Code} ${f.Message ?? ''}`) : undefined);
+            });
+          },
+          (err: unknown) => {
+            for (const d of batch) d.done(err);
+          },
+        );
     }
   };
 
