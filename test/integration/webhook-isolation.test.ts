@@ -11,7 +11,7 @@
  * load (a 5,000-link purge) out of this measurement.
  */
 import { randomInt } from 'node:crypto';
-import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDocumentClient } from '../../lib/db/client-config.ts';
 import { type LocalStack, startLocalStack } from '../../lib/local/stack.ts';
@@ -85,6 +85,20 @@ async function backlog(campaignId: string, count: number) {
   }
 }
 
+let failingAnswers = 500;
+
+/** The URL the campaign's slow-lane flag names, if any (not part of the API's campaign). */
+async function slowLaneOf(campaignId: string): Promise<string | undefined> {
+  const { Item } = await db.send(
+    new GetCommand({
+      TableName: stack.tableName,
+      Key: { PK: `T#${TENANT.tenant}#C#${campaignId}`, SK: 'CAMPAIGN' },
+      ConsistentRead: true,
+    }),
+  );
+  return Item?.webhook_slow_lane_url as string | undefined;
+}
+
 /** When the event's first delivery arrived (its `receivedAt`). */
 async function arrivalOf(rx: WebhookReceiver, eventId: string, timeoutMs: number): Promise<number> {
   const deadline = Date.now() + timeoutMs;
@@ -100,7 +114,7 @@ describe('webhook isolation', () => {
   it("starts a healthy campaign's first attempts within 1 s while other receivers are slow, silent or failing", async () => {
     const slow = await campaignReceiving(() => ({ status: 200, delayMs: 20_000 }));
     const silent = await campaignReceiving(() => 'silence');
-    const failing = await campaignReceiving(() => ({ status: 500 }));
+    const failing = await campaignReceiving(() => ({ status: failingAnswers }));
     const hangUp = await campaignReceiving(() => 'hang-up');
     const healthy = await campaignReceiving();
     const link = await call('POST', '/api/v1/referral_link', { campaign_id: healthy.id });
@@ -108,13 +122,17 @@ describe('webhook isolation', () => {
 
     const pending = 40;
     await Promise.all([slow, silent, failing, hangUp].map((c) => backlog(c.id, pending)));
-    // The bad receivers are busy before the healthy campaign's first event.
+    // The bad receivers are busy before the healthy campaign's first event, and the pipeline has
+    // read their backlogs (160 events written at once: a burst of volume, whoever it is for).
     await Promise.all([slow, silent, failing, hangUp].map((c) => c.rx.waitFor(1)));
     const badSince = Date.now();
+    await sleep(1_500);
 
     // Events through the API across the whole time the slow attempts hold (15 s timeout and more).
     const latencies: number[] = [];
-    while (Date.now() - badSince < 18_000) {
+    let lastSent = 0;
+    while (Date.now() - badSince < 19_000) {
+      lastSent = Date.now();
       const created = await call('POST', '/api/v1/action/referral_link', {
         referral_code: link.body.referral_code,
         action_type: 'purchase',
@@ -124,7 +142,8 @@ describe('webhook isolation', () => {
       await sleep(1_000);
     }
 
-    expect(latencies.length).toBeGreaterThanOrEqual(10);
+    // They covered the time the slow and silent receivers held their first attempts.
+    expect(lastSent - badSince).toBeGreaterThan(15_000);
     expect(Math.max(...latencies), `latencies ${latencies.join(', ')} ms`).toBeLessThan(1_000);
     // One campaign holds at most its groups' worth of first attempts: before the first timeout,
     // the slow and silent receivers saw no more than that, whatever their backlog.
@@ -134,5 +153,15 @@ describe('webhook isolation', () => {
     // ... while the failing ones were tried (and retried) throughout.
     expect(failing.rx.requests.length).toBeGreaterThan(pending);
     expect(hangUp.rx.requests.length).toBeGreaterThan(pending);
+
+    // The bad endpoints are in the slow lane, the healthy one is not; an endpoint that answers
+    // in time again leaves it.
+    for (const c of [slow, silent, failing, hangUp]) expect(await slowLaneOf(c.id)).toBe(c.rx.url);
+    expect(await slowLaneOf(healthy.id)).toBeUndefined();
+    failingAnswers = 204;
+    await backlog(failing.id, 1);
+    const deadline = Date.now() + 10_000;
+    while ((await slowLaneOf(failing.id)) !== undefined && Date.now() < deadline) await sleep(100);
+    expect(await slowLaneOf(failing.id)).toBeUndefined();
   }, 60_000);
 });
