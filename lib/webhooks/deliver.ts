@@ -142,8 +142,8 @@ async function deliverEach(
       try {
         return await deliver(record, deps);
       } catch (err) {
-        // Unexpected (e.g. SQS unavailable): leave it on the queue; it comes back after the
-        // queue's visibility timeout, and the redrive policy bounds how often.
+        // Unexpected (e.g. the retry lane cannot read the campaign): leave it on the queue; it
+        // comes back after the queue's visibility timeout, and the redrive policy bounds how often.
         logger.error('webhook delivery error', {
           message_id: record.messageId,
           error: (err as Error).message,
