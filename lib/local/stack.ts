@@ -244,6 +244,9 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
       concurrency: FIRST_ATTEMPT_CONCURRENCY,
       // A FIFO queue: one message of a group at a time.
       perGroup: 1,
+      // SQS's long poll answers as soon as a message arrives; this queue's does not, so it is
+      // polled often, for a first attempt's latency.
+      idleMs: 25,
       onError: logPollerError('queue'),
     });
     stoppers.push(() => firstAttemptPoller.stop());
