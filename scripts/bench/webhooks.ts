@@ -385,7 +385,7 @@ export interface IsolationResult {
   alone: LatencySummary;
   beside: LatencySummary;
   /** What each bad receiver saw during the second run. */
-  receivers: Array<{ name: string; behaviour: string; requests: number; firstFifteenSeconds: number }>;
+  receivers: Array<{ name: string; behaviour: string; requests: number; beforeFirstTimeout: number }>;
 }
 
 export interface LatencySummary {
@@ -528,7 +528,7 @@ export async function measureWebhookIsolation(
         name: c.name,
         behaviour: c.behaviour,
         requests: c.rx.requests.length,
-        firstFifteenSeconds: c.rx.requests.filter((r) => r.receivedAt < badSince + 14_000).length,
+        beforeFirstTimeout: c.rx.requests.filter((r) => r.receivedAt < badSince + 14_000).length,
       })),
     };
   } finally {
