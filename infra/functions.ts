@@ -66,6 +66,8 @@ export interface ServiceFunctionOptions {
   readonly description?: string;
   /** Extra environment; the common variables are always set. */
   readonly environment?: Record<string, string>;
+  /** Concurrency reserved for (and capping) this function; none when omitted. */
+  readonly reservedConcurrency?: number;
 }
 
 /**
@@ -103,6 +105,7 @@ export function serviceFunction(
     architecture: lambda.Architecture.ARM_64,
     memorySize: options.memoryMb ?? DEFAULT_MEMORY_MB,
     timeout: options.timeout ?? HTTP_TIMEOUT,
+    reservedConcurrentExecutions: options.reservedConcurrency,
     logGroup,
     environment: {
       STAGE: options.stage,

@@ -12,7 +12,7 @@ import { ReferralHttpApi } from './http-api.ts';
 import { addNagSuppressions } from './nag.ts';
 import { Purge } from './purge.ts';
 import { DEFAULT_THROTTLE, readStackSettings } from './settings.ts';
-import { parseStage, type Stage, stackNameFor } from './stage.ts';
+import { isProtected, parseStage, type Stage, stackNameFor } from './stage.ts';
 import { ReferralTable } from './table.ts';
 import { Webhooks } from './webhooks.ts';
 
@@ -85,9 +85,14 @@ export class ReferralApiStack extends Stack {
       table: this.table,
       stage: props.stage,
       alarmTopic: this.alarmTopic,
+      reserveConcurrency: isProtected(props.stage),
     });
     // Readable, stage-qualified names for the construct's alarms, like the other alarms here.
     nameAlarm(this.webhooks.deadLetterAlarm, `${this.stackName}-webhook-dead-letters`);
+    nameAlarm(
+      this.webhooks.firstAttemptDeadLetterAlarm,
+      `${this.stackName}-webhook-first-attempt-dead-letters`,
+    );
     nameAlarm(this.webhooks.streamFailureAlarm, `${this.stackName}-webhook-stream-failures`);
 
     this.purge = new Purge(this, 'Purge', {
@@ -112,8 +117,22 @@ export class ReferralApiStack extends Stack {
     output('Stage', props.stage, 'Deployment stage');
     output('ApiUrl', this.api.url, 'Base URL of the HTTP API');
     output('TableName', this.table.tableName, 'DynamoDB table');
-    output('WebhookQueueUrl', this.webhooks.queue.queueUrl, 'Webhook delivery queue');
+    output(
+      'WebhookFirstAttemptQueueUrl',
+      this.webhooks.firstAttemptQueue.queueUrl,
+      'Webhook first-attempt queue (FIFO)',
+    );
+    output(
+      'WebhookRetryQueueUrl',
+      this.webhooks.retryQueue.queueUrl,
+      'Webhook retry queue (retries and slow endpoints)',
+    );
     output('WebhookDeadLetterQueueUrl', this.webhooks.deadLetterQueue.queueUrl, 'Webhook dead-letter queue');
+    output(
+      'WebhookFirstAttemptDeadLetterQueueUrl',
+      this.webhooks.firstAttemptDeadLetterQueue.queueUrl,
+      'First-attempt messages no invocation finished (FIFO)',
+    );
     output(
       'WebhookStreamFailureQueueUrl',
       this.webhooks.streamFailureQueue.queueUrl,
@@ -146,7 +165,8 @@ export class ReferralApiStack extends Stack {
       ...[...this.functions.byRoute].map(([label, fn]) => ({ label, fn })),
       { label: 'Authorizer', fn: this.functions.authorizer },
       { label: 'Fallback', fn: this.functions.fallback },
-      { label: 'WebhookDelivery', fn: this.webhooks.deliveryFunction },
+      { label: 'WebhookDelivery', fn: this.webhooks.firstAttemptFunction },
+      { label: 'WebhookRetry', fn: this.webhooks.retryFunction },
       { label: 'WebhookStreamConsumer', fn: this.webhooks.streamConsumer },
       { label: 'Purge', fn: this.purge.purgeFunction },
       { label: 'PurgeStreamConsumer', fn: this.purge.streamConsumer },

@@ -5,7 +5,8 @@
  * bench/results.json.
  *
  * Settings: BENCH_QUICK=1 shortens every part; BENCH_LATENCY_N, BENCH_LOAD_SECONDS and
- * BENCH_SCALE_LINKS override single settings.
+ * BENCH_SCALE_LINKS override single settings; BENCH_PARTS (e.g. `webhooks,isolation`) runs only
+ * the parts named, of cold, calls, latency, webhooks, isolation, load, scale and cost.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, release, totalmem, type } from 'node:os';
@@ -29,9 +30,20 @@ import {
 } from './bench/report.ts';
 import { measureScale } from './bench/scale.ts';
 import { ms } from './bench/stats.ts';
-import { measureWebhooks, waitPipelineIdle } from './bench/webhooks.ts';
+import { measureWebhookIsolation, measureWebhooks, waitPipelineIdle } from './bench/webhooks.ts';
 
 const quick = process.env.BENCH_QUICK === '1';
+const PARTS = ['cold', 'calls', 'latency', 'webhooks', 'isolation', 'load', 'scale', 'cost'] as const;
+type Part = (typeof PARTS)[number];
+const only = (process.env.BENCH_PARTS ?? '')
+  .split(',')
+  .map((p) => p.trim())
+  .filter(Boolean);
+for (const p of only) {
+  if (!(PARTS as readonly string[]).includes(p)) throw new Error(`BENCH_PARTS: unknown part "${p}"`);
+}
+const NOT_SELECTED = 'not selected (BENCH_PARTS)';
+const selected = (part: Part) => only.length === 0 || only.includes(part);
 const num = (name: string, fallback: number) => {
   const v = process.env[name];
   if (v === undefined || v === '') return fallback;
@@ -50,6 +62,9 @@ const settings = {
   webhookLatencyEvents: quick ? 50 : 200,
   webhookBacklog: quick ? 300 : 2000,
   webhookPaceMs: 25,
+  isolationSeconds: quick ? 20 : 25,
+  isolationPaceMs: 200,
+  isolationBacklog: quick ? 50 : 100,
   pageSamples: quick ? 10 : 30,
   purgeTimeoutSeconds: quick ? 60 : 180,
 };
@@ -62,7 +77,8 @@ const load = () =>
     .map((l) => l.toFixed(2))
     .join(' / ');
 
-async function phase<T>(name: string, run: () => Promise<T>): Promise<Phase<T>> {
+async function phase<T>(name: string, run: () => Promise<T>, part?: Part): Promise<Phase<T>> {
+  if (part && !selected(part)) return { ok: false, reason: NOT_SELECTED };
   log(`${name}…`);
   const t = performance.now();
   try {
@@ -94,8 +110,10 @@ async function main(): Promise<number> {
   log(`${quick ? 'QUICK run' : 'full run'} on ${machine.cpu} (${machine.cores} cores), Node ${machine.node}`);
 
   // Cold start first, before the stack runs: it is pure CPU and wants the machine to itself.
-  const coldStart = await phase('cold start: bundles and imports', () =>
-    measureColdStart(settings.coldStartRuns),
+  const coldStart = await phase(
+    'cold start: bundles and imports',
+    () => measureColdStart(settings.coldStartRuns),
+    'cold',
   );
 
   let env: BenchEnvironment | undefined;
@@ -110,6 +128,7 @@ async function main(): Promise<number> {
     load: skipped('the local stack did not start'),
     coldStart,
     webhooks: skipped('the local stack did not start'),
+    isolation: skipped('the local stack did not start'),
     scale: skipped('the local stack did not start'),
     cost: skipped('the local stack did not start'),
     unmeasuredRoutes: [],
@@ -134,79 +153,114 @@ async function main(): Promise<number> {
       });
       if (fixtures.ok) {
         const { f, cases } = fixtures.value;
-        results.calls = await phase('1. DynamoDB calls per request', () =>
-          measureCalls(e.proxy, e.client, cases),
+        results.calls = await phase(
+          '1. DynamoDB calls per request',
+          () => measureCalls(e.proxy, e.client, cases),
+          'calls',
         );
-        results.latency = await phase(`2. latency, ${settings.latencyRequests} requests per endpoint`, () =>
-          measureLatency(
-            e.proxy,
-            e.client,
-            cases,
-            settings.latencyRequests,
-            settings.latencyFloorEvery,
-            (row) =>
-              log(
-                `   ${row.label}: p50 ${ms(row.stack.p50)} ms${row.floorN ? ` vs floor ${ms(row.floor.p50)} ms (${row.ratioP50.toFixed(2)}×)` : ' (no DynamoDB call: no floor)'}`,
-              ),
-          ),
+        results.latency = await phase(
+          `2. latency, ${settings.latencyRequests} requests per endpoint`,
+          () =>
+            measureLatency(
+              e.proxy,
+              e.client,
+              cases,
+              settings.latencyRequests,
+              settings.latencyFloorEvery,
+              (row) =>
+                log(
+                  `   ${row.label}: p50 ${ms(row.stack.p50)} ms${row.floorN ? ` vs floor ${ms(row.floor.p50)} ms (${row.ratioP50.toFixed(2)}×)` : ' (no DynamoDB call: no floor)'}`,
+                ),
+            ),
+          'latency',
         );
         const sizes = await phase('item sizes for the cost model', () =>
           measureItemSizes(e, f.campaign.id, f.link.referral_code),
         );
-        results.webhooks = await phase('5. webhooks', async () => {
-          await waitPipelineIdle(e, e.proxy);
-          return measureWebhooks(e, {
-            latencyEvents: settings.webhookLatencyEvents,
-            backlogEvents: settings.webhookBacklog,
-            paceMs: settings.webhookPaceMs,
-          });
-        });
-        results.load = await phase(`3. throughput, ${settings.loadSeconds} s per endpoint`, async () => {
-          await waitPipelineIdle(e, e.proxy, 60_000);
-          return measureLoad(e, f.floorCampaign.id, {
-            seconds: settings.loadSeconds,
-            floorSeconds: settings.loadFloorSeconds,
-            beforeRun: () => waitPipelineIdle(e, e.proxy, 30_000),
-            visitFloor: cases.find((c) => c.key === 'visit')?.floor,
-            actionFloor: cases.find((c) => c.key === 'post-link-action')?.floor,
-            connections: settings.loadConnections,
-          });
-        });
-        results.scale = await phase(`6. scale, ${settings.scaleLinks} links`, async () => {
-          await waitPipelineIdle(e, e.proxy, 60_000);
-          return measureScale(e, {
-            links: settings.scaleLinks,
-            pageSamples: settings.pageSamples,
-            purgeTimeoutSeconds: settings.purgeTimeoutSeconds,
-          });
-        });
-        results.cost = await phase('7. cost model', async () => {
-          if (!sizes.ok) throw new Error(`no item sizes: ${sizes.reason}`);
-          const lat = results.latency.ok ? results.latency.value : [];
-          const cold = results.coldStart.ok ? results.coldStart.value.rows : [];
-          const calls = results.calls.ok ? results.calls.value.rows : [];
-          const p50 = (key: string) => lat.find((x) => x.key === key)?.stack.p50 ?? Number.NaN;
-          const importMs = (name: string) => cold.find((x) => x.name === name)?.importMs ?? Number.NaN;
-          const callsOf = (label: string) => {
-            const row = calls.find((x) => x.label === label);
-            return row ? `${row.calls} (${Object.keys(row.ops).join(' + ')})` : 'not measured';
-          };
-          return costModel({
-            date,
-            sizes: sizes.value,
-            visitMs: p50('visit'),
-            actionMs: p50('post-link-action'),
-            visitImportMs: importMs('http/visit'),
-            actionImportMs: importMs('http/post-link-action'),
-            visitCalls: callsOf('GET /r/{referral_code}'),
-            actionCalls: callsOf('POST /api/v1/action/referral_link'),
-          });
-        });
+        results.webhooks = await phase(
+          '5. webhooks',
+          async () => {
+            await waitPipelineIdle(e, e.proxy);
+            return measureWebhooks(e, {
+              latencyEvents: settings.webhookLatencyEvents,
+              backlogEvents: settings.webhookBacklog,
+              paceMs: settings.webhookPaceMs,
+            });
+          },
+          'webhooks',
+        );
+        results.load = await phase(
+          `3. throughput, ${settings.loadSeconds} s per endpoint`,
+          async () => {
+            await waitPipelineIdle(e, e.proxy, 60_000);
+            return measureLoad(e, f.floorCampaign.id, {
+              seconds: settings.loadSeconds,
+              floorSeconds: settings.loadFloorSeconds,
+              beforeRun: () => waitPipelineIdle(e, e.proxy, 30_000),
+              visitFloor: cases.find((c) => c.key === 'visit')?.floor,
+              actionFloor: cases.find((c) => c.key === 'post-link-action')?.floor,
+              connections: settings.loadConnections,
+            });
+          },
+          'load',
+        );
+        results.scale = await phase(
+          `6. scale, ${settings.scaleLinks} links`,
+          async () => {
+            await waitPipelineIdle(e, e.proxy, 60_000);
+            return measureScale(e, {
+              links: settings.scaleLinks,
+              pageSamples: settings.pageSamples,
+              purgeTimeoutSeconds: settings.purgeTimeoutSeconds,
+            });
+          },
+          'scale',
+        );
+        // Last of the stack's phases: the bad receivers' campaigns leave retries scheduled.
+        results.isolation = await phase(
+          '5b. webhook isolation',
+          async () => {
+            await waitPipelineIdle(e, e.proxy, 60_000);
+            return measureWebhookIsolation(e, {
+              seconds: settings.isolationSeconds,
+              paceMs: settings.isolationPaceMs,
+              backlogPerReceiver: settings.isolationBacklog,
+            });
+          },
+          'isolation',
+        );
+        results.cost = await phase(
+          '7. cost model',
+          async () => {
+            if (!sizes.ok) throw new Error(`no item sizes: ${sizes.reason}`);
+            const lat = results.latency.ok ? results.latency.value : [];
+            const cold = results.coldStart.ok ? results.coldStart.value.rows : [];
+            const calls = results.calls.ok ? results.calls.value.rows : [];
+            const p50 = (key: string) => lat.find((x) => x.key === key)?.stack.p50 ?? Number.NaN;
+            const importMs = (name: string) => cold.find((x) => x.name === name)?.importMs ?? Number.NaN;
+            const callsOf = (label: string) => {
+              const row = calls.find((x) => x.label === label);
+              return row ? `${row.calls} (${Object.keys(row.ops).join(' + ')})` : 'not measured';
+            };
+            return costModel({
+              date,
+              sizes: sizes.value,
+              visitMs: p50('visit'),
+              actionMs: p50('post-link-action'),
+              visitImportMs: importMs('http/visit'),
+              actionImportMs: importMs('http/post-link-action'),
+              visitCalls: callsOf('GET /r/{referral_code}'),
+              actionCalls: callsOf('POST /api/v1/action/referral_link'),
+            });
+          },
+          'cost',
+        );
       } else {
         const reason = `fixtures failed: ${fixtures.reason}`;
         results.calls = skipped(reason);
         results.latency = skipped(reason);
         results.webhooks = skipped(reason);
+        results.isolation = skipped(reason);
         results.load = skipped(reason);
         results.scale = skipped(reason);
         results.cost = skipped(reason);
@@ -240,9 +294,10 @@ async function main(): Promise<number> {
     results.load,
     results.coldStart,
     results.webhooks,
+    results.isolation,
     results.scale,
     results.cost,
-  ].some((p) => !p.ok);
+  ].some((p) => !p.ok && p.reason !== NOT_SELECTED);
   return crashed ? 1 : 0;
 }
 

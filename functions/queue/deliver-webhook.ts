@@ -1,26 +1,8 @@
 /**
- * SQS consumer of the webhook queue: signs and POSTs each event to its campaign's webhook URL.
- * Partial batch responses (`ReportBatchItemFailures`): failed messages stay on the queue with
- * their visibility timeout set to the next retry delay. See `lib/webhooks/deliver.ts`.
+ * Consumer of the webhook first-attempt queue (FIFO, one message per invocation): signs and POSTs
+ * each new event to its campaign's webhook URL once; a failure, or a campaign whose endpoint is in
+ * the slow lane, is handed to the retry lane. See `lib/webhooks/lanes.ts` and `deliver.ts`.
  */
-import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { config } from '../../lib/config.ts';
-import { deliverWithMetrics } from '../../lib/http/metrics.ts';
-import { deliverBatch } from '../../lib/webhooks/deliver.ts';
-import { retryDelaysFrom } from '../../lib/webhooks/schedule.ts';
-import { createSqsClient, requiredEnv } from '../../lib/webhooks/sqs.ts';
-import { loadWebhookTarget } from '../../lib/webhooks/target.ts';
+import { deliveryDepsFromEnv, deliveryHandler } from '../../lib/webhooks/handler.ts';
 
-// Read once per cold start; a missing or malformed setting fails here, loudly.
-const deps = {
-  sqs: createSqsClient(),
-  queueUrl: requiredEnv('WEBHOOK_QUEUE_URL'),
-  dlqUrl: requiredEnv('WEBHOOK_DLQ_URL'),
-  delays: retryDelaysFrom(process.env.WEBHOOK_RETRY_DELAYS),
-  allowPrivate: config.allowPrivateWebhooks,
-  loadTarget: loadWebhookTarget,
-};
-
-// Counts the batch's outcomes (delivered, retried, dead-lettered) as EMF metrics.
-export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> =>
-  deliverWithMetrics(event.Records, deps, deliverBatch);
+export const handler = deliveryHandler('first-attempt', deliveryDepsFromEnv());

@@ -10,7 +10,7 @@ export const METRICS_NAMESPACE = 'ReferralApi';
  * The business events, one count each. `ActionsRecorded` counts actions posted through the API
  * (endpoints 5 and 12); visits through `/r/{code}` are also actions but count as `VisitsRecorded`.
  * Webhook outcomes are per message of a delivery batch: succeeded (delivered, or ended by the
- * receiver's 410), failed (left on the queue for a retry), dead-lettered (attempts exhausted).
+ * receiver's 410), failed (waiting for a retry), dead-lettered (attempts exhausted).
  */
 export const BusinessMetric = {
   LinksCreated: 'LinksCreated',
@@ -64,46 +64,4 @@ export function publishMetrics(): void {
 /** Middy middleware: publish after the handler, whether it answered or threw. */
 export function metricsMiddleware<E, R, Err extends Error, C extends Context>(): MiddlewareObj<E, R, Err, C> {
   return { after: publishMetrics, onError: publishMetrics };
-}
-
-interface SqsSender {
-  send(command: { input: object }): Promise<unknown>;
-}
-
-/** The parts of `lib/webhooks/deliver.ts`'s dependencies this wrapper needs. */
-interface DeliveryDepsLike {
-  sqs: SqsSender;
-  dlqUrl: string;
-}
-
-/**
- * Runs one webhook delivery batch and counts its outcomes. `deliverBatch` reports only which
- * messages stay on the queue (failed, retried later), so the dead-lettered ones are counted as
- * they are sent to the dead-letter queue (the only messages sent to that URL), and the rest of the
- * batch succeeded: delivered, stopped by a 410, or dropped because the campaign is gone.
- */
-export async function deliverWithMetrics<
-  R,
-  D extends DeliveryDepsLike,
-  Out extends { batchItemFailures: unknown[] },
->(records: readonly R[], deps: D, deliver: (records: readonly R[], deps: D) => Promise<Out>): Promise<Out> {
-  let deadLettered = 0;
-  const sqs = deps.sqs;
-  const counting: SqsSender = {
-    send: async (command) => {
-      const output = await sqs.send(command);
-      if ((command.input as { QueueUrl?: string }).QueueUrl === deps.dlqUrl) deadLettered++;
-      return output;
-    },
-  };
-  try {
-    const out = await deliver(records, { ...deps, sqs: counting as D['sqs'] });
-    const failed = out.batchItemFailures.length;
-    countEvent(BusinessMetric.WebhookDeliveriesSucceeded, records.length - failed - deadLettered);
-    countEvent(BusinessMetric.WebhookDeliveriesFailed, failed);
-    countEvent(BusinessMetric.WebhookDeliveriesDeadLettered, deadLettered);
-    return out;
-  } finally {
-    publishMetrics();
-  }
 }

@@ -24,6 +24,9 @@ export interface JournalMessage {
   /** `MessageAttributes` and `MessageSystemAttributes` as sent (JSON protocol shapes). */
   attributes?: Record<string, unknown>;
   systemAttributes?: Record<string, unknown>;
+  /** A FIFO queue's group and deduplication ids, as sent. */
+  groupId?: string;
+  deduplicationId?: string;
   sentAt: number;
   /**
    * When the message may next be received (epoch ms): its send delay, or the visibility a consumer

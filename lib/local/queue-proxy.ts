@@ -157,6 +157,10 @@ export async function startQueueProxy(options: {
       ...(entry.MessageSystemAttributes
         ? { systemAttributes: entry.MessageSystemAttributes as Record<string, unknown> }
         : {}),
+      ...(typeof entry.MessageGroupId === 'string' ? { groupId: entry.MessageGroupId } : {}),
+      ...(typeof entry.MessageDeduplicationId === 'string'
+        ? { deduplicationId: entry.MessageDeduplicationId }
+        : {}),
       sentAt,
       visibleAt: sentAt + delay * 1000,
       receives: 0,
@@ -398,12 +402,16 @@ export async function startQueueProxy(options: {
             continue;
           }
           const delay = Math.min(maxDelaySeconds, Math.max(0, Math.ceil((m.visibleAt - Date.now()) / 1000)));
+          // A FIFO queue takes no per-message delay (its messages are first attempts, never held).
+          const fifo = m.queue.endsWith('.fifo');
           const { MessageId } = (await call('SendMessage', {
             QueueUrl: info.url,
             MessageBody: m.body,
-            DelaySeconds: delay,
+            ...(fifo ? {} : { DelaySeconds: delay }),
             ...(m.attributes ? { MessageAttributes: m.attributes } : {}),
             ...(m.systemAttributes ? { MessageSystemAttributes: m.systemAttributes } : {}),
+            ...(m.groupId ? { MessageGroupId: m.groupId } : {}),
+            ...(m.deduplicationId ? { MessageDeduplicationId: m.deduplicationId } : {}),
           })) as { MessageId: string };
           link(m.id, MessageId);
           counts.restored++;

@@ -7,7 +7,9 @@ import { startQueueProxy } from './queue-proxy.ts';
 
 export interface RunningQueue {
   endpoint: string;
+  /** The webhook first-attempt lane (FIFO), which the stream poller feeds. */
   webhookQueueUrl: string;
+  webhookRetryQueueUrl: string;
   webhookDlqUrl: string;
   purgeQueueUrl: string;
   /** Messages the journal held at start, sent again to the queues. */
@@ -15,7 +17,9 @@ export interface RunningQueue {
   stop(): Promise<void>;
 }
 
-export const WEBHOOK_QUEUE_NAME = 'referrals-webhooks';
+export const WEBHOOK_QUEUE_NAME = 'referrals-webhooks.fifo';
+export const WEBHOOK_FIFO_DLQ_NAME = 'referrals-webhooks-dlq.fifo';
+export const WEBHOOK_RETRY_QUEUE_NAME = 'referrals-webhooks-retry';
 export const WEBHOOK_DLQ_NAME = 'referrals-webhooks-dlq';
 export const PURGE_QUEUE_NAME = 'referrals-purge';
 
@@ -29,10 +33,11 @@ export function sqsClient(endpoint: string): SQSClient {
 
 /**
  * The local SQS-compatible queues: `local-aws-sqs` behind the journaling proxy of
- * `queue-proxy.ts`, with the webhook queue and its dead-letter queue (the same redrive policy shape
- * as the deployed stack) and the purge queue. With a `journalFile` the queues' contents survive a
- * restart, however the process ended: what the journal holds is sent again before this returns.
- * Without one (DATA_DIR=memory) they live and die with the process.
+ * `queue-proxy.ts`, with the webhook lanes (a FIFO first-attempt queue and a standard retry queue,
+ * see `lib/webhooks/lanes.ts`) and their dead-letter queues, wired with the same redrive policy
+ * shapes as the deployed stack, and the purge queue. With a `journalFile` the queues' contents
+ * survive a restart, however the process ended: what the journal holds is sent again before this
+ * returns. Without one (DATA_DIR=memory) they live and die with the process.
  */
 export async function startLocalQueue(
   journalFile?: string,
@@ -74,22 +79,43 @@ export async function startLocalQueue(
   });
   const endpoint = proxy.endpoint;
   const client = sqsClient(endpoint);
+  const arnOf = async (url: string | undefined) =>
+    (await client.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] })))
+      .Attributes?.QueueArn;
   const dlq = await client.send(
     new CreateQueueCommand({
       QueueName: WEBHOOK_DLQ_NAME,
       Attributes: { MessageRetentionPeriod: '1209600' },
     }),
   );
-  const dlqArn = await client.send(
-    new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl, AttributeNames: ['QueueArn'] }),
+  const fifoDlq = await client.send(
+    new CreateQueueCommand({
+      QueueName: WEBHOOK_FIFO_DLQ_NAME,
+      Attributes: { FifoQueue: 'true', MessageRetentionPeriod: '1209600' },
+    }),
   );
   const queue = await client.send(
     new CreateQueueCommand({
       QueueName: WEBHOOK_QUEUE_NAME,
       Attributes: {
-        VisibilityTimeout: '90',
+        FifoQueue: 'true',
+        DeduplicationScope: 'messageGroup',
+        FifoThroughputLimit: 'perMessageGroupId',
+        VisibilityTimeout: '180',
         RedrivePolicy: JSON.stringify({
-          deadLetterTargetArn: dlqArn.Attributes?.QueueArn,
+          deadLetterTargetArn: await arnOf(fifoDlq.QueueUrl),
+          maxReceiveCount: 1000,
+        }),
+      },
+    }),
+  );
+  const retry = await client.send(
+    new CreateQueueCommand({
+      QueueName: WEBHOOK_RETRY_QUEUE_NAME,
+      Attributes: {
+        VisibilityTimeout: '180',
+        RedrivePolicy: JSON.stringify({
+          deadLetterTargetArn: await arnOf(dlq.QueueUrl),
           maxReceiveCount: 1000,
         }),
       },
@@ -104,6 +130,7 @@ export async function startLocalQueue(
   return {
     endpoint,
     webhookQueueUrl: queue.QueueUrl ?? '',
+    webhookRetryQueueUrl: retry.QueueUrl ?? '',
     webhookDlqUrl: dlq.QueueUrl ?? '',
     purgeQueueUrl: purge.QueueUrl ?? '',
     restored: restored.restored,

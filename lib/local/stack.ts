@@ -14,6 +14,11 @@ import {
   type RouteThrottles,
   THROTTLE_CLASSES,
 } from '../throttling.ts';
+import {
+  FIRST_ATTEMPT_CONCURRENCY,
+  RETRY_CONCURRENCY,
+  RETRY_CONCURRENCY_PER_CAMPAIGN,
+} from '../webhooks/lanes.ts';
 import { ensureTable, type RunningDynamo, startDynamoLocal } from './dynamodb.ts';
 import { LocalStackError } from './errors.ts';
 import { type AuthorizerHandler, createGateway, type LambdaHandler, lambdaContext } from './gateway.ts';
@@ -200,6 +205,7 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
       STAGE: 'local',
       ALLOW_PRIVATE_WEBHOOKS: process.env.ALLOW_PRIVATE_WEBHOOKS ?? 'true',
       WEBHOOK_QUEUE_URL: queue.webhookQueueUrl,
+      WEBHOOK_RETRY_QUEUE_URL: queue.webhookRetryQueueUrl,
       WEBHOOK_DLQ_URL: queue.webhookDlqUrl,
       PURGE_QUEUE_URL: queue.purgeQueueUrl,
       // Locally the follow-up sweep of a purge runs after a second, not a minute.
@@ -220,8 +226,10 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
       };
     const authorizer = (await load('auth/authorizer')).handler as AuthorizerHandler;
     const fallback = (await load('http/fallback')).handler as LambdaHandler;
-    // Webhooks: table stream -> queue -> delivery, through the same two handlers as in AWS;
-    // and campaign purges: stream (campaign REMOVE) -> purge queue -> purge function.
+    // Webhooks: table stream -> first-attempt queue -> delivery, failures and slow endpoints ->
+    // retry queue -> retry delivery, through the same handlers and lanes as in AWS
+    // (lib/webhooks/lanes.ts); and campaign purges: stream (campaign REMOVE) -> purge queue ->
+    // purge function.
     const logPollerError = (what: string) => (err: unknown) =>
       console.error(`local ${what} poller: ${err instanceof Error ? err.message : String(err)}`);
     const streamPoller = startStreamPoller({
@@ -235,13 +243,28 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
       onError: logPollerError('stream'),
     });
     stoppers.push(() => streamPoller.stop());
-    const queuePoller = startQueuePoller({
+    const firstAttemptPoller = startQueuePoller({
       endpoint: queue.endpoint,
       queueUrl: queue.webhookQueueUrl,
       handler: (await load('queue/deliver-webhook')).handler as QueueHandler,
+      concurrency: FIRST_ATTEMPT_CONCURRENCY,
+      // A FIFO queue: one message of a group at a time.
+      perGroup: 1,
+      // SQS's long poll answers as soon as a message arrives; this queue's does not, so it is
+      // polled often, for a first attempt's latency.
+      idleMs: 25,
       onError: logPollerError('queue'),
     });
-    stoppers.push(() => queuePoller.stop());
+    stoppers.push(() => firstAttemptPoller.stop());
+    const retryPoller = startQueuePoller({
+      endpoint: queue.endpoint,
+      queueUrl: queue.webhookRetryQueueUrl,
+      handler: (await load('queue/retry-webhook')).handler as QueueHandler,
+      concurrency: RETRY_CONCURRENCY,
+      perGroup: RETRY_CONCURRENCY_PER_CAMPAIGN,
+      onError: logPollerError('retry queue'),
+    });
+    stoppers.push(() => retryPoller.stop());
     const purge = (await load('queue/purge-campaign')).handler as (e: unknown, c: unknown) => Promise<never>;
     const purgePoller = startQueuePoller({
       endpoint: queue.endpoint,

@@ -1,21 +1,31 @@
 /**
- * Webhook delivery: one SQS batch in, partial batch response out.
+ * Webhook delivery, one message per invocation in each of the two lanes (`lanes.ts`).
  *
  * Per message: load the campaign (the URL and secret in force now; none -> drop), check the
  * destination (SSRF rules, DNS resolved once and within 3 s, else a failed attempt), sign, POST
  * with a 15 s timeout and no redirects. 2xx: done. 410: the receiver asked us to stop; done.
- * Anything else: if retries remain, set the message's visibility timeout to the next delay of the
- * schedule and report it as a batch item failure, so SQS hands it back exactly then (per-message
- * backoff, no sleeping Lambda); after the last attempt, send the event with its last error to the
- * dead-letter queue and acknowledge it.
+ * Anything else is retried on the schedule, in the retry lane, until the last attempt, after which
+ * the event goes with its last error to the dead-letter queue.
  *
- * The attempt number is SQS's ApproximateReceiveCount. The queue's own redrive policy
- * (maxReceiveCount above the schedule's attempts) is only a safety net for messages this code
- * never got to finish, e.g. a function timeout or a DynamoDB outage.
+ * - First-attempt lane (`deliverFirstAttempts`): a failed attempt is sent to the retry lane with
+ *   the schedule's first delay and acknowledged, so it never holds its FIFO message group while it
+ *   waits. A campaign whose endpoint is in the slow lane is sent there without an attempt, to be
+ *   tried at once by the retry lane's consumer.
+ * - Retry lane (`deliverRetries`): the attempt number is the attempts made before the message
+ *   entered the lane (its `attempts` attribute) plus SQS's ApproximateReceiveCount. A failed
+ *   attempt sets the message's visibility timeout to the next delay and is reported as a batch
+ *   item failure, so SQS hands it back exactly then (per-message backoff, no sleeping Lambda).
+ *
+ * Every attempt also keeps the campaign's slow-lane flag current: set when an attempt fails or
+ * takes longer than `SLOW_ATTEMPT_MS`, cleared when one succeeds within it.
+ *
+ * The queues' own redrive policies are only a safety net for messages this code never got to
+ * finish, e.g. a function timeout or a DynamoDB outage.
  */
 import { ChangeMessageVisibilityCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { logger as rootLogger } from '../http/logger.ts';
 import { postWebhook } from './http.ts';
+import { ATTEMPTS_ATTRIBUTE, DUE_ATTRIBUTE, retryMessage, SLOW_ATTEMPT_MS } from './lanes.ts';
 import { parseWebhookMessage, type WebhookMessage } from './message.ts';
 import { MAX_VISIBILITY_SECONDS, maxAttempts, nextDelaySeconds, parseRetryAfter } from './schedule.ts';
 import { signDelivery } from './sign.ts';
@@ -31,32 +41,61 @@ export interface QueueRecord {
   receiptHandle: string;
   body: string;
   attributes: { ApproximateReceiveCount?: string };
+  messageAttributes?: Record<string, { stringValue?: string; dataType?: string } | undefined>;
 }
 
 export interface WebhookTarget {
   url: string;
   secret: string;
+  /** The campaign's endpoint (this URL) is in the slow lane. */
+  slowLane?: boolean;
 }
 
 export interface DeliveryDeps {
   sqs: SQSClient;
-  queueUrl: string;
+  /** The retry lane's queue: where the first-attempt lane sends, and whose messages back off. */
+  retryQueueUrl: string;
   dlqUrl: string;
   /** Retry delays in seconds; attempts = delays + 1. */
   delays: readonly number[];
   allowPrivate: boolean;
   /** The campaign's current webhook URL and secret; undefined when deleted or without a URL. */
   loadTarget: (tenant: string, campaignId: string) => Promise<WebhookTarget | undefined>;
+  /**
+   * Put the campaign's endpoint `url` in the slow lane (`true`) or take it out. Best effort: a
+   * failure only leaves the flag as it was.
+   */
+  setSlowLane?: (tenant: string, campaignId: string, url: string, slow: boolean) => Promise<void>;
   resolve?: Resolver;
   timeoutMs?: number;
   now?: () => Date;
   random?: () => number;
+  /** Milliseconds since some fixed point, for attempt durations (tests replace it). */
+  clock?: () => number;
 }
 
 export type AttemptResult =
   | { outcome: 'delivered'; status: number }
   | { outcome: 'gone' }
   | { outcome: 'failed'; error: string; status?: number; retryAfterSeconds?: number };
+
+/** What became of a batch's messages, for the business metrics. */
+export interface DeliveryCounts {
+  /** Delivered, or stopped by the receiver's 410. */
+  delivered: number;
+  /** The campaign is gone or has no webhook_url. */
+  dropped: number;
+  /** The attempt failed; the event waits in the retry lane for the next one. */
+  failed: number;
+  deadLettered: number;
+  /** Sent to the retry lane without an attempt (slow lane, a retry not yet due, a read error). */
+  moved: number;
+}
+
+export interface DeliveryResult {
+  batchItemFailures: Array<{ itemIdentifier: string }>;
+  counts: DeliveryCounts;
+}
 
 /** Sign and POST one event to one target: the single attempt, usable on its own (bench, tools). */
 export async function attemptDelivery(
@@ -77,75 +116,132 @@ export async function attemptDelivery(
   return { outcome: 'failed', error, status, retryAfterSeconds };
 }
 
-/** Deliver a batch; the ids returned in `batchItemFailures` stay on the queue. */
-export async function deliverBatch(
+/** `backoff`: a failed retry-lane attempt, left on its queue until its next attempt is due. */
+type Outcome = keyof DeliveryCounts | 'backoff' | 'pending';
+
+/** First-attempt lane: every message is acknowledged unless it could not be handed on. */
+export function deliverFirstAttempts(
   records: readonly QueueRecord[],
   deps: DeliveryDeps,
-): Promise<{ batchItemFailures: Array<{ itemIdentifier: string }> }> {
-  const started = Date.now();
-  const results = await Promise.all(
-    records.map(async (record) => {
+): Promise<DeliveryResult> {
+  return deliverEach(records, deps, firstAttempt);
+}
+
+/** Retry lane: the ids returned in `batchItemFailures` stay on the queue for their next attempt. */
+export function deliverRetries(records: readonly QueueRecord[], deps: DeliveryDeps): Promise<DeliveryResult> {
+  return deliverEach(records, deps, retry);
+}
+
+async function deliverEach(
+  records: readonly QueueRecord[],
+  deps: DeliveryDeps,
+  deliver: (record: QueueRecord, deps: DeliveryDeps) => Promise<Outcome>,
+): Promise<DeliveryResult> {
+  const outcomes = await Promise.all(
+    records.map(async (record): Promise<Outcome> => {
       try {
-        return await deliverRecord(record, deps, started);
+        return await deliver(record, deps);
       } catch (err) {
-        // Unexpected (e.g. DynamoDB unavailable): leave it on the queue; it comes back after the
-        // queue's visibility timeout, and the redrive policy bounds how often.
+        // Unexpected (e.g. the retry lane cannot read the campaign): leave it on the queue; it
+        // comes back after the queue's visibility timeout, and the redrive policy bounds how often.
         logger.error('webhook delivery error', {
           message_id: record.messageId,
           error: (err as Error).message,
         });
-        return false;
+        return 'pending';
       }
     }),
   );
-  return {
-    batchItemFailures: records
-      .filter((_, i) => !results[i])
-      .map((record) => ({ itemIdentifier: record.messageId })),
-  };
+  const counts: DeliveryCounts = { delivered: 0, dropped: 0, failed: 0, deadLettered: 0, moved: 0 };
+  const batchItemFailures: DeliveryResult['batchItemFailures'] = [];
+  outcomes.forEach((outcome, i) => {
+    if (outcome === 'pending' || outcome === 'backoff') {
+      batchItemFailures.push({ itemIdentifier: records[i]!.messageId });
+    }
+    if (outcome === 'backoff') counts.failed++;
+    else if (outcome !== 'pending') counts[outcome]++;
+  });
+  return { batchItemFailures, counts };
 }
 
-/** True when the message is finished (delivered, dropped or dead-lettered). */
-async function deliverRecord(
-  record: QueueRecord,
-  deps: DeliveryDeps,
-  batchStarted: number,
-): Promise<boolean> {
-  const attempt = Math.max(1, Number(record.attributes.ApproximateReceiveCount) || 1);
+type Parsed =
+  | { ok: true; message: WebhookMessage; log: Record<string, unknown> }
+  | { ok: false; outcome: Outcome };
+
+async function parse(record: QueueRecord, deps: DeliveryDeps, attempt: number): Promise<Parsed> {
   const parsed = parseWebhookMessage(record.body);
   if (!parsed.ok) {
     logger.error('webhook message malformed', { message_id: record.messageId, error: parsed.error });
-    return deadLetter(deps, { raw_body: record.body }, parsed.error, attempt);
+    return { ok: false, outcome: await deadLetter(deps, { raw_body: record.body }, parsed.error, attempt) };
   }
-  const message = parsed.message;
+  const { message } = parsed;
   const log = {
     event_id: message.event_id,
     event_type: message.event_type,
     campaign_id: message.campaign_id,
     attempt,
   };
+  return { ok: true, message, log };
+}
+
+async function firstAttempt(record: QueueRecord, deps: DeliveryDeps): Promise<Outcome> {
+  const parsed = await parse(record, deps, 1);
+  if (!parsed.ok) return parsed.outcome;
+  const { message, log } = parsed;
+
+  let target: WebhookTarget | undefined;
+  try {
+    target = await deps.loadTarget(message.tenant, message.campaign_id);
+  } catch (err) {
+    // The retry lane reads it again shortly; meanwhile this campaign's group moves on.
+    logger.warn('webhook campaign not read; handed to the retry lane', {
+      ...log,
+      error: (err as Error).message,
+    });
+    return moveToRetryLane(deps, record.body, message, 0, 5, log);
+  }
+  if (!target) return drop(log);
+  if (target.slowLane) {
+    logger.info('webhook endpoint in the slow lane; first attempt handed to the retry lane', log);
+    return moveToRetryLane(deps, record.body, message, 0, 0, log);
+  }
+
+  const result = await timedAttempt(message, target, deps, log);
+  if (result.outcome !== 'failed') return 'delivered';
+  const delay = nextDelaySeconds(1, deps.delays, {
+    retryAfterSeconds: result.retryAfterSeconds,
+    random: deps.random,
+  });
+  if (delay === undefined) {
+    logger.warn('webhook failed for the last time; dead-lettered', { ...log, error: result.error });
+    return deadLetter(deps, message, result.error, 1, result.status);
+  }
+  logFailure(log, result, delay, deps);
+  const moved = await moveToRetryLane(deps, record.body, message, 1, delay, log);
+  return moved === 'moved' ? 'failed' : moved;
+}
+
+async function retry(record: QueueRecord, deps: DeliveryDeps): Promise<Outcome> {
+  const attributes = record.messageAttributes ?? {};
+  const before = Math.max(0, Number(attributes[ATTEMPTS_ATTRIBUTE]?.stringValue) || 0);
+  const due = Number(attributes[DUE_ATTRIBUTE]?.stringValue);
+  const receives = Math.max(1, Number(record.attributes.ApproximateReceiveCount) || 1);
+  const attempt = before + receives;
+  const parsed = await parse(record, deps, attempt);
+  if (!parsed.ok) return parsed.outcome;
+  const { message, log } = parsed;
+
+  const now = Date.now();
+  if (Number.isFinite(due) && due - now > 1000) {
+    // Put back as a new message, so that the receives counted above stay attempts.
+    return moveToRetryLane(deps, record.body, message, before, (due - now) / 1000, log);
+  }
 
   const target = await deps.loadTarget(message.tenant, message.campaign_id);
-  if (!target) {
-    logger.info('webhook dropped: campaign deleted or has no webhook_url', log);
-    return true;
-  }
-
-  const result = await attemptDelivery(message, target, {
-    allowPrivate: deps.allowPrivate,
-    resolve: deps.resolve,
-    timeoutMs: deps.timeoutMs,
-    now: deps.now?.(),
-  });
-  if (result.outcome === 'delivered') {
-    logger.info('webhook delivered', { ...log, status: result.status });
-    return true;
-  }
-  if (result.outcome === 'gone') {
-    logger.info('webhook stopped: receiver answered 410 Gone', log);
-    return true;
-  }
-
+  if (!target) return drop(log);
+  const started = Date.now();
+  const result = await timedAttempt(message, target, deps, log);
+  if (result.outcome !== 'failed') return 'delivered';
   const delay = nextDelaySeconds(attempt, deps.delays, {
     retryAfterSeconds: result.retryAfterSeconds,
     random: deps.random,
@@ -154,20 +250,14 @@ async function deliverRecord(
     logger.warn('webhook failed for the last time; dead-lettered', { ...log, error: result.error });
     return deadLetter(deps, message, result.error, attempt, result.status);
   }
-  // The 12 h ceiling counts from this receive; keep a margin for the time the batch has taken.
-  const elapsed = Math.ceil((Date.now() - batchStarted) / 1000);
+  // The 12 h ceiling counts from this receive; keep a margin for the time the attempt has taken.
+  const elapsed = Math.ceil((Date.now() - started) / 1000);
   const visibility = Math.max(0, Math.min(delay, MAX_VISIBILITY_SECONDS - elapsed - 60));
-  logger.info('webhook attempt failed; retrying', {
-    ...log,
-    error: result.error,
-    status: result.status,
-    retry_in_seconds: visibility,
-    attempts: maxAttempts(deps.delays),
-  });
+  logFailure(log, result, visibility, deps);
   try {
     await deps.sqs.send(
       new ChangeMessageVisibilityCommand({
-        QueueUrl: deps.queueUrl,
+        QueueUrl: deps.retryQueueUrl,
         ReceiptHandle: record.receiptHandle,
         VisibilityTimeout: visibility,
       }),
@@ -176,7 +266,87 @@ async function deliverRecord(
     // Without it the message still comes back, after the queue's visibility timeout.
     logger.warn('webhook backoff not set', { ...log, error: (err as Error).message });
   }
-  return false;
+  return 'backoff';
+}
+
+/** One attempt, timed, that also keeps the campaign's slow-lane flag current. */
+async function timedAttempt(
+  message: WebhookMessage,
+  target: WebhookTarget,
+  deps: DeliveryDeps,
+  log: Record<string, unknown>,
+): Promise<AttemptResult> {
+  const clock = deps.clock ?? (() => performance.now());
+  const started = clock();
+  const result = await attemptDelivery(message, target, {
+    allowPrivate: deps.allowPrivate,
+    resolve: deps.resolve,
+    timeoutMs: deps.timeoutMs,
+    now: deps.now?.(),
+  });
+  const durationMs = Math.round(clock() - started);
+  const slow = result.outcome === 'failed' || durationMs > SLOW_ATTEMPT_MS;
+  if (result.outcome === 'delivered') {
+    logger.info('webhook delivered', { ...log, status: result.status, duration_ms: durationMs });
+  } else if (result.outcome === 'gone') {
+    logger.info('webhook stopped: receiver answered 410 Gone', { ...log, duration_ms: durationMs });
+  }
+  if (slow !== Boolean(target.slowLane) && deps.setSlowLane) {
+    logger.info(slow ? 'webhook endpoint enters the slow lane' : 'webhook endpoint leaves the slow lane', {
+      ...log,
+      duration_ms: durationMs,
+    });
+    try {
+      await deps.setSlowLane(message.tenant, message.campaign_id, target.url, slow);
+    } catch (err) {
+      logger.warn('webhook slow-lane flag not changed', { ...log, error: (err as Error).message });
+    }
+  }
+  return result;
+}
+
+function logFailure(
+  log: Record<string, unknown>,
+  result: Extract<AttemptResult, { outcome: 'failed' }>,
+  retryInSeconds: number,
+  deps: DeliveryDeps,
+) {
+  logger.info('webhook attempt failed; retrying', {
+    ...log,
+    error: result.error,
+    status: result.status,
+    retry_in_seconds: retryInSeconds,
+    attempts: maxAttempts(deps.delays),
+  });
+}
+
+function drop(log: Record<string, unknown>): Outcome {
+  logger.info('webhook dropped: campaign deleted or has no webhook_url', log);
+  return 'dropped';
+}
+
+/** Send the event to the retry lane, due in `delaySeconds`, after `attempts` attempts. */
+async function moveToRetryLane(
+  deps: DeliveryDeps,
+  body: string,
+  message: WebhookMessage,
+  attempts: number,
+  delaySeconds: number,
+  log: Record<string, unknown>,
+): Promise<Outcome> {
+  try {
+    await deps.sqs.send(
+      new SendMessageCommand({
+        QueueUrl: deps.retryQueueUrl,
+        ...retryMessage(body, message, attempts, delaySeconds),
+      }),
+    );
+    return 'moved';
+  } catch (err) {
+    // Not acknowledged: the message comes back to this lane and is handled again.
+    logger.error('webhook retry-lane send failed', { ...log, error: (err as Error).message });
+    return 'pending';
+  }
 }
 
 async function deadLetter(
@@ -185,7 +355,7 @@ async function deadLetter(
   error: string,
   attempts: number,
   status?: number,
-): Promise<boolean> {
+): Promise<Outcome> {
   try {
     await deps.sqs.send(
       new SendMessageCommand({
@@ -201,10 +371,10 @@ async function deadLetter(
         }),
       }),
     );
-    return true;
+    return 'deadLettered';
   } catch (err) {
     // Not acknowledged: the message comes back and this is tried again.
     logger.error('webhook dead-letter send failed', { error: (err as Error).message });
-    return false;
+    return 'pending';
   }
 }

@@ -2,7 +2,13 @@
  * What other code (scripts, the benchmark, tools) may need from the webhook pipeline. Lambda
  * functions import the specific modules instead, to keep their bundles small.
  */
-export { type AttemptResult, attemptDelivery, deliverBatch, type WebhookTarget } from './deliver.ts';
+export {
+  type AttemptResult,
+  attemptDelivery,
+  deliverFirstAttempts,
+  deliverRetries,
+  type WebhookTarget,
+} from './deliver.ts';
 export { type EventAttributes, eventAttributes, type WebhookBody, type WebhookEventType } from './events.ts';
 export { parseWebhookMessage, type WebhookMessage, webhookBodyText } from './message.ts';
 export {

@@ -14,11 +14,18 @@ export interface ReceivedRequest {
   receivedAt: number;
 }
 
-/** How to answer the n-th request (0-based); default 200 with an empty body. */
+/**
+ * How to answer the n-th request (0-based); default 200 with an empty body. `delayMs` holds the
+ * answer back; `hang-up` closes the connection without answering; `silence` never answers.
+ */
 export type Responder = (
   request: ReceivedRequest,
   index: number,
-) => { status: number; headers?: Record<string, string>; body?: string } | undefined;
+) =>
+  | { status: number; headers?: Record<string, string>; body?: string; delayMs?: number }
+  | 'hang-up'
+  | 'silence'
+  | undefined;
 
 export interface WebhookReceiver {
   url: string;
@@ -44,8 +51,16 @@ export async function startWebhookReceiver(respond?: Responder): Promise<Webhook
       };
       const index = requests.push(request) - 1;
       const answer = respond?.(request, index) ?? { status: 200 };
-      res.writeHead(answer.status, answer.headers);
-      res.end(answer.body ?? '');
+      if (answer === 'hang-up') req.socket.destroy();
+      else if (answer !== 'silence') {
+        const send = () => {
+          if (res.destroyed) return;
+          res.writeHead(answer.status, answer.headers);
+          res.end(answer.body ?? '');
+        };
+        if (answer.delayMs) setTimeout(send, answer.delayMs).unref();
+        else send();
+      }
       for (const w of [...waiters]) {
         if (requests.length >= w.count) {
           waiters.splice(waiters.indexOf(w), 1);

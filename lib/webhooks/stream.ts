@@ -1,12 +1,14 @@
 /**
- * Table stream -> webhook queue: one transform shared by the AWS stream consumer
- * (`functions/queue/enqueue-webhook-events.ts`) and the local stream poller. The same consumer
- * writes the items of actions recorded on their link's item (`link-actions.ts`).
+ * Table stream -> the webhook first-attempt queue (FIFO, see `lanes.ts`): one transform shared by
+ * the AWS stream consumer (`functions/queue/enqueue-webhook-events.ts`) and the local stream
+ * poller. The same consumer writes the items of actions recorded on their link's item
+ * (`link-actions.ts`).
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { logger as rootLogger } from '../http/logger.ts';
+import { firstAttemptIds } from './lanes.ts';
 import { eventJsonOf, type WebhookMessage } from './message.ts';
 
 // A child: keys appended to the shared logger by the HTTP middleware (one process on the local
@@ -86,11 +88,16 @@ export async function enqueueStreamRecords(
   sqs: SQSClient,
   queueUrl: string,
 ): Promise<{ sent: number; failedSequenceNumbers: string[] }> {
-  const entries: Array<{ sequence: string; body: string }> = [];
+  const entries: Array<{ sequence: string; body: string; message: WebhookMessage }> = [];
   for (const record of records) {
     const message = messageFromStreamRecord(record);
-    if (message)
-      entries.push({ sequence: record.dynamodb?.SequenceNumber ?? '', body: JSON.stringify(message) });
+    if (message) {
+      entries.push({
+        sequence: record.dynamodb?.SequenceNumber ?? '',
+        body: JSON.stringify(message),
+        message,
+      });
+    }
   }
   const batches: Array<typeof entries> = [];
   let current: typeof entries = [];
@@ -114,7 +121,11 @@ export async function enqueueStreamRecords(
         const result = await sqs.send(
           new SendMessageBatchCommand({
             QueueUrl: queueUrl,
-            Entries: batch.map((e, i) => ({ Id: String(i), MessageBody: e.body })),
+            Entries: batch.map((e, i) => ({
+              Id: String(i),
+              MessageBody: e.body,
+              ...firstAttemptIds(e.message, e.body),
+            })),
           }),
         );
         for (const f of result.Failed ?? []) {

@@ -1,11 +1,14 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../db/client.ts';
 import { keys } from '../db/keys.ts';
 import type { WebhookTarget } from './deliver.ts';
 
 /**
  * The campaign's webhook URL and secret as they are now (strongly consistent read), so a URL
- * changed or cleared after the event, or a deleted campaign, is honoured at delivery time.
+ * changed or cleared after the event, or a deleted campaign, is honoured at delivery time. The
+ * same read says whether that URL is in the slow lane: the flag names the URL it was set for, so a
+ * new `webhook_url` starts in the first-attempt lane.
  */
 export async function loadWebhookTarget(
   tenant: string,
@@ -15,12 +18,52 @@ export async function loadWebhookTarget(
     new GetCommand({
       TableName: tableName,
       Key: keys.campaign(tenant, campaignId),
-      ProjectionExpression: 'webhook_url, webhook_secret',
+      ProjectionExpression: 'webhook_url, webhook_secret, webhook_slow_lane_url',
       ConsistentRead: true,
     }),
   );
   const url = Item?.webhook_url;
   const secret = Item?.webhook_secret;
   if (typeof url !== 'string' || url === '' || typeof secret !== 'string' || secret === '') return undefined;
-  return { url, secret };
+  return { url, secret, slowLane: Item?.webhook_slow_lane_url === url };
+}
+
+/**
+ * Put the campaign's endpoint in the slow lane, or take it out: one conditional UpdateItem, only
+ * when an attempt's outcome disagrees with the flag it read, so a steady endpoint costs no write.
+ * The conditions make it a no-op on a deleted campaign (no item is created) or once the URL has
+ * changed, and let concurrent attempts race harmlessly.
+ */
+export async function setSlowLane(tenant: string, campaignId: string, url: string, slow: boolean) {
+  try {
+    await db.send(
+      new UpdateCommand(
+        slow
+          ? {
+              TableName: tableName,
+              Key: keys.campaign(tenant, campaignId),
+              UpdateExpression: 'SET webhook_slow_lane_url = :url, webhook_slow_lane_since = :now',
+              ConditionExpression:
+                'webhook_url = :url AND (attribute_not_exists(webhook_slow_lane_url) OR webhook_slow_lane_url <> :url)',
+              ExpressionAttributeValues: { ':url': url, ':now': new Date().toISOString() },
+            }
+          : {
+              TableName: tableName,
+              Key: keys.campaign(tenant, campaignId),
+              UpdateExpression: 'REMOVE webhook_slow_lane_url, webhook_slow_lane_since',
+              ConditionExpression: 'webhook_slow_lane_url = :url',
+              ExpressionAttributeValues: { ':url': url },
+            },
+      ),
+    );
+  } catch (err) {
+    if (
+      !(
+        err instanceof ConditionalCheckFailedException ||
+        (err as Error).name === 'ConditionalCheckFailedException'
+      )
+    ) {
+      throw err;
+    }
+  }
 }

@@ -11,7 +11,7 @@ import type { LatencyRow } from './latency.ts';
 import type { LoadResultSet } from './load.ts';
 import type { ScaleResult } from './scale.ts';
 import { kib, ms, ratio } from './stats.ts';
-import type { WebhookOutcome } from './webhooks.ts';
+import type { IsolationOutcome, IsolationResult, WebhookOutcome } from './webhooks.ts';
 
 export interface Machine {
   cpu: string;
@@ -36,6 +36,7 @@ export interface BenchResults {
   load: Phase<LoadResultSet>;
   coldStart: Phase<ColdStartResult>;
   webhooks: Phase<WebhookOutcome>;
+  isolation: Phase<IsolationOutcome>;
   scale: Phase<ScaleResult>;
   cost: Phase<CostModel>;
   /** Route-table rows the bench has no request for. */
@@ -43,6 +44,8 @@ export interface BenchResults {
 }
 
 export const LATENCY_GOAL = 1.25;
+/** Contract: another campaign's first attempt starts within 1 s of its event, whatever others do. */
+export const ISOLATION_GOAL_MS = 1000;
 export const COLD_GOAL = 1.15;
 const PAGE_NOISE = 1.25;
 
@@ -340,12 +343,20 @@ export function findings(r: BenchResults): string[] {
     if (s.purge.available && !s.purge.finished)
       out.push(`Scale: the purge left ${s.purge.remaining} links after ${s.purge.seconds.toFixed(0)} s.`);
   }
+  if (r.isolation.ok && r.isolation.value.available) {
+    const { beside } = r.isolation.value;
+    if (beside.max >= ISOLATION_GOAL_MS || beside.missing)
+      out.push(
+        `Webhook isolation: with slow and failing receivers beside it, a healthy campaign's first attempt took up to ${ms(beside.max)} ms after its 201 (goal: under ${ISOLATION_GOAL_MS} ms), ${beside.missing} not delivered.`,
+      );
+  }
   for (const [name, phase] of Object.entries({
     calls: r.calls,
     latency: r.latency,
     load: r.load,
     'cold start': r.coldStart,
     webhooks: r.webhooks,
+    'webhook isolation': r.isolation,
     scale: r.scale,
     cost: r.cost,
   })) {
@@ -360,9 +371,33 @@ export function unavailable(r: BenchResults): string[] {
     out.push(`Routes without a request recipe in the bench: ${r.unmeasuredRoutes.join(', ')}.`);
   if (r.webhooks.ok && !r.webhooks.value.available)
     out.push(`Webhooks: not available yet (${r.webhooks.value.reason}).`);
+  if (r.isolation.ok && !r.isolation.value.available)
+    out.push(`Webhook isolation: not available yet (${r.isolation.value.reason}).`);
   if (r.scale.ok && !r.scale.value.purge.available)
     out.push(`Purge after delete: not available yet (${r.scale.value.purge.reason}).`);
   return out;
+}
+
+export function isolationTable(i: IsolationResult): Table {
+  const row = (label: string, pick: (l: IsolationResult['alone']) => string) => [
+    label,
+    pick(i.alone),
+    pick(i.beside),
+  ];
+  return {
+    headers: [
+      'healthy campaign, first attempt (201 → arrival)',
+      'alone',
+      `beside ${i.receivers.length} bad receivers, ${i.backlogPerReceiver} pending events each`,
+    ],
+    rows: [
+      row(`events (one every ${i.paceMs} ms for ${i.seconds} s)`, (l) => String(l.events)),
+      row('p50', (l) => `${ms(l.p50)} ms`),
+      row('p99', (l) => `${ms(l.p99)} ms`),
+      row('max', (l) => `${ms(l.max)} ms`),
+      row('not delivered', (l) => String(l.missing)),
+    ],
+  };
 }
 
 export function renderMarkdown(r: BenchResults, chartFile: string): string {
@@ -573,6 +608,33 @@ export function renderMarkdown(r: BenchResults, chartFile: string): string {
   } else if (!r.webhooks.ok) parts.push(`Did not run: ${r.webhooks.reason}`);
   parts.push('');
 
+  parts.push('### 5b. Isolation: a healthy campaign beside slow and failing receivers');
+  parts.push('');
+  if (r.isolation.ok && r.isolation.value.available) {
+    const i = r.isolation.value;
+    parts.push(
+      `A healthy campaign's actions through the API, one every ${i.paceMs} ms for ${i.seconds} s, each timed from its 201 to the arrival of its first attempt: first alone, then while ${i.receivers.length} other campaigns' receivers misbehave, each with ${i.backlogPerReceiver} pending events written into the table at once (run last: the bad campaigns are deleted afterwards). ` +
+        `Contract: under ${ISOLATION_GOAL_MS} ms whatever the other receivers do. The lanes (lib/webhooks/lanes.ts): one campaign holds at most 10 first-attempt slots, an endpoint that fails or is slow moves to the slow lane, retries have their own lane.`,
+    );
+    parts.push('');
+    parts.push(md(isolationTable(i)));
+    parts.push('');
+    parts.push(
+      md({
+        headers: [
+          'bad receiver',
+          'behaviour',
+          'requests in the run',
+          'in its first 14 s (before any 15 s timeout)',
+        ],
+        rows: i.receivers.map((x) => [x.name, x.behaviour, x.requests, x.beforeFirstTimeout]),
+      }),
+    );
+  } else if (r.isolation.ok && !r.isolation.value.available) {
+    parts.push(`Not available yet: ${r.isolation.value.reason}.`);
+  } else if (!r.isolation.ok) parts.push(`Did not run: ${r.isolation.reason}`);
+  parts.push('');
+
   parts.push('## 6. Scale: a campaign with many links');
   parts.push('');
   if (r.scale.ok) {
@@ -651,7 +713,7 @@ export function renderMarkdown(r: BenchResults, chartFile: string): string {
   parts.push('');
   parts.push(
     '`npm ci && npm run bench` (needs Java 17+ for DynamoDB Local). `BENCH_QUICK=1` shortens every part (fewer requests, 5 s load runs, 10,000 links); ' +
-      '`BENCH_SCALE_LINKS`, `BENCH_LATENCY_N` and `BENCH_LOAD_SECONDS` override single settings. The run writes this file, `bench/results.svg` and `bench/results.json`.',
+      '`BENCH_SCALE_LINKS`, `BENCH_LATENCY_N` and `BENCH_LOAD_SECONDS` override single settings; `BENCH_PARTS=webhooks,isolation` runs only the parts named (cold, calls, latency, webhooks, isolation, load, scale, cost). The run writes this file, `bench/results.svg` and `bench/results.json`.',
   );
   parts.push('');
   return parts.join('\n');
@@ -693,6 +755,12 @@ export function headline(r: BenchResults): string[] {
     const w = r.webhooks.value;
     out.push(
       `Webhooks: 201 → delivery p50 ${ms(w.latency.p50)} ms, p95 ${ms(w.latency.p95)} ms (actions of a referred user: p50 ${ms(w.userActionLatency.p50)} ms, p95 ${ms(w.userActionLatency.p95)} ms); backlog of ${w.backlog.events} at ${w.backlog.deliveriesPerSecond.toFixed(0)} deliveries/s.`,
+    );
+  }
+  if (r.isolation.ok && r.isolation.value.available) {
+    const i = r.isolation.value;
+    out.push(
+      `Webhook isolation: a healthy campaign's first attempt p50 ${ms(i.beside.p50)} ms, p99 ${ms(i.beside.p99)} ms after its 201 beside ${i.receivers.length} slow and failing receivers (alone: p50 ${ms(i.alone.p50)} ms, p99 ${ms(i.alone.p99)} ms).`,
     );
   }
   if (r.scale.ok) {
@@ -826,6 +894,13 @@ export function consoleReport(r: BenchResults): string {
           )
         : `not available yet: ${w.reason}`,
     );
+  }
+  if (r.isolation.ok) {
+    const i = r.isolation.value;
+    if (i.available) {
+      const t = isolationTable(i);
+      section('5b. Webhook isolation', textTable(t.headers, t.rows));
+    } else section('5b. Webhook isolation', `not available yet: ${i.reason}`);
   }
   if (r.scale.ok) {
     const s = r.scale.value;

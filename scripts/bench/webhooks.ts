@@ -17,6 +17,7 @@ import { keys } from '../../lib/db/keys.ts';
 import { formatTimestamp } from '../../lib/domain/time.ts';
 import { sqsClient } from '../../lib/local/queue.ts';
 import { eventAttributes } from '../../lib/webhooks/events.ts';
+import { type Responder, startWebhookReceiver, type WebhookReceiver } from '../../lib/webhooks/receiver.ts';
 import { projectRoot } from './bundles.ts';
 import type { CountingProxy } from './counting-proxy.ts';
 import { batchPut } from './endpoints.ts';
@@ -66,7 +67,7 @@ export function webhookPipelinePresent(): string | undefined {
   return missing.length ? `missing ${missing.join(', ')}` : undefined;
 }
 
-/** Wait until the webhook queue is empty and no delivery read the table for a second. */
+/** Wait until both webhook lanes are empty and no delivery read the table for a second. */
 export async function waitPipelineIdle(env: BenchEnvironment, proxy: CountingProxy, maxMs = 120_000) {
   const sqs = sqsClient(env.stack.queue.endpoint);
   const started = Date.now();
@@ -79,15 +80,18 @@ export async function waitPipelineIdle(env: BenchEnvironment, proxy: CountingPro
     let stableSince = Date.now();
     while (Date.now() - started < maxMs) {
       await sleep(250);
-      const attrs = await sqs.send(
-        new GetQueueAttributesCommand({
-          QueueUrl: env.stack.queue.webhookQueueUrl,
-          AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-        }),
-      );
-      const depth =
-        Number(attrs.Attributes?.ApproximateNumberOfMessages ?? 0) +
-        Number(attrs.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
+      let depth = 0;
+      for (const QueueUrl of [env.stack.queue.webhookQueueUrl, env.stack.queue.webhookRetryQueueUrl]) {
+        const attrs = await sqs.send(
+          new GetQueueAttributesCommand({
+            QueueUrl,
+            AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+          }),
+        );
+        depth +=
+          Number(attrs.Attributes?.ApproximateNumberOfMessages ?? 0) +
+          Number(attrs.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
+      }
       const now = await webhookReads();
       if (now !== last || depth > 0) {
         last = now;
@@ -367,5 +371,173 @@ export async function measureWebhooks(
   } finally {
     receiver.closeAllConnections();
     await new Promise<void>((r) => receiver.close(() => r()));
+  }
+}
+
+export interface IsolationResult {
+  available: true;
+  /** Seconds of paced events in each run, and the pace. */
+  seconds: number;
+  paceMs: number;
+  /** Pending events written for each bad receiver before the second run. */
+  backlogPerReceiver: number;
+  /** First-attempt latency of the healthy campaign, 201 -> arrival, without and with bad receivers. */
+  alone: LatencySummary;
+  beside: LatencySummary;
+  /** What each bad receiver saw during the second run. */
+  receivers: Array<{ name: string; behaviour: string; requests: number; beforeFirstTimeout: number }>;
+}
+
+export interface LatencySummary {
+  events: number;
+  p50: number;
+  p99: number;
+  max: number;
+  missing: number;
+}
+
+export type IsolationOutcome = IsolationResult | { available: false; reason: string };
+
+/**
+ * Isolation (contract: a receiver that is slow, times out or fails never delays another
+ * campaign's deliveries): a healthy campaign's events through the API, paced, each timed from its
+ * 201 to the arrival of its first attempt; first alone, then while four other campaigns' receivers
+ * answer after 20 s, never answer (the 15 s timeout), answer 500 or hang up, each with a backlog
+ * of pending events written straight into the table. The second run lasts longer than the attempt
+ * timeout, so it covers the whole time the bad receivers hold their first attempts. Run last: the
+ * bad campaigns are deleted afterwards, but their retries stay scheduled (5 min and more) until
+ * their next attempt drops them.
+ */
+export async function measureWebhookIsolation(
+  env: BenchEnvironment,
+  options: { seconds: number; paceMs: number; backlogPerReceiver: number },
+): Promise<IsolationOutcome> {
+  const absent = webhookPipelinePresent();
+  if (absent) return { available: false, reason: `webhook pipeline not landed (${absent})` };
+  const receivers: WebhookReceiver[] = [];
+  const campaigns: string[] = [];
+  const client = env.client;
+  const campaignReceiving = async (name: string, respond?: Responder) => {
+    const rx = await startWebhookReceiver(respond);
+    receivers.push(rx);
+    const campaign = await client.expect<{ id: string }>(
+      { method: 'POST', path: '/api/v1/campaign', body: { url: 'https://example.com/', name } },
+      201,
+    );
+    campaigns.push(campaign.id);
+    await client.expect(
+      {
+        method: 'PATCH',
+        path: `/api/v1/campaign?id=${campaign.id}`,
+        body: { webhook_url: `${rx.url}/hooks` },
+      },
+      200,
+    );
+    return { rx, id: campaign.id };
+  };
+  try {
+    const healthy = await campaignReceiving('Isolation: healthy');
+    const link = await client.expect<{ referral_code: string }>(
+      { method: 'POST', path: '/api/v1/referral_link', body: { campaign_id: healthy.id } },
+      201,
+    );
+    const paced = async (): Promise<LatencySummary> => {
+      const sent = new Map<string, number>();
+      const until = Date.now() + options.seconds * 1000;
+      while (Date.now() < until) {
+        const started = Date.now();
+        const body = await client.expect<{ id: number }>(
+          {
+            method: 'POST',
+            path: '/api/v1/action/referral_link',
+            body: { referral_code: link.referral_code, action_type: 'purchase' },
+          },
+          201,
+        );
+        sent.set(`evt_action_${body.id}`, Date.now());
+        const wait = options.paceMs - (Date.now() - started);
+        if (wait > 0) await sleep(wait);
+      }
+      const deadline = Date.now() + 30_000;
+      const arrivedAt = () =>
+        new Map(healthy.rx.requests.map((r) => [String(r.headers['webhook-id']), r.receivedAt]));
+      let arrived = arrivedAt();
+      while ([...sent.keys()].some((id) => !arrived.has(id)) && Date.now() < deadline) {
+        await sleep(100);
+        arrived = arrivedAt();
+      }
+      const latencies = [...sent].filter(([id]) => arrived.has(id)).map(([id, at]) => arrived.get(id)! - at);
+      return {
+        events: sent.size,
+        p50: percentile(latencies, 50),
+        p99: percentile(latencies, 99),
+        max: Math.max(...latencies),
+        missing: sent.size - latencies.length,
+      };
+    };
+
+    const alone = await paced();
+
+    const bad = [
+      {
+        name: 'slow',
+        behaviour: 'answers 200 after 20 s',
+        respond: () => ({ status: 200, delayMs: 20_000 }),
+      },
+      { name: 'silent', behaviour: 'never answers (15 s timeout)', respond: () => 'silence' as const },
+      { name: 'failing', behaviour: 'answers 500 at once', respond: () => ({ status: 500 }) },
+      { name: 'hang-up', behaviour: 'closes the connection', respond: () => 'hang-up' as const },
+    ];
+    const badCampaigns = [];
+    for (const b of bad)
+      badCampaigns.push({ ...b, ...(await campaignReceiving(`Isolation: ${b.name}`, b.respond)) });
+    const { Attributes } = await env.directDb.send(
+      new UpdateCommand({
+        TableName: env.tableName,
+        Key: keys.sequence('action'),
+        UpdateExpression: 'ADD last_id :n SET #type = :type',
+        ExpressionAttributeNames: { '#type': 'type' },
+        ExpressionAttributeValues: { ':n': bad.length * options.backlogPerReceiver, ':type': 'sequence' },
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
+    let nextId = Number(Attributes?.last_id) - bad.length * options.backlogPerReceiver + 1;
+    const items = badCampaigns.flatMap((c) =>
+      Array.from({ length: options.backlogPerReceiver }, () => {
+        const id = nextId++;
+        return {
+          ...keys.action(env.tenant, c.id, id),
+          type: 'action',
+          ...eventAttributes('action.created', id, env.tenant, c.id, { id, action_type: 'visit' }),
+        };
+      }),
+    );
+    await batchPut(env.directDb, env.tableName, items, 8);
+    // The bad receivers hold their attempts before the healthy campaign's first event.
+    await Promise.all(badCampaigns.map((c) => c.rx.waitFor(1, 30_000)));
+    const badSince = Date.now();
+    const beside = await paced();
+    return {
+      available: true,
+      seconds: options.seconds,
+      paceMs: options.paceMs,
+      backlogPerReceiver: options.backlogPerReceiver,
+      alone,
+      beside,
+      receivers: badCampaigns.map((c) => ({
+        name: c.name,
+        behaviour: c.behaviour,
+        requests: c.rx.requests.length,
+        beforeFirstTimeout: c.rx.requests.filter((r) => r.receivedAt < badSince + 14_000).length,
+      })),
+    };
+  } finally {
+    // Deleted campaigns get no more attempts; closed receivers fail the ones in flight at once.
+    await Promise.all(
+      campaigns.map((id) =>
+        client.send({ method: 'DELETE', path: `/api/v1/campaign?id=${id}` }).catch(() => undefined),
+      ),
+    );
+    await Promise.all(receivers.map((r) => r.close()));
   }
 }

@@ -130,6 +130,7 @@ describe('alarms', () => {
     const { webhooks } = dev.stack;
     for (const [queue, name] of [
       [webhooks.deadLetterQueue, '-webhook-dead-letters'],
+      [webhooks.firstAttemptDeadLetterQueue, '-webhook-first-attempt-dead-letters'],
       [webhooks.streamFailureQueue, '-webhook-stream-failures'],
     ] as const) {
       const alarm = queueAlarm(dev, logicalIdOf(queue), 'ApproximateNumberOfMessagesVisible');
@@ -169,8 +170,8 @@ describe('alarms', () => {
       ...alarms(withTopic),
       ...resourcesOfType(withTopic.json, 'AWS::CloudWatch::CompositeAlarm'),
     ].filter(([id]) => !perFunction.has(id));
-    // API 5xx, the composite, 2 iterator ages, 2 webhook queues, 3 purge queues.
-    expect(notifying).toHaveLength(9);
+    // API 5xx, the composite, 2 iterator ages, 3 webhook queues, 3 purge queues.
+    expect(notifying).toHaveLength(10);
     for (const [id, a] of notifying) {
       expect(a.Properties?.AlarmActions, id).toEqual([TOPIC_ARN]);
       expect(a.Properties?.OKActions, id).toEqual([TOPIC_ARN]);

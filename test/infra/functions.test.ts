@@ -109,12 +109,13 @@ const dynamoActionsOf = (id: string) =>
     .filter((a) => a.startsWith('dynamodb:') || a === '*');
 
 describe('Lambda functions', () => {
-  it('makes one function per route row, plus the authorizer and the fallback (and 4 queue functions)', () => {
+  it('makes one function per route row, plus the authorizer and the fallback (and 5 queue functions)', () => {
     expect(new Set(functions.map((f) => f.id)).size).toBe(routes.length + 2);
     for (const f of functions) fnResource(f.id);
-    // The rest: webhook delivery and its stream consumer, the purge and its stream trigger.
-    s.template.resourceCountIs('AWS::Lambda::Function', routes.length + 2 + 4);
-    expect(s.stack.allFunctions).toHaveLength(routes.length + 2 + 4);
+    // The rest: webhook first attempts, retries and their stream consumer, the purge and its
+    // stream trigger.
+    s.template.resourceCountIs('AWS::Lambda::Function', routes.length + 2 + 5);
+    expect(s.stack.allFunctions).toHaveLength(routes.length + 2 + 5);
   });
 
   it('runs every API function on Node.js 22, arm64, 10 s timeout, with the row memory', () => {

@@ -140,9 +140,11 @@ describe('every function of the stack', () => {
         .sort();
     const { webhooks, purge } = s.stack;
     const id = logicalIdOf;
-    expect(sendTargets(id(webhooks.deliveryFunction))).toEqual([id(webhooks.deadLetterQueue)]);
+    for (const lane of [webhooks.firstAttemptFunction, webhooks.retryFunction]) {
+      expect(sendTargets(id(lane))).toEqual([id(webhooks.retryQueue), id(webhooks.deadLetterQueue)].sort());
+    }
     expect(sendTargets(id(webhooks.streamConsumer))).toEqual(
-      [id(webhooks.queue), id(webhooks.streamFailureQueue)].sort(),
+      [id(webhooks.firstAttemptQueue), id(webhooks.streamFailureQueue)].sort(),
     );
     expect(sendTargets(id(purge.purgeFunction))).toEqual([id(purge.queue)]);
     expect(sendTargets(id(purge.streamConsumer))).toEqual(

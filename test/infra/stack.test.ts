@@ -57,8 +57,10 @@ describe('app and stages', () => {
         'Stage',
         'ApiUrl',
         'TableName',
-        'WebhookQueueUrl',
+        'WebhookFirstAttemptQueueUrl',
+        'WebhookRetryQueueUrl',
         'WebhookDeadLetterQueueUrl',
+        'WebhookFirstAttemptDeadLetterQueueUrl',
         'WebhookStreamFailureQueueUrl',
         'PurgeQueueUrl',
         'PurgeDeadLetterQueueUrl',
@@ -74,8 +76,10 @@ describe('app and stages', () => {
     expect(JSON.stringify(outputs.ApiUrl?.Value)).toContain('execute-api');
     expect(outputs.TableName?.Value).toEqual({ Ref: tableId });
     const queues = {
-      WebhookQueueUrl: dev.stack.webhooks.queue,
+      WebhookFirstAttemptQueueUrl: dev.stack.webhooks.firstAttemptQueue,
+      WebhookRetryQueueUrl: dev.stack.webhooks.retryQueue,
       WebhookDeadLetterQueueUrl: dev.stack.webhooks.deadLetterQueue,
+      WebhookFirstAttemptDeadLetterQueueUrl: dev.stack.webhooks.firstAttemptDeadLetterQueue,
       WebhookStreamFailureQueueUrl: dev.stack.webhooks.streamFailureQueue,
       PurgeQueueUrl: dev.stack.purge.queue,
       PurgeDeadLetterQueueUrl: dev.stack.purge.deadLetterQueue,
@@ -166,13 +170,22 @@ describe('DynamoDB table (from lib/table-definition.ts)', () => {
     expect(table.Properties?.DeletionProtectionEnabled ?? false).toBe(false);
   });
 
+  it('reserves the webhook lanes their concurrency in prod only', () => {
+    const reserved = (s: typeof dev, fn: Parameters<typeof logicalIdOf>[0]) =>
+      s.json.Resources[logicalIdOf(fn)]?.Properties?.ReservedConcurrentExecutions;
+    expect(reserved(prod, prod.stack.webhooks.firstAttemptFunction)).toBe(100);
+    expect(reserved(prod, prod.stack.webhooks.retryFunction)).toBe(50);
+    expect(reserved(dev, dev.stack.webhooks.firstAttemptFunction)).toBeUndefined();
+    expect(reserved(dev, dev.stack.webhooks.retryFunction)).toBeUndefined();
+  });
+
   it('dev cleans up after itself: no resource of the dev stack is retained', () => {
     const retained = Object.entries(dev.json.Resources).filter(
       ([, r]) => r.DeletionPolicy === 'Retain' || r.DeletionPolicy === 'RetainExceptOnCreate',
     );
     expect(retained.map(([id]) => id)).toEqual([]);
     const queues = resourcesOfType(dev.json, 'AWS::SQS::Queue');
-    expect(queues).toHaveLength(6);
+    expect(queues).toHaveLength(8);
     for (const [id, q] of queues) expect(q.DeletionPolicy, id).toBe('Delete');
   });
 

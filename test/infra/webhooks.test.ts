@@ -24,13 +24,18 @@ function cdkJsonContext(): Record<string, unknown> {
 }
 
 /** The construct in a throwaway stack, next to the real table construct (stream NEW_IMAGE). */
-function synthWebhooks(options: { alarmTopic?: boolean } = {}) {
+function synthWebhooks(options: { alarmTopic?: boolean; reserveConcurrency?: boolean } = {}) {
   // Bundling is skipped here (the template is the same); the bundles are built below.
   const app = new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } });
   const stack = new Stack(app, 'WebhooksTest');
   const { table } = new ReferralTable(stack, 'Storage', { stage: 'dev' });
   const topic = options.alarmTopic ? new sns.Topic(stack, 'Alarms') : undefined;
-  const webhooks = new Webhooks(stack, 'Webhooks', { table, stage: 'dev', alarmTopic: topic });
+  const webhooks = new Webhooks(stack, 'Webhooks', {
+    table,
+    stage: 'dev',
+    alarmTopic: topic,
+    reserveConcurrency: options.reserveConcurrency,
+  });
   const template = Template.fromStack(stack);
   const resources = template.toJSON().Resources as Resources;
   const id = (construct: { node: { defaultChild?: unknown } }) =>
@@ -44,16 +49,23 @@ describe('Webhooks construct', () => {
     s = synthWebhooks({ alarmTopic: true });
   });
 
-  it('makes an encrypted, TLS-only webhook queue that redrives to the DLQ above 12 attempts', () => {
-    const queue = s.resources[s.id(s.webhooks.queue)]!.Properties;
+  it('makes an encrypted, TLS-only retry queue that redrives to the DLQ above 12 attempts', () => {
+    const queue = s.resources[s.id(s.webhooks.retryQueue)]!.Properties;
+    expect(queue.FifoQueue).toBeUndefined();
     expect(queue.SqsManagedSseEnabled).toBe(true);
     expect(queue.MessageRetentionPeriod).toBe(14 * 86400);
     expect(queue.RedrivePolicy.deadLetterTargetArn).toEqual({
       'Fn::GetAtt': [s.id(s.webhooks.deadLetterQueue), 'Arn'],
     });
-    expect(queue.RedrivePolicy.maxReceiveCount).toBeGreaterThan(12);
+    expect(queue.RedrivePolicy.maxReceiveCount).toBe(20);
     // enforceSSL: a queue policy denying every non-TLS request, on each queue.
-    for (const q of [s.webhooks.queue, s.webhooks.deadLetterQueue, s.webhooks.streamFailureQueue]) {
+    for (const q of [
+      s.webhooks.firstAttemptQueue,
+      s.webhooks.retryQueue,
+      s.webhooks.deadLetterQueue,
+      s.webhooks.firstAttemptDeadLetterQueue,
+      s.webhooks.streamFailureQueue,
+    ]) {
       s.template.hasResourceProperties('AWS::SQS::QueuePolicy', {
         Queues: [{ Ref: s.id(q) }],
         PolicyDocument: {
@@ -67,6 +79,29 @@ describe('Webhooks construct', () => {
         },
       });
     }
+  });
+
+  it('makes the first-attempt queue a high-throughput FIFO queue with its own FIFO dead-letter queue', () => {
+    const queue = s.resources[s.id(s.webhooks.firstAttemptQueue)]!.Properties;
+    expect(queue).toMatchObject({
+      FifoQueue: true,
+      ContentBasedDeduplication: false,
+      DeduplicationScope: 'messageGroup',
+      FifoThroughputLimit: 'perMessageGroupId',
+      SqsManagedSseEnabled: true,
+      MessageRetentionPeriod: 14 * 86400,
+      VisibilityTimeout: 180,
+      RedrivePolicy: {
+        deadLetterTargetArn: { 'Fn::GetAtt': [s.id(s.webhooks.firstAttemptDeadLetterQueue), 'Arn'] },
+        maxReceiveCount: 10,
+      },
+    });
+    const dlq = s.resources[s.id(s.webhooks.firstAttemptDeadLetterQueue)]!.Properties;
+    expect(dlq).toMatchObject({
+      FifoQueue: true,
+      SqsManagedSseEnabled: true,
+      MessageRetentionPeriod: 1209600,
+    });
   });
 
   it('keeps dead letters 14 days, encrypted, and alarms as soon as one arrives', () => {
@@ -86,46 +121,73 @@ describe('Webhooks construct', () => {
       TreatMissingData: 'notBreaching',
       AlarmActions: [{ Ref: s.stack.getLogicalId(s.topic!.node.defaultChild as never) }],
     });
-    s.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
-      MetricName: 'ApproximateNumberOfMessagesVisible',
-      Dimensions: [
-        { Name: 'QueueName', Value: { 'Fn::GetAtt': [s.id(s.webhooks.streamFailureQueue), 'QueueName'] } },
-      ],
-    });
+    for (const queue of [s.webhooks.firstAttemptDeadLetterQueue, s.webhooks.streamFailureQueue]) {
+      s.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        MetricName: 'ApproximateNumberOfMessagesVisible',
+        Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [s.id(queue), 'QueueName'] } }],
+        Threshold: 0,
+        AlarmActions: [{ Ref: s.stack.getLogicalId(s.topic!.node.defaultChild as never) }],
+      });
+    }
   });
 
-  it('runs delivery on Node.js 22 arm64 with its settings and a log group with retention', () => {
-    const fn = s.resources[s.id(s.webhooks.deliveryFunction)]!.Properties;
-    expect(fn.Runtime).toBe('nodejs22.x');
-    expect(fn.Architectures).toEqual(['arm64']);
-    expect(fn.Environment.Variables).toMatchObject({
-      TABLE_NAME: { Ref: s.id(s.table) },
-      STAGE: 'dev',
-      WEBHOOK_QUEUE_URL: { Ref: s.id(s.webhooks.queue) },
-      WEBHOOK_DLQ_URL: { Ref: s.id(s.webhooks.deadLetterQueue) },
-    });
-    // Never in a deployed stage: private destinations stay refused.
-    expect(fn.Environment.Variables.ALLOW_PRIVATE_WEBHOOKS).toBeUndefined();
-    expect(fn.Environment.Variables.WEBHOOK_RETRY_DELAYS).toBeUndefined();
-    const logGroupId = fn.LoggingConfig.LogGroup.Ref as string;
-    expect(s.resources[logGroupId]!.Properties.RetentionInDays).toBeGreaterThan(0);
+  it('runs both lanes on Node.js 22 arm64 with their settings and a log group with retention', () => {
+    for (const lane of [s.webhooks.firstAttemptFunction, s.webhooks.retryFunction]) {
+      const fn = s.resources[s.id(lane)]!.Properties;
+      expect(fn.Runtime).toBe('nodejs22.x');
+      expect(fn.Architectures).toEqual(['arm64']);
+      expect(fn.Timeout).toBe(30);
+      expect(fn.Environment.Variables).toMatchObject({
+        TABLE_NAME: { Ref: s.id(s.table) },
+        STAGE: 'dev',
+        WEBHOOK_RETRY_QUEUE_URL: { Ref: s.id(s.webhooks.retryQueue) },
+        WEBHOOK_DLQ_URL: { Ref: s.id(s.webhooks.deadLetterQueue) },
+      });
+      // Never in a deployed stage: private destinations stay refused.
+      expect(fn.Environment.Variables.ALLOW_PRIVATE_WEBHOOKS).toBeUndefined();
+      expect(fn.Environment.Variables.WEBHOOK_RETRY_DELAYS).toBeUndefined();
+      // Not reserved unless asked for (prod): a new account's quota could not give it.
+      expect(fn.ReservedConcurrentExecutions).toBeUndefined();
+      const logGroupId = fn.LoggingConfig.LogGroup.Ref as string;
+      expect(s.resources[logGroupId]!.Properties.RetentionInDays).toBeGreaterThan(0);
+    }
   });
 
-  it('consumes the queue with partial batch responses and a maximum concurrency', () => {
+  it('invokes each lane with one message at a time, partial batch responses and its own concurrency', () => {
     s.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
-      EventSourceArn: { 'Fn::GetAtt': [s.id(s.webhooks.queue), 'Arn'] },
-      FunctionName: { Ref: s.id(s.webhooks.deliveryFunction) },
+      EventSourceArn: { 'Fn::GetAtt': [s.id(s.webhooks.firstAttemptQueue), 'Arn'] },
+      FunctionName: { Ref: s.id(s.webhooks.firstAttemptFunction) },
       FunctionResponseTypes: ['ReportBatchItemFailures'],
-      ScalingConfig: { MaximumConcurrency: Match.anyValue() },
-      BatchSize: 10,
+      ScalingConfig: { MaximumConcurrency: 100 },
+      BatchSize: 1,
+    });
+    s.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: { 'Fn::GetAtt': [s.id(s.webhooks.retryQueue), 'Arn'] },
+      FunctionName: { Ref: s.id(s.webhooks.retryFunction) },
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      ScalingConfig: { MaximumConcurrency: 50 },
+      BatchSize: 1,
     });
   });
 
-  it('sets the queue visibility timeout to at least six times the function timeout', () => {
-    const timeout = s.resources[s.id(s.webhooks.deliveryFunction)]!.Properties.Timeout as number;
-    const visibility = s.resources[s.id(s.webhooks.queue)]!.Properties.VisibilityTimeout as number;
-    expect(timeout).toBeGreaterThanOrEqual(20); // 15 s attempt + DNS, GetItem, SQS
-    expect(visibility).toBeGreaterThanOrEqual(6 * timeout);
+  it('reserves each lane its mapping concurrency when asked to', () => {
+    const reserved = synthWebhooks({ reserveConcurrency: true });
+    const of = (fn: { node: { defaultChild?: unknown } }) =>
+      reserved.resources[reserved.id(fn)]!.Properties.ReservedConcurrentExecutions;
+    expect(of(reserved.webhooks.firstAttemptFunction)).toBe(100);
+    expect(of(reserved.webhooks.retryFunction)).toBe(50);
+  });
+
+  it('sets each queue visibility timeout to at least six times the function timeout', () => {
+    for (const [queue, fn] of [
+      [s.webhooks.firstAttemptQueue, s.webhooks.firstAttemptFunction],
+      [s.webhooks.retryQueue, s.webhooks.retryFunction],
+    ] as const) {
+      const timeout = s.resources[s.id(fn)]!.Properties.Timeout as number;
+      const visibility = s.resources[s.id(queue)]!.Properties.VisibilityTimeout as number;
+      expect(timeout).toBeGreaterThanOrEqual(20); // 15 s attempt + DNS, GetItem, SQS
+      expect(visibility).toBeGreaterThanOrEqual(6 * timeout);
+    }
   });
 
   it('feeds the consumer from the table stream: event INSERTs and link actions only, nothing skipped', () => {
@@ -149,7 +211,9 @@ describe('Webhooks construct', () => {
       },
     ]);
     const consumer = s.resources[s.id(s.webhooks.streamConsumer)]!.Properties;
-    expect(consumer.Environment.Variables.WEBHOOK_QUEUE_URL).toEqual({ Ref: s.id(s.webhooks.queue) });
+    expect(consumer.Environment.Variables.WEBHOOK_QUEUE_URL).toEqual({
+      Ref: s.id(s.webhooks.firstAttemptQueue),
+    });
     expect(consumer.Environment.Variables.TABLE_NAME).toEqual({ Ref: s.id(s.table) });
   });
 
@@ -171,23 +235,43 @@ describe('Webhooks construct', () => {
     return out;
   }
 
-  it('gives delivery only GetItem on the table, consume on the queue and send on the DLQ', () => {
-    const perms = permissions(s.webhooks.deliveryFunction);
+  it('gives each lane GetItem and UpdateItem on the table, consume on its queue, send to the retry queue and DLQ', () => {
     const tableArn = JSON.stringify({ 'Fn::GetAtt': [s.id(s.table), 'Arn'] });
-    const queueArn = JSON.stringify({ 'Fn::GetAtt': [s.id(s.webhooks.queue), 'Arn'] });
-    const dlqArn = JSON.stringify({ 'Fn::GetAtt': [s.id(s.webhooks.deadLetterQueue), 'Arn'] });
-    const dynamo = perms.filter(([a]) => a.startsWith('dynamodb:'));
-    expect(dynamo).toEqual([['dynamodb:GetItem', tableArn]]);
-    expect(perms).toContainEqual(['sqs:ChangeMessageVisibility', queueArn]);
-    expect(perms).toContainEqual(['sqs:ReceiveMessage', queueArn]);
-    expect(perms).toContainEqual(['sqs:DeleteMessage', queueArn]);
-    expect(perms).toContainEqual(['sqs:SendMessage', dlqArn]);
-    expect(perms.filter(([a]) => a === 'sqs:SendMessage').map(([, r]) => r)).toEqual([dlqArn]);
+    const arn = (q: { node: { defaultChild?: unknown } }) =>
+      JSON.stringify({ 'Fn::GetAtt': [s.id(q), 'Arn'] });
+    for (const [fn, queue] of [
+      [s.webhooks.firstAttemptFunction, s.webhooks.firstAttemptQueue],
+      [s.webhooks.retryFunction, s.webhooks.retryQueue],
+    ] as const) {
+      const perms = permissions(fn);
+      expect(perms.filter(([a]) => a.startsWith('dynamodb:'))).toEqual([
+        ['dynamodb:GetItem', tableArn],
+        ['dynamodb:UpdateItem', tableArn],
+      ]);
+      expect(perms).toContainEqual(['sqs:ChangeMessageVisibility', arn(queue)]);
+      expect(perms).toContainEqual(['sqs:ReceiveMessage', arn(queue)]);
+      expect(perms).toContainEqual(['sqs:DeleteMessage', arn(queue)]);
+      expect(
+        perms
+          .filter(([a]) => a === 'sqs:SendMessage')
+          .map(([, r]) => r)
+          .sort(),
+      ).toEqual([arn(s.webhooks.retryQueue), arn(s.webhooks.deadLetterQueue)].sort());
+    }
+    // The first-attempt lane never consumes the retry queue, nor the other way round.
+    expect(permissions(s.webhooks.firstAttemptFunction)).not.toContainEqual([
+      'sqs:ReceiveMessage',
+      arn(s.webhooks.retryQueue),
+    ]);
+    expect(permissions(s.webhooks.retryFunction)).not.toContainEqual([
+      'sqs:ReceiveMessage',
+      arn(s.webhooks.firstAttemptQueue),
+    ]);
   });
 
   it('gives the stream consumer the stream, queue send, and only conditional puts on the table', () => {
     const perms = permissions(s.webhooks.streamConsumer);
-    const queueArn = JSON.stringify({ 'Fn::GetAtt': [s.id(s.webhooks.queue), 'Arn'] });
+    const queueArn = JSON.stringify({ 'Fn::GetAtt': [s.id(s.webhooks.firstAttemptQueue), 'Arn'] });
     const tableArn = JSON.stringify({ 'Fn::GetAtt': [s.id(s.table), 'Arn'] });
     expect(perms).toContainEqual(['sqs:SendMessage', queueArn]);
     expect(perms.some(([a]) => a === 'dynamodb:GetRecords')).toBe(true);
@@ -216,7 +300,7 @@ describe('Webhooks construct', () => {
     expect(() => new Webhooks(stack, 'W', { table, stage: 'dev' })).toThrow(/stream/);
   });
 
-  it.each(['queue/deliver-webhook', 'queue/enqueue-webhook-events'])(
+  it.each(['queue/deliver-webhook', 'queue/retry-webhook', 'queue/enqueue-webhook-events'])(
     'bundles %s as the stack does (ESM, nothing external but Node built-ins)',
     async (handler) => {
       const result = await build({

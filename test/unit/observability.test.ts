@@ -1,12 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { logger, REDACTED, redactSecrets } from '../../lib/http/logger.ts';
-import {
-  BusinessMetric,
-  countEvent,
-  deliverWithMetrics,
-  metrics,
-  publishMetrics,
-} from '../../lib/http/metrics.ts';
+import { BusinessMetric, countEvent, metrics, publishMetrics } from '../../lib/http/metrics.ts';
+import { countDeliveries } from '../../lib/webhooks/metrics.ts';
 
 const API_KEY = `rk_${'A1b2C3d4E5'.repeat(4)}xyz`;
 const SECRET = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
@@ -102,32 +97,10 @@ describe('business metrics (EMF)', () => {
     expect(await stdoutOf(publishMetrics)).toBe('');
   });
 
-  it('counts a delivery batch: succeeded, failed (retried) and dead-lettered', async () => {
+  it('counts a delivery invocation: succeeded, failed (retried) and dead-lettered', async () => {
     process.env.STAGE = 'prod';
-    const sent: string[] = [];
-    const deps = {
-      dlqUrl: 'https://sqs/dlq',
-      queueUrl: 'https://sqs/queue',
-      sqs: {
-        send: async (command: { input: object }) => {
-          sent.push((command.input as { QueueUrl: string }).QueueUrl);
-          return {};
-        },
-      },
-    };
-    const records = ['a', 'b', 'c', 'd', 'e'].map((messageId) => ({ messageId }));
-    const deliver = async (rs: readonly { messageId: string }[], d: typeof deps) => {
-      // 'a' dead-lettered, 'b' retried (visibility change on the queue), the rest delivered.
-      await d.sqs.send({ input: { QueueUrl: d.dlqUrl } });
-      await d.sqs.send({ input: { QueueUrl: d.queueUrl } });
-      return {
-        batchItemFailures: rs
-          .filter((r) => r.messageId === 'b')
-          .map((r) => ({ itemIdentifier: r.messageId })),
-      };
-    };
-    const out = await stdoutOf(() => deliverWithMetrics(records, deps, deliver));
-    expect(sent).toEqual([deps.dlqUrl, deps.queueUrl]);
+    countDeliveries({ delivered: 2, dropped: 1, failed: 1, deadLettered: 1, moved: 4 });
+    const out = await stdoutOf(publishMetrics);
     const emf = JSON.parse(out.trim()) as Record<string, unknown>;
     expect(emf.WebhookDeliveriesSucceeded).toBe(3);
     expect(emf.WebhookDeliveriesFailed).toBe(1);

@@ -10,10 +10,16 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import {
   attemptDelivery,
   type DeliveryDeps,
-  deliverBatch,
+  deliverFirstAttempts,
+  deliverRetries,
   type QueueRecord,
 } from '../../lib/webhooks/deliver.ts';
 import { eventAttributes } from '../../lib/webhooks/events.ts';
+import {
+  FIRST_ATTEMPT_GROUPS_PER_CAMPAIGN,
+  firstAttemptIds,
+  retryMessage,
+} from '../../lib/webhooks/lanes.ts';
 import { parseWebhookMessage, type WebhookMessage, webhookBodyText } from '../../lib/webhooks/message.ts';
 import { type Responder, startWebhookReceiver, type WebhookReceiver } from '../../lib/webhooks/receiver.ts';
 import {
@@ -242,10 +248,54 @@ describe('stream records', () => {
     const result = await enqueueStreamRecords(records, sqs as never, 'https://queue');
     expect(sent.map((b) => b.Entries.length)).toEqual([10, 10, 5]);
     expect(JSON.parse(sent[0]!.Entries[0]!.MessageBody)).toEqual({ ...message(), event_id: 'evt_0' });
+    // The first-attempt queue is FIFO: each event in one of its campaign's groups, deduplicated by id.
+    expect(sent[0]!.Entries[0]).toMatchObject({
+      MessageGroupId: expect.stringMatching(new RegExp(`^${message().campaign_id}#\\d$`)),
+      MessageDeduplicationId: 'evt_0',
+    });
     expect(result.failedSequenceNumbers.sort()).toEqual(
       [...Array.from({ length: 10 }, (_, i) => String(1010 + i)), '1021'].sort(),
     );
     expect(result.sent).toBe(14);
+  });
+});
+
+describe('lanes', () => {
+  it("spreads a campaign's events over its first-attempt groups, the same event always in the same one", () => {
+    const groups = new Set<string>();
+    for (let i = 0; i < 500; i++) {
+      const m = message({ event_id: `evt_action_${i}` });
+      const ids = firstAttemptIds(m, JSON.stringify(m));
+      expect(ids).toEqual(firstAttemptIds(m, 'another body'));
+      expect(ids.MessageDeduplicationId).toBe(`evt_action_${i}`);
+      groups.add(ids.MessageGroupId);
+    }
+    expect([...groups].sort()).toEqual(
+      Array.from(
+        { length: FIRST_ATTEMPT_GROUPS_PER_CAMPAIGN },
+        (_, i) => `${message().campaign_id}#${i}`,
+      ).sort(),
+    );
+  });
+
+  it('still gives an unreadable event valid ids, so that delivery can dead-letter it', () => {
+    const ids = firstAttemptIds({ campaign_id: 'no spaces allowed' } as never, '{"broken":true}');
+    expect(ids.MessageGroupId).toMatch(/^unreadable#\d$/);
+    expect(ids.MessageDeduplicationId).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('delays a retry-lane message by at most 15 minutes and records when a longer one is due', () => {
+    const m = message();
+    expect(retryMessage('{}', m, 1, 5, 0)).toEqual({
+      MessageBody: '{}',
+      MessageGroupId: m.campaign_id,
+      DelaySeconds: 5,
+      MessageAttributes: { attempts: { DataType: 'Number', StringValue: '1' } },
+    });
+    expect(retryMessage('{}', m, 1, 7200, 1_000)).toMatchObject({
+      DelaySeconds: 900,
+      MessageAttributes: { due_at: { DataType: 'Number', StringValue: String(1_000 + 7_200_000) } },
+    });
   });
 });
 
@@ -259,110 +309,339 @@ describe('delivery', () => {
   };
 
   /** A stand-in for SQS: the commands the handler sends are what these tests check. */
-  function fakeSqs() {
+  function fakeSqs(fail?: (name: string) => boolean) {
     const commands: Array<{ name: string; input: Record<string, unknown> }> = [];
     return {
       commands,
       client: {
         send: async (command: { constructor: { name: string }; input: Record<string, unknown> }) => {
           commands.push({ name: command.constructor.name, input: command.input });
+          if (fail?.(command.constructor.name)) throw new Error('SQS unavailable');
           return {};
         },
       },
     };
   }
 
-  function setup(url: string | undefined, overrides: Partial<DeliveryDeps> = {}) {
-    const sqs = fakeSqs();
+  function setup(
+    url: string | undefined,
+    overrides: Partial<DeliveryDeps> = {},
+    options: { slowLane?: boolean; failSqs?: (name: string) => boolean } = {},
+  ) {
+    const sqs = fakeSqs(options.failSqs);
     const key = secret();
+    const flags: Array<[string, boolean]> = [];
     const deps: DeliveryDeps = {
       sqs: sqs.client as never,
-      queueUrl: 'https://sqs/queue',
+      retryQueueUrl: 'https://sqs/retry',
       dlqUrl: 'https://sqs/dlq',
       delays: DEFAULT_RETRY_DELAYS,
       allowPrivate: true,
-      loadTarget: async () => (url ? { url, secret: key } : undefined),
+      loadTarget: async () => (url ? { url, secret: key, slowLane: options.slowLane } : undefined),
+      setSlowLane: async (_tenant, _campaign, flagged, slow) => {
+        flags.push([flagged, slow]);
+      },
       random: () => 0.5,
       ...overrides,
     };
-    return { deps, sqs, key };
+    return { deps, sqs, key, flags };
   }
 
-  const recordOf = (body: string, receiveCount = 1, messageId = 'm-1'): QueueRecord => ({
+  const recordOf = (
+    body: string,
+    receiveCount = 1,
+    messageId = 'm-1',
+    attributes: Record<string, string> = {},
+  ): QueueRecord => ({
     messageId,
     receiptHandle: `rh-${messageId}`,
     body,
     attributes: { ApproximateReceiveCount: String(receiveCount) },
+    messageAttributes: Object.fromEntries(
+      Object.entries(attributes).map(([k, v]) => [k, { stringValue: v, dataType: 'Number' }]),
+    ),
   });
+  /** A retry-lane message after `attempts` attempts, received `receiveCount` times there. */
+  const retryRecordOf = (attempts: number, receiveCount: number, messageId = 'm-1') =>
+    recordOf(JSON.stringify(message()), receiveCount, messageId, { attempts: String(attempts) });
+  const sentTo = (sqs: ReturnType<typeof fakeSqs>, url: string) =>
+    sqs.commands.filter((c) => c.name === 'SendMessageCommand' && c.input.QueueUrl === url);
 
-  it('acknowledges a 2xx and sends a verifiable request', async () => {
-    const rx = await receiver(() => ({ status: 202 }));
-    const { deps, sqs, key } = setup(`${rx.url}/in?x=1`);
-    const result = await deliverBatch([recordOf(JSON.stringify(message()))], deps);
-    expect(result.batchItemFailures).toEqual([]);
-    expect(sqs.commands).toEqual([]);
-    const [req] = rx.requests;
-    expect(req!.path).toBe('/in?x=1');
-    expect(req!.headers['user-agent']).toMatch(/referral-api-webhooks/);
-    expect(verifyDelivery(key, req!.body, req!.headers)).toEqual(JSON.parse(webhookBodyText(message())));
-  });
-
-  it('backs off a failure through the visibility timeout and reports it', async () => {
-    const rx = await receiver(() => ({ status: 500 }));
-    const { deps, sqs } = setup(rx.url);
-    const result = await deliverBatch([recordOf(JSON.stringify(message()), 2)], deps);
-    expect(result.batchItemFailures).toEqual([{ itemIdentifier: 'm-1' }]);
-    expect(sqs.commands).toEqual([
-      {
-        name: 'ChangeMessageVisibilityCommand',
-        input: { QueueUrl: 'https://sqs/queue', ReceiptHandle: 'rh-m-1', VisibilityTimeout: 300 },
-      },
-    ]);
-  });
-
-  it('honours Retry-After on 429 and 503, not on other statuses', async () => {
-    const rx = await receiver(
-      (_r, i) =>
-        [
-          { status: 429, headers: { 'retry-after': '900' } },
-          { status: 503, headers: { 'retry-after': '1' } },
-          { status: 500, headers: { 'retry-after': '900' } },
-        ][i],
-    );
-    const { deps, sqs } = setup(rx.url);
-    for (const id of ['a', 'b', 'c']) await deliverBatch([recordOf(JSON.stringify(message()), 2, id)], deps);
-    expect(sqs.commands.map((c) => c.input.VisibilityTimeout)).toEqual([900, 240, 300]);
-  });
-
-  it('counts a lookup that takes over 3 s as a failed attempt, retried on the schedule', async () => {
-    vi.useFakeTimers();
-    try {
-      const { deps, sqs } = setup('https://hooks.customer.test/in', {
-        allowPrivate: false,
-        resolve: () => new Promise(() => undefined),
+  describe('first-attempt lane', () => {
+    it('acknowledges a 2xx and sends a verifiable request', async () => {
+      const rx = await receiver(() => ({ status: 202 }));
+      const { deps, sqs, key, flags } = setup(`${rx.url}/in?x=1`);
+      const result = await deliverFirstAttempts([recordOf(JSON.stringify(message()))], deps);
+      expect(result).toEqual({
+        batchItemFailures: [],
+        counts: { delivered: 1, dropped: 0, failed: 0, deadLettered: 0, moved: 0 },
       });
-      const pending = deliverBatch([recordOf(JSON.stringify(message()), 2)], deps);
-      await vi.advanceTimersByTimeAsync(3000);
-      expect((await pending).batchItemFailures).toEqual([{ itemIdentifier: 'm-1' }]);
+      expect(sqs.commands).toEqual([]);
+      expect(flags).toEqual([]);
+      const [req] = rx.requests;
+      expect(req!.path).toBe('/in?x=1');
+      expect(req!.headers['user-agent']).toMatch(/referral-api-webhooks/);
+      expect(verifyDelivery(key, req!.body, req!.headers)).toEqual(JSON.parse(webhookBodyText(message())));
+    });
+
+    it('hands a failure to the retry lane, due after the first delay, and puts the endpoint in the slow lane', async () => {
+      const rx = await receiver(() => ({ status: 500 }));
+      const { deps, sqs, flags } = setup(rx.url);
+      const body = JSON.stringify(message());
+      const result = await deliverFirstAttempts([recordOf(body)], deps);
+      // Acknowledged: nothing waits in the FIFO group for a retry.
+      expect(result.batchItemFailures).toEqual([]);
+      expect(result.counts.failed).toBe(1);
+      expect(sqs.commands).toEqual([
+        {
+          name: 'SendMessageCommand',
+          input: {
+            QueueUrl: 'https://sqs/retry',
+            MessageBody: body,
+            MessageGroupId: message().campaign_id,
+            DelaySeconds: 5,
+            MessageAttributes: { attempts: { DataType: 'Number', StringValue: '1' } },
+          },
+        },
+      ]);
+      expect(flags).toEqual([[rx.url, true]]);
+    });
+
+    it('honours a Retry-After beyond SQS’s 15-minute delay by recording when the retry is due', async () => {
+      const rx = await receiver(
+        (_r, i) =>
+          [
+            { status: 429, headers: { 'retry-after': '600' } },
+            { status: 503, headers: { 'retry-after': '3600' } },
+          ][i],
+      );
+      const { deps, sqs } = setup(rx.url);
+      const before = Date.now();
+      for (const id of ['a', 'b'])
+        await deliverFirstAttempts([recordOf(JSON.stringify(message()), 1, id)], deps);
+      const [short, long] = sentTo(sqs, 'https://sqs/retry').map((c) => c.input);
+      expect(short).toMatchObject({ DelaySeconds: 600 });
+      expect(short!.MessageAttributes).not.toHaveProperty('due_at');
+      expect(long).toMatchObject({ DelaySeconds: 900 });
+      const due = Number(
+        (long!.MessageAttributes as Record<string, { StringValue: string }>).due_at!.StringValue,
+      );
+      expect(due - before).toBeGreaterThanOrEqual(3600_000);
+      expect(due - Date.now()).toBeLessThanOrEqual(3600_000);
+    });
+
+    it('hands a campaign in the slow lane to the retry lane without an attempt', async () => {
+      const rx = await receiver();
+      const { deps, sqs, flags } = setup(rx.url, {}, { slowLane: true });
+      const result = await deliverFirstAttempts([recordOf(JSON.stringify(message()))], deps);
+      expect(result.batchItemFailures).toEqual([]);
+      expect(result.counts.moved).toBe(1);
+      expect(rx.requests).toHaveLength(0);
+      expect(sentTo(sqs, 'https://sqs/retry').map((c) => c.input)).toMatchObject([
+        { DelaySeconds: 0, MessageAttributes: { attempts: { StringValue: '0' } } },
+      ]);
+      expect(flags).toEqual([]);
+    });
+
+    it('puts an endpoint that answers 2xx, but slowly, in the slow lane', async () => {
+      const rx = await receiver();
+      let now = 0;
+      const { deps, flags } = setup(rx.url, {
+        clock: () => {
+          now += 1_500;
+          return now;
+        },
+      });
+      const result = await deliverFirstAttempts([recordOf(JSON.stringify(message()))], deps);
+      expect(result.counts.delivered).toBe(1);
+      expect(flags).toEqual([]);
+      const slower = setup(rx.url, {
+        clock: () => {
+          now += 2_500;
+          return now;
+        },
+      });
+      await deliverFirstAttempts([recordOf(JSON.stringify(message()))], slower.deps);
+      expect(slower.flags).toEqual([[rx.url, true]]);
+    });
+
+    it('hands the event to the retry lane when the campaign cannot be read', async () => {
+      const { deps, sqs } = setup('http://127.0.0.1:9', {
+        loadTarget: async () => {
+          throw new Error('ProvisionedThroughputExceeded');
+        },
+      });
+      const result = await deliverFirstAttempts([recordOf(JSON.stringify(message()))], deps);
+      expect(result.batchItemFailures).toEqual([]);
+      expect(sentTo(sqs, 'https://sqs/retry').map((c) => c.input)).toMatchObject([
+        { DelaySeconds: 5, MessageAttributes: { attempts: { StringValue: '0' } } },
+      ]);
+    });
+
+    it('leaves the message on its queue when the retry lane cannot take it', async () => {
+      const rx = await receiver(() => ({ status: 500 }));
+      const { deps } = setup(rx.url, {}, { failSqs: (name) => name === 'SendMessageCommand' });
+      const result = await deliverFirstAttempts([recordOf(JSON.stringify(message()))], deps);
+      expect(result.batchItemFailures).toEqual([{ itemIdentifier: 'm-1' }]);
+    });
+
+    it('dead-letters at once when the schedule has no retries', async () => {
+      const rx = await receiver(() => ({ status: 500 }));
+      const { deps, sqs } = setup(rx.url, { delays: [] });
+      const result = await deliverFirstAttempts([recordOf(JSON.stringify(message()))], deps);
+      expect(result.counts.deadLettered).toBe(1);
+      expect(sentTo(sqs, 'https://sqs/retry')).toEqual([]);
+      expect(JSON.parse(sentTo(sqs, 'https://sqs/dlq')[0]!.input.MessageBody as string)).toMatchObject({
+        dead_letter: { error: 'HTTP 500', attempts: 1 },
+      });
+    });
+
+    it('dead-letters a malformed message at once', async () => {
+      const { deps, sqs } = setup('http://127.0.0.1:9');
+      const result = await deliverFirstAttempts([recordOf('{"event_id":"x"}')], deps);
+      expect(result.batchItemFailures).toEqual([]);
+      expect(JSON.parse(sqs.commands[0]!.input.MessageBody as string)).toMatchObject({
+        raw_body: '{"event_id":"x"}',
+        dead_letter: { attempts: 1 },
+      });
+    });
+
+    it('drops the event when the campaign is gone or has no webhook_url', async () => {
+      const { deps, sqs } = setup(undefined);
+      const result = await deliverFirstAttempts([recordOf(JSON.stringify(message()))], deps);
+      expect(result.batchItemFailures).toEqual([]);
+      expect(result.counts.dropped).toBe(1);
+      expect(sqs.commands).toEqual([]);
+    });
+
+    it('stops on 410 without retrying or dead-lettering', async () => {
+      const rx = await receiver(() => ({ status: 410 }));
+      const { deps, sqs } = setup(rx.url);
+      const result = await deliverFirstAttempts([recordOf(JSON.stringify(message()))], deps);
+      expect(result.batchItemFailures).toEqual([]);
+      expect(sqs.commands).toEqual([]);
+    });
+  });
+
+  describe('retry lane', () => {
+    it('numbers the attempt from the attempts before the lane plus its receives, and backs off a failure', async () => {
+      const rx = await receiver(() => ({ status: 500 }));
+      const { deps, sqs } = setup(rx.url, {}, { slowLane: true });
+      // Attempt 2 (1 before + 1 receive) failed: the next delay is the schedule's second, 5 min.
+      const result = await deliverRetries([retryRecordOf(1, 1)], deps);
+      expect(result.batchItemFailures).toEqual([{ itemIdentifier: 'm-1' }]);
+      expect(result.counts.failed).toBe(1);
       expect(sqs.commands).toEqual([
         {
           name: 'ChangeMessageVisibilityCommand',
-          input: { QueueUrl: 'https://sqs/queue', ReceiptHandle: 'rh-m-1', VisibilityTimeout: 300 },
+          input: { QueueUrl: 'https://sqs/retry', ReceiptHandle: 'rh-m-1', VisibilityTimeout: 300 },
         },
       ]);
-      const attempt = attemptDelivery(
-        message(),
-        { url: 'https://hooks.customer.test/in', secret: secret() },
-        { allowPrivate: false, resolve: () => new Promise(() => undefined) },
+      // A first attempt handed over from the slow lane (0 before) is attempt 1: 5 s.
+      await deliverRetries([retryRecordOf(0, 1, 'm-2')], deps);
+      expect(sqs.commands[1]!.input.VisibilityTimeout).toBe(5);
+      // A message without the attribute (sent before the lanes) counts its receives alone.
+      await deliverRetries([recordOf(JSON.stringify(message()), 2, 'm-3')], deps);
+      expect(sqs.commands[2]!.input.VisibilityTimeout).toBe(300);
+    });
+
+    it('honours Retry-After on 429 and 503, not on other statuses', async () => {
+      const rx = await receiver(
+        (_r, i) =>
+          [
+            { status: 429, headers: { 'retry-after': '900' } },
+            { status: 503, headers: { 'retry-after': '1' } },
+            { status: 500, headers: { 'retry-after': '900' } },
+          ][i],
       );
-      await vi.advanceTimersByTimeAsync(3000);
-      expect(await attempt).toEqual({
-        outcome: 'failed',
-        error: 'destination refused: host hooks.customer.test did not resolve within 3 seconds',
+      const { deps, sqs } = setup(rx.url);
+      for (const id of ['a', 'b', 'c']) await deliverRetries([retryRecordOf(1, 1, id)], deps);
+      expect(sqs.commands.map((c) => c.input.VisibilityTimeout)).toEqual([900, 240, 300]);
+    });
+
+    it('counts a lookup that takes over 3 s as a failed attempt, retried on the schedule', async () => {
+      vi.useFakeTimers();
+      try {
+        const { deps, sqs } = setup('https://hooks.customer.test/in', {
+          allowPrivate: false,
+          resolve: () => new Promise(() => undefined),
+        });
+        const pending = deliverRetries([retryRecordOf(1, 1)], deps);
+        await vi.advanceTimersByTimeAsync(3000);
+        expect((await pending).batchItemFailures).toEqual([{ itemIdentifier: 'm-1' }]);
+        expect(sqs.commands).toEqual([
+          {
+            name: 'ChangeMessageVisibilityCommand',
+            input: { QueueUrl: 'https://sqs/retry', ReceiptHandle: 'rh-m-1', VisibilityTimeout: 300 },
+          },
+        ]);
+        const attempt = attemptDelivery(
+          message(),
+          { url: 'https://hooks.customer.test/in', secret: secret() },
+          { allowPrivate: false, resolve: () => new Promise(() => undefined) },
+        );
+        await vi.advanceTimersByTimeAsync(3000);
+        expect(await attempt).toEqual({
+          outcome: 'failed',
+          error: 'destination refused: host hooks.customer.test did not resolve within 3 seconds',
+        });
+      } finally {
+        vi.useRealTimers();
+      }
+    });
+
+    it('dead-letters after the last attempt and acknowledges the message', async () => {
+      const rx = await receiver(() => ({ status: 500 }));
+      const { deps, sqs } = setup(rx.url, { delays: [1, 1] });
+      const result = await deliverRetries([retryRecordOf(1, 2)], deps);
+      expect(result.batchItemFailures).toEqual([]);
+      expect(result.counts.deadLettered).toBe(1);
+      expect(sqs.commands).toHaveLength(1);
+      expect(sqs.commands[0]!.name).toBe('SendMessageCommand');
+      expect(sqs.commands[0]!.input.QueueUrl).toBe('https://sqs/dlq');
+      expect(JSON.parse(sqs.commands[0]!.input.MessageBody as string)).toMatchObject({
+        ...message(),
+        dead_letter: { error: 'HTTP 500', status: 500, attempts: 3 },
       });
-    } finally {
-      vi.useRealTimers();
-    }
+    });
+
+    it('puts a message back, as a new one, until it is due', async () => {
+      const rx = await receiver();
+      const { deps, sqs } = setup(rx.url);
+      const due = Date.now() + 2 * 3600_000;
+      const record = recordOf(JSON.stringify(message()), 1, 'm-1', { attempts: '1', due_at: String(due) });
+      const result = await deliverRetries([record], deps);
+      expect(result.batchItemFailures).toEqual([]);
+      expect(rx.requests).toHaveLength(0);
+      const [resent] = sentTo(sqs, 'https://sqs/retry').map((c) => c.input);
+      expect(resent).toMatchObject({
+        DelaySeconds: 900,
+        MessageAttributes: { attempts: { StringValue: '1' } },
+      });
+      const newDue = Number(
+        (resent!.MessageAttributes as Record<string, { StringValue: string }>).due_at!.StringValue,
+      );
+      expect(Math.abs(newDue - due)).toBeLessThan(1500);
+    });
+
+    it('takes an endpoint out of the slow lane when an attempt succeeds within the bound', async () => {
+      const rx = await receiver();
+      const { deps, flags } = setup(rx.url, {}, { slowLane: true });
+      const result = await deliverRetries([retryRecordOf(0, 1)], deps);
+      expect(result).toMatchObject({ batchItemFailures: [], counts: { delivered: 1 } });
+      expect(flags).toEqual([[rx.url, false]]);
+    });
+
+    it('leaves the message for a later receive when the campaign cannot be read', async () => {
+      const { deps, sqs } = setup('http://127.0.0.1:9', {
+        loadTarget: async () => {
+          throw new Error('ProvisionedThroughputExceeded');
+        },
+      });
+      const result = await deliverRetries([retryRecordOf(1, 1)], deps);
+      expect(result.batchItemFailures).toEqual([{ itemIdentifier: 'm-1' }]);
+      expect(sqs.commands).toEqual([]);
+    });
   });
 
   it('treats a 3xx as a failure and does not follow it', async () => {
@@ -375,56 +654,6 @@ describe('delivery', () => {
     );
     expect(result).toEqual({ outcome: 'failed', error: 'HTTP 302 redirect (not followed)', status: 302 });
     expect(elsewhere.requests).toHaveLength(0);
-  });
-
-  it('stops on 410 without retrying or dead-lettering', async () => {
-    const rx = await receiver(() => ({ status: 410 }));
-    const { deps, sqs } = setup(rx.url);
-    const result = await deliverBatch([recordOf(JSON.stringify(message()))], deps);
-    expect(result.batchItemFailures).toEqual([]);
-    expect(sqs.commands).toEqual([]);
-  });
-
-  it('dead-letters after the last attempt and acknowledges the message', async () => {
-    const rx = await receiver(() => ({ status: 500 }));
-    const { deps, sqs } = setup(rx.url, { delays: [1, 1] });
-    const result = await deliverBatch([recordOf(JSON.stringify(message()), 3)], deps);
-    expect(result.batchItemFailures).toEqual([]);
-    expect(sqs.commands).toHaveLength(1);
-    expect(sqs.commands[0]!.name).toBe('SendMessageCommand');
-    expect(sqs.commands[0]!.input.QueueUrl).toBe('https://sqs/dlq');
-    expect(JSON.parse(sqs.commands[0]!.input.MessageBody as string)).toMatchObject({
-      ...message(),
-      dead_letter: { error: 'HTTP 500', status: 500, attempts: 3 },
-    });
-  });
-
-  it('dead-letters a malformed message at once', async () => {
-    const { deps, sqs } = setup('http://127.0.0.1:9');
-    const result = await deliverBatch([recordOf('{"event_id":"x"}')], deps);
-    expect(result.batchItemFailures).toEqual([]);
-    expect(JSON.parse(sqs.commands[0]!.input.MessageBody as string)).toMatchObject({
-      raw_body: '{"event_id":"x"}',
-      dead_letter: { attempts: 1 },
-    });
-  });
-
-  it('drops the event when the campaign is gone or has no webhook_url', async () => {
-    const { deps, sqs } = setup(undefined);
-    const result = await deliverBatch([recordOf(JSON.stringify(message()))], deps);
-    expect(result.batchItemFailures).toEqual([]);
-    expect(sqs.commands).toEqual([]);
-  });
-
-  it('leaves the message for a later receive when the campaign cannot be read', async () => {
-    const { deps, sqs } = setup('http://127.0.0.1:9', {
-      loadTarget: async () => {
-        throw new Error('ProvisionedThroughputExceeded');
-      },
-    });
-    const result = await deliverBatch([recordOf(JSON.stringify(message()))], deps);
-    expect(result.batchItemFailures).toEqual([{ itemIdentifier: 'm-1' }]);
-    expect(sqs.commands).toEqual([]);
   });
 
   it('times out a silent receiver', async () => {

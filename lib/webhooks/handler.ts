@@ -1,0 +1,40 @@
+/**
+ * The Lambda handler of a delivery lane: one SQS batch in (one message, as the event source
+ * mappings are configured), partial batch response out, the outcomes counted as business metrics.
+ */
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { config } from '../config.ts';
+import { publishMetrics } from '../http/metrics.ts';
+import { type DeliveryDeps, deliverFirstAttempts, deliverRetries } from './deliver.ts';
+import { countDeliveries } from './metrics.ts';
+import { retryDelaysFrom } from './schedule.ts';
+import { createSqsClient, requiredEnv } from './sqs.ts';
+import { loadWebhookTarget, setSlowLane } from './target.ts';
+
+export type Lane = 'first-attempt' | 'retry';
+
+/** The lanes' settings, read once per cold start; a missing or malformed one fails loudly there. */
+export function deliveryDepsFromEnv(): DeliveryDeps {
+  return {
+    sqs: createSqsClient(),
+    retryQueueUrl: requiredEnv('WEBHOOK_RETRY_QUEUE_URL'),
+    dlqUrl: requiredEnv('WEBHOOK_DLQ_URL'),
+    delays: retryDelaysFrom(process.env.WEBHOOK_RETRY_DELAYS),
+    allowPrivate: config.allowPrivateWebhooks,
+    loadTarget: loadWebhookTarget,
+    setSlowLane,
+  };
+}
+
+export function deliveryHandler(lane: Lane, deps: DeliveryDeps) {
+  const deliver = lane === 'first-attempt' ? deliverFirstAttempts : deliverRetries;
+  return async (event: SQSEvent): Promise<SQSBatchResponse> => {
+    try {
+      const { batchItemFailures, counts } = await deliver(event.Records, deps);
+      countDeliveries(counts);
+      return { batchItemFailures };
+    } finally {
+      publishMetrics();
+    }
+  };
+}
