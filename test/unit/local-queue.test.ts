@@ -15,7 +15,12 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type RunningQueue, sqsClient, startLocalQueue, WEBHOOK_QUEUE_NAME } from '../../lib/local/queue.ts';
+import {
+  type RunningQueue,
+  sqsClient,
+  startLocalQueue,
+  WEBHOOK_RETRY_QUEUE_NAME,
+} from '../../lib/local/queue.ts';
 import { type JournalMessage, QueueJournal } from '../../lib/local/queue-journal.ts';
 
 const dirs: string[] = [];
@@ -44,7 +49,7 @@ async function queueOn(file: string | undefined, options?: { maxDelaySeconds?: n
 
 const message = (id: string, fields: Partial<JournalMessage> = {}): JournalMessage => ({
   id,
-  queue: WEBHOOK_QUEUE_NAME,
+  queue: WEBHOOK_RETRY_QUEUE_NAME,
   body: `body of ${id}`,
   sentAt: Date.now(),
   visibleAt: Date.now(),
@@ -52,7 +57,7 @@ const message = (id: string, fields: Partial<JournalMessage> = {}): JournalMessa
   ...fields,
 });
 
-async function receive(sqs: SQSClient, queue: RunningQueue, url = queue.webhookQueueUrl) {
+async function receive(sqs: SQSClient, queue: RunningQueue, url = queue.webhookRetryQueueUrl) {
   const { Messages = [] } = await sqs.send(
     new ReceiveMessageCommand({
       QueueUrl: url,
@@ -85,9 +90,9 @@ describe('queue journal', () => {
     journal.put(message('a'));
     journal.put(message('b'));
     journal.put(message('c', { queue: 'other' }));
-    journal.received('a', 1, 1000, WEBHOOK_QUEUE_NAME);
+    journal.received('a', 1, 1000, WEBHOOK_RETRY_QUEUE_NAME);
     journal.visible('a', 5000);
-    journal.received('b', 1, 2000, WEBHOOK_QUEUE_NAME);
+    journal.received('b', 1, 2000, WEBHOOK_RETRY_QUEUE_NAME);
     journal.deleted('c');
     await journal.durable();
     journal.close();
@@ -125,7 +130,7 @@ describe('queue journal', () => {
     const journal = new QueueJournal(undefined);
     journal.put(message('a'));
     journal.put(message('b', { queue: 'other' }));
-    journal.purged(WEBHOOK_QUEUE_NAME);
+    journal.purged(WEBHOOK_RETRY_QUEUE_NAME);
     expect(journal.live().map((m) => m.id)).toEqual(['b']);
   });
 });
@@ -134,7 +139,7 @@ describe('local queue (local-aws-sqs behind the journaling proxy)', () => {
   it('a restart on the journal keeps every unfinished message, its id, receive count and due time', async () => {
     const file = tempFile();
     const { queue, sqs, stop } = await queueOn(file);
-    const url = queue.webhookQueueUrl;
+    const url = queue.webhookRetryQueueUrl;
 
     // retried: received once, then its retry set 2 s ahead (a failed webhook attempt).
     await sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'retried' }));
@@ -184,11 +189,11 @@ describe('local queue (local-aws-sqs behind the journaling proxy)', () => {
 
   it('counts receives only: a visibility change is not an attempt', async () => {
     const { queue, sqs } = await queueOn(undefined);
-    await sqs.send(new SendMessageCommand({ QueueUrl: queue.webhookQueueUrl, MessageBody: 'once' }));
+    await sqs.send(new SendMessageCommand({ QueueUrl: queue.webhookRetryQueueUrl, MessageBody: 'once' }));
     const first = (await receiveBody(sqs, queue, 'once')).message;
     await sqs.send(
       new ChangeMessageVisibilityCommand({
-        QueueUrl: queue.webhookQueueUrl,
+        QueueUrl: queue.webhookRetryQueueUrl,
         ReceiptHandle: first.ReceiptHandle,
         VisibilityTimeout: 0,
       }),
@@ -222,9 +227,40 @@ describe('local queue (local-aws-sqs behind the journaling proxy)', () => {
     const res = await fetch(`${queue.endpoint}/`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: `Action=SendMessage&QueueUrl=${encodeURIComponent(queue.webhookQueueUrl)}&MessageBody=x`,
+      body: `Action=SendMessage&QueueUrl=${encodeURIComponent(queue.webhookRetryQueueUrl)}&MessageBody=x`,
     });
     expect(res.status).toBe(400);
     expect(await res.text()).toMatch(/JSON protocol/);
+  });
+});
+
+describe('local queue: the FIFO first-attempt lane', () => {
+  it('a restart keeps a FIFO message with its group and deduplication ids', async () => {
+    const file = tempFile();
+    const first = await queueOn(file);
+    await first.sqs.send(
+      new SendMessageCommand({
+        QueueUrl: first.queue.webhookQueueUrl,
+        MessageBody: 'first attempt',
+        MessageGroupId: 'campaign-1#3',
+        MessageDeduplicationId: 'evt_action_7',
+      }),
+    );
+    await first.stop();
+    copyFileSync(file, `${file}.copy`);
+    const restarted = await queueOn(`${file}.copy`);
+    expect(restarted.queue.restored).toBe(1);
+    const { Messages = [] } = await restarted.sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: restarted.queue.webhookQueueUrl,
+        MaxNumberOfMessages: 10,
+        WaitTimeSeconds: 0,
+        AttributeNames: ['All'],
+        MessageSystemAttributeNames: ['All'],
+      }),
+    );
+    expect(
+      Messages.map((m) => [m.Body, m.Attributes?.MessageGroupId, m.Attributes?.MessageDeduplicationId]),
+    ).toEqual([['first attempt', 'campaign-1#3', 'evt_action_7']]);
   });
 });
