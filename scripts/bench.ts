@@ -6,7 +6,7 @@
  *
  * Settings: BENCH_QUICK=1 shortens every part; BENCH_LATENCY_N, BENCH_LOAD_SECONDS and
  * BENCH_SCALE_LINKS override single settings; BENCH_PARTS (e.g. `webhooks,isolation`) runs only
- * the parts named, of cold, calls, latency, webhooks, isolation, load, scale and cost.
+ * the parts named, of cold, calls, latency, webhooks, isolation, load, scale, cost and outage.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, release, totalmem, type } from 'node:os';
@@ -20,6 +20,7 @@ import { createFixtures, endpointCases, uncoveredRoutes, warmUp } from './bench/
 import { type BenchEnvironment, startBenchEnvironment } from './bench/environment.ts';
 import { measureLatency } from './bench/latency.ts';
 import { measureLoad } from './bench/load.ts';
+import { measureOutage } from './bench/outage.ts';
 import {
   type BenchResults,
   chartPanels,
@@ -33,7 +34,17 @@ import { ms } from './bench/stats.ts';
 import { measureWebhookIsolation, measureWebhooks, waitPipelineIdle } from './bench/webhooks.ts';
 
 const quick = process.env.BENCH_QUICK === '1';
-const PARTS = ['cold', 'calls', 'latency', 'webhooks', 'isolation', 'load', 'scale', 'cost'] as const;
+const PARTS = [
+  'cold',
+  'calls',
+  'latency',
+  'webhooks',
+  'isolation',
+  'load',
+  'scale',
+  'cost',
+  'outage',
+] as const;
 type Part = (typeof PARTS)[number];
 const only = (process.env.BENCH_PARTS ?? '')
   .split(',')
@@ -65,6 +76,7 @@ const settings = {
   isolationSeconds: quick ? 20 : 25,
   isolationPaceMs: 200,
   isolationBacklog: quick ? 50 : 100,
+  outageSeconds: quick ? 5 : 10,
   pageSamples: quick ? 10 : 30,
   purgeTimeoutSeconds: quick ? 60 : 180,
 };
@@ -129,6 +141,7 @@ async function main(): Promise<number> {
     coldStart,
     webhooks: skipped('the local stack did not start'),
     isolation: skipped('the local stack did not start'),
+    outage: skipped('the local stack did not start'),
     scale: skipped('the local stack did not start'),
     cost: skipped('the local stack did not start'),
     unmeasuredRoutes: [],
@@ -255,12 +268,33 @@ async function main(): Promise<number> {
           },
           'cost',
         );
+        // Last of all: it stops DynamoDB Local for a while.
+        results.outage = await phase(
+          '8. a DynamoDB outage',
+          async () => {
+            const pid = e.dynamo.pid;
+            if (!pid) throw new Error('no DynamoDB Local process to pause');
+            return measureOutage({
+              baseUrl: e.stack.baseUrl,
+              apiKey: e.apiKey,
+              pause: () => {
+                process.kill(pid, 'SIGSTOP');
+              },
+              resume: () => {
+                process.kill(pid, 'SIGCONT');
+              },
+              pauseMs: settings.outageSeconds * 1000,
+            });
+          },
+          'outage',
+        );
       } else {
         const reason = `fixtures failed: ${fixtures.reason}`;
         results.calls = skipped(reason);
         results.latency = skipped(reason);
         results.webhooks = skipped(reason);
         results.isolation = skipped(reason);
+        results.outage = skipped(reason);
         results.load = skipped(reason);
         results.scale = skipped(reason);
         results.cost = skipped(reason);
@@ -297,6 +331,7 @@ async function main(): Promise<number> {
     results.isolation,
     results.scale,
     results.cost,
+    results.outage,
   ].some((p) => !p.ok && p.reason !== NOT_SELECTED);
   return crashed ? 1 : 0;
 }

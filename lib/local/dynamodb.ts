@@ -19,6 +19,8 @@ import { freePort } from './ports.ts';
 
 export interface RunningDynamo {
   endpoint: string;
+  /** The JVM's process id: what the bench pauses to measure an outage. */
+  pid: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -112,6 +114,7 @@ export async function startDynamoLocal(dataDir: string | undefined): Promise<Run
   const proxy = dataDir ? await startDynamoCommitProxy(endpoint) : undefined;
   return {
     endpoint: proxy?.endpoint ?? endpoint,
+    pid: child.pid,
     async stop() {
       await proxy?.stop();
       if (exited) return;

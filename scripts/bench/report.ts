@@ -1,6 +1,7 @@
 /**
  * Turns the bench's results into bench/results.md, the console tables and the chart's panels.
  */
+
 import { BUDGET_DESCRIPTIONS, BUNDLE_BUDGETS, budgetClassOf } from './bundles.ts';
 import type { CallsResult } from './calls.ts';
 import { formatOps } from './calls.ts';
@@ -9,6 +10,7 @@ import type { ColdStartResult } from './coldstart.ts';
 import { type CostLine, type CostModel, PRICES } from './cost.ts';
 import type { LatencyRow } from './latency.ts';
 import type { LoadResultSet } from './load.ts';
+import type { OutageResult } from './outage.ts';
 import type { ScaleResult } from './scale.ts';
 import { kib, ms, ratio } from './stats.ts';
 import type { IsolationOutcome, IsolationResult, WebhookOutcome } from './webhooks.ts';
@@ -37,6 +39,7 @@ export interface BenchResults {
   coldStart: Phase<ColdStartResult>;
   webhooks: Phase<WebhookOutcome>;
   isolation: Phase<IsolationOutcome>;
+  outage: Phase<OutageResult>;
   scale: Phase<ScaleResult>;
   cost: Phase<CostModel>;
   /** Route-table rows the bench has no request for. */
@@ -350,6 +353,13 @@ export function findings(r: BenchResults): string[] {
         `Webhook isolation: with slow and failing receivers beside it, a healthy campaign's first attempt took up to ${ms(beside.max)} ms after its 201 (goal: under ${ISOLATION_GOAL_MS} ms), ${beside.missing} not delivered.`,
       );
   }
+  if (r.outage.ok) {
+    const o = r.outage.value;
+    if (o.clicks.counted !== o.clicks.expected || o.referrals.counted !== o.referrals.expected)
+      out.push(
+        `DynamoDB outage: counters off after retries with Idempotency-Keys (clicks ${o.clicks.counted} for ${o.clicks.expected} keys, referrals ${o.referrals.counted} for ${o.referrals.expected}).`,
+      );
+  }
   for (const [name, phase] of Object.entries({
     calls: r.calls,
     latency: r.latency,
@@ -357,6 +367,7 @@ export function findings(r: BenchResults): string[] {
     'cold start': r.coldStart,
     webhooks: r.webhooks,
     'webhook isolation': r.isolation,
+    'DynamoDB outage': r.outage,
     scale: r.scale,
     cost: r.cost,
   })) {
@@ -376,6 +387,29 @@ export function unavailable(r: BenchResults): string[] {
   if (r.scale.ok && !r.scale.value.purge.available)
     out.push(`Purge after delete: not available yet (${r.scale.value.purge.reason}).`);
   return out;
+}
+
+/** What a client retrying with Idempotency-Keys saw while DynamoDB Local was paused, and after. */
+export function outageTable(o: OutageResult): Table {
+  const statuses = Object.entries(o.duringOutage)
+    .map(([status, n]) => `${n} × ${status === '0' ? 'no answer' : status}`)
+    .join(', ');
+  return {
+    headers: ['measure', 'value'],
+    rows: [
+      [
+        'DynamoDB paused',
+        `${(o.pauseMs / 1000).toFixed(1)} s, under ${o.logicalRequests} keyed writes (${o.attempts} attempts)`,
+      ],
+      ['answers to attempts made during the pause', statuses || 'none'],
+      ['Retry-After of the 503s', o.retryAfterValues.join(', ') || '—'],
+      ['longest wait for an answer during the pause', `${ms(o.slowestAnswerDuringOutageMs)} ms`],
+      ['from the resume to the first 2xx of a new attempt', `${ms(o.recoveryMs)} ms`],
+      ['total_clicks: keys answered 2xx / counted', `${o.clicks.expected} / ${o.clicks.counted}`],
+      ['total_referrals: keys answered 2xx / counted', `${o.referrals.expected} / ${o.referrals.counted}`],
+      ['retries answered from a stored answer', String(o.replays)],
+    ],
+  };
 }
 
 export function isolationTable(i: IsolationResult): Table {
@@ -635,6 +669,17 @@ export function renderMarkdown(r: BenchResults, chartFile: string): string {
   } else if (!r.isolation.ok) parts.push(`Did not run: ${r.isolation.reason}`);
   parts.push('');
 
+  parts.push('### 5c. A DynamoDB outage: what a client sees, and the recovery');
+  parts.push('');
+  if (r.outage.ok) {
+    parts.push(
+      'DynamoDB Local paused (SIGSTOP) while a client sends keyed writes (actions on a link, actions of a referred user, signups) and retries each with its `Idempotency-Key` after a 5xx, a 409 in progress or a dropped connection, as the README says a client should. Every request has a 5 s deadline for its DynamoDB calls and the authorizer 2 s (locally it runs on every request): a 503 with `Retry-After` within about 7 s, never a 500 or a hang, and afterwards every counter equals the number of keys that got a 2xx.',
+    );
+    parts.push('');
+    parts.push(md(outageTable(r.outage.value)));
+  } else parts.push(`Did not run: ${r.outage.reason}`);
+  parts.push('');
+
   parts.push('## 6. Scale: a campaign with many links');
   parts.push('');
   if (r.scale.ok) {
@@ -713,7 +758,7 @@ export function renderMarkdown(r: BenchResults, chartFile: string): string {
   parts.push('');
   parts.push(
     '`npm ci && npm run bench` (needs Java 17+ for DynamoDB Local). `BENCH_QUICK=1` shortens every part (fewer requests, 5 s load runs, 10,000 links); ' +
-      '`BENCH_SCALE_LINKS`, `BENCH_LATENCY_N` and `BENCH_LOAD_SECONDS` override single settings; `BENCH_PARTS=webhooks,isolation` runs only the parts named (cold, calls, latency, webhooks, isolation, load, scale, cost). The run writes this file, `bench/results.svg` and `bench/results.json`.',
+      '`BENCH_SCALE_LINKS`, `BENCH_LATENCY_N` and `BENCH_LOAD_SECONDS` override single settings; `BENCH_PARTS=webhooks,isolation` runs only the parts named (cold, calls, latency, webhooks, isolation, load, scale, cost, outage). The run writes this file, `bench/results.svg` and `bench/results.json`.',
   );
   parts.push('');
   return parts.join('\n');
@@ -761,6 +806,12 @@ export function headline(r: BenchResults): string[] {
     const i = r.isolation.value;
     out.push(
       `Webhook isolation: a healthy campaign's first attempt p50 ${ms(i.beside.p50)} ms, p99 ${ms(i.beside.p99)} ms after its 201 beside ${i.receivers.length} slow and failing receivers (alone: p50 ${ms(i.alone.p50)} ms, p99 ${ms(i.alone.p99)} ms).`,
+    );
+  }
+  if (r.outage.ok) {
+    const o = r.outage.value;
+    out.push(
+      `DynamoDB outage (${(o.pauseMs / 1000).toFixed(0)} s): answers within ${ms(o.slowestAnswerDuringOutageMs)} ms (${Object.keys(o.duringOutage).join('/')}), Retry-After ${o.retryAfterValues.join('/')}, recovery ${ms(o.recoveryMs)} ms, counters ${o.clicks.counted === o.clicks.expected && o.referrals.counted === o.referrals.expected ? 'exact' : 'OFF'}.`,
     );
   }
   if (r.scale.ok) {
@@ -901,6 +952,10 @@ export function consoleReport(r: BenchResults): string {
       const t = isolationTable(i);
       section('5b. Webhook isolation', textTable(t.headers, t.rows));
     } else section('5b. Webhook isolation', `not available yet: ${i.reason}`);
+  }
+  if (r.outage.ok) {
+    const t = outageTable(r.outage.value);
+    section('5c. A DynamoDB outage', textTable(t.headers, t.rows));
   }
   if (r.scale.ok) {
     const s = r.scale.value;
