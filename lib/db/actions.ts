@@ -32,7 +32,7 @@ import { idempotencyItemKey, rememberAnswer, storedAnswerOf } from './idempotenc
 import { nextId } from './ids.ts';
 import { keys } from './keys.ts';
 import { CLEAR_LAST_ACTION, type LinkAction, type StoredLinkAction, storedLinkAction } from './link-item.ts';
-import { findLink, type LinkItem, linkNotFound, toLink } from './links.ts';
+import { countOn, findLink, type LinkItem, linkNotFound, toLink } from './links.ts';
 import { type ReferredUserItem, referredUserNotFound, toReferredUser } from './referred-users.ts';
 import { transactWrite } from './transactions.ts';
 
@@ -106,17 +106,7 @@ export async function recordLinkAction(
   const result = await transactWrite(
     [
       { Put: { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(PK)' } },
-      {
-        Update: {
-          TableName: tableName,
-          Key: keys.link(link.referral_code),
-          UpdateExpression: `ADD total_clicks :one ${CLEAR_LAST_ACTION}`,
-          // The very link that was read: never a reservation, or a link that re-issued its code.
-          ConditionExpression: '#id = :link',
-          ExpressionAttributeNames: { '#id': 'id' },
-          ExpressionAttributeValues: { ':one': 1, ':link': link.id },
-        },
-      },
+      countOn(link, 'total_clicks'),
       campaignStillExists(link.tenant, link.campaign_id),
     ],
     idempotency && rememberAnswer(idempotency, 201, data),

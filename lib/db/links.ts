@@ -10,7 +10,7 @@ import { decodeCursor, encodeCursor } from './cursor.ts';
 import { rememberAnswer } from './idempotency.ts';
 import { nextId } from './ids.ts';
 import { keys } from './keys.ts';
-import { CODE_RESERVATION, type LinkItem, newLinkItem, toLink } from './link-item.ts';
+import { CLEAR_LAST_ACTION, CODE_RESERVATION, type LinkItem, newLinkItem, toLink } from './link-item.ts';
 import { transactWrite } from './transactions.ts';
 
 export { type LinkItem, newLinkItem, toLink };
@@ -135,6 +135,24 @@ export async function findLinkById(id: number, tenant: string | undefined): Prom
  */
 export async function findLink(target: { code: string } | { id: number }, tenant: string | undefined) {
   return 'code' in target ? findLinkByCode(target.code, tenant) : findLinkById(target.id, tenant);
+}
+
+/**
+ * The transaction item that counts one more click or referral on a link that was read: only that
+ * very link (never a reservation left by a purge, or a link that re-issued its code since), and
+ * it takes any recorded action off the link (see `CLEAR_LAST_ACTION`).
+ */
+export function countOn(link: LinkItem, counter: 'total_clicks' | 'total_referrals') {
+  return {
+    Update: {
+      TableName: tableName,
+      Key: keys.link(link.referral_code),
+      UpdateExpression: `ADD ${counter} :one ${CLEAR_LAST_ACTION}`,
+      ConditionExpression: '#id = :link',
+      ExpressionAttributeNames: { '#id': 'id' },
+      ExpressionAttributeValues: { ':one': 1, ':link': link.id },
+    },
+  };
 }
 
 /** A link is visible only while its campaign exists: deletion hides everything at once. */

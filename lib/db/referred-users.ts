@@ -10,8 +10,7 @@ import { tableName } from './client.ts';
 import { rememberAnswer } from './idempotency.ts';
 import { nextId } from './ids.ts';
 import { keys } from './keys.ts';
-import { CLEAR_LAST_ACTION } from './link-item.ts';
-import { findLink, findLinkByCode, type LinkItem, linkNotFound, toLink } from './links.ts';
+import { countOn, findLink, findLinkByCode, type LinkItem, linkNotFound, toLink } from './links.ts';
 import { transactWrite } from './transactions.ts';
 
 /** The stored referred user: its own fields and its link's code; the link object is read live. */
@@ -88,17 +87,7 @@ export async function createReferredUser(
           ConditionExpression: 'attribute_not_exists(PK)',
         },
       },
-      {
-        Update: {
-          TableName: tableName,
-          Key: keys.link(link.referral_code),
-          UpdateExpression: `ADD total_referrals :one ${CLEAR_LAST_ACTION}`,
-          // The very link that was read: never a reservation, or a link that re-issued its code.
-          ConditionExpression: '#id = :link',
-          ExpressionAttributeNames: { '#id': 'id' },
-          ExpressionAttributeValues: { ':one': 1, ':link': link.id },
-        },
-      },
+      countOn(link, 'total_referrals'),
       campaignStillExists(tenant, link.campaign_id),
     ],
     idempotency && rememberAnswer(idempotency, 201, referredUser),
