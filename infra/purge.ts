@@ -30,7 +30,7 @@ export interface PurgeProps {
  * thousands of items and short enough that a stuck one is noticed quickly.
  */
 export const PURGE_TIMEOUT = Duration.minutes(5);
-/** The purge worker streams Query pages into BatchWriteItem; CPU is not its limit. */
+/** The purge worker streams Query pages into transactions and batch writes; CPU is not its limit. */
 export const PURGE_MEMORY_MB = 256;
 /** A stream batch is a few SendMessage calls; 30 s bounds a stuck one. */
 export const PURGE_TRIGGER_TIMEOUT = Duration.seconds(30);
@@ -113,8 +113,9 @@ export class Purge extends Construct {
       },
     });
     // Exactly what lib/db/purge.ts calls: GetItem (is the campaign really gone?), Query of the
-    // campaign's partition and of its links in GSI2, a conditional PutItem per link (its code's
-    // reservation), BatchWriteItem of the other deletes. Named resources rather than
+    // campaign's partition and of its links in GSI2, conditional Puts of its links' code
+    // reservations (in TransactWriteItems of 100, which IAM authorizes as PutItem per item),
+    // BatchWriteItem of the other deletes. Named resources rather than
     // `grantReadWriteData`, which would add every index (`index/*`) and UpdateItem, DeleteItem the
     // purge never uses. (BatchWriteItem cannot be limited to deletes.)
     const linkIndexArn = Stack.of(this).formatArn({

@@ -151,7 +151,7 @@ describe('a purge that runs after the code was issued again', () => {
     expect((await purge.purgeCampaign(TENANT_A.tenant, campaignId, Date.now() + 20_000)).done).toBe(true);
     // What a pass does with an index entry of the old link that shows after the link is gone
     // (index reads are eventually consistent): the condition on the link's id refuses it.
-    expect(await purge.reserveCodeOf(TENANT_A.tenant, { code, id: old.id })).toBe(false);
+    expect(await purge.reserveCodes(TENANT_A.tenant, [{ code, id: old.id }])).toBe(0);
 
     expect(await linkItem(code)).toEqual(stored);
     const visit = await fetch(`${baseUrl()}/r/${code}`, { redirect: 'manual' });
@@ -160,12 +160,22 @@ describe('a purge that runs after the code was issued again', () => {
     expect(listed.body.map((l) => l.id)).toEqual([reissued.id]);
   });
 
-  it('replaces the link it was given only while that link is still at the key', async () => {
+  it('replaces the links it was given only while each is still at its key, the others in the same pass', async () => {
     const other = await createCampaign({ name: 'reserve directly' });
-    const link = await createLink(other.id, { referral_code: `direct_${unique()}` });
-    expect(await purge.reserveCodeOf(TENANT_A.tenant, { code: link.referral_code, id: link.id + 1 })).toBe(
-      false,
-    );
-    expect(await linkItem(link.referral_code)).toMatchObject({ type: 'link', id: link.id });
+    const moved = await createLink(other.id, { referral_code: `direct_${unique()}` });
+    const stays = await createLink(other.id, { referral_code: `direct_${unique()}` });
+    // One transaction: the first condition fails (another link is at that key now), the second
+    // holds; the cancelled transaction wrote nothing, so the second goes again on its own.
+    expect(
+      await purge.reserveCodes(TENANT_A.tenant, [
+        { code: moved.referral_code, id: moved.id + 1 },
+        { code: stays.referral_code, id: stays.id },
+      ]),
+    ).toBe(1);
+    expect(await linkItem(moved.referral_code)).toMatchObject({ type: 'link', id: moved.id });
+    expect(await linkItem(stays.referral_code)).toMatchObject({
+      type: 'code_reservation',
+      tenant: TENANT_A.tenant,
+    });
   });
 });
