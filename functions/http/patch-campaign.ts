@@ -1,12 +1,9 @@
 import { config } from '../../lib/config.ts';
 import { updateCampaign } from '../../lib/db/campaigns.ts';
-import {
-  campaignUpdateInput,
-  checkWebhookDestination,
-  urlImmutable,
-} from '../../lib/domain/campaign-rules.ts';
+import { campaignUpdateInput, urlImmutable } from '../../lib/domain/campaign-rules.ts';
 import { CampaignIdQuery, UpdateCampaignBody } from '../../lib/domain/schemas.ts';
 import { httpHandler } from '../../lib/http/handler.ts';
+import { checkWebhookDestination } from '../../lib/webhooks/ssrf.ts';
 
 const policy = { allowPrivate: config.allowPrivateWebhooks };
 

@@ -24,7 +24,7 @@ import { campaignNotFound } from '../domain/errors.ts';
 import { IdempotencyKeyUsed, type IdempotentRequest } from '../domain/idempotency.ts';
 import type { Action } from '../domain/link-schemas.ts';
 import { formatTimestamp } from '../domain/time.ts';
-import { eventAttributes } from '../webhooks/events.ts';
+import { eventAttributes } from '../domain/webhook-events.ts';
 import { getItems } from './batch.ts';
 import { campaignStillExists } from './campaigns.ts';
 import { db, tableName } from './client.ts';

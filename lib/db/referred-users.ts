@@ -3,7 +3,7 @@ import type { IdempotentRequest } from '../domain/idempotency.ts';
 import { selfReferral } from '../domain/link-rules.ts';
 import type { ReferredUser } from '../domain/link-schemas.ts';
 import { formatTimestamp } from '../domain/time.ts';
-import { eventAttributes } from '../webhooks/events.ts';
+import { eventAttributes } from '../domain/webhook-events.ts';
 import { getItems } from './batch.ts';
 import { campaignExists, campaignStillExists } from './campaigns.ts';
 import { tableName } from './client.ts';

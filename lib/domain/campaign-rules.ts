@@ -1,4 +1,3 @@
-import { checkDestination, type Resolver } from '../webhooks/ssrf.ts';
 import { ApiError, validationError } from './errors.ts';
 import type { CreateCampaignBody, UpdateCampaignBody } from './schemas.ts';
 import { checkHttpUrl, normalizeCampaignUrl } from './url.ts';
@@ -21,12 +20,14 @@ export interface WebhookUrlPolicy {
 export const urlImmutable = () =>
   new ApiError('url_immutable', 'The url of a campaign cannot be changed; create a new campaign instead.');
 
-/** Apply the field rules to a schema-valid PATCH body. */
+/**
+ * Apply the field rules to a schema-valid PATCH body. A `url` in it never gets here: the handler
+ * refuses the field (`refusedFields`, 400 `url_immutable`) before the body is validated.
+ */
 export function campaignUpdateInput(
   body: UpdateCampaignBody,
   policy: WebhookUrlPolicy,
 ): { name?: string; webhook_url?: string | null } {
-  if (body.url !== undefined) throw urlImmutable();
   const out: { name?: string; webhook_url?: string | null } = {};
   if (body.name !== undefined) out.name = body.name.trim();
   if (body.webhook_url === null) out.webhook_url = null;
@@ -40,8 +41,8 @@ export function campaignUpdateInput(
 
 /**
  * Webhook URL syntax and scheme. Deployed stages take `https` only; the address checks (private,
- * loopback, metadata ranges, after DNS resolution) are `checkWebhookDestination` below, shared
- * with the delivery code (`lib/webhooks/ssrf.ts`).
+ * loopback, metadata ranges, after DNS resolution) are `checkWebhookDestination` of
+ * `lib/webhooks/ssrf.ts`, which the delivery shares, on the ranges of `address-ranges.ts`.
  */
 export function checkWebhookUrl(raw: string, policy: WebhookUrlPolicy) {
   const url = raw.trim();
@@ -51,20 +52,4 @@ export function checkWebhookUrl(raw: string, policy: WebhookUrlPolicy) {
     return { ok: false as const, message: 'must be an https URL' };
   }
   return check;
-}
-
-/**
- * Deployed stages: a webhook URL whose host is, or resolves to, a private, loopback, link-local,
- * CGNAT, multicast, documentation, unique-local or metadata address (any of its addresses) is a
- * validation error on `webhook_url`, as is a host that does not resolve, or not within
- * `DNS_TIMEOUT_MS` (so a slow resolver cannot hold the request past its deadline). The local stack
- * (`allowPrivate`) skips this. Delivery checks again, since DNS can change after this.
- */
-export async function checkWebhookDestination(
-  webhookUrl: string | null | undefined,
-  policy: WebhookUrlPolicy & { resolve?: Resolver },
-): Promise<void> {
-  if (!webhookUrl || policy.allowPrivate) return;
-  const check = await checkDestination(webhookUrl, { allowPrivate: false, resolve: policy.resolve });
-  if (!check.ok) throw validationError([{ field: 'webhook_url', message: check.message }]);
 }

@@ -1,11 +1,11 @@
 /**
- * The webhook payloads: `{ type, timestamp, campaign_id, data }` as `lib/webhooks/events.ts` defines
+ * The webhook payloads: `{ type, timestamp, campaign_id, data }` as `lib/domain/webhook-events.ts` defines
  * the body, with `data` the same Action or ReferredUser schema the API responds with.
  */
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { Action, ReferredUser } from '../domain/link-schemas.ts';
 import { Uuid } from '../domain/schemas.ts';
-import type { WebhookBody, WebhookEventType } from '../webhooks/events.ts';
+import type { WebhookBody, WebhookEventType } from '../domain/webhook-events.ts';
 
 function event<T extends WebhookEventType, D extends TSchema>(type: T, data: D, description: string) {
   return Type.Object(

@@ -1,11 +1,11 @@
 /**
  * The webhook queue's message: what the stream consumer (AWS) or the stream poller (local stack)
  * puts on the queue and what the delivery handler reads. It is the event-bearing item's event
- * attributes (`events.ts`), unmarshalled, so delivery needs nothing but the campaign's current
+ * attributes (`lib/domain/webhook-events.ts`), unmarshalled, so delivery needs nothing but the campaign's current
  * URL and secret.
  */
 import { stringifyJson } from '../domain/json.ts';
-import type { EventAttributes, WebhookEventType } from './events.ts';
+import type { EventAttributes, WebhookEventType } from '../domain/webhook-events.ts';
 
 export type WebhookMessage = EventAttributes;
 

@@ -5,7 +5,7 @@
  * (`isEventRecord`, `isLinkActionRecord`), which the local stream poller runs because DynamoDB
  * Local has no filtering.
  *
- * Webhook events: INSERTs of items that carry `event_type` (see `events.ts`).
+ * Webhook events: INSERTs of items that carry `event_type` (see `lib/domain/webhook-events.ts`).
  */
 export const EVENT_RECORD_FILTER = {
   eventName: ['INSERT'],

@@ -13,9 +13,9 @@
 import { randomInt } from 'node:crypto';
 import { BatchWriteCommand, type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDocumentClient } from '../../lib/db/client-config.ts';
+import { createDocumentClient } from '../../lib/aws/clients.ts';
+import { eventAttributes } from '../../lib/domain/webhook-events.ts';
 import { type LocalStack, startLocalStack } from '../../lib/local/stack.ts';
-import { eventAttributes } from '../../lib/webhooks/events.ts';
 import { FIRST_ATTEMPT_GROUPS_PER_CAMPAIGN } from '../../lib/webhooks/lanes.ts';
 import { type Responder, startWebhookReceiver, type WebhookReceiver } from '../../lib/webhooks/receiver.ts';
 

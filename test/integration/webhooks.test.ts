@@ -4,16 +4,16 @@
  * the stack with WEBHOOK_RETRY_DELAYS=1,1,1 (4 attempts, ~1 s apart).
  *
  * Until the link/action endpoints land, events are made by writing event-bearing items straight
- * into the table, exactly as those writers will (attributes from lib/webhooks/events.ts).
+ * into the table, exactly as those writers will (attributes from lib/domain/webhook-events.ts).
  */
 import { randomInt } from 'node:crypto';
 import { GetQueueUrlCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { BatchWriteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { createDocumentClient } from '../../lib/db/client-config.ts';
+import { createDocumentClient } from '../../lib/aws/clients.ts';
+import { eventAttributes, type WebhookEventType } from '../../lib/domain/webhook-events.ts';
 import { WEBHOOK_DLQ_NAME } from '../../lib/local/queue.ts';
-import { eventAttributes, type WebhookEventType } from '../../lib/webhooks/events.ts';
 import { type Responder, startWebhookReceiver, type WebhookReceiver } from '../../lib/webhooks/receiver.ts';
 import { api, BROWSER_UA, createCampaign, TENANT_A, TOOL_TIMEOUT_MS } from './helpers.ts';
 

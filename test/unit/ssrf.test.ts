@@ -1,14 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { checkWebhookDestination } from '../../lib/domain/campaign-rules.ts';
+import { type AddressCategory, blockedCategory, embeddedIPv4 } from '../../lib/domain/address-ranges.ts';
 import { ApiError } from '../../lib/domain/errors.ts';
 import {
-  type AddressCategory,
-  blockedCategory,
   checkDestination,
+  checkWebhookDestination,
   DNS_TIMEOUT_MS,
-  embeddedIPv4,
   pinnedLookup,
   type Resolver,
 } from '../../lib/webhooks/ssrf.ts';

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import { eventAttributes } from '../../lib/domain/webhook-events.ts';
 import {
   attemptDelivery,
   type DeliveryDeps,
@@ -14,7 +15,6 @@ import {
   deliverRetries,
   type QueueRecord,
 } from '../../lib/webhooks/deliver.ts';
-import { eventAttributes } from '../../lib/webhooks/events.ts';
 import {
   FIRST_ATTEMPT_GROUPS_PER_CAMPAIGN,
   firstAttemptIds,

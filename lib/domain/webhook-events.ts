@@ -1,6 +1,7 @@
 /**
  * Event-bearing items: the contract between the writers (link, referred user and action writes)
- * and the webhook pipeline (table stream -> queue -> delivery).
+ * and the webhook pipeline (table stream -> queue -> delivery). Pure data, in the domain layer so
+ * that the writers (`lib/db`) and the pipeline (`lib/webhooks`) share it without importing each other.
  *
  * Every item that should produce a webhook carries these attributes, written in the SAME
  * write as the record itself. The stream therefore holds an event if and only if the record was
@@ -8,7 +9,7 @@
  * referred user is committed on its link's item first; the stream consumer then writes its
  * action item, these attributes included: see `lib/db/actions.ts`.)
  */
-import { stringifyJson } from '../domain/json.ts';
+import { stringifyJson } from './json.ts';
 
 export type WebhookEventType = 'action.created' | 'referred_user.created';
 
