@@ -1,8 +1,20 @@
-/** Configuration read once at module load; a missing required setting fails the cold start loudly. */
+/**
+ * The service's configuration: every setting a function or the local stack passes through the
+ * environment, read here and nowhere else. Each setting is read when it is asked for, and the
+ * modules that need one ask at their load (a cold start), so a missing required setting fails the
+ * cold start loudly instead of a request later. (Read on access rather than once for all: the local
+ * stack sets the variables after some modules have loaded, and a function that needs no table must
+ * not need TABLE_NAME.)
+ */
 function required(name: string): string {
   const value = process.env[name];
   if (!value) throw new Error(`Missing required environment variable ${name}`);
   return value;
+}
+
+function optional(name: string): string | undefined {
+  const value = process.env[name];
+  return value === undefined || value === '' ? undefined : value;
 }
 
 export const config = {
@@ -19,5 +31,56 @@ export const config = {
    */
   get allowPrivateWebhooks(): boolean {
     return process.env.ALLOW_PRIVATE_WEBHOOKS === 'true' && (process.env.STAGE ?? 'local') === 'local';
+  },
+  /** The webhook first-attempt queue (FIFO), where the stream consumer sends events. */
+  get webhookQueueUrl(): string {
+    return required('WEBHOOK_QUEUE_URL');
+  },
+  /** The webhook retry lane's queue. */
+  get webhookRetryQueueUrl(): string {
+    return required('WEBHOOK_RETRY_QUEUE_URL');
+  },
+  get webhookDlqUrl(): string {
+    return required('WEBHOOK_DLQ_URL');
+  },
+  /** Comma-separated seconds replacing the retry schedule (`retryDelaysFrom` checks them). */
+  get webhookRetryDelays(): string | undefined {
+    return process.env.WEBHOOK_RETRY_DELAYS;
+  },
+  get purgeQueueUrl(): string {
+    return required('PURGE_QUEUE_URL');
+  },
+  /** The delay of a purge's follow-up pass (`functions/queue/purge-campaign.ts`). */
+  get purgeSweepDelaySeconds(): number {
+    return Number(process.env.PURGE_SWEEP_DELAY_SECONDS ?? 60);
+  },
+  /** Ids reserved per counter update (`lib/db/ids.ts`). */
+  get idBlockSize(): number {
+    return Number(process.env.ID_BLOCK_SIZE ?? 100);
+  },
+  /** A DynamoDB other than the region's (DynamoDB Local); unset in AWS. */
+  get dynamodbEndpoint(): string | undefined {
+    return optional('DYNAMODB_ENDPOINT');
+  },
+  /** An SQS other than the region's (the local queue); unset in AWS. */
+  get sqsEndpoint(): string | undefined {
+    return optional('AWS_ENDPOINT_URL_SQS');
+  },
+  /** One DynamoDB or SQS attempt's limit, when set (the local stack raises it). */
+  get attemptTimeoutMs(): number | undefined {
+    return Number(process.env.DYNAMODB_ATTEMPT_TIMEOUT_MS) || undefined;
+  },
+  get region(): string | undefined {
+    return optional('AWS_REGION');
+  },
+  /**
+   * Credentials for a local endpoint, which takes any: the environment's when set, else fixed
+   * ones, so no AWS profile is needed. In AWS the SDK's default chain (the role) applies.
+   */
+  get localCredentials(): { accessKeyId: string; secretAccessKey: string } {
+    return {
+      accessKeyId: process.env.AWS_ACCESS_KEY_ID ?? 'local',
+      secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY ?? 'local',
+    };
   },
 };

@@ -9,7 +9,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ApiKeyStore } from '../lib/auth/api-keys.ts';
-import { createDocumentClient } from '../lib/db/client-config.ts';
+import { createDocumentClient } from '../lib/aws/clients.ts';
 import { stateFile } from '../lib/local/stack.ts';
 
 const usage = `Usage:

@@ -6,11 +6,12 @@
  */
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import { createSqsClient } from '../../lib/aws/clients.ts';
+import { config } from '../../lib/config.ts';
 import { parseCampaignPartition } from '../../lib/db/purge.ts';
-import { createSqsClient, requiredEnv } from '../../lib/webhooks/sqs.ts';
 
 const sqs = createSqsClient();
-const queueUrl = requiredEnv('PURGE_QUEUE_URL');
+const queueUrl = config.purgeQueueUrl;
 
 /**
  * The stream filter of the event source mapping. It lives in a module without side effects

@@ -12,12 +12,13 @@
  * dedupe key.
  */
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import { createSqsClient } from '../../lib/aws/clients.ts';
+import { config } from '../../lib/config.ts';
 import { materializeStreamRecords } from '../../lib/webhooks/link-actions.ts';
-import { createSqsClient, requiredEnv } from '../../lib/webhooks/sqs.ts';
 import { enqueueStreamRecords } from '../../lib/webhooks/stream.ts';
 
 const sqs = createSqsClient();
-const queueUrl = requiredEnv('WEBHOOK_QUEUE_URL');
+const queueUrl = config.webhookQueueUrl;
 
 export const handler = async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
   const [actions, events] = await Promise.all([

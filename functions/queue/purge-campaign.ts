@@ -1,16 +1,17 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { createSqsClient } from '../../lib/aws/clients.ts';
+import { config } from '../../lib/config.ts';
 import { parseCampaignPartition, purgeCampaign } from '../../lib/db/purge.ts';
 import { logger } from '../../lib/http/logger.ts';
-import { createSqsClient, requiredEnv } from '../../lib/webhooks/sqs.ts';
 
 const sqs = createSqsClient();
-const queueUrl = requiredEnv('PURGE_QUEUE_URL');
+const queueUrl = config.purgeQueueUrl;
 /**
  * A pass that deleted something is followed by one more pass after this delay, which catches a
  * link whose index entry arrived late (GSI replication lag); a pass that finds nothing ends it.
  */
-const sweepDelaySeconds = Number(process.env.PURGE_SWEEP_DELAY_SECONDS ?? 60);
+const sweepDelaySeconds = config.purgeSweepDelaySeconds;
 /** Leave this much of the invocation for sending the follow-up message. */
 const SAFETY_MS = 5_000;
 

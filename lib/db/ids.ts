@@ -1,4 +1,5 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { config } from '../config.ts';
 import { db, tableName } from './client.ts';
 import { keys } from './keys.ts';
 
@@ -9,7 +10,7 @@ export type IdKind = 'link' | 'referred_user' | 'action';
  * one atomic counter update and hands them out from memory. Ids are unique and positive across
  * the deployment; they are increasing per container, and a recycled container leaves a gap.
  */
-const BLOCK_SIZE = Number(process.env.ID_BLOCK_SIZE ?? 100);
+const BLOCK_SIZE = config.idBlockSize;
 
 interface Block {
   next: number;

@@ -11,7 +11,7 @@ import {
   ResourceNotFoundException,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
-import { dynamoClientConfig } from '../db/client-config.ts';
+import { dynamoClientConfig } from '../aws/clients.ts';
 import { tableDefinition } from '../table-definition.ts';
 import { startDynamoCommitProxy } from './dynamodb-proxy.ts';
 import { LocalStackError } from './errors.ts';

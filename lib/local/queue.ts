@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { createSqsClient } from '../aws/clients.ts';
 import { QueueJournal } from './queue-journal.ts';
 import { startQueueProxy } from './queue-proxy.ts';
 
@@ -23,13 +24,8 @@ export const WEBHOOK_RETRY_QUEUE_NAME = 'referrals-webhooks-retry';
 export const WEBHOOK_DLQ_NAME = 'referrals-webhooks-dlq';
 export const PURGE_QUEUE_NAME = 'referrals-purge';
 
-export function sqsClient(endpoint: string): SQSClient {
-  return new SQSClient({
-    endpoint,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  });
-}
+/** A client of the local queue for the stack's pollers and tools: no attempt bound on receives. */
+export const sqsClient = (endpoint: string) => createSqsClient({ endpoint, bounded: false });
 
 /**
  * The local SQS-compatible queues: `local-aws-sqs` behind the journaling proxy of

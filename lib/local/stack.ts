@@ -4,7 +4,7 @@ import { type Server, STATUS_CODES } from 'node:http';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ApiKeyStore, generateApiKey } from '../auth/api-keys.ts';
-import { createDocumentClient } from '../db/client-config.ts';
+import { createDocumentClient } from '../aws/clients.ts';
 import { ApiError } from '../domain/errors.ts';
 import { JSON_CONTENT_TYPE } from '../http/responses.ts';
 import type { RouteDefinition, ThrottleClass } from '../routes.ts';

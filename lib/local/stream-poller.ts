@@ -24,7 +24,7 @@ import {
   type ShardIteratorType,
   TrimmedDataAccessException,
 } from '@aws-sdk/client-dynamodb-streams';
-import { dynamoClientConfig } from '../db/client-config.ts';
+import { dynamoClientConfig } from '../aws/clients.ts';
 import { writeFileAtomic } from './files.ts';
 
 export type StreamHandler = (event: {

@@ -3,12 +3,12 @@
  * mappings are configured), partial batch response out, the outcomes counted as business metrics.
  */
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { createSqsClient } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { publishMetrics } from '../http/metrics.ts';
 import { type DeliveryDeps, deliverFirstAttempts, deliverRetries } from './deliver.ts';
 import { countDeliveries } from './metrics.ts';
 import { retryDelaysFrom } from './schedule.ts';
-import { createSqsClient, requiredEnv } from './sqs.ts';
 import { loadWebhookTarget, setSlowLane } from './target.ts';
 
 export type Lane = 'first-attempt' | 'retry';
@@ -17,9 +17,9 @@ export type Lane = 'first-attempt' | 'retry';
 export function deliveryDepsFromEnv(): DeliveryDeps {
   return {
     sqs: createSqsClient(),
-    retryQueueUrl: requiredEnv('WEBHOOK_RETRY_QUEUE_URL'),
-    dlqUrl: requiredEnv('WEBHOOK_DLQ_URL'),
-    delays: retryDelaysFrom(process.env.WEBHOOK_RETRY_DELAYS),
+    retryQueueUrl: config.webhookRetryQueueUrl,
+    dlqUrl: config.webhookDlqUrl,
+    delays: retryDelaysFrom(config.webhookRetryDelays),
     allowPrivate: config.allowPrivateWebhooks,
     loadTarget: loadWebhookTarget,
     setSlowLane,

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { createDocumentClient, dynamoClientConfig } from '../../lib/db/client-config.ts';
+import { createDocumentClient, dynamoClientConfig } from '../../lib/aws/clients.ts';
 import { ensureTable, type RunningDynamo, startDynamoLocal } from '../../lib/local/dynamodb.ts';
 import { LOCAL_TABLE_NAME, type LocalStack, startLocalStack } from '../../lib/local/stack.ts';
 import { type CountingProxy, startCountingProxy } from './counting-proxy.ts';

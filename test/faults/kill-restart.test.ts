@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { BatchWriteCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createDocumentClient } from '../../lib/db/client-config.ts';
+import { createDocumentClient } from '../../lib/aws/clients.ts';
 import { campaignPartition, keys } from '../../lib/db/keys.ts';
 import { newLinkItem } from '../../lib/db/link-item.ts';
 import { freePort } from '../../lib/local/ports.ts';

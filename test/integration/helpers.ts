@@ -7,7 +7,7 @@ import {
 import type { TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { inject } from 'vitest';
-import { createDocumentClient } from '../../lib/db/client-config.ts';
+import { createDocumentClient } from '../../lib/aws/clients.ts';
 import { ErrorResponse } from '../../lib/domain/schemas.ts';
 import { ResponseValidator } from '../../lib/openapi/response-validator.ts';
 import { TENANT_A, TENANT_B } from './global-setup.ts';

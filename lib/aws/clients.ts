@@ -1,6 +1,13 @@
+/**
+ * The service's AWS SDK clients, DynamoDB and SQS, for the functions, the local stack and the
+ * tools alike: every client the service makes is made here, with the same bounded attempts, and
+ * pointed at a local endpoint the same way (`lib/config.ts`).
+ */
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { config } from '../config.ts';
 import { DeadlineExceededError, remainingMs } from './deadline.ts';
 
 /**
@@ -11,7 +18,7 @@ import { DeadlineExceededError, remainingMs } from './deadline.ts';
 export const ATTEMPT_TIMEOUT_MS = 1_500;
 
 /** Read when a client is made (the local stack sets the variable after this module loads). */
-const attemptTimeoutFromEnv = () => Number(process.env.DYNAMODB_ATTEMPT_TIMEOUT_MS) || ATTEMPT_TIMEOUT_MS;
+const attemptTimeoutFromEnv = () => config.attemptTimeoutMs ?? ATTEMPT_TIMEOUT_MS;
 export const CONNECT_TIMEOUT_MS = 1_000;
 /** Attempts per call (the first and two retries, with the SDK's jittered backoff between). */
 export const MAX_ATTEMPTS = 3;
@@ -55,21 +62,18 @@ export function boundedClientConfig(attemptTimeoutMs = attemptTimeoutFromEnv()) 
  * (local stack, tests, CLI).
  */
 export function dynamoClientConfig(
-  endpoint = process.env.DYNAMODB_ENDPOINT,
+  endpoint = config.dynamodbEndpoint,
   region?: string,
   attemptTimeoutMs?: number,
 ): DynamoDBClientConfig {
-  const resolvedRegion = region ?? process.env.AWS_REGION;
+  const resolvedRegion = region ?? config.region;
   const bounded = boundedClientConfig(attemptTimeoutMs);
   if (!endpoint) return resolvedRegion ? { ...bounded, region: resolvedRegion } : bounded;
   return {
     ...bounded,
     endpoint,
     region: resolvedRegion ?? 'us-east-1',
-    credentials: {
-      accessKeyId: process.env.AWS_ACCESS_KEY_ID ?? 'local',
-      secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY ?? 'local',
-    },
+    credentials: config.localCredentials,
   };
 }
 
@@ -88,4 +92,22 @@ export function createDocumentClient(
       marshallOptions: { removeUndefinedValues: true },
     },
   );
+}
+
+/**
+ * An SQS client. In Lambda the defaults apply (region and role credentials from the environment)
+ * with bounded attempts. On the local stack `AWS_ENDPOINT_URL_SQS` (or `endpoint`) points at the
+ * local queue, which takes any credentials. The local stack's own pollers and tools pass
+ * `bounded: false`: a receive may wait longer than one request's attempt may.
+ */
+export function createSqsClient(options: { endpoint?: string; bounded?: boolean } = {}): SQSClient {
+  const endpoint = options.endpoint ?? config.sqsEndpoint;
+  const bounded = options.bounded === false ? {} : boundedClientConfig();
+  if (!endpoint) return new SQSClient(bounded);
+  return new SQSClient({
+    ...bounded,
+    endpoint,
+    region: config.region ?? 'us-east-1',
+    credentials: config.localCredentials,
+  });
 }
