@@ -2,16 +2,15 @@
  * The single table's shape, shared by the CDK stack and the local stack so that both create the
  * same keys, indexes, stream and TTL attribute. Plain data: no CDK or SDK imports here.
  *
- * Item layout (key builders live in `lib/db/keys.ts`):
- * - api key        PK `APIKEY#<sha256>`            SK `APIKEY`      GSI1 `APIKEYS` / `<tenant>#<created>#<sha256>`
- * - campaign       PK `T#<tenant>#C#<id>`          SK `CAMPAIGN`
- * - id block       PK `SEQ#<kind>`                 SK `SEQ`
+ * Which items the table holds and how each is keyed is not described here: each entity module of
+ * `lib/db/entities/` owns its keys (the one description of the key layout), and names the index
+ * it reads through by the constants below.
  */
 /**
  * The link attributes a read through an index returns besides the keys: what the API object needs
  * (`toLink`) and what its readers check (`tenant`, `id`). Nothing else of a link is copied into the
  * indexes, so large or often-rewritten attributes (a link's `last_action`) cost no index storage
- * and no index write. `lib/db/link-item.ts` derives the type of a link as readers see it from this.
+ * and no index write. `lib/db/entities/link.ts` derives the type of a link as readers see it from this.
  */
 export const LINK_INDEX_ATTRIBUTES = [
   'tenant',
@@ -28,6 +27,30 @@ export const LINK_INDEX_ATTRIBUTES = [
 /** What the api-key CLI lists through GSI1 (`lib/auth/api-keys.ts`); `tenant`, `created_at` come with the links'. */
 const API_KEY_INDEX_ATTRIBUTES = ['key_hash', 'revoked_at'] as const;
 
+/** GSI1: a link by id (`lib/db/entities/link.ts`), and the api-key list (`api-key.ts`). */
+export const GSI1 = {
+  indexName: 'GSI1',
+  partitionKey: 'GSI1PK',
+  sortKey: 'GSI1SK',
+  projectedAttributes: [...LINK_INDEX_ATTRIBUTES, ...API_KEY_INDEX_ATTRIBUTES],
+} as const;
+
+/** GSI2: a campaign's links, oldest first (the list and the purge). */
+export const GSI2 = {
+  indexName: 'GSI2',
+  partitionKey: 'GSI2PK',
+  sortKey: 'GSI2SK',
+  projectedAttributes: LINK_INDEX_ATTRIBUTES,
+} as const;
+
+/** GSI3: a referrer's links in a campaign, oldest first (sparse: links with a referrer). */
+export const GSI3 = {
+  indexName: 'GSI3',
+  partitionKey: 'GSI3PK',
+  sortKey: 'GSI3SK',
+  projectedAttributes: LINK_INDEX_ATTRIBUTES,
+} as const;
+
 export const tableDefinition = {
   partitionKey: 'PK',
   sortKey: 'SK',
@@ -40,26 +63,10 @@ export const tableDefinition = {
    * ALL. GSI1: a link by id, and the api-key list. GSI2: a campaign's links (list and purge).
    * GSI3: a referrer's links.
    */
-  globalSecondaryIndexes: [
-    {
-      indexName: 'GSI1',
-      partitionKey: 'GSI1PK',
-      sortKey: 'GSI1SK',
-      projectedAttributes: [...LINK_INDEX_ATTRIBUTES, ...API_KEY_INDEX_ATTRIBUTES],
-    },
-    {
-      indexName: 'GSI2',
-      partitionKey: 'GSI2PK',
-      sortKey: 'GSI2SK',
-      projectedAttributes: LINK_INDEX_ATTRIBUTES,
-    },
-    {
-      indexName: 'GSI3',
-      partitionKey: 'GSI3PK',
-      sortKey: 'GSI3SK',
-      projectedAttributes: LINK_INDEX_ATTRIBUTES,
-    },
-  ],
+  globalSecondaryIndexes: [GSI1, GSI2, GSI3],
 } as const;
 
 export type IndexName = (typeof tableDefinition.globalSecondaryIndexes)[number]['indexName'];
+
+/** An index as its readers use it: its name and its key attributes. */
+export type TableIndex = (typeof tableDefinition.globalSecondaryIndexes)[number];

@@ -7,7 +7,17 @@ import {
   QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import {
+  API_KEY_LIST_INDEX,
+  API_KEY_LIST_PARTITION,
+  apiKeyFromItem,
+  apiKeyItemKey,
+  apiKeyStateOf,
+  newApiKeyItem,
+} from '../db/entities/api-key.ts';
 import { formatTimestamp } from '../domain/time.ts';
+
+export { apiKeyItemKey };
 
 /**
  * API keys: 256 random bits, shown once, stored only as a SHA-256 hash. SHA-256 (not a slow
@@ -23,10 +33,6 @@ export function generateApiKey(): string {
 
 export function hashApiKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
-}
-
-export function apiKeyItemKey(hash: string) {
-  return { PK: `APIKEY#${hash}`, SK: 'APIKEY' };
 }
 
 export type RevokeOutcome = 'revoked' | 'already_revoked' | 'not_found';
@@ -58,15 +64,7 @@ export class ApiKeyStore {
         new PutCommand({
           TableName: this.tableName,
           // `revoked_at` is absent until the key is revoked: a live key has no such attribute.
-          Item: {
-            ...apiKeyItemKey(hash),
-            type: 'api_key',
-            GSI1PK: 'APIKEYS',
-            GSI1SK: `${tenant}#${created_at}#${hash}`,
-            tenant,
-            key_hash: hash,
-            created_at,
-          },
+          Item: newApiKeyItem(tenant, hash, created_at),
           // Never over a stored key: re-creating a revoked key would bring it back to life.
           ConditionExpression: 'attribute_not_exists(PK)',
         }),
@@ -87,8 +85,9 @@ export class ApiKeyStore {
         ConsistentRead: true,
       }),
     );
-    if (!Item || typeof Item.tenant !== 'string') return { state: 'unknown' };
-    return { state: isRevoked(Item) ? 'revoked' : 'live', tenant: Item.tenant };
+    const stored = apiKeyStateOf(Item);
+    if (!stored) return { state: 'unknown' };
+    return { state: stored.revoked ? 'revoked' : 'live', tenant: stored.tenant };
   }
 
   /** The tenant of a live key, or undefined for an unknown or revoked one. One GetItem. */
@@ -96,8 +95,8 @@ export class ApiKeyStore {
     const { Item } = await this.db.send(
       new GetCommand({ TableName: this.tableName, Key: apiKeyItemKey(hashApiKey(key)) }),
     );
-    if (!Item || isRevoked(Item)) return undefined;
-    return typeof Item.tenant === 'string' ? Item.tenant : undefined;
+    const stored = apiKeyStateOf(Item);
+    return stored && !stored.revoked ? stored.tenant : undefined;
   }
 
   async list(): Promise<Array<ApiKeyRecord & { hash: string }>> {
@@ -107,20 +106,15 @@ export class ApiKeyStore {
       const page = await this.db.send(
         new QueryCommand({
           TableName: this.tableName,
-          IndexName: 'GSI1',
-          KeyConditionExpression: 'GSI1PK = :pk',
-          ExpressionAttributeValues: { ':pk': 'APIKEYS' },
+          IndexName: API_KEY_LIST_INDEX.indexName,
+          KeyConditionExpression: `${API_KEY_LIST_INDEX.partitionKey} = :pk`,
+          ExpressionAttributeValues: { ':pk': API_KEY_LIST_PARTITION },
           ExclusiveStartKey,
         }),
       );
       for (const item of page.Items ?? []) {
-        out.push({
-          id: String(item.key_hash).slice(0, 16),
-          hash: String(item.key_hash),
-          tenant: String(item.tenant),
-          created_at: String(item.created_at),
-          revoked_at: isRevoked(item) ? String(item.revoked_at) : null,
-        });
+        const { hash, tenant, created_at, revoked_at } = apiKeyFromItem(item);
+        out.push({ id: hash.slice(0, 16), hash, tenant, created_at, revoked_at });
       }
       ExclusiveStartKey = page.LastEvaluatedKey;
     } while (ExclusiveStartKey);
@@ -161,9 +155,4 @@ export class ApiKeyStore {
       return Item ? 'already_revoked' : 'not_found';
     }
   }
-}
-
-/** Revoked once `revoked_at` holds a time; absent or NULL (older items) is live. */
-function isRevoked(item: Record<string, unknown>): boolean {
-  return typeof item.revoked_at === 'string' && item.revoked_at.length > 0;
 }

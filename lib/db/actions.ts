@@ -23,42 +23,27 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { campaignNotFound } from '../domain/errors.ts';
 import { IdempotencyKeyUsed, type IdempotentRequest } from '../domain/idempotency.ts';
 import type { Action } from '../domain/link-schemas.ts';
-import { formatTimestamp } from '../domain/time.ts';
-import { eventAttributes } from '../domain/webhook-events.ts';
 import { getItems } from './batch.ts';
 import { campaignStillExists } from './campaigns.ts';
 import { db, tableName } from './client.ts';
-import { idempotencyItemKey, rememberAnswer, storedAnswerOf } from './idempotency.ts';
+import { newActionItem as actionItem, toAction } from './entities/action.ts';
+import { campaignKey } from './entities/campaign.ts';
+import { idempotencyItemKey, storedAnswerOf } from './entities/idempotency.ts';
+import {
+  CLEAR_LAST_ACTION,
+  type LinkAction,
+  type LinkItem,
+  linkActionFromItem,
+  linkFromItem,
+  linkKey,
+  storedLinkAction,
+} from './entities/link.ts';
+import { type ReferredUserItem, referredUserFromItem, referredUserKey } from './entities/referred-user.ts';
+import { rememberAnswer } from './idempotency.ts';
 import { nextId } from './ids.ts';
-import { keys } from './keys.ts';
-import { CLEAR_LAST_ACTION, type LinkAction, type StoredLinkAction, storedLinkAction } from './link-item.ts';
-import { countOn, findLink, type LinkItem, linkNotFound, toLink } from './links.ts';
-import { type ReferredUserItem, referredUserNotFound, toReferredUser } from './referred-users.ts';
+import { countOn, findLink, linkNotFound } from './links.ts';
+import { referredUserNotFound } from './referred-users.ts';
 import { transactWrite } from './transactions.ts';
-
-/** The API object of an action on `link`, whose counters already include the action. */
-function toAction(link: LinkItem, action: LinkAction): Action {
-  return {
-    id: action.id,
-    created_at: formatTimestamp(new Date(action.at)),
-    action_type: action.action_type,
-    metadata: action.metadata,
-    referral_link: toLink(link),
-    referred_user: action.referred_user ? toReferredUser(action.referred_user, link) : null,
-  };
-}
-
-/** The stored action item: the API object as its event's data, and the link it was recorded on. */
-function actionItem(link: LinkItem, action: LinkAction) {
-  const data = toAction(link, action);
-  const item = {
-    ...keys.action(link.tenant, link.campaign_id, action.id),
-    type: 'action',
-    link_code: link.referral_code,
-    ...eventAttributes('action.created', action.id, link.tenant, link.campaign_id, data, new Date(action.at)),
-  };
-  return { item, data };
-}
 
 async function newAction(
   actionType: string,
@@ -139,15 +124,15 @@ export async function createReferredUserAction(
 ): Promise<Action> {
   // A keyed request reads its key's stored answer in the same batch: no extra round trip.
   const [item, campaign, remembered] = await getItems([
-    keys.referredUser(tenant, input.campaignId, input.referredUserId),
-    keys.campaign(tenant, input.campaignId),
+    referredUserKey(tenant, input.campaignId, input.referredUserId),
+    campaignKey(tenant, input.campaignId),
     ...(idempotency ? [idempotencyItemKey(idempotency)] : []),
   ]);
   const stored = storedAnswerOf(remembered);
   if (stored) throw new IdempotencyKeyUsed(stored);
   if (!campaign) throw campaignNotFound(input.campaignId);
   if (!item) throw referredUserNotFound();
-  const referredUser = item as unknown as ReferredUserItem;
+  const referredUser = referredUserFromItem(item);
   const action = await newAction(input.actionType, input.metadata, referredUser);
   if (idempotency) {
     action.idempotency = { key_hash: idempotency.keyHash, request_hash: idempotency.requestHash };
@@ -159,7 +144,7 @@ export async function createReferredUserAction(
     const { Attributes } = await db.send(
       new UpdateCommand({
         TableName: tableName,
-        Key: keys.link(referredUser.link_code),
+        Key: linkKey(referredUser.link_code),
         UpdateExpression: `ADD total_clicks :one SET last_action = :action${held ? ', #held = :now' : ''}`,
         ConditionExpression: `#id = :link${held ? ' AND attribute_not_exists(#held)' : ''}`,
         ExpressionAttributeNames: { '#id': 'id', ...(held ? { '#held': held } : {}) },
@@ -173,7 +158,7 @@ export async function createReferredUserAction(
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
-    return toAction(Attributes as LinkItem, action);
+    return toAction(linkFromItem(Attributes ?? {}), action);
   } catch (err) {
     if (!(err instanceof ConditionalCheckFailedException)) throw err;
     if (held && err.Item?.[held] !== undefined) throw new IdempotencyKeyUsed();
@@ -198,14 +183,13 @@ export const KEY_HOLD_MS = 10 * 60_000;
  * item, with its `action.created` event (which the same stream then carries to the webhook queue,
  * like every other event), then take the action off the link. Idempotent, so a redelivered stream
  * record changes nothing; and never for a deleted campaign, so a purge cannot be outrun into an
- * orphan item.
+ * orphan item. `image` is the link's new image, unmarshalled; it is decoded here.
  */
 export async function materializeLinkAction(
-  link: LinkItem & { last_action: StoredLinkAction },
+  image: Record<string, unknown>,
 ): Promise<'written' | 'exists' | 'campaign_gone'> {
-  // Items written before the action was stored as JSON text carry its fields as a map.
-  const stored = link.last_action as StoredLinkAction | (LinkAction & { json?: undefined });
-  const action = stored.json === undefined ? (stored as LinkAction) : (JSON.parse(stored.json) as LinkAction);
+  const link = linkFromItem(image);
+  const action = linkActionFromItem(image);
   const { item, data } = actionItem(link, action);
   const keyed = action.idempotency && {
     tenant: link.tenant,
@@ -229,7 +213,7 @@ export async function materializeLinkAction(
     outcome = 'exists';
   }
   if (outcome === 'campaign_gone') return outcome;
-  await releaseExpiredKeys(link);
+  await releaseExpiredKeys(link.referral_code, image);
   await removeLastAction(link.referral_code, action.id);
   return outcome;
 }
@@ -239,8 +223,8 @@ export async function materializeLinkAction(
  * its last `KEY_HOLD_MS` of keyed actions. Each removal is conditional on the value seen, so a key
  * held again since (a new request reusing it after the stored answer expired) is kept.
  */
-async function releaseExpiredKeys(link: Record<string, unknown>): Promise<void> {
-  const expired = Object.entries(link).filter(
+async function releaseExpiredKeys(code: string, image: Record<string, unknown>): Promise<void> {
+  const expired = Object.entries(image).filter(
     ([name, heldAt]) => name.startsWith(HELD_KEY_PREFIX) && Number(heldAt) < Date.now() - KEY_HOLD_MS,
   );
   for (const [name, heldAt] of expired) {
@@ -248,7 +232,7 @@ async function releaseExpiredKeys(link: Record<string, unknown>): Promise<void> 
       await db.send(
         new UpdateCommand({
           TableName: tableName,
-          Key: keys.link(String(link.referral_code)),
+          Key: linkKey(code),
           UpdateExpression: 'REMOVE #held',
           ConditionExpression: '#held = :at',
           ExpressionAttributeNames: { '#held': name },
@@ -271,7 +255,7 @@ async function removeLastAction(code: string, actionId: number): Promise<void> {
     await db.send(
       new UpdateCommand({
         TableName: tableName,
-        Key: keys.link(code),
+        Key: linkKey(code),
         UpdateExpression: CLEAR_LAST_ACTION,
         ConditionExpression: 'last_action.id = :id',
         ExpressionAttributeValues: { ':id': actionId },

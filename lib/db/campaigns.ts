@@ -1,3 +1,4 @@
+/** Campaign reads and writes; the item, its keys and its decoding are `entities/campaign.ts`. */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -6,34 +7,11 @@ import type { IdempotentRequest } from '../domain/idempotency.ts';
 import type { Campaign } from '../domain/schemas.ts';
 import { formatTimestamp } from '../domain/time.ts';
 import { db, tableName } from './client.ts';
+import { campaignFromItem, campaignKey, newCampaignItem } from './entities/campaign.ts';
 import { rememberAnswer } from './idempotency.ts';
-import { keys } from './keys.ts';
 import { transactWrite } from './transactions.ts';
 
-/**
- * The stored campaign. `webhook_url` and `webhook_secret` are absent (not NULL) until first set:
- * `if_not_exists(webhook_secret, …)` in `updateCampaign` only fills a missing attribute.
- */
-export interface CampaignItem extends Omit<Campaign, 'webhook_url' | 'webhook_secret'> {
-  webhook_url?: string | null;
-  webhook_secret?: string;
-  PK: string;
-  SK: 'CAMPAIGN';
-  type: 'campaign';
-  tenant: string;
-}
-
-export function toCampaign(item: Record<string, unknown>): Campaign {
-  const c = item as unknown as CampaignItem;
-  return {
-    id: c.id,
-    created_at: c.created_at,
-    url: c.url,
-    name: c.name,
-    webhook_url: c.webhook_url ?? null,
-    webhook_secret: c.webhook_secret ?? null,
-  };
-}
+export type { CampaignItem } from './entities/campaign.ts';
 
 /** Standard Webhooks secret: `whsec_` + base64 of 32 random bytes. */
 export function newWebhookSecret(): string {
@@ -57,15 +35,7 @@ export async function createCampaign(
     webhook_url: null,
     webhook_secret: null,
   };
-  const item: CampaignItem = {
-    ...keys.campaign(tenant, campaign.id),
-    type: 'campaign',
-    tenant,
-    id: campaign.id,
-    created_at: campaign.created_at,
-    url: campaign.url,
-    name: campaign.name,
-  };
+  const item = newCampaignItem(tenant, campaign);
   const put = { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(PK)' };
   if (idempotency) await transactWrite([{ Put: put }], rememberAnswer(idempotency, 201, campaign));
   else await db.send(new PutCommand(put));
@@ -75,10 +45,10 @@ export async function createCampaign(
 /** One GetItem, strongly consistent so a write is visible to the next read. */
 export async function getCampaign(tenant: string, id: string): Promise<Campaign> {
   const { Item } = await db.send(
-    new GetCommand({ TableName: tableName, Key: keys.campaign(tenant, id), ConsistentRead: true }),
+    new GetCommand({ TableName: tableName, Key: campaignKey(tenant, id), ConsistentRead: true }),
   );
   if (!Item) throw campaignNotFound(id);
-  return toCampaign(Item);
+  return campaignFromItem(Item);
 }
 
 /**
@@ -111,7 +81,7 @@ export async function updateCampaign(
     const { Attributes } = await db.send(
       new UpdateCommand({
         TableName: tableName,
-        Key: keys.campaign(tenant, id),
+        Key: campaignKey(tenant, id),
         UpdateExpression: `SET ${sets.join(', ')}`,
         ConditionExpression: 'attribute_exists(PK)',
         ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
@@ -119,7 +89,7 @@ export async function updateCampaign(
         ReturnValues: 'ALL_NEW',
       }),
     );
-    return toCampaign(Attributes ?? {});
+    return campaignFromItem(Attributes ?? {});
   } catch (err) {
     if (err instanceof ConditionalCheckFailedException) throw campaignNotFound(id);
     throw err;
@@ -131,7 +101,7 @@ export async function campaignExists(tenant: string, campaignId: string): Promis
   const { Item } = await db.send(
     new GetCommand({
       TableName: tableName,
-      Key: keys.campaign(tenant, campaignId),
+      Key: campaignKey(tenant, campaignId),
       ConsistentRead: true,
       ProjectionExpression: 'PK',
     }),
@@ -147,7 +117,7 @@ export function campaignStillExists(tenant: string, campaignId: string) {
   return {
     ConditionCheck: {
       TableName: tableName,
-      Key: keys.campaign(tenant, campaignId),
+      Key: campaignKey(tenant, campaignId),
       ConditionExpression: 'attribute_exists(PK)',
     },
   };
@@ -159,7 +129,7 @@ export async function deleteCampaign(tenant: string, id: string): Promise<void> 
     await db.send(
       new DeleteCommand({
         TableName: tableName,
-        Key: keys.campaign(tenant, id),
+        Key: campaignKey(tenant, id),
         ConditionExpression: 'attribute_exists(PK)',
       }),
     );

@@ -14,15 +14,10 @@
 import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { IdempotentRequest, StoredAnswer } from '../domain/idempotency.ts';
-import { stringifyJson } from '../domain/json.ts';
 import { db, tableName } from './client.ts';
-import { keys } from './keys.ts';
+import { idempotencyItemKey, newIdempotencyItem, storedAnswerOf } from './entities/idempotency.ts';
 
-/** Kept at least 24 h as the contract asks; DynamoDB's TTL deletes some time after expiry. */
-export const IDEMPOTENCY_TTL_SECONDS = 25 * 60 * 60;
-
-export const idempotencyItemKey = (request: IdempotentRequest) =>
-  keys.idempotency(request.tenant, request.keyHash);
+export { IDEMPOTENCY_TTL_SECONDS, idempotencyItemKey, storedAnswerOf } from './entities/idempotency.ts';
 
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
@@ -36,26 +31,11 @@ export function rememberAnswer(request: IdempotentRequest, status: number, body:
   return {
     Put: {
       TableName: tableName,
-      Item: {
-        ...idempotencyItemKey(request),
-        type: 'idempotency',
-        tenant: request.tenant,
-        request_hash: request.requestHash,
-        status,
-        answer: stringifyJson(body),
-        created_at: new Date().toISOString(),
-        expires_at: now + IDEMPOTENCY_TTL_SECONDS,
-      },
+      Item: newIdempotencyItem(request, status, body, now),
       ConditionExpression: 'attribute_not_exists(PK) OR expires_at < :now',
       ExpressionAttributeValues: { ':now': now },
     },
   };
-}
-
-/** A stored item as an answer, unless it expired (TTL deletes late). */
-export function storedAnswerOf(item: Record<string, unknown> | undefined): StoredAnswer | undefined {
-  if (!item || Number(item.expires_at) < Date.now() / 1000) return undefined;
-  return { status: Number(item.status), body: String(item.answer), requestHash: String(item.request_hash) };
 }
 
 /** The answer stored for a key, read strongly consistently. One GetItem. */

@@ -1,9 +1,9 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config.ts';
 import { db, tableName } from './client.ts';
-import { keys } from './keys.ts';
+import { type IdKind, lastIdOf, sequenceKey } from './entities/sequence.ts';
 
-export type IdKind = 'link' | 'referred_user' | 'action';
+export type { IdKind };
 
 /**
  * Integer ids without a round trip per request: each warm function reserves a block of ids with
@@ -24,14 +24,14 @@ async function reserve(kind: IdKind): Promise<Block> {
   const { Attributes } = await db.send(
     new UpdateCommand({
       TableName: tableName,
-      Key: keys.sequence(kind),
+      Key: sequenceKey(kind),
       UpdateExpression: 'ADD last_id :n SET #type = :type',
       ExpressionAttributeNames: { '#type': 'type' },
       ExpressionAttributeValues: { ':n': BLOCK_SIZE, ':type': 'sequence' },
       ReturnValues: 'UPDATED_NEW',
     }),
   );
-  const end = Number(Attributes?.last_id);
+  const end = lastIdOf(Attributes);
   if (!Number.isSafeInteger(end) || end < BLOCK_SIZE) throw new Error(`id sequence ${kind} returned ${end}`);
   return { next: end - BLOCK_SIZE + 1, end };
 }

@@ -3,16 +3,33 @@ import { ApiError, campaignNotFound } from '../domain/errors.ts';
 import type { IdempotentRequest } from '../domain/idempotency.ts';
 import { generateReferralCode } from '../domain/link-rules.ts';
 import type { ReferralLink } from '../domain/link-schemas.ts';
-import { LINK_INDEX_ATTRIBUTES } from '../table-definition.ts';
 import { campaignExists, campaignStillExists } from './campaigns.ts';
 import { db, tableName } from './client.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
+import { campaignKey } from './entities/campaign.ts';
+import {
+  CAMPAIGN_LINKS_INDEX,
+  CLEAR_LAST_ACTION,
+  CODE_RESERVATION,
+  campaignLinksPartition,
+  isLinkItem,
+  LINK_BY_ID_INDEX,
+  LINK_READ,
+  type LinkItem,
+  linkFromItem,
+  linkIdPartition,
+  linkKey,
+  linkOrderOf,
+  newLinkItem,
+  REFERRER_LINKS_INDEX,
+  referrerLinksPartition,
+  toLink,
+} from './entities/link.ts';
 import { rememberAnswer } from './idempotency.ts';
 import { nextId } from './ids.ts';
-import { keys } from './keys.ts';
-import { CLEAR_LAST_ACTION, CODE_RESERVATION, type LinkItem, newLinkItem, toLink } from './link-item.ts';
 import { transactWrite } from './transactions.ts';
 
+/** Link reads and writes; the item, its keys, indexes and decoding are `entities/link.ts`. */
 export { type LinkItem, newLinkItem, toLink };
 
 export const linkNotFound = () => new ApiError('referral_link_not_found', 'No such referral link.');
@@ -45,11 +62,10 @@ export async function createLink(
   input: { campaignId: string; referrerId: string | null; customCode?: string },
   idempotency?: IdempotentRequest,
 ): Promise<ReferralLink> {
-  const campaignKey = keys.campaign(tenant, input.campaignId);
   const { Item: campaign } = await db.send(
     new GetCommand({
       TableName: tableName,
-      Key: campaignKey,
+      Key: campaignKey(tenant, input.campaignId),
       ConsistentRead: true,
       ProjectionExpression: '#url',
       ExpressionAttributeNames: { '#url': 'url' },
@@ -92,25 +108,16 @@ export async function createLink(
   }
 }
 
-/** A read by key returns what an index read returns (`LinkItem`), whatever else the item holds. */
-const LINK_READ = (() => {
-  const attributes = ['PK', 'SK', 'type', ...LINK_INDEX_ATTRIBUTES];
-  return {
-    ProjectionExpression: attributes.map((_, i) => `#a${i}`).join(', '),
-    ExpressionAttributeNames: Object.fromEntries(attributes.map((name, i) => [`#a${i}`, name])),
-  };
-})();
-
 /**
  * The stored link of a code, if it belongs to this tenant (anyone else's is "not found"). A code
  * reservation is no link: the reserved code answers like one never used.
  */
 export async function findLinkByCode(code: string, tenant?: string): Promise<LinkItem | undefined> {
   const { Item } = await db.send(
-    new GetCommand({ TableName: tableName, Key: keys.link(code), ConsistentRead: true, ...LINK_READ }),
+    new GetCommand({ TableName: tableName, Key: linkKey(code), ConsistentRead: true, ...LINK_READ }),
   );
-  if (Item?.type !== 'link') return undefined;
-  const item = Item as LinkItem;
+  if (!isLinkItem(Item)) return undefined;
+  const item = linkFromItem(Item);
   return tenant !== undefined && item.tenant !== tenant ? undefined : item;
 }
 
@@ -119,13 +126,13 @@ export async function findLinkById(id: number, tenant: string | undefined): Prom
   const { Items } = await db.send(
     new QueryCommand({
       TableName: tableName,
-      IndexName: 'GSI1',
-      KeyConditionExpression: 'GSI1PK = :pk',
-      ExpressionAttributeValues: { ':pk': keys.linkById(id) },
+      IndexName: LINK_BY_ID_INDEX.indexName,
+      KeyConditionExpression: `${LINK_BY_ID_INDEX.partitionKey} = :pk`,
+      ExpressionAttributeValues: { ':pk': linkIdPartition(id) },
       Limit: 1,
     }),
   );
-  const item = Items?.[0] as LinkItem | undefined;
+  const item = Items?.[0] && linkFromItem(Items[0]);
   return item && item.tenant === tenant ? item : undefined;
 }
 
@@ -146,7 +153,7 @@ export function countOn(link: LinkItem, counter: 'total_clicks' | 'total_referra
   return {
     Update: {
       TableName: tableName,
-      Key: keys.link(link.referral_code),
+      Key: linkKey(link.referral_code),
       UpdateExpression: `ADD ${counter} :one ${CLEAR_LAST_ACTION}`,
       ConditionExpression: '#id = :link',
       ExpressionAttributeNames: { '#id': 'id' },
@@ -187,24 +194,24 @@ export async function listLinks(
 ): Promise<Page<ReferralLink>> {
   const scope = { tenant, campaignId, referrerId: options.referrerId };
   const position = options.cursor ? decodeCursor(scope, options.cursor) : undefined;
-  const byReferrer = options.referrerId !== undefined;
-  const index = byReferrer ? 'GSI3' : 'GSI2';
-  const partition = byReferrer
-    ? keys.referrerLinks(tenant, campaignId, options.referrerId!)
-    : keys.campaignLinks(tenant, campaignId);
+  const index = options.referrerId !== undefined ? REFERRER_LINKS_INDEX : CAMPAIGN_LINKS_INDEX;
+  const partition =
+    options.referrerId !== undefined
+      ? referrerLinksPartition(tenant, campaignId, options.referrerId)
+      : campaignLinksPartition(tenant, campaignId);
   const [page, exists] = await Promise.all([
     db.send(
       new QueryCommand({
         TableName: tableName,
-        IndexName: index,
-        KeyConditionExpression: `${index}PK = :pk`,
+        IndexName: index.indexName,
+        KeyConditionExpression: `${index.partitionKey} = :pk`,
         ExpressionAttributeValues: { ':pk': partition },
         Limit: options.limit + 1,
         ExclusiveStartKey: position
           ? {
-              ...keys.link(position.code),
-              [`${index}PK`]: partition,
-              [`${index}SK`]: position.sortKey,
+              ...linkKey(position.code),
+              [index.partitionKey]: partition,
+              [index.sortKey]: position.sortKey,
             }
           : undefined,
       }),
@@ -212,15 +219,15 @@ export async function listLinks(
     campaignExists(tenant, campaignId),
   ]);
   if (!exists) throw campaignNotFound(campaignId);
-  const items = (page.Items ?? []) as Array<LinkItem & Record<`${typeof index}SK`, string>>;
+  const items = page.Items ?? [];
   const shown = items.slice(0, options.limit);
   const last = shown[shown.length - 1];
   const more = items.length > options.limit || page.LastEvaluatedKey !== undefined;
   return {
-    items: shown.map((i) => toLink(i)),
+    items: shown.map((i) => toLink(linkFromItem(i))),
     nextCursor:
       more && last
-        ? encodeCursor(scope, { sortKey: last[`${index}SK`], code: last.referral_code })
+        ? encodeCursor(scope, { sortKey: linkOrderOf(last, index), code: linkFromItem(last).referral_code })
         : undefined,
   };
 }

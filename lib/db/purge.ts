@@ -1,15 +1,15 @@
 import { BatchWriteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { campaignExists } from './campaigns.ts';
 import { db, tableName } from './client.ts';
-import { keys } from './keys.ts';
-import { codeReservation } from './link-item.ts';
+import { campaignPartition } from './entities/campaign.ts';
+import { decoder } from './entities/decode.ts';
+import { CAMPAIGN_LINKS_INDEX, campaignLinksPartition, codeReservation } from './entities/link.ts';
 import { transactWrite } from './transactions.ts';
 
-/** `T#<tenant>#C#<campaign>`: what a campaign's stream REMOVE record carries as its PK. */
-export function parseCampaignPartition(pk: string): { tenant: string; campaignId: string } | undefined {
-  const m = /^T#([A-Za-z0-9_.-]{1,64})#C#([0-9a-f-]{36})$/.exec(pk);
-  return m ? { tenant: m[1]!, campaignId: m[2]! } : undefined;
-}
+export { parseCampaignPartition } from './entities/campaign.ts';
+
+const linkField = decoder('link');
+const recordField = decoder('campaign record');
 
 type Key = { PK: string; SK: string };
 
@@ -121,16 +121,19 @@ export async function purgeCampaign(
     const page = await db.send(
       new QueryCommand({
         TableName: tableName,
-        IndexName: 'GSI2',
-        KeyConditionExpression: 'GSI2PK = :pk',
-        ExpressionAttributeValues: { ':pk': keys.campaignLinks(tenant, campaignId) },
+        IndexName: CAMPAIGN_LINKS_INDEX.indexName,
+        KeyConditionExpression: `${CAMPAIGN_LINKS_INDEX.partitionKey} = :pk`,
+        ExpressionAttributeValues: { ':pk': campaignLinksPartition(tenant, campaignId) },
         ProjectionExpression: 'referral_code, #id',
         ExpressionAttributeNames: { '#id': 'id' },
         Limit: PAGE,
         ExclusiveStartKey: start,
       }),
     );
-    const links = (page.Items ?? []).map((i) => ({ code: String(i.referral_code), id: Number(i.id) }));
+    const links = (page.Items ?? []).map((i) => ({
+      code: linkField.string(i, 'referral_code'),
+      id: linkField.number(i, 'id'),
+    }));
     deleted += await sumInParallel(links, LINKS_PER_TRANSACTION, PARALLEL_TRANSACTIONS, (chunk) =>
       reserveCodes(tenant, chunk),
     );
@@ -144,14 +147,14 @@ export async function purgeCampaign(
       new QueryCommand({
         TableName: tableName,
         KeyConditionExpression: 'PK = :pk',
-        ExpressionAttributeValues: { ':pk': keys.campaign(tenant, campaignId).PK },
+        ExpressionAttributeValues: { ':pk': campaignPartition(tenant, campaignId) },
         ProjectionExpression: 'PK, SK',
         ConsistentRead: true,
         Limit: PAGE,
       }),
     );
     if (Items.length === 0) break;
-    const keyList = Items.map((i) => ({ PK: String(i.PK), SK: String(i.SK) }));
+    const keyList = Items.map((i) => ({ PK: recordField.string(i, 'PK'), SK: recordField.string(i, 'SK') }));
     deleted += await sumInParallel(keyList, BATCH, PARALLEL_BATCHES, deleteBatch);
   }
   return { deleted, done: true };

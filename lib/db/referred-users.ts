@@ -2,46 +2,27 @@ import { ApiError, campaignNotFound } from '../domain/errors.ts';
 import type { IdempotentRequest } from '../domain/idempotency.ts';
 import { selfReferral } from '../domain/link-rules.ts';
 import type { ReferredUser } from '../domain/link-schemas.ts';
-import { formatTimestamp } from '../domain/time.ts';
 import { eventAttributes } from '../domain/webhook-events.ts';
 import { getItems } from './batch.ts';
 import { campaignExists, campaignStillExists } from './campaigns.ts';
 import { tableName } from './client.ts';
+import { campaignKey } from './entities/campaign.ts';
+import {
+  newReferredUserItem,
+  referredUserFromItem,
+  referredUserKey,
+  toReferredUser,
+} from './entities/referred-user.ts';
 import { rememberAnswer } from './idempotency.ts';
 import { nextId } from './ids.ts';
-import { keys } from './keys.ts';
-import { countOn, findLink, findLinkByCode, type LinkItem, linkNotFound, toLink } from './links.ts';
+import { countOn, findLink, findLinkByCode, linkNotFound } from './links.ts';
 import { transactWrite } from './transactions.ts';
 
-/** The stored referred user: its own fields and its link's code; the link object is read live. */
-export interface ReferredUserItem {
-  PK: string;
-  SK: string;
-  type: 'referred_user';
-  tenant: string;
-  campaign_id: string;
-  id: number;
-  created_at: string;
-  referred_user_id: string;
-  link_code: string;
-  link_id: number;
-}
+/** Referred-user reads and writes; the item, its keys and decoding are `entities/referred-user.ts`. */
+export { type ReferredUserItem, toReferredUser } from './entities/referred-user.ts';
 
 export const referredUserNotFound = () =>
   new ApiError('referred_user_not_found', 'No such referred user in this campaign.');
-
-export function toReferredUser(
-  item: Pick<ReferredUserItem, 'id' | 'created_at' | 'referred_user_id'>,
-  link: LinkItem,
-  increments = {},
-): ReferredUser {
-  return {
-    id: item.id,
-    created_at: item.created_at,
-    referral_link: toLink(link, increments),
-    referred_user_id: item.referred_user_id,
-  };
-}
 
 /**
  * Endpoint 10. Two round trips: the link read, then one transaction that writes the referred
@@ -63,17 +44,7 @@ export async function createReferredUser(
   }
   const id = await nextId('referred_user');
   const now = new Date();
-  const record: ReferredUserItem = {
-    ...keys.referredUser(tenant, link.campaign_id, referredUserId),
-    type: 'referred_user',
-    tenant,
-    campaign_id: link.campaign_id,
-    id,
-    created_at: formatTimestamp(now),
-    referred_user_id: referredUserId,
-    link_code: link.referral_code,
-    link_id: link.id,
-  };
+  const record = newReferredUserItem(link, { id, referredUserId, now });
   const referredUser = toReferredUser(record, link, { referrals: 1 });
   const result = await transactWrite(
     [
@@ -107,12 +78,12 @@ export async function getReferredUser(
   referredUserId: string,
 ): Promise<ReferredUser> {
   const [record, campaign] = await getItems([
-    keys.referredUser(tenant, campaignId, referredUserId),
-    keys.campaign(tenant, campaignId),
+    referredUserKey(tenant, campaignId, referredUserId),
+    campaignKey(tenant, campaignId),
   ]);
   if (!campaign) throw campaignNotFound(campaignId);
   if (!record) throw referredUserNotFound();
-  const item = record as unknown as ReferredUserItem;
+  const item = referredUserFromItem(record);
   const link = await findLinkByCode(item.link_code, tenant);
   if (!link) throw referredUserNotFound();
   return toReferredUser(item, link);

@@ -25,9 +25,7 @@ export async function materializeStreamRecords(
     records.filter(isLinkActionRecord).map(async (record) => {
       try {
         const image = record.dynamodb!.NewImage as Record<string, AttributeValue>;
-        const link = unmarshall(image, { wrapNumbers: safeNumber }) as Parameters<
-          typeof materializeLinkAction
-        >[0];
+        const link = unmarshall(image, { wrapNumbers: safeNumber });
         if ((await materializeLinkAction(link)) === 'written') written++;
       } catch (err) {
         logger.warn('action item write failed', { error: (err as Error).message, records: 1 });

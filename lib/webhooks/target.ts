@@ -1,7 +1,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../db/client.ts';
-import { keys } from '../db/keys.ts';
+import { campaignKey, webhookOfItem } from '../db/entities/campaign.ts';
 import type { WebhookTarget } from './deliver.ts';
 
 /**
@@ -17,15 +17,12 @@ export async function loadWebhookTarget(
   const { Item } = await db.send(
     new GetCommand({
       TableName: tableName,
-      Key: keys.campaign(tenant, campaignId),
+      Key: campaignKey(tenant, campaignId),
       ProjectionExpression: 'webhook_url, webhook_secret, webhook_slow_lane_url',
       ConsistentRead: true,
     }),
   );
-  const url = Item?.webhook_url;
-  const secret = Item?.webhook_secret;
-  if (typeof url !== 'string' || url === '' || typeof secret !== 'string' || secret === '') return undefined;
-  return { url, secret, slowLane: Item?.webhook_slow_lane_url === url };
+  return webhookOfItem(Item);
 }
 
 /**
@@ -41,7 +38,7 @@ export async function setSlowLane(tenant: string, campaignId: string, url: strin
         slow
           ? {
               TableName: tableName,
-              Key: keys.campaign(tenant, campaignId),
+              Key: campaignKey(tenant, campaignId),
               UpdateExpression: 'SET webhook_slow_lane_url = :url, webhook_slow_lane_since = :now',
               ConditionExpression:
                 'webhook_url = :url AND (attribute_not_exists(webhook_slow_lane_url) OR webhook_slow_lane_url <> :url)',
@@ -49,7 +46,7 @@ export async function setSlowLane(tenant: string, campaignId: string, url: strin
             }
           : {
               TableName: tableName,
-              Key: keys.campaign(tenant, campaignId),
+              Key: campaignKey(tenant, campaignId),
               UpdateExpression: 'REMOVE webhook_slow_lane_url, webhook_slow_lane_since',
               ConditionExpression: 'webhook_slow_lane_url = :url',
               ExpressionAttributeValues: { ':url': url },

@@ -4,7 +4,8 @@
  * prices. Every assumption is written next to the figure it drives.
  */
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { keys } from '../../lib/db/keys.ts';
+import { campaignKey } from '../../lib/db/entities/campaign.ts';
+import { linkKey } from '../../lib/db/entities/link.ts';
 import { LINK_INDEX_ATTRIBUTES } from '../../lib/table-definition.ts';
 import type { BenchEnvironment } from './environment.ts';
 
@@ -75,8 +76,8 @@ export async function measureItemSizes(
   const T = env.tableName;
   const get = async (Key: Record<string, string>) =>
     (await db.send(new GetCommand({ TableName: T, Key, ConsistentRead: true }))).Item ?? {};
-  const campaign = await get(keys.campaign(env.tenant, campaignId));
-  const link = await get(keys.link(linkCode));
+  const campaign = await get(campaignKey(env.tenant, campaignId));
+  const link = await get(linkKey(linkCode));
   const dataOf = (a: Record<string, unknown>) =>
     JSON.parse(String(a.event_json ?? '{}')) as { action_type?: string; referred_user?: unknown };
   let visit: Record<string, unknown> | undefined;
@@ -87,7 +88,7 @@ export async function measureItemSizes(
       new QueryCommand({
         TableName: T,
         KeyConditionExpression: 'PK = :pk AND begins_with(SK, :a)',
-        ExpressionAttributeValues: { ':pk': keys.campaign(env.tenant, campaignId).PK, ':a': 'A#' },
+        ExpressionAttributeValues: { ':pk': campaignKey(env.tenant, campaignId).PK, ':a': 'A#' },
         ScanIndexForward: false,
         ExclusiveStartKey: start,
       }),

@@ -19,8 +19,18 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { apiKeyItemKey, hashApiKey } from '../../lib/auth/api-keys.ts';
-import { keys } from '../../lib/db/keys.ts';
-import { CLEAR_LAST_ACTION, newLinkItem, storedLinkAction } from '../../lib/db/link-item.ts';
+import { actionKey } from '../../lib/db/entities/action.ts';
+import { campaignKey } from '../../lib/db/entities/campaign.ts';
+import {
+  CLEAR_LAST_ACTION,
+  campaignLinksPartition,
+  linkIdPartition,
+  linkKey,
+  newLinkItem,
+  referrerLinksPartition,
+  storedLinkAction,
+} from '../../lib/db/entities/link.ts';
+import { referredUserKey } from '../../lib/db/entities/referred-user.ts';
 import { formatTimestamp } from '../../lib/domain/time.ts';
 import { routes } from '../../lib/routes.ts';
 import type { BenchEnvironment } from './environment.ts';
@@ -205,7 +215,7 @@ async function putCampaigns(env: BenchEnvironment, n: number): Promise<string[]>
   const ids = Array.from({ length: n }, () => randomUUID());
   const now = formatTimestamp(new Date());
   const items = ids.map((id) => ({
-    ...keys.campaign(env.tenant, id),
+    ...campaignKey(env.tenant, id),
     type: 'campaign',
     tenant: env.tenant,
     id,
@@ -259,22 +269,22 @@ export function endpointCases(
   /** The authorizer's lookup (ApiKeyStore.tenantOf): an eventually consistent GetItem. */
   const authorize = () => db.send(new GetCommand({ TableName: T, Key: apiKeyKey }));
   const getCampaign = (id: string) =>
-    db.send(new GetCommand({ TableName: T, Key: keys.campaign(tenant, id), ConsistentRead: true }));
+    db.send(new GetCommand({ TableName: T, Key: campaignKey(tenant, id), ConsistentRead: true }));
   const campaignExists = (id: string) =>
     db.send(
       new GetCommand({
         TableName: T,
-        Key: keys.campaign(tenant, id),
+        Key: campaignKey(tenant, id),
         ConsistentRead: true,
         ProjectionExpression: 'PK',
       }),
     );
   const getLink = (code: string) =>
-    db.send(new GetCommand({ TableName: T, Key: keys.link(code), ConsistentRead: true }));
+    db.send(new GetCommand({ TableName: T, Key: linkKey(code), ConsistentRead: true }));
   const campaignCheck = (id: string) => ({
     ConditionCheck: {
       TableName: T,
-      Key: keys.campaign(tenant, id),
+      Key: campaignKey(tenant, id),
       ConditionExpression: 'attribute_exists(PK)',
     },
   });
@@ -282,7 +292,7 @@ export function endpointCases(
   const bumpLink = (code: string, counter: 'total_clicks' | 'total_referrals') => ({
     Update: {
       TableName: T,
-      Key: keys.link(code),
+      Key: linkKey(code),
       UpdateExpression: `ADD ${counter} :one ${CLEAR_LAST_ACTION}`,
       ConditionExpression: 'attribute_exists(PK)',
       ExpressionAttributeValues: { ':one': 1 },
@@ -296,7 +306,7 @@ export function endpointCases(
       Put: {
         TableName: T,
         Item: {
-          ...keys.action(tenant, fc.id, id),
+          ...actionKey(tenant, fc.id, id),
           type: 'action',
           link_code: fl.referral_code,
           floor_id: `evt_action_${id}`,
@@ -340,7 +350,7 @@ export function endpointCases(
           new PutCommand({
             TableName: T,
             Item: {
-              ...keys.campaign(tenant, id),
+              ...campaignKey(tenant, id),
               type: 'campaign',
               tenant,
               id,
@@ -385,7 +395,7 @@ export function endpointCases(
         await db.send(
           new UpdateCommand({
             TableName: T,
-            Key: keys.campaign(tenant, fc.id),
+            Key: campaignKey(tenant, fc.id),
             UpdateExpression: 'SET #name = :name',
             ConditionExpression: 'attribute_exists(PK)',
             ExpressionAttributeNames: { '#name': 'name' },
@@ -415,7 +425,7 @@ export function endpointCases(
         await db.send(
           new DeleteCommand({
             TableName: T,
-            Key: keys.campaign(tenant, floorDeleteTargets.take()),
+            Key: campaignKey(tenant, floorDeleteTargets.take()),
             ConditionExpression: 'attribute_exists(PK)',
           }),
         );
@@ -439,7 +449,7 @@ export function endpointCases(
         await db.send(
           new GetCommand({
             TableName: T,
-            Key: keys.campaign(tenant, fc.id),
+            Key: campaignKey(tenant, fc.id),
             ConsistentRead: true,
             ProjectionExpression: '#url',
             ExpressionAttributeNames: { '#url': 'url' },
@@ -497,7 +507,7 @@ export function endpointCases(
             TableName: T,
             IndexName: 'GSI1',
             KeyConditionExpression: 'GSI1PK = :pk',
-            ExpressionAttributeValues: { ':pk': keys.linkById(f.link.id) },
+            ExpressionAttributeValues: { ':pk': linkIdPartition(f.link.id) },
             Limit: 1,
           }),
         );
@@ -521,7 +531,7 @@ export function endpointCases(
               TableName: T,
               IndexName: 'GSI2',
               KeyConditionExpression: 'GSI2PK = :pk',
-              ExpressionAttributeValues: { ':pk': keys.campaignLinks(tenant, c.id) },
+              ExpressionAttributeValues: { ':pk': campaignLinksPartition(tenant, c.id) },
               Limit: 101,
             }),
           ),
@@ -546,7 +556,7 @@ export function endpointCases(
               TableName: T,
               IndexName: 'GSI3',
               KeyConditionExpression: 'GSI3PK = :pk',
-              ExpressionAttributeValues: { ':pk': keys.referrerLinks(tenant, c.id, f.referrerId) },
+              ExpressionAttributeValues: { ':pk': referrerLinksPartition(tenant, c.id, f.referrerId) },
               Limit: 101,
             }),
           ),
@@ -577,7 +587,7 @@ export function endpointCases(
             Put: {
               TableName: T,
               Item: {
-                ...keys.referredUser(tenant, fc.id, referredUserId),
+                ...referredUserKey(tenant, fc.id, referredUserId),
                 type: 'referred_user',
                 tenant,
                 campaign_id: fc.id,
@@ -617,7 +627,7 @@ export function endpointCases(
           new BatchGetCommand({
             RequestItems: {
               [T]: {
-                Keys: [keys.referredUser(tenant, c.id, f.referredUserId), keys.campaign(tenant, c.id)],
+                Keys: [referredUserKey(tenant, c.id, f.referredUserId), campaignKey(tenant, c.id)],
                 ConsistentRead: true,
               },
             },
@@ -667,7 +677,7 @@ export function endpointCases(
           new BatchGetCommand({
             RequestItems: {
               [T]: {
-                Keys: [keys.referredUser(tenant, fc.id, f.floorReferredUserId), keys.campaign(tenant, fc.id)],
+                Keys: [referredUserKey(tenant, fc.id, f.floorReferredUserId), campaignKey(tenant, fc.id)],
                 ConsistentRead: true,
               },
             },
@@ -677,7 +687,7 @@ export function endpointCases(
         await db.send(
           new UpdateCommand({
             TableName: T,
-            Key: keys.link(fl.referral_code),
+            Key: linkKey(fl.referral_code),
             UpdateExpression: 'ADD total_clicks :one SET last_action = :action',
             ConditionExpression: 'attribute_exists(PK) AND #id = :link',
             ExpressionAttributeNames: { '#id': 'id' },

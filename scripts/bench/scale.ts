@@ -13,8 +13,9 @@ import { join } from 'node:path';
 import { BatchGetCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { apiKeyItemKey, hashApiKey } from '../../lib/auth/api-keys.ts';
 import { encodeCursor } from '../../lib/db/cursor.ts';
-import { keys } from '../../lib/db/keys.ts';
-import { newLinkItem } from '../../lib/db/link-item.ts';
+import { campaignKey } from '../../lib/db/entities/campaign.ts';
+import { campaignLinksPartition, linkKey, linkOrder, newLinkItem } from '../../lib/db/entities/link.ts';
+import { sequenceKey } from '../../lib/db/entities/sequence.ts';
 import { projectRoot } from './bundles.ts';
 import { batchPut } from './endpoints.ts';
 import type { BenchEnvironment } from './environment.ts';
@@ -65,7 +66,7 @@ export async function measureScale(
   const { Attributes } = await db.send(
     new UpdateCommand({
       TableName: T,
-      Key: keys.sequence('link'),
+      Key: sequenceKey('link'),
       UpdateExpression: 'ADD last_id :n SET #type = :type',
       ExpressionAttributeNames: { '#type': 'type' },
       ExpressionAttributeValues: { ':n': n, ':type': 'sequence' },
@@ -84,7 +85,7 @@ export async function measureScale(
     } while (x > 0);
     return `S${runTag}${s}`;
   };
-  const sortKeyOf = (i: number) => keys.linkOrder(baseMs + i, firstId + i);
+  const sortKeyOf = (i: number) => linkOrder(baseMs + i, firstId + i);
   const itemOf = (i: number) =>
     newLinkItem({
       tenant,
@@ -130,14 +131,14 @@ export async function measureScale(
         TableName: T,
         IndexName: 'GSI2',
         KeyConditionExpression: 'GSI2PK = :pk',
-        ExpressionAttributeValues: { ':pk': keys.campaignLinks(tenant, campaignId) },
+        ExpressionAttributeValues: { ':pk': campaignLinksPartition(tenant, campaignId) },
         Limit: 101,
         ExclusiveStartKey:
           start === undefined
             ? undefined
             : {
-                ...keys.link(codeOf(start)),
-                GSI2PK: keys.campaignLinks(tenant, campaignId),
+                ...linkKey(codeOf(start)),
+                GSI2PK: campaignLinksPartition(tenant, campaignId),
                 GSI2SK: sortKeyOf(start),
               },
       }),
@@ -151,7 +152,7 @@ export async function measureScale(
       env.floorDb.send(
         new GetCommand({
           TableName: T,
-          Key: keys.campaign(tenant, campaignId),
+          Key: campaignKey(tenant, campaignId),
           ConsistentRead: true,
           ProjectionExpression: 'PK',
         }),
@@ -183,7 +184,7 @@ export async function measureScale(
         TableName: T,
         IndexName: 'GSI2',
         KeyConditionExpression: 'GSI2PK = :pk',
-        ExpressionAttributeValues: { ':pk': keys.campaignLinks(tenant, campaignId) },
+        ExpressionAttributeValues: { ':pk': campaignLinksPartition(tenant, campaignId) },
         Limit: 1,
       }),
     );
@@ -191,7 +192,7 @@ export async function measureScale(
       new QueryCommand({
         TableName: T,
         KeyConditionExpression: 'PK = :pk',
-        ExpressionAttributeValues: { ':pk': keys.campaign(tenant, campaignId).PK },
+        ExpressionAttributeValues: { ':pk': campaignKey(tenant, campaignId).PK },
         ConsistentRead: true,
         Limit: 1,
       }),
@@ -201,7 +202,7 @@ export async function measureScale(
   const isLink = (item: Record<string, unknown> | undefined) => item?.type === 'link';
   const firstLinkGone = async () =>
     !isLink(
-      (await db.send(new GetCommand({ TableName: T, Key: keys.link(codeOf(0)), ConsistentRead: true }))).Item,
+      (await db.send(new GetCommand({ TableName: T, Key: linkKey(codeOf(0)), ConsistentRead: true }))).Item,
     );
   /** Exact check: every link key read back (BatchGetItem, 100 at a time); a reservation is no link. */
   const remaining = async () => {
@@ -211,7 +212,7 @@ export async function measureScale(
       Array.from({ length: 8 }, async () => {
         for (let i = next; i < n; i = next) {
           next += 100;
-          const Keys = Array.from({ length: Math.min(100, n - i) }, (_, k) => keys.link(codeOf(i + k)));
+          const Keys = Array.from({ length: Math.min(100, n - i) }, (_, k) => linkKey(codeOf(i + k)));
           let pending: Array<Record<string, unknown>> = Keys;
           while (pending.length > 0) {
             const out = await db.send(new BatchGetCommand({ RequestItems: { [T]: { Keys: pending } } }));

@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { Webhook } from 'standardwebhooks';
-import { keys } from '../../lib/db/keys.ts';
+import { actionKey } from '../../lib/db/entities/action.ts';
+import { sequenceKey } from '../../lib/db/entities/sequence.ts';
 import { formatTimestamp } from '../../lib/domain/time.ts';
 import { eventAttributes } from '../../lib/domain/webhook-events.ts';
 import { sqsClient } from '../../lib/local/queue.ts';
@@ -289,7 +290,7 @@ export async function measureWebhooks(
     const { Attributes } = await env.directDb.send(
       new UpdateCommand({
         TableName: env.tableName,
-        Key: keys.sequence('action'),
+        Key: sequenceKey('action'),
         UpdateExpression: 'ADD last_id :n SET #type = :type',
         ExpressionAttributeNames: { '#type': 'type' },
         ExpressionAttributeValues: { ':n': options.backlogEvents, ':type': 'sequence' },
@@ -303,7 +304,7 @@ export async function measureWebhooks(
       const now = new Date();
       const data = { ...template, id, created_at: formatTimestamp(now), metadata: { n: i } };
       return {
-        ...keys.action(env.tenant, campaign.id, id),
+        ...actionKey(env.tenant, campaign.id, id),
         type: 'action',
         link_code: link.referral_code,
         ...eventAttributes('action.created', id, env.tenant, campaign.id, data, now),
@@ -494,7 +495,7 @@ export async function measureWebhookIsolation(
     const { Attributes } = await env.directDb.send(
       new UpdateCommand({
         TableName: env.tableName,
-        Key: keys.sequence('action'),
+        Key: sequenceKey('action'),
         UpdateExpression: 'ADD last_id :n SET #type = :type',
         ExpressionAttributeNames: { '#type': 'type' },
         ExpressionAttributeValues: { ':n': bad.length * options.backlogPerReceiver, ':type': 'sequence' },
@@ -506,7 +507,7 @@ export async function measureWebhookIsolation(
       Array.from({ length: options.backlogPerReceiver }, () => {
         const id = nextId++;
         return {
-          ...keys.action(env.tenant, c.id, id),
+          ...actionKey(env.tenant, c.id, id),
           type: 'action',
           ...eventAttributes('action.created', id, env.tenant, c.id, { id, action_type: 'visit' }),
         };

@@ -9,8 +9,8 @@ import { randomUUID } from 'node:crypto';
 import { BatchWriteCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createDocumentClient } from '../../lib/aws/clients.ts';
-import { campaignPartition, keys } from '../../lib/db/keys.ts';
-import { newLinkItem } from '../../lib/db/link-item.ts';
+import { campaignPartition } from '../../lib/db/entities/campaign.ts';
+import { campaignLinksPartition, linkKey, newLinkItem } from '../../lib/db/entities/link.ts';
 import { freePort } from '../../lib/local/ports.ts';
 import { LOCAL_TABLE_NAME } from '../../lib/local/stack.ts';
 import {
@@ -359,7 +359,7 @@ describe('kill -9 and Ctrl-C, then a restart on the same DATA_DIR', () => {
             TableName: LOCAL_TABLE_NAME,
             IndexName: 'GSI2',
             KeyConditionExpression: 'GSI2PK = :pk',
-            ExpressionAttributeValues: { ':pk': keys.campaignLinks('acme', campaign.id) },
+            ExpressionAttributeValues: { ':pk': campaignLinksPartition('acme', campaign.id) },
             Select: 'COUNT',
           }),
         );
@@ -411,7 +411,7 @@ describe('kill -9 and Ctrl-C, then a restart on the same DATA_DIR', () => {
         });
         for (const code of [custom, codes[0]!, codes.at(-1)!]) {
           const { Item } = await db.send(
-            new GetCommand({ TableName: LOCAL_TABLE_NAME, Key: keys.link(code), ConsistentRead: true }),
+            new GetCommand({ TableName: LOCAL_TABLE_NAME, Key: linkKey(code), ConsistentRead: true }),
           );
           expect(Item).toMatchObject({ type: 'code_reservation', tenant: 'acme' });
         }

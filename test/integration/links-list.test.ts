@@ -4,7 +4,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { newLinkItem } from '../../lib/db/link-item.ts';
+import { newLinkItem } from '../../lib/db/entities/link.ts';
 import { ReferralLinkList } from '../../lib/domain/link-schemas.ts';
 import {
   type ApiResponse,

@@ -5,7 +5,7 @@
  */
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { newLinkItem } from '../../lib/db/link-item.ts';
+import { newLinkItem } from '../../lib/db/entities/link.ts';
 import {
   api,
   BROWSER_UA,

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { decodeCursor, encodeCursor, type ListScope } from '../../lib/db/cursor.ts';
-import { keys } from '../../lib/db/keys.ts';
+import { linkOrder } from '../../lib/db/entities/link.ts';
 import { ApiError } from '../../lib/domain/errors.ts';
 
-const position = { sortKey: keys.linkOrder(1_767_225_600_000, 12345), code: 'ABC623KC' };
+const position = { sortKey: linkOrder(1_767_225_600_000, 12345), code: 'ABC623KC' };
 const campaignId = '3f0c2a57-9d7e-4b8f-a1c2-7e5d9b0a4c61';
 const scope: ListScope = { tenant: 'acme', campaignId };
 const encode = (value: unknown) => Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');
@@ -48,7 +48,7 @@ describe('list cursors', () => {
   });
 
   it('different positions give different cursors', () => {
-    const other = encodeCursor(scope, { ...position, sortKey: keys.linkOrder(1_767_225_600_000, 12346) });
+    const other = encodeCursor(scope, { ...position, sortKey: linkOrder(1_767_225_600_000, 12346) });
     expect(other).not.toBe(encodeCursor(scope, position));
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { keys } from '../../lib/db/keys.ts';
+import { linkOrder } from '../../lib/db/entities/link.ts';
 import { ApiError } from '../../lib/domain/errors.ts';
 import {
   CODE_ALPHABET,
@@ -97,8 +97,8 @@ describe('link order keys', () => {
     ];
     const byNumbers = [...pairs].sort((a, b) => a[0] - b[0] || a[1] - b[1]);
     const byKeys = [...pairs].sort((a, b) => {
-      const ka = keys.linkOrder(...a);
-      const kb = keys.linkOrder(...b);
+      const ka = linkOrder(...a);
+      const kb = linkOrder(...b);
       return ka < kb ? -1 : ka > kb ? 1 : 0;
     });
     expect(byKeys).toEqual(byNumbers);

@@ -1,0 +1,51 @@
+/**
+ * The stored answer of an `Idempotency-Key` (see `lib/db/idempotency.ts`).
+ *
+ *   PK `IDEM#<tenant>#<sha256 of the key>`   SK `IDEM`   no index keys; TTL `expires_at`
+ *
+ * By tenant and the key's hash, since keys are client text.
+ */
+import type { IdempotentRequest, StoredAnswer } from '../../domain/idempotency.ts';
+import { stringifyJson } from '../../domain/json.ts';
+import { decoder, type StoredItem } from './decode.ts';
+
+export function idempotencyKey(tenant: string, keyHash: string) {
+  return { PK: `IDEM#${tenant}#${keyHash}`, SK: 'IDEM' } as const;
+}
+
+export const idempotencyItemKey = (request: Pick<IdempotentRequest, 'tenant' | 'keyHash'>) =>
+  idempotencyKey(request.tenant, request.keyHash);
+
+/** Kept at least 24 h as the contract asks; DynamoDB's TTL deletes some time after expiry. */
+export const IDEMPOTENCY_TTL_SECONDS = 25 * 60 * 60;
+
+/** The item of a 2xx answer to `request`, stored at `nowSeconds` (epoch). */
+export function newIdempotencyItem(
+  request: Pick<IdempotentRequest, 'tenant' | 'keyHash' | 'requestHash'>,
+  status: number,
+  body: unknown,
+  nowSeconds: number,
+) {
+  return {
+    ...idempotencyItemKey(request),
+    type: 'idempotency',
+    tenant: request.tenant,
+    request_hash: request.requestHash,
+    status,
+    answer: stringifyJson(body),
+    created_at: new Date().toISOString(),
+    expires_at: nowSeconds + IDEMPOTENCY_TTL_SECONDS,
+  };
+}
+
+const field = decoder('idempotency answer');
+
+/** A stored item as an answer, unless it expired (TTL deletes late). */
+export function storedAnswerOf(item: StoredItem | undefined): StoredAnswer | undefined {
+  if (!item || field.number(item, 'expires_at') < Date.now() / 1000) return undefined;
+  return {
+    status: field.number(item, 'status'),
+    body: field.string(item, 'answer'),
+    requestHash: field.string(item, 'request_hash'),
+  };
+}

@@ -1,0 +1,276 @@
+/**
+ * The referral link item, and the code reservation a purge leaves at its key.
+ *
+ *   referral link     PK `LINK#<code>`  SK `LINK`   (codes are unique across the deployment)
+ *     GSI1  `LINKID#<id>` / `LINK`                                        a link by id
+ *     GSI2  `T#<tenant>#C#<campaign>#LINKS` / `<created ms>#<id>`          a campaign's links, oldest first
+ *     GSI3  `T#<tenant>#C#<campaign>#R#<referrer>` / `<created ms>#<id>`   a referrer's links (sparse)
+ *   code reservation  PK `LINK#<code>`  SK `LINK`   no index keys
+ *
+ * Keys, item shapes, decoding and the link's indexes, with no I/O, so tools (tests, the bench) can
+ * build and read items exactly as the API does; the reads and writes are `lib/db/links.ts`.
+ */
+import { stringifyJson } from '../../domain/json.ts';
+import type { ReferralLink } from '../../domain/link-schemas.ts';
+import { formatTimestamp } from '../../domain/time.ts';
+import { buildReferralLink } from '../../domain/url.ts';
+import { GSI1, GSI2, GSI3, LINK_INDEX_ATTRIBUTES, type TableIndex } from '../../table-definition.ts';
+import { campaignPartition } from './campaign.ts';
+import { decoder, type StoredItem } from './decode.ts';
+
+export const LINK_SK = 'LINK';
+
+export function linkKey(code: string) {
+  return { PK: `LINK#${code}`, SK: LINK_SK } as const;
+}
+
+/** A link by id: GSI1's partition key. */
+export const LINK_BY_ID_INDEX = GSI1;
+export const linkIdPartition = (id: number) => `LINKID#${id}`;
+
+/** A campaign's links: GSI2's partition key. */
+export const CAMPAIGN_LINKS_INDEX = GSI2;
+export const campaignLinksPartition = (tenant: string, campaignId: string) =>
+  `${campaignPartition(tenant, campaignId)}#LINKS`;
+
+/** A referrer's links in a campaign: GSI3's partition key. */
+export const REFERRER_LINKS_INDEX = GSI3;
+export const referrerLinksPartition = (tenant: string, campaignId: string, referrerId: string) =>
+  `${campaignPartition(tenant, campaignId)}#R#${referrerId}`;
+
+/** Sort key of both link lists: creation time, then id, so "oldest first" is the index order. */
+export const linkOrder = (createdMs: number, id: number) => `${pad(createdMs, 15)}#${pad(id, 16)}`;
+
+function pad(n: number, width: number): string {
+  return String(n).padStart(width, '0');
+}
+
+/** The stored link: the API object's fields plus what a write or a redirect needs without joins. */
+export interface StoredLinkItem {
+  PK: string;
+  SK: typeof LINK_SK;
+  type: 'link';
+  tenant: string;
+  id: number;
+  created_at: string;
+  created_ms: number;
+  referral_code: string;
+  campaign_id: string;
+  /** Copy of the campaign's URL, which is immutable, so a redirect needs no campaign read. */
+  campaign_url: string;
+  referrer_id: string | null;
+  total_clicks: number;
+  total_referrals: number;
+  GSI1PK: string;
+  GSI1SK: typeof LINK_SK;
+  GSI2PK: string;
+  GSI2SK: string;
+  GSI3PK?: string;
+  GSI3SK?: string;
+  /**
+   * The last action recorded through this item (`POST /action/referred_user`, see
+   * `lib/db/actions.ts`): the write that raised `total_clicks` carries it, so the item's stream
+   * record is that action's commit record. The stream consumer removes it once the action has its
+   * own item, and so does every other write of the link, so a link carries it only for a moment.
+   */
+  last_action?: StoredLinkAction;
+}
+
+/**
+ * `last_action` as stored: the id (the stream filter selects on it) and the action as JSON text,
+ * since its metadata is any JSON the client sent, which a DynamoDB map could not always hold.
+ */
+export interface StoredLinkAction {
+  id: number;
+  json: string;
+}
+
+export function storedLinkAction(action: LinkAction): StoredLinkAction {
+  return { id: action.id, json: stringifyJson(action) };
+}
+
+/**
+ * A link as every reader gets it, by key or through an index: the attributes the indexes project
+ * (`LINK_INDEX_ATTRIBUTES`) and the table's keys, and nothing else, so no reader can come to rely
+ * on an attribute that an index read would lack.
+ */
+export type LinkItem = Pick<StoredLinkItem, 'PK' | 'SK' | (typeof LINK_INDEX_ATTRIBUTES)[number]>;
+
+/** A read by key returns what an index read returns (`LinkItem`), whatever else the item holds. */
+export const LINK_READ = (() => {
+  const attributes = ['PK', 'SK', 'type', ...LINK_INDEX_ATTRIBUTES];
+  return {
+    ProjectionExpression: attributes.map((_, i) => `#a${i}`).join(', '),
+    ExpressionAttributeNames: Object.fromEntries(attributes.map((name, i) => [`#a${i}`, name])),
+  };
+})();
+
+/** Whether an item at a link's key is a link (not a code reservation). */
+export const isLinkItem = (item: StoredItem | undefined): item is StoredItem => item?.type === 'link';
+
+const field = decoder('link');
+
+/** A link's position in the list it was read from: that index's sort key (`linkOrder`). */
+export function linkOrderOf(item: StoredItem, index: TableIndex): string {
+  return field.string(item, index.sortKey);
+}
+
+/**
+ * A link read by key, through an index, as an update's `ALL_NEW` or a stream image, as `LinkItem`:
+ * the attributes every reader uses, checked. (Index reads lack `type`, so it is not checked here:
+ * `isLinkItem` tells a link from a reservation where both can be read.)
+ */
+export function linkFromItem(item: StoredItem): LinkItem {
+  return {
+    PK: field.string(item, 'PK'),
+    SK: field.string(item, 'SK') === LINK_SK ? LINK_SK : field.fail(item, 'SK', `"${LINK_SK}"`),
+    tenant: field.string(item, 'tenant'),
+    id: field.number(item, 'id'),
+    created_at: field.string(item, 'created_at'),
+    referral_code: field.string(item, 'referral_code'),
+    campaign_id: field.string(item, 'campaign_id'),
+    campaign_url: field.string(item, 'campaign_url'),
+    referrer_id: field.nullableString(item, 'referrer_id'),
+    total_clicks: field.number(item, 'total_clicks'),
+    total_referrals: field.number(item, 'total_referrals'),
+  };
+}
+
+/**
+ * What a purged link leaves at its key: the code stays reserved for the tenant that issued it, so
+ * no other tenant can take it over and receive the visits of the links already printed with it.
+ * No index keys (it leaves every index) and no counters; every reader treats it as no link.
+ */
+export interface CodeReservationItem {
+  PK: string;
+  SK: typeof LINK_SK;
+  type: typeof CODE_RESERVATION;
+  tenant: string;
+  /** ISO-8601 time of the purge that left it. */
+  reserved_at: string;
+}
+
+export const CODE_RESERVATION = 'code_reservation';
+
+export function codeReservation(tenant: string, code: string, now: Date): CodeReservationItem {
+  return { ...linkKey(code), type: CODE_RESERVATION, tenant, reserved_at: now.toISOString() };
+}
+
+/**
+ * Every other write of a link item ends with this, so a stream record shows `last_action` only
+ * for the write that recorded it (a leftover one would only cost an idempotent no-op).
+ */
+export const CLEAR_LAST_ACTION = 'REMOVE last_action';
+
+/** An action as its link's item carries it: everything of the action but the link itself. */
+export interface LinkAction {
+  id: number;
+  /** ISO-8601 time of the action; `created_at` and the webhook's `timestamp` derive from it. */
+  at: string;
+  action_type: string;
+  metadata: Record<string, unknown>;
+  referred_user: { id: number; created_at: string; referred_user_id: string } | null;
+  /**
+   * The request's `Idempotency-Key` (its hash) and request hash: the stream consumer stores the
+   * answer under it with the action's item, and takes the key off the link's `idem_pending`.
+   */
+  idempotency?: { key_hash: string; request_hash: string };
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * The action a link image carries in `last_action`, checked. Items written before the action was
+ * stored as JSON text carry its fields as a map, read the same way.
+ */
+export function linkActionFromItem(item: StoredItem): LinkAction {
+  const stored = item.last_action;
+  if (!isObject(stored)) return field.fail(item, 'last_action', 'an object');
+  let action: unknown = stored;
+  if (stored.json !== undefined) {
+    try {
+      action = typeof stored.json === 'string' ? JSON.parse(stored.json) : undefined;
+    } catch {
+      action = undefined;
+    }
+  }
+  if (!isObject(action)) return field.fail(item, 'last_action.json', 'a JSON object');
+  const at = (name: string) => `last_action.${name}`;
+  if (typeof action.id !== 'number') return field.fail(item, at('id'), 'a number');
+  if (typeof action.at !== 'string') return field.fail(item, at('at'), 'a string');
+  if (typeof action.action_type !== 'string') return field.fail(item, at('action_type'), 'a string');
+  if (!isObject(action.metadata)) return field.fail(item, at('metadata'), 'an object');
+  const user = action.referred_user;
+  if (
+    user !== null &&
+    !(
+      isObject(user) &&
+      typeof user.id === 'number' &&
+      typeof user.created_at === 'string' &&
+      typeof user.referred_user_id === 'string'
+    )
+  ) {
+    return field.fail(item, at('referred_user'), 'a referred user or null');
+  }
+  const keyed = action.idempotency;
+  if (
+    keyed !== undefined &&
+    !(isObject(keyed) && typeof keyed.key_hash === 'string' && typeof keyed.request_hash === 'string')
+  ) {
+    return field.fail(item, at('idempotency'), 'a key and request hash');
+  }
+  return action as unknown as LinkAction;
+}
+
+export function toLink(
+  item: LinkItem,
+  increments: { clicks?: number; referrals?: number } = {},
+): ReferralLink {
+  return {
+    id: item.id,
+    created_at: item.created_at,
+    referral_code: item.referral_code,
+    campaign_id: item.campaign_id,
+    referrer_id: item.referrer_id ?? null,
+    referral_link: buildReferralLink(item.campaign_url, item.referral_code),
+    total_clicks: item.total_clicks + (increments.clicks ?? 0),
+    total_referrals: item.total_referrals + (increments.referrals ?? 0),
+  };
+}
+
+/** A new link's stored item with its index keys: the one place that shapes a link item. */
+export function newLinkItem(input: {
+  tenant: string;
+  campaignId: string;
+  campaignUrl: string;
+  id: number;
+  code: string;
+  referrerId: string | null;
+  now: Date;
+}): StoredLinkItem {
+  const { tenant, id, code, now } = input;
+  const campaignId = input.campaignId.toLowerCase();
+  const order = linkOrder(now.getTime(), id);
+  return {
+    ...linkKey(code),
+    type: 'link',
+    tenant,
+    id,
+    created_at: formatTimestamp(now),
+    created_ms: now.getTime(),
+    referral_code: code,
+    campaign_id: campaignId,
+    campaign_url: input.campaignUrl,
+    referrer_id: input.referrerId,
+    total_clicks: 0,
+    total_referrals: 0,
+    GSI1PK: linkIdPartition(id),
+    GSI1SK: LINK_SK,
+    GSI2PK: campaignLinksPartition(tenant, campaignId),
+    GSI2SK: order,
+    ...(input.referrerId !== null
+      ? { GSI3PK: referrerLinksPartition(tenant, campaignId, input.referrerId), GSI3SK: order }
+      : {}),
+  };
+}
