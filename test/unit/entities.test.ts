@@ -1,0 +1,178 @@
+import { describe, expect, it } from 'vitest';
+import { actionKey } from '../../lib/db/entities/action.ts';
+import {
+  apiKeyFromItem,
+  apiKeyItemKey,
+  apiKeyStateOf,
+  newApiKeyItem,
+} from '../../lib/db/entities/api-key.ts';
+import {
+  campaignFromItem,
+  campaignKey,
+  newCampaignItem,
+  parseCampaignPartition,
+} from '../../lib/db/entities/campaign.ts';
+import { MalformedItemError } from '../../lib/db/entities/decode.ts';
+import { idempotencyKey, newIdempotencyItem, storedAnswerOf } from '../../lib/db/entities/idempotency.ts';
+import {
+  CAMPAIGN_LINKS_INDEX,
+  codeReservation,
+  isLinkItem,
+  LINK_BY_ID_INDEX,
+  type LinkAction,
+  linkActionFromItem,
+  linkFromItem,
+  linkKey,
+  newLinkItem,
+  REFERRER_LINKS_INDEX,
+  storedLinkAction,
+} from '../../lib/db/entities/link.ts';
+import { referredUserFromItem, referredUserKey } from '../../lib/db/entities/referred-user.ts';
+import { lastIdOf, sequenceKey } from '../../lib/db/entities/sequence.ts';
+
+const campaignId = '3f0c2a9e-4b1d-4c5e-9f00-0123456789ab';
+const now = new Date('2026-11-22T14:05:09.123Z');
+const link = newLinkItem({
+  tenant: 'acme',
+  campaignId: campaignId.toUpperCase(),
+  campaignUrl: 'https://example.com/x',
+  id: 17,
+  code: 'ALICE-SPRING',
+  referrerId: 'alice',
+  now,
+});
+
+describe('the key layout (README, "Data model and round trips")', () => {
+  it('keys every item as the table in the README says', () => {
+    expect(campaignKey('acme', campaignId)).toEqual({ PK: `T#acme#C#${campaignId}`, SK: 'CAMPAIGN' });
+    expect(referredUserKey('acme', campaignId, 'bob')).toEqual({
+      PK: `T#acme#C#${campaignId}`,
+      SK: 'RU#bob',
+    });
+    expect(actionKey('acme', campaignId, 42)).toEqual({
+      PK: `T#acme#C#${campaignId}`,
+      SK: 'A#0000000000000042',
+    });
+    expect(linkKey('ALICE-SPRING')).toEqual({ PK: 'LINK#ALICE-SPRING', SK: 'LINK' });
+    expect(sequenceKey('link')).toEqual({ PK: 'SEQ#link', SK: 'SEQ' });
+    expect(idempotencyKey('acme', 'ab12')).toEqual({ PK: 'IDEM#acme#ab12', SK: 'IDEM' });
+    expect(apiKeyItemKey('ff00')).toEqual({ PK: 'APIKEY#ff00', SK: 'APIKEY' });
+  });
+
+  it("gives a link its three indexes' keys, campaign ids in lower case", () => {
+    const order = `${String(now.getTime()).padStart(15, '0')}#${'17'.padStart(16, '0')}`;
+    expect(link).toMatchObject({
+      [LINK_BY_ID_INDEX.partitionKey]: 'LINKID#17',
+      [LINK_BY_ID_INDEX.sortKey]: 'LINK',
+      [CAMPAIGN_LINKS_INDEX.partitionKey]: `T#acme#C#${campaignId}#LINKS`,
+      [CAMPAIGN_LINKS_INDEX.sortKey]: order,
+      [REFERRER_LINKS_INDEX.partitionKey]: `T#acme#C#${campaignId}#R#alice`,
+      [REFERRER_LINKS_INDEX.sortKey]: order,
+    });
+    expect([
+      LINK_BY_ID_INDEX.indexName,
+      CAMPAIGN_LINKS_INDEX.indexName,
+      REFERRER_LINKS_INDEX.indexName,
+    ]).toEqual(['GSI1', 'GSI2', 'GSI3']);
+  });
+
+  it('reads back the campaign partition a REMOVE record names', () => {
+    expect(parseCampaignPartition(campaignKey('acme', campaignId).PK)).toEqual({
+      tenant: 'acme',
+      campaignId,
+    });
+    expect(parseCampaignPartition('LINK#X')).toBeUndefined();
+  });
+});
+
+describe('decoding what is read back', () => {
+  it('decodes a link to the attributes every reader sees, and refuses a malformed one by name', () => {
+    expect(linkFromItem({ ...link })).toEqual({
+      PK: 'LINK#ALICE-SPRING',
+      SK: 'LINK',
+      tenant: 'acme',
+      id: 17,
+      created_at: link.created_at,
+      referral_code: 'ALICE-SPRING',
+      campaign_id: campaignId,
+      campaign_url: 'https://example.com/x',
+      referrer_id: 'alice',
+      total_clicks: 0,
+      total_referrals: 0,
+    });
+    expect(linkFromItem({ ...link, referrer_id: undefined }).referrer_id).toBeNull();
+    const { total_clicks: _, ...broken } = link;
+    expect(() => linkFromItem(broken)).toThrow(MalformedItemError);
+    expect(() => linkFromItem(broken)).toThrow(
+      /link item \(LINK#ALICE-SPRING \/ LINK\): total_clicks is not a number/,
+    );
+    expect(() => linkFromItem({ ...link, id: '17' })).toThrow(/id is not a number/);
+  });
+
+  it('tells a link from the code reservation at the same key', () => {
+    expect(isLinkItem(link as unknown as Record<string, unknown>)).toBe(true);
+    expect(isLinkItem({ ...codeReservation('acme', 'ALICE-SPRING', now) })).toBe(false);
+    expect(isLinkItem(undefined)).toBe(false);
+  });
+
+  it('reads last_action as JSON text and as the older map', () => {
+    const action: LinkAction = {
+      id: 5,
+      at: now.toISOString(),
+      action_type: 'purchase',
+      metadata: { amount: 42 },
+      referred_user: { id: 3, created_at: link.created_at, referred_user_id: 'bob' },
+    };
+    expect(linkActionFromItem({ ...link, last_action: storedLinkAction(action) })).toEqual(action);
+    expect(linkActionFromItem({ ...link, last_action: action })).toEqual(action);
+    expect(() => linkActionFromItem({ ...link, last_action: { id: 5, json: '{' } })).toThrow(
+      MalformedItemError,
+    );
+    expect(() => linkActionFromItem({ ...link, last_action: { ...action, metadata: 'x' } })).toThrow(
+      /last_action.metadata is not an object/,
+    );
+  });
+
+  it('decodes campaigns, referred users, id blocks, stored answers and api keys', () => {
+    const campaign = {
+      id: campaignId,
+      created_at: link.created_at,
+      url: 'https://example.com/x',
+      name: 'Spring',
+      webhook_url: null,
+      webhook_secret: null,
+    };
+    expect(campaignFromItem({ ...newCampaignItem('acme', campaign) })).toEqual(campaign);
+    expect(
+      campaignFromItem({ ...newCampaignItem('acme', campaign), webhook_url: 'https://h.example' }),
+    ).toEqual({
+      ...campaign,
+      webhook_url: 'https://h.example',
+    });
+    expect(() => campaignFromItem({ id: campaignId })).toThrow(/campaign item .*created_at is not a string/);
+
+    expect(() => referredUserFromItem({ PK: 'p', SK: 's' })).toThrow(MalformedItemError);
+    expect(lastIdOf({ last_id: 200 })).toBe(200);
+    expect(() => lastIdOf(undefined)).toThrow(/last_id is not a number/);
+
+    const answer = newIdempotencyItem(
+      { tenant: 'acme', keyHash: 'ab', requestHash: 'cd' },
+      201,
+      { ok: true },
+      Date.now() / 1000,
+    );
+    expect(storedAnswerOf(answer)).toEqual({ status: 201, body: '{"ok":true}', requestHash: 'cd' });
+    expect(storedAnswerOf({ ...answer, expires_at: 1 })).toBeUndefined();
+
+    const key = newApiKeyItem('acme', 'ff00', link.created_at);
+    expect(apiKeyFromItem(key)).toEqual({
+      hash: 'ff00',
+      tenant: 'acme',
+      created_at: link.created_at,
+      revoked_at: null,
+    });
+    expect(apiKeyFromItem({ ...key, revoked_at: null }).revoked_at).toBeNull();
+    expect(apiKeyStateOf({ ...key, revoked_at: 'x' })).toEqual({ tenant: 'acme', revoked: true });
+    expect(apiKeyStateOf({ PK: 'APIKEY#ff00' })).toBeUndefined();
+  });
+});
