@@ -68,5 +68,8 @@ export const tableDefinition = {
 
 export type IndexName = (typeof tableDefinition.globalSecondaryIndexes)[number]['indexName'];
 
-/** An index as its readers use it: its name and its key attributes. */
-export type TableIndex = (typeof tableDefinition.globalSecondaryIndexes)[number];
+/** The index named `N` as its readers use it: its name and its key attributes. */
+export type TableIndex<N extends IndexName = IndexName> = Extract<
+  (typeof tableDefinition.globalSecondaryIndexes)[number],
+  { indexName: N }
+>;
