@@ -197,30 +197,31 @@ export function linkActionFromItem(item: StoredItem): LinkAction {
   }
   if (!isObject(action)) return field.fail(item, 'last_action.json', 'a JSON object');
   const at = (name: string) => `last_action.${name}`;
-  if (typeof action.id !== 'number') return field.fail(item, at('id'), 'a number');
+  const { id, action_type, metadata, referred_user: user, idempotency: keyed } = action;
+  if (typeof id !== 'number') return field.fail(item, at('id'), 'a number');
   if (typeof action.at !== 'string') return field.fail(item, at('at'), 'a string');
-  if (typeof action.action_type !== 'string') return field.fail(item, at('action_type'), 'a string');
-  if (!isObject(action.metadata)) return field.fail(item, at('metadata'), 'an object');
-  const user = action.referred_user;
-  if (
-    user !== null &&
-    !(
-      isObject(user) &&
-      typeof user.id === 'number' &&
-      typeof user.created_at === 'string' &&
-      typeof user.referred_user_id === 'string'
-    )
-  ) {
-    return field.fail(item, at('referred_user'), 'a referred user or null');
+  if (typeof action_type !== 'string') return field.fail(item, at('action_type'), 'a string');
+  if (!isObject(metadata)) return field.fail(item, at('metadata'), 'an object');
+  let referredUser: LinkAction['referred_user'] = null;
+  if (user !== null && user !== undefined) {
+    if (
+      !isObject(user) ||
+      typeof user.id !== 'number' ||
+      typeof user.created_at !== 'string' ||
+      typeof user.referred_user_id !== 'string'
+    ) {
+      return field.fail(item, at('referred_user'), 'a referred user or null');
+    }
+    referredUser = { id: user.id, created_at: user.created_at, referred_user_id: user.referred_user_id };
   }
-  const keyed = action.idempotency;
-  if (
-    keyed !== undefined &&
-    !(isObject(keyed) && typeof keyed.key_hash === 'string' && typeof keyed.request_hash === 'string')
-  ) {
-    return field.fail(item, at('idempotency'), 'a key and request hash');
+  const decoded: LinkAction = { id, at: action.at, action_type, metadata, referred_user: referredUser };
+  if (keyed !== undefined) {
+    if (!isObject(keyed) || typeof keyed.key_hash !== 'string' || typeof keyed.request_hash !== 'string') {
+      return field.fail(item, at('idempotency'), 'a key and request hash');
+    }
+    decoded.idempotency = { key_hash: keyed.key_hash, request_hash: keyed.request_hash };
   }
-  return action as unknown as LinkAction;
+  return decoded;
 }
 
 export function toLink(
