@@ -156,7 +156,20 @@ export class ReferralApiStack extends Stack {
       'Issue an api key for a tenant against this stage',
     );
 
-    addNagSuppressions(this);
+    addNagSuppressions({
+      publicRoutes: this.api.publicRoutes,
+      functions: this.allFunctions,
+      table: this.table,
+      tableGrants: [
+        ...routes.flatMap((route) => {
+          const fn = this.functions.byRoute.get(route.name);
+          return route.table === 'none' || !fn ? [] : [{ fn, access: route.table }];
+        }),
+        { fn: this.functions.authorizer, access: 'read' as const },
+      ],
+      streamConsumers: [this.webhooks.streamConsumer, this.purge.streamConsumer],
+      streamFailureQueues: [this.webhooks.streamFailureQueue, this.purge.streamFailureQueue],
+    });
   }
 
   /** Every function with the short label its alarms are named after. */
