@@ -1,5 +1,4 @@
 import { type App, Aws, CfnOutput, Stack, type StackProps, Tags } from 'aws-cdk-lib';
-import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as sns from 'aws-cdk-lib/aws-sns';
@@ -87,13 +86,6 @@ export class ReferralApiStack extends Stack {
       alarmTopic: this.alarmTopic,
       reserveConcurrency: isProtected(props.stage),
     });
-    // Readable, stage-qualified names for the construct's alarms, like the other alarms here.
-    nameAlarm(this.webhooks.deadLetterAlarm, `${this.stackName}-webhook-dead-letters`);
-    nameAlarm(
-      this.webhooks.firstAttemptDeadLetterAlarm,
-      `${this.stackName}-webhook-first-attempt-dead-letters`,
-    );
-    nameAlarm(this.webhooks.streamFailureAlarm, `${this.stackName}-webhook-stream-failures`);
 
     this.purge = new Purge(this, 'Purge', {
       table: this.table,
@@ -190,10 +182,6 @@ export class ReferralApiStack extends Stack {
   get allFunctions(): NodejsFunction[] {
     return this.monitoredFunctions.map((f) => f.fn as NodejsFunction);
   }
-}
-
-function nameAlarm(alarm: cloudwatch.Alarm, name: string): void {
-  (alarm.node.defaultChild as cloudwatch.CfnAlarm).alarmName = name;
 }
 
 /**
