@@ -157,7 +157,7 @@ export class Purge extends Construct {
 
     this.streamConsumer = serviceFunction(this, 'StreamConsumer', {
       stage,
-      handler: 'queue/enqueue-purge',
+      handler: 'stream/enqueue-purge',
       timeout: PURGE_TRIGGER_TIMEOUT,
       description: `Turns a campaign's REMOVE on the table stream into a purge job (${stage})`,
       environment: { PURGE_QUEUE_URL: this.queue.queueUrl },

@@ -244,7 +244,7 @@ export class Webhooks extends Construct {
 
     this.streamConsumer = serviceFunction(this, 'StreamConsumer', {
       stage,
-      handler: 'queue/enqueue-webhook-events',
+      handler: 'stream/enqueue-webhook-events',
       timeout: DELIVERY_TIMEOUT,
       environment: { TABLE_NAME: table.tableName, WEBHOOK_QUEUE_URL: this.firstAttemptQueue.queueUrl },
     });

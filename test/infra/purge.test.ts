@@ -107,7 +107,7 @@ describe('campaign purge (infra/purge.ts)', () => {
     });
 
     it('is the one the stack deploys', async () => {
-      const mod = (await import('../../functions/queue/enqueue-purge.ts')) as {
+      const mod = (await import('../../functions/stream/enqueue-purge.ts')) as {
         PURGE_RECORD_FILTER: unknown;
       };
       expect(mod.PURGE_RECORD_FILTER).toEqual(PURGE_RECORD_FILTER);

@@ -300,7 +300,7 @@ describe('Webhooks construct', () => {
     expect(() => new Webhooks(stack, 'W', { table, stage: 'dev' })).toThrow(/stream/);
   });
 
-  it.each(['queue/deliver-webhook', 'queue/retry-webhook', 'queue/enqueue-webhook-events'])(
+  it.each(['queue/deliver-webhook', 'queue/retry-webhook', 'stream/enqueue-webhook-events'])(
     'bundles %s as the stack does (ESM, nothing external but Node built-ins)',
     async (handler) => {
       const result = await build({
