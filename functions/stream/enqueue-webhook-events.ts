@@ -12,6 +12,7 @@
  * dedupe key.
  */
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import { batchResponse } from '../../lib/queues/batch.ts';
 import { materializeStreamRecords } from '../../lib/webhooks/link-actions.ts';
 import { createSqsClient, requiredEnv } from '../../lib/webhooks/sqs.ts';
 import { enqueueStreamRecords } from '../../lib/webhooks/stream.ts';
@@ -24,6 +25,5 @@ export const handler = async (event: DynamoDBStreamEvent): Promise<DynamoDBBatch
     materializeStreamRecords(event.Records),
     enqueueStreamRecords(event.Records, sqs, queueUrl),
   ]);
-  const failed = [...actions.failedSequenceNumbers, ...events.failedSequenceNumbers];
-  return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
+  return batchResponse([...actions.failedSequenceNumbers, ...events.failedSequenceNumbers]);
 };
