@@ -10,6 +10,7 @@ import {
   resourcesOfType,
   type Synthesized,
   synth,
+  tempOutdir,
 } from './synth.ts';
 
 const TOPIC_ARN = 'arn:aws:sns:eu-west-1:123456789012:ops-alarms';
@@ -182,7 +183,10 @@ describe('alarms', () => {
   });
 
   it('refuses an alarm topic that is not an SNS topic ARN', () => {
-    const app = new App({ context: { alarmTopicArn: 'ops-alarms', 'aws:cdk:bundling-stacks': [] } });
+    const app = new App({
+      outdir: tempOutdir(),
+      context: { alarmTopicArn: 'ops-alarms', 'aws:cdk:bundling-stacks': [] },
+    });
     expect(() => addReferralApiStack(app)).toThrow(/alarmTopicArn/);
   });
 });

@@ -13,6 +13,7 @@ import {
   resourcesOfType,
   type Synthesized,
   synth,
+  tempOutdir,
 } from './synth.ts';
 
 const OPENAPI_ROUTE_KEY = 'GET /api/v1/openapi.json';
@@ -230,7 +231,7 @@ describe('HTTP API throttling and CORS (stack properties from context)', () => {
       { throttleBurstLimit: '-1' },
       { throttleBurstLimit: '1.5' },
     ]) {
-      const app = new App({ context: { ...context, 'aws:cdk:bundling-stacks': [] } });
+      const app = new App({ outdir: tempOutdir(), context: { ...context, 'aws:cdk:bundling-stacks': [] } });
       expect(() => addReferralApiStack(app), JSON.stringify(context)).toThrow(/throttle/);
     }
   });
@@ -332,7 +333,7 @@ describe('HTTP API throttling and CORS (stack properties from context)', () => {
       ['apiThrottleBurstLimit', '12.5'],
       ['docsThrottleRateLimit', 'slow'],
     ] as const) {
-      const app = new App({ context: { [key]: value, 'aws:cdk:bundling-stacks': [] } });
+      const app = new App({ outdir: tempOutdir(), context: { [key]: value, 'aws:cdk:bundling-stacks': [] } });
       expect(() => addReferralApiStack(app), key).toThrow(new RegExp(`-c ${key}=`));
     }
   });
@@ -361,7 +362,7 @@ describe('HTTP API throttling and CORS (stack properties from context)', () => {
 
   it('refuses a CORS entry that is not an origin', () => {
     for (const corsOrigins of ['app.example.com', 'https://app.example.com/path', 'ftp://x.example']) {
-      const app = new App({ context: { corsOrigins, 'aws:cdk:bundling-stacks': [] } });
+      const app = new App({ outdir: tempOutdir(), context: { corsOrigins, 'aws:cdk:bundling-stacks': [] } });
       expect(() => addReferralApiStack(app), corsOrigins).toThrow(/corsOrigins/);
     }
   });

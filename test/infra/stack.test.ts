@@ -3,7 +3,14 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { addReferralApiStack } from '../../infra/stack.ts';
 import { createTableInput } from '../../lib/local/dynamodb.ts';
 import { tableDefinition } from '../../lib/table-definition.ts';
-import { type CfnResource, logicalIdOf, resourcesOfType, type Synthesized, synth } from './synth.ts';
+import {
+  type CfnResource,
+  logicalIdOf,
+  resourcesOfType,
+  type Synthesized,
+  synth,
+  tempOutdir,
+} from './synth.ts';
 
 let dev: Synthesized;
 let prod: Synthesized;
@@ -30,7 +37,7 @@ describe('app and stages', () => {
   });
 
   it('rejects an unknown stage instead of deploying a third, unprotected copy', () => {
-    const app = new App({ context: { stage: 'prdo', 'aws:cdk:bundling-stacks': [] } });
+    const app = new App({ outdir: tempOutdir(), context: { stage: 'prdo', 'aws:cdk:bundling-stacks': [] } });
     expect(() => addReferralApiStack(app)).toThrow(/Unknown stage "prdo"/);
   });
 

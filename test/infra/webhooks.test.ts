@@ -11,6 +11,7 @@ import { ESM_REQUIRE_BANNER, projectRoot } from '../../infra/functions.ts';
 import { ReferralTable } from '../../infra/table.ts';
 import { Webhooks } from '../../infra/webhooks.ts';
 import { STREAM_CONSUMER_FILTERS } from '../../lib/webhooks/stream-filter.ts';
+import { tempOutdir } from './synth.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: CloudFormation properties are free-form JSON.
 type Resources = Record<string, { Type: string; Properties: Record<string, any> }>;
@@ -26,7 +27,10 @@ function cdkJsonContext(): Record<string, unknown> {
 /** The construct in a throwaway stack, next to the real table construct (stream NEW_IMAGE). */
 function synthWebhooks(options: { alarmTopic?: boolean; reserveConcurrency?: boolean } = {}) {
   // Bundling is skipped here (the template is the same); the bundles are built below.
-  const app = new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } });
+  const app = new App({
+    outdir: tempOutdir(),
+    context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] },
+  });
   const stack = new Stack(app, 'WebhooksTest');
   const { table } = new ReferralTable(stack, 'Storage', { stage: 'dev' });
   const topic = options.alarmTopic ? new sns.Topic(stack, 'Alarms') : undefined;
@@ -293,7 +297,7 @@ describe('Webhooks construct', () => {
   });
 
   it('refuses a table without a stream', () => {
-    const stack = new Stack(new App(), 'NoStream');
+    const stack = new Stack(new App({ outdir: tempOutdir() }), 'NoStream');
     const table = new dynamodb.Table(stack, 'T', {
       partitionKey: { name: 'PK', type: dynamodb.AttributeType.STRING },
     });
