@@ -41,6 +41,46 @@ describe('app and stages', () => {
     expect(() => addReferralApiStack(app)).toThrow(/Unknown stage "prdo"/);
   });
 
+  it('keeps the logical ids of the deployed queues and their alarms (a new id replaces the queue, losing its messages)', () => {
+    for (const s of [dev, prod]) {
+      const { webhooks, purge } = s.stack;
+      const ids = Object.fromEntries(
+        Object.entries({
+          retryQueue: webhooks.retryQueue,
+          deadLetterQueue: webhooks.deadLetterQueue,
+          firstAttemptQueue: webhooks.firstAttemptQueue,
+          firstAttemptDeadLetterQueue: webhooks.firstAttemptDeadLetterQueue,
+          streamFailureQueue: webhooks.streamFailureQueue,
+          deadLetterAlarm: webhooks.deadLetterAlarm,
+          firstAttemptDeadLetterAlarm: webhooks.firstAttemptDeadLetterAlarm,
+          streamFailureAlarm: webhooks.streamFailureAlarm,
+          purgeQueue: purge.queue,
+          purgeDeadLetterQueue: purge.deadLetterQueue,
+          purgeStreamFailureQueue: purge.streamFailureQueue,
+          purgeDeadLetterAlarm: purge.deadLetterAlarm,
+          purgeStreamFailureAlarm: purge.streamFailureAlarm,
+          purgeBacklogAlarm: purge.backlogAlarm,
+        }).map(([name, construct]) => [name, logicalIdOf(construct)]),
+      );
+      expect(ids, s.stack.stage).toEqual({
+        retryQueue: 'WebhooksQueueCBC86013',
+        deadLetterQueue: 'WebhooksDeadLetterQueue1C65998B',
+        firstAttemptQueue: 'WebhooksFirstAttemptQueueDBCD4134',
+        firstAttemptDeadLetterQueue: 'WebhooksFirstAttemptDeadLetterQueue8629E014',
+        streamFailureQueue: 'WebhooksStreamFailureQueue9E50A87B',
+        deadLetterAlarm: 'WebhooksDeadLetterAlarmE1939226',
+        firstAttemptDeadLetterAlarm: 'WebhooksFirstAttemptDeadLetterAlarm5DC5EC9E',
+        streamFailureAlarm: 'WebhooksStreamFailureAlarm5AD41455',
+        purgeQueue: 'PurgeQueue33ACD657',
+        purgeDeadLetterQueue: 'PurgeDeadLetterQueueC9E3FC2E',
+        purgeStreamFailureQueue: 'PurgeStreamFailureQueue5D3BD0AD',
+        purgeDeadLetterAlarm: 'PurgeDeadLetterAlarm9A498240',
+        purgeStreamFailureAlarm: 'PurgeStreamFailureAlarm15EA94C9',
+        purgeBacklogAlarm: 'PurgeBacklogAlarm187432F5',
+      });
+    }
+  });
+
   it('is environment-agnostic and needs no context lookups (offline synth)', () => {
     for (const s of [dev, prod]) {
       expect(Token.isUnresolved(s.stack.account)).toBe(true);
