@@ -32,6 +32,8 @@ export default defineConfig({
         test: {
           name: 'infra',
           include: ['test/infra/**/*.test.ts'],
+          // Holds every cloud assembly the files synthesise, and removes them all at the end.
+          globalSetup: ['test/infra/global-setup.ts'],
           // One module registry per worker across the infra files: aws-cdk-lib loads once and the
           // memoised synths of test/infra/synth.ts (one per stage and variant) are shared, instead
           // of every file paying for its own. The files restore any environment they change.

@@ -1,7 +1,9 @@
 import { type App, type CfnElement, Stack, Validations } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
-import type { ReferralApiStack } from './stack.ts';
+import type { TableAccess } from '../lib/routes.ts';
 
 /**
  * cdk-nag's AwsSolutions pack as a CDK validation plugin: it runs on every synth (`cdk synth`,
@@ -44,36 +46,55 @@ const acknowledge = (construct: IConstruct, id: string, reason: string) =>
   Validations.of(construct).acknowledge({ id, reason });
 
 /**
+ * What the acknowledged findings concern, and nothing more: the stack passes these constructs in
+ * rather than itself, so this module does not depend on `stack.ts` (which calls it).
+ */
+export interface NagSubjects {
+  /** Routes without the api-key authorizer, by path (APIG4). */
+  readonly publicRoutes: ReadonlyArray<{ readonly path: string; readonly route: IConstruct }>;
+  /** Every function of the stack (L1). */
+  readonly functions: readonly lambda.IFunction[];
+  /** The service table, whose `index/*` the table grants add (IAM5). */
+  readonly table: dynamodb.ITable;
+  /** Each function with a grant on the table, and the access class of that grant (IAM5). */
+  readonly tableGrants: ReadonlyArray<{
+    readonly fn: lambda.IFunction;
+    readonly access: Exclude<TableAccess, 'none'>;
+  }>;
+  /** Functions reading the table stream (IAM5 `*` for ListStreams). */
+  readonly streamConsumers: readonly lambda.IFunction[];
+  /** The stream mappings' on-failure destination queues (SQS3). */
+  readonly streamFailureQueues: readonly IConstruct[];
+}
+
+/**
  * Every acknowledged finding of the stack, each on the construct it concerns (its children
  * included: the function, not the whole stack), with the reason a reviewer needs.
  */
-export function addNagSuppressions(stack: ReferralApiStack): void {
+export function addNagSuppressions(subjects: NagSubjects): void {
   // APIG4: public routes, each with its own reason.
-  for (const { path, route } of stack.api.publicRoutes) {
+  for (const { path, route } of subjects.publicRoutes) {
     const reason = PUBLIC_ROUTE_REASONS[path];
     if (reason) acknowledge(route, 'AwsSolutions-APIG4', reason);
   }
 
   // L1: the pinned runtime, on every function.
-  for (const fn of stack.allFunctions) acknowledge(fn, 'AwsSolutions-L1', L1_REASON);
+  for (const fn of subjects.functions) acknowledge(fn, 'AwsSolutions-L1', L1_REASON);
 
   // IAM5: `table/index/*` from the route table's grants and the authorizer's read grant.
-  const tableId = Stack.of(stack.table).getLogicalId(stack.table.node.defaultChild as CfnElement);
+  const table = subjects.table;
+  const tableId = Stack.of(table).getLogicalId(table.node.defaultChild as CfnElement);
   const indexWildcard = `AwsSolutions-IAM5[Resource::<${tableId}.Arn>/index/*]`;
   const accessName = { read: 'Read', write: 'Write', 'read-write': 'ReadWrite' } as const;
-  for (const route of stack.routes) {
-    if (route.table === 'none') continue;
-    const fn = stack.functions.byRoute.get(route.name);
-    if (fn) acknowledge(fn.role ?? fn, indexWildcard, indexWildcardReason(accessName[route.table]));
+  for (const { fn, access } of subjects.tableGrants) {
+    acknowledge(fn.role ?? fn, indexWildcard, indexWildcardReason(accessName[access]));
   }
-  const authorizer = stack.functions.authorizer;
-  acknowledge(authorizer.role ?? authorizer, indexWildcard, indexWildcardReason('Read'));
 
-  // IAM5 `*` (ListStreams) and SQS3 (on-failure destinations) of the two stream consumers.
-  for (const fn of [stack.webhooks.streamConsumer, stack.purge.streamConsumer]) {
+  // IAM5 `*` (ListStreams) and SQS3 (on-failure destinations) of the stream consumers.
+  for (const fn of subjects.streamConsumers) {
     acknowledge(fn.role ?? fn, 'AwsSolutions-IAM5[Resource::*]', LIST_STREAMS_REASON);
   }
-  for (const queue of [stack.webhooks.streamFailureQueue, stack.purge.streamFailureQueue]) {
+  for (const queue of subjects.streamFailureQueues) {
     acknowledge(queue, 'AwsSolutions-SQS3', STREAM_FAILURE_QUEUE_REASON);
   }
 }

@@ -1,16 +1,16 @@
 import { Duration, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
-import * as sqs from 'aws-cdk-lib/aws-sqs';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { PURGE_RECORD_FILTER } from '../lib/db/purge-filter.ts';
 import { serviceFunction } from './functions.ts';
+import { alarmedDeadLetterQueue, notify, queueWithDeadLetters } from './queues.ts';
 import type { Stage } from './stage.ts';
 
 export interface PurgeProps {
@@ -86,19 +86,31 @@ export class Purge extends Construct {
     const { table, stage } = props;
     if (!table.tableStreamArn) throw new Error('Purge needs a table with a stream');
 
-    const secureQueue = (queueId: string, extra: Partial<sqs.QueueProps> = {}) =>
-      new sqs.Queue(this, queueId, {
-        encryption: sqs.QueueEncryption.SQS_MANAGED,
-        enforceSSL: true,
-        retentionPeriod: Duration.days(14),
-        ...extra,
-      });
-    this.deadLetterQueue = secureQueue('DeadLetterQueue');
-    this.streamFailureQueue = secureQueue('StreamFailureQueue');
-    this.queue = secureQueue('Queue', {
-      visibilityTimeout: PURGE_QUEUE_VISIBILITY_TIMEOUT,
-      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: PURGE_MAX_RECEIVE_COUNT },
+    const { alarmTopic } = props;
+    const purgeLane = queueWithDeadLetters(this, {
+      queueId: 'Queue',
+      queueProps: { visibilityTimeout: PURGE_QUEUE_VISIBILITY_TIMEOUT },
+      maxReceiveCount: PURGE_MAX_RECEIVE_COUNT,
+      deadLetterQueueId: 'DeadLetterQueue',
+      deadLetterAlarm: {
+        alarmId: 'DeadLetterAlarm',
+        alarmName: 'purge-dead-letters',
+        alarmDescription: `Purge jobs (${stage}) failed ${PURGE_MAX_RECEIVE_COUNT} times and are in the purge dead-letter queue`,
+        alarmTopic,
+      },
     });
+    this.queue = purgeLane.queue;
+    this.deadLetterQueue = purgeLane.deadLetterQueue;
+    this.deadLetterAlarm = purgeLane.deadLetterAlarm;
+
+    const streamFailures = alarmedDeadLetterQueue(this, 'StreamFailureQueue', {
+      alarmId: 'StreamFailureAlarm',
+      alarmName: 'purge-stream-failures',
+      alarmDescription: `Deleted campaigns (${stage}) whose purge job could not be enqueued; replay them from the stream`,
+      alarmTopic,
+    });
+    this.streamFailureQueue = streamFailures.queue;
+    this.streamFailureAlarm = streamFailures.alarm;
 
     this.purgeFunction = serviceFunction(this, 'PurgeFunction', {
       stage,
@@ -145,7 +157,7 @@ export class Purge extends Construct {
 
     this.streamConsumer = serviceFunction(this, 'StreamConsumer', {
       stage,
-      handler: 'queue/enqueue-purge',
+      handler: 'stream/enqueue-purge',
       timeout: PURGE_TRIGGER_TIMEOUT,
       description: `Turns a campaign's REMOVE on the table stream into a purge job (${stage})`,
       environment: { PURGE_QUEUE_URL: this.queue.queueUrl },
@@ -168,29 +180,7 @@ export class Purge extends Construct {
       }),
     );
 
-    const alarm = (alarmId: string, alarmProps: cloudwatch.AlarmProps) => {
-      const a = new cloudwatch.Alarm(this, alarmId, alarmProps);
-      if (props.alarmTopic) {
-        a.addAlarmAction(new cloudwatchActions.SnsAction(props.alarmTopic));
-        a.addOkAction(new cloudwatchActions.SnsAction(props.alarmTopic));
-      }
-      return a;
-    };
-    const depthAlarm = (alarmId: string, name: string, queue: sqs.Queue, description: string) =>
-      alarm(alarmId, {
-        alarmName: `${Stack.of(this).stackName}-${name}`,
-        alarmDescription: description,
-        metric: queue.metricApproximateNumberOfMessagesVisible({
-          period: Duration.minutes(1),
-          statistic: cloudwatch.Stats.MAXIMUM,
-        }),
-        threshold: 0,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-      });
-
-    this.backlogAlarm = alarm('BacklogAlarm', {
+    this.backlogAlarm = new cloudwatch.Alarm(this, 'BacklogAlarm', {
       alarmName: `${Stack.of(this).stackName}-purge-backlog`,
       alarmDescription: `Purge jobs (${stage}) have waited over ${PURGE_BACKLOG_AGE.toHumanString()}: passes are failing, throttled or not keeping up`,
       metric: this.queue.metricApproximateAgeOfOldestMessage({
@@ -202,17 +192,6 @@ export class Purge extends Construct {
       evaluationPeriods: 1,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
-    this.deadLetterAlarm = depthAlarm(
-      'DeadLetterAlarm',
-      'purge-dead-letters',
-      this.deadLetterQueue,
-      `Purge jobs (${stage}) failed ${PURGE_MAX_RECEIVE_COUNT} times and are in the purge dead-letter queue`,
-    );
-    this.streamFailureAlarm = depthAlarm(
-      'StreamFailureAlarm',
-      'purge-stream-failures',
-      this.streamFailureQueue,
-      `Deleted campaigns (${stage}) whose purge job could not be enqueued; replay them from the stream`,
-    );
+    notify(this.backlogAlarm, alarmTopic);
   }
 }

@@ -1,5 +1,4 @@
 import { type App, Aws, CfnOutput, Stack, type StackProps, Tags } from 'aws-cdk-lib';
-import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as sns from 'aws-cdk-lib/aws-sns';
@@ -87,13 +86,6 @@ export class ReferralApiStack extends Stack {
       alarmTopic: this.alarmTopic,
       reserveConcurrency: isProtected(props.stage),
     });
-    // Readable, stage-qualified names for the construct's alarms, like the other alarms here.
-    nameAlarm(this.webhooks.deadLetterAlarm, `${this.stackName}-webhook-dead-letters`);
-    nameAlarm(
-      this.webhooks.firstAttemptDeadLetterAlarm,
-      `${this.stackName}-webhook-first-attempt-dead-letters`,
-    );
-    nameAlarm(this.webhooks.streamFailureAlarm, `${this.stackName}-webhook-stream-failures`);
 
     this.purge = new Purge(this, 'Purge', {
       table: this.table,
@@ -156,7 +148,20 @@ export class ReferralApiStack extends Stack {
       'Issue an api key for a tenant against this stage',
     );
 
-    addNagSuppressions(this);
+    addNagSuppressions({
+      publicRoutes: this.api.publicRoutes,
+      functions: this.allFunctions,
+      table: this.table,
+      tableGrants: [
+        ...routes.flatMap((route) => {
+          const fn = this.functions.byRoute.get(route.name);
+          return route.table === 'none' || !fn ? [] : [{ fn, access: route.table }];
+        }),
+        { fn: this.functions.authorizer, access: 'read' as const },
+      ],
+      streamConsumers: [this.webhooks.streamConsumer, this.purge.streamConsumer],
+      streamFailureQueues: [this.webhooks.streamFailureQueue, this.purge.streamFailureQueue],
+    });
   }
 
   /** Every function with the short label its alarms are named after. */
@@ -177,10 +182,6 @@ export class ReferralApiStack extends Stack {
   get allFunctions(): NodejsFunction[] {
     return this.monitoredFunctions.map((f) => f.fn as NodejsFunction);
   }
-}
-
-function nameAlarm(alarm: cloudwatch.Alarm, name: string): void {
-  (alarm.node.defaultChild as cloudwatch.CfnAlarm).alarmName = name;
 }
 
 /**

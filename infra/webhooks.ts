@@ -1,6 +1,5 @@
 import { Duration } from 'aws-cdk-lib';
-import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -13,6 +12,7 @@ import { FIRST_ATTEMPT_CONCURRENCY, RETRY_CONCURRENCY } from '../lib/webhooks/la
 import { DEFAULT_RETRY_DELAYS, maxAttempts } from '../lib/webhooks/schedule.ts';
 import { STREAM_CONSUMER_FILTERS } from '../lib/webhooks/stream-filter.ts';
 import { serviceFunction } from './functions.ts';
+import { alarmedDeadLetterQueue, queueWithDeadLetters } from './queues.ts';
 import type { Stage } from './stage.ts';
 
 export interface WebhooksProps {
@@ -128,38 +128,59 @@ export class Webhooks extends Construct {
     const { table, stage } = props;
     if (!table.tableStreamArn) throw new Error('Webhooks needs a table with a stream (NEW_IMAGE)');
 
-    const retention = Duration.days(14);
-    const secureQueue = (queueId: string, extra: Partial<sqs.QueueProps> = {}) =>
-      new sqs.Queue(this, queueId, {
-        encryption: sqs.QueueEncryption.SQS_MANAGED,
-        enforceSSL: true,
-        retentionPeriod: retention,
-        ...extra,
-      });
-
-    this.deadLetterQueue = secureQueue('DeadLetterQueue');
-    this.firstAttemptDeadLetterQueue = secureQueue('FirstAttemptDeadLetterQueue', { fifo: true });
-    this.streamFailureQueue = secureQueue('StreamFailureQueue');
+    const { alarmTopic } = props;
     // The construct ids `Queue` and `DeliveryFunction` are the retry lane's: a stack that had a
     // single webhook queue keeps it, with the retries pending in it, and its consumer.
-    this.retryQueue = secureQueue('Queue', {
-      visibilityTimeout: QUEUE_VISIBILITY_TIMEOUT,
-      // The schedule spans ~3.2 days; 14 days leaves room for a long outage of the consumer.
-      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: REDRIVE_MAX_RECEIVE_COUNT },
-    });
-    this.firstAttemptQueue = secureQueue('FirstAttemptQueue', {
-      fifo: true,
-      // Deduplication by the event id (set by the stream consumer) within a campaign's group;
-      // per-group scope and throughput are SQS's high-throughput FIFO mode.
-      contentBasedDeduplication: false,
-      deduplicationScope: sqs.DeduplicationScope.MESSAGE_GROUP,
-      fifoThroughputLimit: sqs.FifoThroughputLimit.PER_MESSAGE_GROUP_ID,
-      visibilityTimeout: QUEUE_VISIBILITY_TIMEOUT,
-      deadLetterQueue: {
-        queue: this.firstAttemptDeadLetterQueue,
-        maxReceiveCount: FIRST_ATTEMPT_MAX_RECEIVE_COUNT,
+    const retryLane = queueWithDeadLetters(this, {
+      queueId: 'Queue',
+      // The schedule spans ~3.2 days; the queues' 14 days of retention leave room for a long
+      // outage of the consumer.
+      queueProps: { visibilityTimeout: QUEUE_VISIBILITY_TIMEOUT },
+      maxReceiveCount: REDRIVE_MAX_RECEIVE_COUNT,
+      deadLetterQueueId: 'DeadLetterQueue',
+      deadLetterAlarm: {
+        alarmId: 'DeadLetterAlarm',
+        alarmName: 'webhook-dead-letters',
+        alarmDescription: `Webhook events (${stage}) failed every delivery attempt and are in the dead-letter queue`,
+        alarmTopic,
       },
     });
+    this.retryQueue = retryLane.queue;
+    this.deadLetterQueue = retryLane.deadLetterQueue;
+    this.deadLetterAlarm = retryLane.deadLetterAlarm;
+
+    const firstAttemptLane = queueWithDeadLetters(this, {
+      queueId: 'FirstAttemptQueue',
+      queueProps: {
+        fifo: true,
+        // Deduplication by the event id (set by the stream consumer) within a campaign's group;
+        // per-group scope and throughput are SQS's high-throughput FIFO mode.
+        contentBasedDeduplication: false,
+        deduplicationScope: sqs.DeduplicationScope.MESSAGE_GROUP,
+        fifoThroughputLimit: sqs.FifoThroughputLimit.PER_MESSAGE_GROUP_ID,
+        visibilityTimeout: QUEUE_VISIBILITY_TIMEOUT,
+      },
+      maxReceiveCount: FIRST_ATTEMPT_MAX_RECEIVE_COUNT,
+      deadLetterQueueId: 'FirstAttemptDeadLetterQueue',
+      deadLetterAlarm: {
+        alarmId: 'FirstAttemptDeadLetterAlarm',
+        alarmName: 'webhook-first-attempt-dead-letters',
+        alarmDescription: `Webhook events (${stage}) whose first attempt never finished are in the first-attempt dead-letter queue`,
+        alarmTopic,
+      },
+    });
+    this.firstAttemptQueue = firstAttemptLane.queue;
+    this.firstAttemptDeadLetterQueue = firstAttemptLane.deadLetterQueue;
+    this.firstAttemptDeadLetterAlarm = firstAttemptLane.deadLetterAlarm;
+
+    const streamFailures = alarmedDeadLetterQueue(this, 'StreamFailureQueue', {
+      alarmId: 'StreamFailureAlarm',
+      alarmName: 'webhook-stream-failures',
+      alarmDescription: `Table stream records (${stage}) could not be put on the webhook queue; replay them from the table`,
+      alarmTopic,
+    });
+    this.streamFailureQueue = streamFailures.queue;
+    this.streamFailureAlarm = streamFailures.alarm;
 
     const laneEnvironment = {
       TABLE_NAME: table.tableName,
@@ -223,7 +244,7 @@ export class Webhooks extends Construct {
 
     this.streamConsumer = serviceFunction(this, 'StreamConsumer', {
       stage,
-      handler: 'queue/enqueue-webhook-events',
+      handler: 'stream/enqueue-webhook-events',
       timeout: DELIVERY_TIMEOUT,
       environment: { TABLE_NAME: table.tableName, WEBHOOK_QUEUE_URL: this.firstAttemptQueue.queueUrl },
     });
@@ -247,40 +268,6 @@ export class Webhooks extends Construct {
         maxRecordAge: Duration.hours(23),
         onFailure: new SqsDlq(this.streamFailureQueue),
       }),
-    );
-
-    const depthAlarm = (alarmId: string, queue: sqs.Queue, description: string) => {
-      const alarm = new cloudwatch.Alarm(this, alarmId, {
-        alarmDescription: description,
-        metric: queue.metricApproximateNumberOfMessagesVisible({
-          period: Duration.minutes(1),
-          statistic: cloudwatch.Stats.MAXIMUM,
-        }),
-        threshold: 0,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-      });
-      if (props.alarmTopic) {
-        alarm.addAlarmAction(new cloudwatchActions.SnsAction(props.alarmTopic));
-        alarm.addOkAction(new cloudwatchActions.SnsAction(props.alarmTopic));
-      }
-      return alarm;
-    };
-    this.deadLetterAlarm = depthAlarm(
-      'DeadLetterAlarm',
-      this.deadLetterQueue,
-      `Webhook events (${stage}) failed every delivery attempt and are in the dead-letter queue`,
-    );
-    this.firstAttemptDeadLetterAlarm = depthAlarm(
-      'FirstAttemptDeadLetterAlarm',
-      this.firstAttemptDeadLetterQueue,
-      `Webhook events (${stage}) whose first attempt never finished are in the first-attempt dead-letter queue`,
-    );
-    this.streamFailureAlarm = depthAlarm(
-      'StreamFailureAlarm',
-      this.streamFailureQueue,
-      `Table stream records (${stage}) could not be put on the webhook queue; replay them from the table`,
     );
   }
 }

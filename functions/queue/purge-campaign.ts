@@ -4,6 +4,7 @@ import { createSqsClient } from '../../lib/aws/clients.ts';
 import { config } from '../../lib/config.ts';
 import { parseCampaignPartition, purgeCampaign } from '../../lib/db/purge.ts';
 import { logger } from '../../lib/http/logger.ts';
+import { messageIdOf, processRecords } from '../../lib/queues/batch.ts';
 
 const sqs = createSqsClient();
 const queueUrl = config.purgeQueueUrl;
@@ -20,14 +21,15 @@ const SAFETY_MS = 5_000;
  * put on the queue by the table stream when a campaign item is removed. Large campaigns are
  * purged in several invocations, each continuing where the last stopped.
  */
-export async function handler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
-  const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];
-  for (const record of event.Records) {
-    try {
+export function handler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
+  // One message per invocation (the mapping's batch size): a pass has the whole timeout to itself.
+  return processRecords(
+    event.Records,
+    async (record) => {
       const target = parseMessage(record.body);
       if (!target) {
         logger.warn('purge message ignored', { body: record.body.slice(0, 200) });
-        continue;
+        return;
       }
       const deadline = Date.now() + Math.max(1_000, context.getRemainingTimeInMillis() - SAFETY_MS);
       const result = await purgeCampaign(target.tenant, target.campaignId, deadline);
@@ -41,12 +43,9 @@ export async function handler(event: SQSEvent, context: Context): Promise<SQSBat
           }),
         );
       }
-    } catch (err) {
-      logger.error('purge failed', err as Error);
-      batchItemFailures.push({ itemIdentifier: record.messageId });
-    }
-  }
-  return { batchItemFailures };
+    },
+    { itemIdOf: messageIdOf, onError: (err) => logger.error('purge failed', err as Error) },
+  );
 }
 
 function parseMessage(body: string) {

@@ -236,8 +236,8 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
       endpoint,
       tableName: LOCAL_TABLE_NAME,
       handlers: [
-        (await load('queue/enqueue-webhook-events')).handler as StreamHandler,
-        (await load('queue/enqueue-purge')).handler as StreamHandler,
+        (await load('stream/enqueue-webhook-events')).handler as StreamHandler,
+        (await load('stream/enqueue-purge')).handler as StreamHandler,
       ],
       checkpointFile: dataDir ? join(dataDir, 'stream-checkpoint.json') : undefined,
       onError: logPollerError('stream'),

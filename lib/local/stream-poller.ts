@@ -1,6 +1,6 @@
 /**
  * Local stand-in for the table stream's event source mappings: reads DynamoDB Local's stream and
- * invokes the same stream-consumer handlers that run in AWS (e.g. `functions/queue/enqueue-webhook-
+ * invokes the same stream-consumer handlers that run in AWS (e.g. `functions/stream/enqueue-webhook-
  * events.ts`) with Lambda-shaped batches, so the local stack exercises the same path from commit
  * to queue. DynamoDB Local has no event filtering; each handler skips the records its mapping's
  * filter would have dropped.

@@ -24,6 +24,7 @@
  */
 import { ChangeMessageVisibilityCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { logger as rootLogger } from '../http/logger.ts';
+import { messageIdOf, processRecords } from '../queues/batch.ts';
 import { postWebhook } from './http.ts';
 import { ATTEMPTS_ATTRIBUTE, DUE_ATTRIBUTE, retryMessage, SLOW_ATTEMPT_MS } from './lanes.ts';
 import { parseWebhookMessage, type WebhookMessage } from './message.ts';
@@ -137,30 +138,29 @@ async function deliverEach(
   deps: DeliveryDeps,
   deliver: (record: QueueRecord, deps: DeliveryDeps) => Promise<Outcome>,
 ): Promise<DeliveryResult> {
-  const outcomes = await Promise.all(
-    records.map(async (record): Promise<Outcome> => {
-      try {
-        return await deliver(record, deps);
-      } catch (err) {
-        // Unexpected (e.g. the retry lane cannot read the campaign): leave it on the queue; it
-        // comes back after the queue's visibility timeout, and the redrive policy bounds how often.
+  const counts: DeliveryCounts = { delivered: 0, dropped: 0, failed: 0, deadLettered: 0, moved: 0 };
+  const { batchItemFailures } = await processRecords(
+    records,
+    async (record) => {
+      const outcome = await deliver(record, deps);
+      if (outcome === 'pending') return 'retry';
+      if (outcome === 'backoff') {
+        counts.failed++;
+        return 'retry';
+      }
+      counts[outcome]++;
+    },
+    {
+      itemIdOf: messageIdOf,
+      // Unexpected (e.g. the retry lane cannot read the campaign): leave it on the queue; it
+      // comes back after the queue's visibility timeout, and the redrive policy bounds how often.
+      onError: (err, record) =>
         logger.error('webhook delivery error', {
           message_id: record.messageId,
           error: (err as Error).message,
-        });
-        return 'pending';
-      }
-    }),
+        }),
+    },
   );
-  const counts: DeliveryCounts = { delivered: 0, dropped: 0, failed: 0, deadLettered: 0, moved: 0 };
-  const batchItemFailures: DeliveryResult['batchItemFailures'] = [];
-  outcomes.forEach((outcome, i) => {
-    if (outcome === 'pending' || outcome === 'backoff') {
-      batchItemFailures.push({ itemIdentifier: records[i]!.messageId });
-    }
-    if (outcome === 'backoff') counts.failed++;
-    else if (outcome !== 'pending') counts[outcome]++;
-  });
   return { batchItemFailures, counts };
 }
 

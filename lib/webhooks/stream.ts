@@ -1,6 +1,6 @@
 /**
  * Table stream -> the webhook first-attempt queue (FIFO, see `lanes.ts`): one transform shared by
- * the AWS stream consumer (`functions/queue/enqueue-webhook-events.ts`) and the local stream
+ * the AWS stream consumer (`functions/stream/enqueue-webhook-events.ts`) and the local stream
  * poller. The same consumer writes the items of actions recorded on their link's item
  * (`link-actions.ts`).
  */

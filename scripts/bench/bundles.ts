@@ -19,7 +19,7 @@ export const projectRoot = resolve(fileURLToPath(new URL('../..', import.meta.ur
 export const ESM_REQUIRE_BANNER =
   "import { createRequire as __bannerCreateRequire } from 'module'; const require = __bannerCreateRequire(import.meta.url);";
 
-export type BundleKind = 'route' | 'authorizer' | 'fallback' | 'queue' | 'floor';
+export type BundleKind = 'route' | 'authorizer' | 'fallback' | 'queue' | 'stream' | 'floor';
 
 export interface BundleEntry {
   /** Handler module under `functions/` (e.g. `http/get-campaign`), or `floor`. */
@@ -36,8 +36,9 @@ export const FLOOR_ENTRY = join(projectRoot, 'scripts', 'bench', 'floor-handler.
 
 /**
  * Every function the stack deploys: one per route-table row, the authorizer, the `$default`
- * fallback and every SQS/stream consumer under `functions/queue/` (found on disk, so consumers
- * that land later are measured without touching this file).
+ * fallback, every SQS consumer under `functions/queue/` and every table-stream consumer under
+ * `functions/stream/` (found on disk, so consumers that land later are measured without touching
+ * this file).
  */
 export function functionEntries(): BundleEntry[] {
   const entries: BundleEntry[] = [];
@@ -55,9 +56,10 @@ export function functionEntries(): BundleEntry[] {
   for (const route of routes) add(route.handler, 'route', route.path);
   add('auth/authorizer', 'authorizer');
   add('http/fallback', 'fallback');
-  const queueDir = join(projectRoot, 'functions', 'queue');
-  for (const file of readdirSync(queueDir).sort()) {
-    if (file.endsWith('.ts') && !file.endsWith('.test.ts')) add(`queue/${basename(file, '.ts')}`, 'queue');
+  for (const kind of ['queue', 'stream'] as const) {
+    for (const file of readdirSync(join(projectRoot, 'functions', kind)).sort()) {
+      if (file.endsWith('.ts') && !file.endsWith('.test.ts')) add(`${kind}/${basename(file, '.ts')}`, kind);
+    }
   }
   return entries;
 }

@@ -1,11 +1,5 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  PURGE_MAX_CONCURRENCY,
-  PURGE_MAX_RECEIVE_COUNT,
-  PURGE_STREAM_MAX_RECORD_AGE,
-  PURGE_STREAM_RETRY_ATTEMPTS,
-} from '../../infra/purge.ts';
 import { PURGE_RECORD_FILTER } from '../../lib/db/purge-filter.ts';
 import { actionsOf, logicalIdOf, referencedIds, roleStatementsOf, type Synthesized, synth } from './synth.ts';
 
@@ -41,14 +35,15 @@ describe('campaign purge (infra/purge.ts)', () => {
     }
     expect(props(purge.queue).RedrivePolicy).toEqual({
       deadLetterTargetArn: { 'Fn::GetAtt': [id(purge.deadLetterQueue), 'Arn'] },
-      maxReceiveCount: PURGE_MAX_RECEIVE_COUNT,
+      maxReceiveCount: 5,
     });
   });
 
-  it('runs the purge for up to 5 minutes, with a visibility timeout of at least six times that', () => {
+  it('runs the purge for up to 5 minutes with 256 MB, with a visibility timeout of six times that', () => {
     const fn = props(s.stack.purge.purgeFunction);
     expect(fn.Timeout).toBe(300);
-    expect(props(s.stack.purge.queue).VisibilityTimeout).toBeGreaterThanOrEqual(6 * fn.Timeout);
+    expect(fn.MemorySize).toBe(256);
+    expect(props(s.stack.purge.queue).VisibilityTimeout).toBe(1800);
     expect(fn.Environment.Variables).toEqual({
       STAGE: 'dev',
       POWERTOOLS_SERVICE_NAME: 'referral-api',
@@ -65,7 +60,7 @@ describe('campaign purge (infra/purge.ts)', () => {
       FunctionName: { Ref: id(s.stack.purge.purgeFunction) },
       BatchSize: 1,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
-      ScalingConfig: { MaximumConcurrency: PURGE_MAX_CONCURRENCY },
+      ScalingConfig: { MaximumConcurrency: 5 },
     });
   });
 
@@ -74,22 +69,22 @@ describe('campaign purge (infra/purge.ts)', () => {
       EventSourceArn: { 'Fn::GetAtt': [id(s.stack.table), 'StreamArn'] },
       FunctionName: { Ref: id(s.stack.purge.streamConsumer) },
       StartingPosition: 'TRIM_HORIZON',
-      FilterCriteria: { Filters: [{ Pattern: JSON.stringify(PURGE_RECORD_FILTER) }] },
+      BatchSize: 10,
+      FilterCriteria: {
+        Filters: [{ Pattern: '{"eventName":["REMOVE"],"dynamodb":{"Keys":{"SK":{"S":["CAMPAIGN"]}}}}' }],
+      },
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       BisectBatchOnFunctionError: true,
-      MaximumRetryAttempts: PURGE_STREAM_RETRY_ATTEMPTS,
-      MaximumRecordAgeInSeconds: PURGE_STREAM_MAX_RECORD_AGE.toSeconds(),
+      MaximumRetryAttempts: 100,
+      // One hour: given up well inside the stream's 24 h retention, so a replay stays possible.
+      MaximumRecordAgeInSeconds: 3600,
       DestinationConfig: {
         OnFailure: { Destination: { 'Fn::GetAtt': [id(s.stack.purge.streamFailureQueue), 'Arn'] } },
       },
     });
-    // Replay stays possible: the record is given up well inside the stream's 24 h retention.
-    expect(PURGE_STREAM_MAX_RECORD_AGE.toHours()).toBeLessThan(24);
-    expect(JSON.parse(JSON.stringify(PURGE_RECORD_FILTER))).toEqual({
-      eventName: ['REMOVE'],
-      dynamodb: { Keys: { SK: { S: ['CAMPAIGN'] } } },
-    });
     const consumer = props(s.stack.purge.streamConsumer);
+    expect(consumer.Timeout).toBe(30);
+    expect(consumer.MemorySize).toBe(256);
     expect(consumer.Environment.Variables.PURGE_QUEUE_URL).toEqual({ Ref: id(s.stack.purge.queue) });
     expect(consumer.Environment.Variables).not.toHaveProperty('TABLE_NAME');
   });
@@ -107,7 +102,7 @@ describe('campaign purge (infra/purge.ts)', () => {
     });
 
     it('is the one the stack deploys', async () => {
-      const mod = (await import('../../functions/queue/enqueue-purge.ts')) as {
+      const mod = (await import('../../functions/stream/enqueue-purge.ts')) as {
         PURGE_RECORD_FILTER: unknown;
       };
       expect(mod.PURGE_RECORD_FILTER).toEqual(PURGE_RECORD_FILTER);

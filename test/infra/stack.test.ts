@@ -3,7 +3,14 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { addReferralApiStack } from '../../infra/stack.ts';
 import { createTableInput } from '../../lib/local/dynamodb.ts';
 import { tableDefinition } from '../../lib/table-definition.ts';
-import { type CfnResource, logicalIdOf, resourcesOfType, type Synthesized, synth } from './synth.ts';
+import {
+  type CfnResource,
+  logicalIdOf,
+  resourcesOfType,
+  type Synthesized,
+  synth,
+  tempOutdir,
+} from './synth.ts';
 
 let dev: Synthesized;
 let prod: Synthesized;
@@ -30,8 +37,48 @@ describe('app and stages', () => {
   });
 
   it('rejects an unknown stage instead of deploying a third, unprotected copy', () => {
-    const app = new App({ context: { stage: 'prdo', 'aws:cdk:bundling-stacks': [] } });
+    const app = new App({ outdir: tempOutdir(), context: { stage: 'prdo', 'aws:cdk:bundling-stacks': [] } });
     expect(() => addReferralApiStack(app)).toThrow(/Unknown stage "prdo"/);
+  });
+
+  it('keeps the logical ids of the deployed queues and their alarms (a new id replaces the queue, losing its messages)', () => {
+    for (const s of [dev, prod]) {
+      const { webhooks, purge } = s.stack;
+      const ids = Object.fromEntries(
+        Object.entries({
+          retryQueue: webhooks.retryQueue,
+          deadLetterQueue: webhooks.deadLetterQueue,
+          firstAttemptQueue: webhooks.firstAttemptQueue,
+          firstAttemptDeadLetterQueue: webhooks.firstAttemptDeadLetterQueue,
+          streamFailureQueue: webhooks.streamFailureQueue,
+          deadLetterAlarm: webhooks.deadLetterAlarm,
+          firstAttemptDeadLetterAlarm: webhooks.firstAttemptDeadLetterAlarm,
+          streamFailureAlarm: webhooks.streamFailureAlarm,
+          purgeQueue: purge.queue,
+          purgeDeadLetterQueue: purge.deadLetterQueue,
+          purgeStreamFailureQueue: purge.streamFailureQueue,
+          purgeDeadLetterAlarm: purge.deadLetterAlarm,
+          purgeStreamFailureAlarm: purge.streamFailureAlarm,
+          purgeBacklogAlarm: purge.backlogAlarm,
+        }).map(([name, construct]) => [name, logicalIdOf(construct)]),
+      );
+      expect(ids, s.stack.stage).toEqual({
+        retryQueue: 'WebhooksQueueCBC86013',
+        deadLetterQueue: 'WebhooksDeadLetterQueue1C65998B',
+        firstAttemptQueue: 'WebhooksFirstAttemptQueueDBCD4134',
+        firstAttemptDeadLetterQueue: 'WebhooksFirstAttemptDeadLetterQueue8629E014',
+        streamFailureQueue: 'WebhooksStreamFailureQueue9E50A87B',
+        deadLetterAlarm: 'WebhooksDeadLetterAlarmE1939226',
+        firstAttemptDeadLetterAlarm: 'WebhooksFirstAttemptDeadLetterAlarm5DC5EC9E',
+        streamFailureAlarm: 'WebhooksStreamFailureAlarm5AD41455',
+        purgeQueue: 'PurgeQueue33ACD657',
+        purgeDeadLetterQueue: 'PurgeDeadLetterQueueC9E3FC2E',
+        purgeStreamFailureQueue: 'PurgeStreamFailureQueue5D3BD0AD',
+        purgeDeadLetterAlarm: 'PurgeDeadLetterAlarm9A498240',
+        purgeStreamFailureAlarm: 'PurgeStreamFailureAlarm15EA94C9',
+        purgeBacklogAlarm: 'PurgeBacklogAlarm187432F5',
+      });
+    }
   });
 
   it('is environment-agnostic and needs no context lookups (offline synth)', () => {

@@ -5,13 +5,14 @@
  * file pays at most once per variant. Bundling (esbuild, the slow part) only runs when a test
  * asks for it: the template is identical either way except for the asset hashes.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, type CfnElement, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import type { CloudAssembly } from 'aws-cdk-lib/cx-api';
 import type { Construct } from 'constructs';
+import { inject } from 'vitest';
 import { projectRoot } from '../../infra/functions.ts';
 import { addNagChecks } from '../../infra/nag.ts';
 import { addReferralApiStack, type ReferralApiStack } from '../../infra/stack.ts';
@@ -64,6 +65,31 @@ function cdkJsonContext(): Record<string, unknown> {
   return context;
 }
 
+const ownDirs: string[] = [];
+
+/**
+ * A fresh directory for one cloud assembly: give it to every `new App()` of the tests (an App
+ * without `outdir` makes its own `cdk.out*` folder in the temp directory, which nothing removes).
+ * Under vitest it lies in the run's directory that `global-setup.ts` removes at the end; elsewhere
+ * (a script importing this module) it is removed when the process exits.
+ */
+export function tempOutdir(): string {
+  let root: string | undefined;
+  try {
+    root = inject('infraTempRoot');
+  } catch {
+    root = undefined; // not inside a vitest worker
+  }
+  if (root) return mkdtempSync(join(root, 'cdk-'));
+  const dir = mkdtempSync(join(tmpdir(), 'referral-cdk-'));
+  if (ownDirs.push(dir) === 1) {
+    process.on('exit', () => {
+      for (const d of ownDirs) rmSync(d, { recursive: true, force: true });
+    });
+  }
+  return dir;
+}
+
 const cache = new Map<string, Synthesized>();
 
 export function synth(options: SynthOptions = {}): Synthesized {
@@ -79,7 +105,7 @@ export function synth(options: SynthOptions = {}): Synthesized {
   if (options.stage) context.stage = options.stage;
   Object.assign(context, options.context);
 
-  const app = new App({ context, outdir: mkdtempSync(join(tmpdir(), 'referral-cdk-')) });
+  const app = new App({ context, outdir: tempOutdir() });
   const stack = addReferralApiStack(app, { routes: options.routes });
   // As infra/app.ts does.
   if (!options.withoutNag) addNagChecks(app);

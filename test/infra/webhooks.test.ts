@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { ESM_REQUIRE_BANNER, projectRoot } from '../../infra/functions.ts';
 import { ReferralTable } from '../../infra/table.ts';
 import { Webhooks } from '../../infra/webhooks.ts';
-import { STREAM_CONSUMER_FILTERS } from '../../lib/webhooks/stream-filter.ts';
+import { tempOutdir } from './synth.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: CloudFormation properties are free-form JSON.
 type Resources = Record<string, { Type: string; Properties: Record<string, any> }>;
@@ -26,7 +26,10 @@ function cdkJsonContext(): Record<string, unknown> {
 /** The construct in a throwaway stack, next to the real table construct (stream NEW_IMAGE). */
 function synthWebhooks(options: { alarmTopic?: boolean; reserveConcurrency?: boolean } = {}) {
   // Bundling is skipped here (the template is the same); the bundles are built below.
-  const app = new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } });
+  const app = new App({
+    outdir: tempOutdir(),
+    context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] },
+  });
   const stack = new Stack(app, 'WebhooksTest');
   const { table } = new ReferralTable(stack, 'Storage', { stage: 'dev' });
   const topic = options.alarmTopic ? new sns.Topic(stack, 'Alarms') : undefined;
@@ -137,6 +140,7 @@ describe('Webhooks construct', () => {
       expect(fn.Runtime).toBe('nodejs22.x');
       expect(fn.Architectures).toEqual(['arm64']);
       expect(fn.Timeout).toBe(30);
+      expect(fn.MemorySize).toBe(256);
       expect(fn.Environment.Variables).toMatchObject({
         TABLE_NAME: { Ref: s.id(s.table) },
         STAGE: 'dev',
@@ -149,7 +153,7 @@ describe('Webhooks construct', () => {
       // Not reserved unless asked for (prod): a new account's quota could not give it.
       expect(fn.ReservedConcurrentExecutions).toBeUndefined();
       const logGroupId = fn.LoggingConfig.LogGroup.Ref as string;
-      expect(s.resources[logGroupId]!.Properties.RetentionInDays).toBeGreaterThan(0);
+      expect(s.resources[logGroupId]!.Properties.RetentionInDays).toBe(30);
     }
   });
 
@@ -178,15 +182,14 @@ describe('Webhooks construct', () => {
     expect(of(reserved.webhooks.retryFunction)).toBe(50);
   });
 
-  it('sets each queue visibility timeout to at least six times the function timeout', () => {
+  it('sets each queue visibility timeout to six times the function timeout', () => {
     for (const [queue, fn] of [
       [s.webhooks.firstAttemptQueue, s.webhooks.firstAttemptFunction],
       [s.webhooks.retryQueue, s.webhooks.retryFunction],
     ] as const) {
-      const timeout = s.resources[s.id(fn)]!.Properties.Timeout as number;
-      const visibility = s.resources[s.id(queue)]!.Properties.VisibilityTimeout as number;
-      expect(timeout).toBeGreaterThanOrEqual(20); // 15 s attempt + DNS, GetItem, SQS
-      expect(visibility).toBeGreaterThanOrEqual(6 * timeout);
+      // 30 s: a 15 s attempt, DNS, a GetItem, an SQS call; AWS asks for six times that.
+      expect(s.resources[s.id(fn)]!.Properties.Timeout).toBe(30);
+      expect(s.resources[s.id(queue)]!.Properties.VisibilityTimeout).toBe(180);
     }
   });
 
@@ -195,22 +198,30 @@ describe('Webhooks construct', () => {
       EventSourceArn: { 'Fn::GetAtt': [s.id(s.table), 'StreamArn'] },
       FunctionName: { Ref: s.id(s.webhooks.streamConsumer) },
       StartingPosition: 'TRIM_HORIZON',
-      FilterCriteria: { Filters: STREAM_CONSUMER_FILTERS.map((f) => ({ Pattern: JSON.stringify(f) })) },
+      BatchSize: 100,
+      FilterCriteria: {
+        Filters: [
+          {
+            Pattern:
+              '{"eventName":["INSERT"],"dynamodb":{"NewImage":{"event_type":{"S":[{"exists":true}]}}}}',
+          },
+          {
+            Pattern:
+              '{"eventName":["MODIFY"],"dynamodb":{"NewImage":{"last_action":{"M":{"id":{"N":[{"exists":true}]}}}}}}',
+          },
+        ],
+      },
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       BisectBatchOnFunctionError: true,
-      MaximumRecordAgeInSeconds: Match.anyValue(),
+      // 23 hours: just inside the stream's 24 h retention.
+      MaximumRecordAgeInSeconds: 82800,
       DestinationConfig: {
         OnFailure: { Destination: { 'Fn::GetAtt': [s.id(s.webhooks.streamFailureQueue), 'Arn'] } },
       },
     });
-    expect(JSON.parse(JSON.stringify(STREAM_CONSUMER_FILTERS))).toEqual([
-      { eventName: ['INSERT'], dynamodb: { NewImage: { event_type: { S: [{ exists: true }] } } } },
-      {
-        eventName: ['MODIFY'],
-        dynamodb: { NewImage: { last_action: { M: { id: { N: [{ exists: true }] } } } } },
-      },
-    ]);
     const consumer = s.resources[s.id(s.webhooks.streamConsumer)]!.Properties;
+    expect(consumer.Timeout).toBe(30);
+    expect(consumer.MemorySize).toBe(256);
     expect(consumer.Environment.Variables.WEBHOOK_QUEUE_URL).toEqual({
       Ref: s.id(s.webhooks.firstAttemptQueue),
     });
@@ -293,14 +304,14 @@ describe('Webhooks construct', () => {
   });
 
   it('refuses a table without a stream', () => {
-    const stack = new Stack(new App(), 'NoStream');
+    const stack = new Stack(new App({ outdir: tempOutdir() }), 'NoStream');
     const table = new dynamodb.Table(stack, 'T', {
       partitionKey: { name: 'PK', type: dynamodb.AttributeType.STRING },
     });
     expect(() => new Webhooks(stack, 'W', { table, stage: 'dev' })).toThrow(/stream/);
   });
 
-  it.each(['queue/deliver-webhook', 'queue/retry-webhook', 'queue/enqueue-webhook-events'])(
+  it.each(['queue/deliver-webhook', 'queue/retry-webhook', 'stream/enqueue-webhook-events'])(
     'bundles %s as the stack does (ESM, nothing external but Node built-ins)',
     async (handler) => {
       const result = await build({

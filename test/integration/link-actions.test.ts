@@ -23,7 +23,7 @@ import {
 } from './helpers.ts';
 
 type Materialize = typeof import('../../lib/db/actions.ts').materializeLinkAction;
-type Consume = typeof import('../../functions/queue/enqueue-webhook-events.ts').handler;
+type Consume = typeof import('../../functions/stream/enqueue-webhook-events.ts').handler;
 let materialize: Materialize;
 let consume: Consume;
 
@@ -32,7 +32,7 @@ beforeAll(async () => {
   // The consumer needs a queue URL at load; these tests give it no event to send.
   process.env.WEBHOOK_QUEUE_URL = `${inject('queueEndpoint')}/000000000000/not-used`;
   materialize = (await import('../../lib/db/actions.ts')).materializeLinkAction;
-  consume = (await import('../../functions/queue/enqueue-webhook-events.ts')).handler;
+  consume = (await import('../../functions/stream/enqueue-webhook-events.ts')).handler;
 });
 
 const userAction = (campaignId: string, referredUserId: string, metadata?: Record<string, unknown>) =>

@@ -30,12 +30,20 @@ describe('function bundle sizes', () => {
     if (dir) removeBundleDir(dir);
   });
 
-  it('builds every function of the route table, the authorizer, the fallback and the queue consumers', () => {
+  it('builds every function of the route table, the authorizer, the fallback, the queue and the stream consumers', () => {
     const names = bundles.map((b) => b.name);
     expect(names).toContain('auth/authorizer');
     expect(names).toContain('http/fallback');
     expect(names).toContain('http/visit');
-    expect(names.filter((n) => n.startsWith('queue/')).length).toBeGreaterThan(0);
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'queue/deliver-webhook',
+        'queue/retry-webhook',
+        'queue/purge-campaign',
+        'stream/enqueue-webhook-events',
+        'stream/enqueue-purge',
+      ]),
+    );
   });
 
   it('stays within its budget', () => {

@@ -14,6 +14,7 @@
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { createSqsClient } from '../../lib/aws/clients.ts';
 import { config } from '../../lib/config.ts';
+import { batchResponse } from '../../lib/queues/batch.ts';
 import { materializeStreamRecords } from '../../lib/webhooks/link-actions.ts';
 import { enqueueStreamRecords } from '../../lib/webhooks/stream.ts';
 
@@ -25,6 +26,5 @@ export const handler = async (event: DynamoDBStreamEvent): Promise<DynamoDBBatch
     materializeStreamRecords(event.Records),
     enqueueStreamRecords(event.Records, sqs, queueUrl),
   ]);
-  const failed = [...actions.failedSequenceNumbers, ...events.failedSequenceNumbers];
-  return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
+  return batchResponse([...actions.failedSequenceNumbers, ...events.failedSequenceNumbers]);
 };

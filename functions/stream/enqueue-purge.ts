@@ -9,6 +9,7 @@ import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { createSqsClient } from '../../lib/aws/clients.ts';
 import { config } from '../../lib/config.ts';
 import { parseCampaignPartition } from '../../lib/db/purge.ts';
+import { processRecords, sequenceNumberOf } from '../../lib/queues/batch.ts';
 
 const sqs = createSqsClient();
 const queueUrl = config.purgeQueueUrl;
@@ -20,19 +21,16 @@ const queueUrl = config.purgeQueueUrl;
  */
 export { PURGE_RECORD_FILTER } from '../../lib/db/purge-filter.ts';
 
-export const handler = async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
-  const batchItemFailures: DynamoDBBatchResponse['batchItemFailures'] = [];
-  for (const record of event.Records) {
-    const pk = record.dynamodb?.Keys?.PK?.S;
-    // The local poller has no filter: skip what the mapping's filter would have dropped.
-    if (record.eventName !== 'REMOVE' || record.dynamodb?.Keys?.SK?.S !== 'CAMPAIGN' || !pk) continue;
-    if (!parseCampaignPartition(pk)) continue;
-    try {
+export const handler = (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> =>
+  processRecords(
+    event.Records,
+    async (record) => {
+      const pk = record.dynamodb?.Keys?.PK?.S;
+      // The local poller has no filter: skip what the mapping's filter would have dropped.
+      if (record.eventName !== 'REMOVE' || record.dynamodb?.Keys?.SK?.S !== 'CAMPAIGN' || !pk) return;
+      if (!parseCampaignPartition(pk)) return;
       await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify({ pk }) }));
-    } catch {
-      batchItemFailures.push({ itemIdentifier: record.dynamodb?.SequenceNumber ?? '' });
-      break; // Lambda retries from the first failure; later records come again with it
-    }
-  }
-  return { batchItemFailures };
-};
+    },
+    // Lambda retries from the first failure; later records come again with it.
+    { itemIdOf: sequenceNumberOf, order: 'in-order' },
+  );
