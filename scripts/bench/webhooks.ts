@@ -17,7 +17,11 @@ import { keys } from '../../lib/db/keys.ts';
 import { formatTimestamp } from '../../lib/domain/time.ts';
 import { sqsClient } from '../../lib/local/queue.ts';
 import { eventAttributes } from '../../lib/webhooks/events.ts';
-import { type Responder, startWebhookReceiver, type WebhookReceiver } from '../../lib/webhooks/receiver.ts';
+import {
+  type Responder,
+  startWebhookReceiver,
+  type WebhookReceiver,
+} from '../../test/support/webhook-receiver.ts';
 import { projectRoot } from './bundles.ts';
 import type { CountingProxy } from './counting-proxy.ts';
 import { batchPut } from './endpoints.ts';

@@ -8,7 +8,7 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayRequestAuthorizerEventV2 } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ApiKeyStore, apiKeyItemKey, generateApiKey, hashApiKey } from '../../lib/auth/api-keys.ts';
-import { configureInProcessHandlers, table } from './helpers.ts';
+import { configureInProcessHandlers, table } from '../support/table.ts';
 
 configureInProcessHandlers();
 const { handler: authorize } = await import('../../functions/auth/authorizer.ts');

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '../../lib/routes.ts';
-import { baseUrl } from './helpers.ts';
+import { baseUrl } from '../support/api.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const OUTPUT_DIR = join(process.cwd(), 'test-output');

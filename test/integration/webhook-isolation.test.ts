@@ -17,7 +17,7 @@ import { createDocumentClient } from '../../lib/db/client-config.ts';
 import { type LocalStack, startLocalStack } from '../../lib/local/stack.ts';
 import { eventAttributes } from '../../lib/webhooks/events.ts';
 import { FIRST_ATTEMPT_GROUPS_PER_CAMPAIGN } from '../../lib/webhooks/lanes.ts';
-import { type Responder, startWebhookReceiver, type WebhookReceiver } from '../../lib/webhooks/receiver.ts';
+import { type Responder, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
 const TENANT = { tenant: 'isolation', key: 'test-key-isolation-00000000000000001' };
 const receivers: WebhookReceiver[] = [];

@@ -14,8 +14,10 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import { createDocumentClient } from '../../lib/db/client-config.ts';
 import { WEBHOOK_DLQ_NAME } from '../../lib/local/queue.ts';
 import { eventAttributes, type WebhookEventType } from '../../lib/webhooks/events.ts';
-import { type Responder, startWebhookReceiver, type WebhookReceiver } from '../../lib/webhooks/receiver.ts';
-import { api, BROWSER_UA, createCampaign, TENANT_A, TOOL_TIMEOUT_MS } from './helpers.ts';
+import { api, TENANT_A } from '../support/api.ts';
+import { BROWSER_UA, createCampaign } from '../support/records.ts';
+import { TOOL_TIMEOUT_MS } from '../support/table.ts';
+import { type Responder, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
 const db = createDocumentClient(inject('dynamodbEndpoint'), undefined, TOOL_TIMEOUT_MS);
 const tableName = inject('tableName');

@@ -1,6 +1,6 @@
 /**
- * A webhook receiver on 127.0.0.1 that records every request: for the integration tests, the
- * benchmark and trying the local stack by hand. Not imported by any Lambda function.
+ * A webhook receiver on 127.0.0.1 that records every request, for the tests and the benchmark
+ * (scripts/bench/webhooks.ts). Test tooling: nothing in lib/ or functions/ imports it.
  */
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
