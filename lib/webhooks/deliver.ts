@@ -74,7 +74,7 @@ export interface DeliveryDeps {
   clock?: () => number;
 }
 
-export type AttemptResult =
+type AttemptResult =
   | { outcome: 'delivered'; status: number }
   | { outcome: 'gone' }
   | { outcome: 'failed'; error: string; status?: number; retryAfterSeconds?: number };
@@ -92,7 +92,7 @@ export interface DeliveryCounts {
   moved: number;
 }
 
-export interface DeliveryResult {
+interface DeliveryResult {
   batchItemFailures: Array<{ itemIdentifier: string }>;
   counts: DeliveryCounts;
 }

@@ -93,7 +93,7 @@ function addSubnet(list: BlockList, cidr: string, type: 'ipv4' | 'ipv6') {
 }
 
 /** Parse an IPv6 literal (compressed, with an optional dotted-quad tail) into 16 bytes. */
-export function ipv6Bytes(address: string): Uint8Array | undefined {
+function ipv6Bytes(address: string): Uint8Array | undefined {
   let text = address.toLowerCase();
   if (text.startsWith('[') && text.endsWith(']')) text = text.slice(1, -1);
   const zone = text.indexOf('%');
@@ -175,15 +175,13 @@ export function blockedCategory(address: string): AddressCategory | undefined {
   return undefined;
 }
 
-export const isBlockedAddress = (address: string): boolean => blockedCategory(address) !== undefined;
-
 /** The URL's host as an address literal (brackets removed), or `undefined` when it is a name. */
-export function hostLiteral(url: URL): string | undefined {
+function hostLiteral(url: URL): string | undefined {
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
   return isIP(host) ? host : undefined;
 }
 
-export interface ResolvedAddress {
+interface ResolvedAddress {
   address: string;
   family: 4 | 6;
 }
@@ -191,7 +189,7 @@ export interface ResolvedAddress {
 export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
 
 /** All addresses of a name, as the system resolver (getaddrinfo) gives them: what a connect uses. */
-export const systemResolver: Resolver = (hostname) =>
+const systemResolver: Resolver = (hostname) =>
   new Promise((resolve, reject) => {
     dnsLookup(hostname, { all: true, verbatim: true }, (err, addresses: LookupAddress[]) => {
       if (err) reject(err);
@@ -203,7 +201,7 @@ export type DestinationCheck =
   | { ok: true; url: URL; hostname: string; address: ResolvedAddress }
   | { ok: false; reason: 'invalid_url' | 'scheme' | 'unresolvable' | 'blocked'; message: string };
 
-export interface DestinationPolicy {
+interface DestinationPolicy {
   /** Local stack only: `http` and private addresses are allowed. */
   allowPrivate: boolean;
   resolve?: Resolver;
