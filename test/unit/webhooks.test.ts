@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -716,8 +716,8 @@ describe('delivery', () => {
 
   /** A self-signed certificate for `name`, or undefined where openssl is not installed. */
   function selfSigned(name: string): { key: Buffer; cert: Buffer } | undefined {
+    const dir = mkdtempSync(join(tmpdir(), 'webhook-tls-'));
     try {
-      const dir = mkdtempSync(join(tmpdir(), 'webhook-tls-'));
       execFileSync(
         'openssl',
         [
@@ -742,6 +742,8 @@ describe('delivery', () => {
       return { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) };
     } catch {
       return undefined;
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   }
 
