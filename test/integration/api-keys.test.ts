@@ -44,6 +44,7 @@ describe('api keys', () => {
   it('a key stored with revoked_at NULL (as older versions wrote it) is live, and revoke works on it', async () => {
     const key = generateApiKey();
     const hash = hashApiKey(key);
+    // Written straight into the table: only older versions wrote this item, no current writer can.
     await table().db.send(
       new PutCommand({
         TableName: table().name,
