@@ -26,7 +26,7 @@ export interface ApiResponse<T = unknown> {
   at: number;
 }
 
-export interface ApiOptions {
+interface ApiOptions {
   body?: unknown;
   /** Sent as is instead of `body` (no content type added unless `headers` has one). */
   rawBody?: string;

@@ -9,8 +9,8 @@ import { Campaign, ErrorResponse } from '../../lib/domain/schemas.ts';
 import type { ApiResponse } from './api.ts';
 import type { CampaignBody } from './records.ts';
 
-export const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-export const TIMESTAMP = /^\d{4}-\d{2}-\d{2}_\d{2}-\d{2}-\d{2}$/;
+const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}_\d{2}-\d{2}-\d{2}$/;
 export const WEBHOOK_SECRET = /^whsec_[A-Za-z0-9+/]{43}=$/;
 
 /** Assert a value matches a TypeBox schema exactly, with TypeBox's own errors in the failure. */

@@ -19,7 +19,7 @@ export interface ObservedResponse {
   text: string;
 }
 
-export class ResponseDriftError extends Error {
+class ResponseDriftError extends Error {
   constructor(response: ObservedResponse, problems: readonly string[]) {
     const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max)}…` : text);
     const body = clip(response.text, 500);
