@@ -14,7 +14,7 @@ export default defineConfig({
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
           // One local stack (DynamoDB Local, queue, gateway) for the whole run.
-          globalSetup: ['test/integration/global-setup.ts'],
+          globalSetup: ['test/support/global-setup.ts'],
           testTimeout: 30_000,
           hookTimeout: 90_000,
         },

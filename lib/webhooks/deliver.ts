@@ -75,7 +75,7 @@ export interface DeliveryDeps {
   clock?: () => number;
 }
 
-export type AttemptResult =
+type AttemptResult =
   | { outcome: 'delivered'; status: number }
   | { outcome: 'gone' }
   | { outcome: 'failed'; error: string; status?: number; retryAfterSeconds?: number };
@@ -93,7 +93,7 @@ export interface DeliveryCounts {
   moved: number;
 }
 
-export interface DeliveryResult {
+interface DeliveryResult {
   batchItemFailures: Array<{ itemIdentifier: string }>;
   counts: DeliveryCounts;
 }

@@ -11,7 +11,7 @@ import { countDeliveries } from './metrics.ts';
 import { retryDelaysFrom } from './schedule.ts';
 import { loadWebhookTarget, setSlowLane } from './target.ts';
 
-export type Lane = 'first-attempt' | 'retry';
+type Lane = 'first-attempt' | 'retry';
 
 /** The lanes' settings, read once per cold start; a missing or malformed one fails loudly there. */
 export function deliveryDepsFromEnv(): DeliveryDeps {

@@ -15,7 +15,7 @@ export const ATTEMPT_TIMEOUT_MS = 15_000;
 /** Bytes of the response body read (and then discarded): enough for a log line, bounded. */
 const MAX_RESPONSE_BYTES = 16 * 1024;
 
-export type PostOutcome =
+type PostOutcome =
   | { kind: 'response'; status: number; retryAfter?: string; location?: string; bodyPreview: string }
   | { kind: 'error'; error: string };
 

@@ -88,7 +88,7 @@ export function firstAttemptIds(
 }
 
 /** The retry-lane message's group: the campaign, the tenant unit of SQS fair queues. */
-export const retryGroupId = (message: Partial<WebhookMessage>): string => campaignKey(message);
+const retryGroupId = (message: Partial<WebhookMessage>): string => campaignKey(message);
 
 /**
  * The retry-lane message for an event that has had `attempts` attempts and is due in

@@ -9,7 +9,7 @@ import type { EventAttributes, WebhookEventType } from '../domain/webhook-events
 
 export type WebhookMessage = EventAttributes;
 
-export const EVENT_TYPES: readonly WebhookEventType[] = ['action.created', 'referred_user.created'];
+const EVENT_TYPES: readonly WebhookEventType[] = ['action.created', 'referred_user.created'];
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -24,7 +24,7 @@ export const DEFAULT_RETRY_DELAYS: readonly number[] = [
 /** SQS's ceiling for a message's visibility timeout. */
 export const MAX_VISIBILITY_SECONDS = 12 * 3600;
 
-export const JITTER = 0.2;
+const JITTER = 0.2;
 
 /**
  * `WEBHOOK_RETRY_DELAYS` (comma-separated seconds) replaces the schedule; its length is the

@@ -5,7 +5,7 @@
 import { Webhook } from 'standardwebhooks';
 import { type WebhookMessage, webhookBodyText } from './message.ts';
 
-export interface SignedDelivery {
+interface SignedDelivery {
   /** Serialised once per attempt: the bytes signed are the bytes sent. */
   body: string;
   headers: {

@@ -18,7 +18,11 @@ import { sequenceKey } from '../../lib/db/entities/sequence.ts';
 import { formatTimestamp } from '../../lib/domain/time.ts';
 import { eventAttributes } from '../../lib/domain/webhook-events.ts';
 import { sqsClient } from '../../lib/local/queue.ts';
-import { type Responder, startWebhookReceiver, type WebhookReceiver } from '../../lib/webhooks/receiver.ts';
+import {
+  type Responder,
+  startWebhookReceiver,
+  type WebhookReceiver,
+} from '../../test/support/webhook-receiver.ts';
 import { projectRoot } from './bundles.ts';
 import type { CountingProxy } from './counting-proxy.ts';
 import { batchPut } from './endpoints.ts';

@@ -13,8 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../lib/local/stack.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../../lib/webhooks/receiver.ts';
 import { measureOutage, type OutageResult } from '../../scripts/bench/outage.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
 const API_KEY = 'fault-key-000000000000000000000001';
 let dir: string;

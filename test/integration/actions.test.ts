@@ -6,23 +6,18 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Action, ReferredUser } from '../../lib/domain/link-schemas.ts';
+import { api, TENANT_A, TENANT_B } from '../support/api.ts';
+import { errorOf, expectError, expectShape } from '../support/assertions.ts';
 import {
   type ActionBody,
-  api,
   createCampaign,
   createLink,
   createReferredUser,
-  errorOf,
-  eventDataOf,
-  expectErrorBody,
-  expectShape,
   fetchLink,
   type LinkBody,
   type ReferredUserBody,
-  settledActionItems,
-  TENANT_A,
-  TENANT_B,
-} from './helpers.ts';
+} from '../support/records.ts';
+import { eventDataOf, settledActionItems } from '../support/table.ts';
 
 const userAction = (body: Record<string, unknown>, key?: string) =>
   api<ActionBody>('POST', '/api/v1/action/referred_user', { body, key });
@@ -116,10 +111,10 @@ describe('POST /api/v1/action/referred_user (endpoint 5)', () => {
       referred_user_id: 'buyer-1',
       metadata: { a: 'x'.repeat(8192 - 7) },
     });
-    expectErrorBody(tooBig, 400, 'validation_failed');
+    expectError(tooBig, 400, 'validation_failed');
     expect(errorOf(tooBig).details).toEqual([expect.objectContaining({ field: 'metadata' })]);
     // Bytes, not characters: 5,000 two-byte characters are over 8 KiB.
-    expectErrorBody(
+    expectError(
       await userAction({
         campaign_id: campaignId,
         action_type: 'big',
@@ -146,7 +141,7 @@ describe('POST /api/v1/action/referred_user (endpoint 5)', () => {
       referred_user_id: 'buyer-1',
       metadata,
     });
-    expectErrorBody(res, 400, 'validation_failed');
+    expectError(res, 400, 'validation_failed');
     expect(errorOf(res).details).toEqual(
       expect.arrayContaining([expect.objectContaining({ field: 'metadata' })]),
     );
@@ -167,7 +162,7 @@ describe('POST /api/v1/action/referred_user (endpoint 5)', () => {
       referred_user_id: 'buyer-1',
       ...fields,
     });
-    expectErrorBody(res, 400, 'validation_failed');
+    expectError(res, 400, 'validation_failed');
   });
 
   it('a 64-character action_type is accepted', async () => {
@@ -182,13 +177,13 @@ describe('POST /api/v1/action/referred_user (endpoint 5)', () => {
 
   it('an unknown referred user: 404 referred_user_not_found, nothing written', async () => {
     const before = (await storedActions(campaignId, link.referral_code)).length;
-    expectErrorBody(
+    expectError(
       await userAction({ campaign_id: campaignId, action_type: 'x', referred_user_id: 'ghost' }),
       404,
       'referred_user_not_found',
     );
     // The referrer of a link is not a referred user either.
-    expectErrorBody(
+    expectError(
       await userAction({ campaign_id: campaignId, action_type: 'x', referred_user_id: 'action-referrer' }),
       404,
       'referred_user_not_found',
@@ -198,7 +193,7 @@ describe('POST /api/v1/action/referred_user (endpoint 5)', () => {
 
   it('a referred user of another campaign: 404 referred_user_not_found', async () => {
     const other = await createCampaign({ name: 'other' });
-    expectErrorBody(
+    expectError(
       await userAction({ campaign_id: other.id, action_type: 'x', referred_user_id: 'buyer-1' }),
       404,
       'referred_user_not_found',
@@ -206,7 +201,7 @@ describe('POST /api/v1/action/referred_user (endpoint 5)', () => {
   });
 
   it('an unknown campaign: 404 campaign_not_found', async () => {
-    expectErrorBody(
+    expectError(
       await userAction({ campaign_id: randomUUID(), action_type: 'x', referred_user_id: 'buyer-1' }),
       404,
       'campaign_not_found',
@@ -215,7 +210,7 @@ describe('POST /api/v1/action/referred_user (endpoint 5)', () => {
 
   it('another tenant: 404 campaign_not_found, nothing counted', async () => {
     const before = await fetchLink(link.id);
-    expectErrorBody(
+    expectError(
       await userAction(
         { campaign_id: campaignId, action_type: 'x', referred_user_id: 'buyer-1' },
         TENANT_B.key,
@@ -292,7 +287,7 @@ describe('POST /api/v1/action/referral_link (endpoint 12)', () => {
     ['neither code nor id', () => ({})],
   ])('%s: 400 validation_failed, nothing counted', async (_label, target) => {
     const before = await fetchLink(link.id);
-    expectErrorBody(await linkAction({ ...target(link), action_type: 'x' }), 400, 'validation_failed');
+    expectError(await linkAction({ ...target(link), action_type: 'x' }), 400, 'validation_failed');
     expect((await fetchLink(link.id)).total_clicks).toBe(before.total_clicks);
   });
 
@@ -304,7 +299,7 @@ describe('POST /api/v1/action/referral_link (endpoint 12)', () => {
     ['empty action_type', { action_type: '' }],
     ['unknown field', { referred_user_id: 'u' }],
   ])('%s: 400 validation_failed', async (_label, fields) => {
-    expectErrorBody(
+    expectError(
       await linkAction({ referral_code: link.referral_code, action_type: 'x', ...fields }),
       400,
       'validation_failed',
@@ -312,12 +307,12 @@ describe('POST /api/v1/action/referral_link (endpoint 12)', () => {
   });
 
   it('unknown code or id: 404 referral_link_not_found', async () => {
-    expectErrorBody(
+    expectError(
       await linkAction({ referral_code: 'Unknown_Code', action_type: 'x' }),
       404,
       'referral_link_not_found',
     );
-    expectErrorBody(
+    expectError(
       await linkAction({ referral_link_id: Number.MAX_SAFE_INTEGER, action_type: 'x' }),
       404,
       'referral_link_not_found',
@@ -328,7 +323,7 @@ describe('POST /api/v1/action/referral_link (endpoint 12)', () => {
     const before = await fetchLink(link.id);
     const stored = (await storedActions(campaignId, link.referral_code)).length;
     for (const target of [{ referral_code: link.referral_code }, { referral_link_id: link.id }]) {
-      expectErrorBody(
+      expectError(
         await linkAction({ ...target, action_type: 'x' }, TENANT_B.key),
         404,
         'referral_link_not_found',

@@ -8,7 +8,7 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayRequestAuthorizerEventV2 } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ApiKeyStore, apiKeyItemKey, generateApiKey, hashApiKey } from '../../lib/auth/api-keys.ts';
-import { configureInProcessHandlers, table } from './helpers.ts';
+import { configureInProcessHandlers, table } from '../support/table.ts';
 
 configureInProcessHandlers();
 const { handler: authorize } = await import('../../functions/auth/authorizer.ts');
@@ -44,6 +44,7 @@ describe('api keys', () => {
   it('a key stored with revoked_at NULL (as older versions wrote it) is live, and revoke works on it', async () => {
     const key = generateApiKey();
     const hash = hashApiKey(key);
+    // Written straight into the table: only older versions wrote this item, no current writer can.
     await table().db.send(
       new PutCommand({
         TableName: table().name,

@@ -1,15 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { api, createCampaign, TENANT_A } from './helpers.ts';
+import { api, rawRequest, TENANT_A } from '../support/api.ts';
 import {
-  type CampaignBody,
   expectCampaign,
   expectError,
   expectRequestId,
   expectValidation,
-  randomId,
-  rawRequest,
   WEBHOOK_SECRET,
-} from './support.ts';
+} from '../support/assertions.ts';
+import { type CampaignBody, createCampaign, randomId } from '../support/records.ts';
 
 const path = (id: string) => `/api/v1/campaign?id=${id}`;
 

@@ -6,9 +6,9 @@
  */
 import createClient, { type Middleware } from 'openapi-fetch';
 import { describe, expect, it } from 'vitest';
-import { ResponseValidator } from '../../lib/openapi/response-validator.ts';
 import type { components, paths } from '../client/api-types.ts';
-import { baseUrl, TENANT_A } from './helpers.ts';
+import { baseUrl, TENANT_A } from '../support/api.ts';
+import { ResponseValidator } from '../support/response-validator.ts';
 
 type ReferralLink = components['schemas']['ReferralLink'];
 

@@ -5,19 +5,11 @@
  * The purge never overwrites a link that re-issued the code meanwhile.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  api,
-  baseUrl,
-  configureInProcessHandlers,
-  createCampaign,
-  createLink,
-  expectErrorBody,
-  type LinkBody,
-  linkItem,
-  TENANT_A,
-  TENANT_B,
-  waitUntil,
-} from './helpers.ts';
+import { api, baseUrl, TENANT_A, TENANT_B } from '../support/api.ts';
+import { expectError } from '../support/assertions.ts';
+import { createCampaign, createLink, type LinkBody } from '../support/records.ts';
+import { configureInProcessHandlers, linkItem } from '../support/table.ts';
+import { waitUntil } from '../support/wait.ts';
 
 const B = TENANT_B.key;
 const unique = () => `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
@@ -49,7 +41,7 @@ describe("a deleted campaign's codes", () => {
     campaignB = (await createCampaign({ url: 'https://b.example', name: 'takeover attempt' }, B)).id;
     expect((await api('DELETE', `/api/v1/campaign?id=${campaign.id}`)).status).toBe(204);
     // At once, before any purge: the link item is still there, so this is the ordinary 409.
-    expectErrorBody(await createWithCode(campaignB, code, B), 409, 'referral_code_taken');
+    expectError(await createWithCode(campaignB, code, B), 409, 'referral_code_taken');
   });
 
   it('are replaced by reservations of the issuing tenant, outside every index and without counters', async () => {
@@ -67,19 +59,19 @@ describe("a deleted campaign's codes", () => {
   it('cannot be taken by another tenant after the purge: 409 referral_code_taken', async () => {
     await reservationOf(code);
     for (const c of [code, generated.referral_code]) {
-      expectErrorBody(await createWithCode(campaignB, c, B), 409, 'referral_code_taken');
+      expectError(await createWithCode(campaignB, c, B), 409, 'referral_code_taken');
     }
   });
 
   it('answer like codes never used on every endpoint', async () => {
     await reservationOf(code);
     for (const key of [TENANT_A.key, B]) {
-      expectErrorBody(
+      expectError(
         await api('GET', `/api/v1/referral_link?referral_code=${code}`, { key }),
         404,
         'referral_link_not_found',
       );
-      expectErrorBody(
+      expectError(
         await api('POST', '/api/v1/referred_user', {
           body: { referral_code: code, referred_user_id: 'late' },
           key,
@@ -87,7 +79,7 @@ describe("a deleted campaign's codes", () => {
         404,
         'referral_link_not_found',
       );
-      expectErrorBody(
+      expectError(
         await api('POST', '/api/v1/action/referral_link', {
           body: { referral_code: code, action_type: 'late' },
           key,
@@ -96,11 +88,7 @@ describe("a deleted campaign's codes", () => {
         'referral_link_not_found',
       );
     }
-    expectErrorBody(
-      await api('GET', `/api/v1/referral_link?id=${deleted.id}`),
-      404,
-      'referral_link_not_found',
-    );
+    expectError(await api('GET', `/api/v1/referral_link?id=${deleted.id}`), 404, 'referral_link_not_found');
     for (const method of ['GET', 'HEAD']) {
       const res = await fetch(`${baseUrl()}/r/${code}`, { method, redirect: 'manual' });
       expect(res.status).toBe(404);
@@ -121,8 +109,8 @@ describe("a deleted campaign's codes", () => {
     expect(visit.status).toBe(302);
     expect(visit.headers.get('location')).toBe(`https://a.example/again?rfa=${code}`);
     // Now a live link of tenant A: still 409 for tenant B.
-    expectErrorBody(await createWithCode(campaignB, code, B), 409, 'referral_code_taken');
-    expectErrorBody(await createWithCode(campaign.id, code), 409, 'referral_code_taken');
+    expectError(await createWithCode(campaignB, code, B), 409, 'referral_code_taken');
+    expectError(await createWithCode(campaign.id, code), 409, 'referral_code_taken');
   });
 });
 

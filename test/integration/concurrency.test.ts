@@ -4,24 +4,18 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Action, ReferredUser } from '../../lib/domain/link-schemas.ts';
+import { type ApiResponse, api, baseUrl, TENANT_A } from '../support/api.ts';
+import { expectError, expectShape } from '../support/assertions.ts';
 import {
   type ActionBody,
-  type ApiResponse,
-  api,
-  baseUrl,
-  campaignItems,
   createCampaign,
   createLink,
   createReferredUser,
-  eventDataOf,
-  expectErrorBody,
-  expectShape,
   fetchLink,
   type LinkBody,
   type ReferredUserBody,
-  settledActionItems,
-  TENANT_A,
-} from './helpers.ts';
+} from '../support/records.ts';
+import { campaignItems, eventDataOf, settledActionItems } from '../support/table.ts';
 
 let campaignId: string;
 
@@ -58,8 +52,7 @@ describe('concurrency', () => {
       statuses.filter((s) => s === 409),
       JSON.stringify(statuses),
     ).toHaveLength(19);
-    for (const r of responses.filter((r) => r.status === 409))
-      expectErrorBody(r, 409, 'referred_user_exists');
+    for (const r of responses.filter((r) => r.status === 409)) expectError(r, 409, 'referred_user_exists');
     const winner = responses.find((r) => r.status === 201)!;
     expectShape(ReferredUser, winner.body);
     expect(winner.body.referral_link.total_referrals).toBe(1);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { api, createCampaign, TENANT_A } from './helpers.ts';
-import { expectError, expectRequestId, expectValidation, randomId, rawRequest } from './support.ts';
+import { api, rawRequest, TENANT_A } from '../support/api.ts';
+import { expectError, expectRequestId, expectValidation } from '../support/assertions.ts';
+import { createCampaign, randomId } from '../support/records.ts';
 
 const CAMPAIGN = '/api/v1/campaign';
 const withId = (id: string) => `${CAMPAIGN}?id=${id}`;

@@ -9,19 +9,18 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { nonFiniteNumberPath, stringifyJson } from '../../lib/domain/json.ts';
 import { routes } from '../../lib/routes.ts';
-import { startWebhookReceiver } from '../../lib/webhooks/receiver.ts';
+import { type ApiResponse, api, rawRequest } from '../support/api.ts';
+import { expectError, expectNoLeak, expectValidation } from '../support/assertions.ts';
 import {
   type ActionBody,
-  type ApiResponse,
-  api,
   BROWSER_UA,
   createCampaign,
   createLink,
   createReferredUser,
   fetchLink,
-  mapLimit,
-} from './helpers.ts';
-import { expectError, expectNoLeak, expectValidation, rawRequest } from './support.ts';
+} from '../support/records.ts';
+import { mapLimit } from '../support/wait.ts';
+import { startWebhookReceiver } from '../support/webhook-receiver.ts';
 
 /** No 5xx, no stack trace, and a 4xx is the contract's error body. */
 function expectHandled(res: ApiResponse, label: string): void {

@@ -7,16 +7,15 @@
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { tableDefinition } from '../../lib/table-definition.ts';
+import { api } from '../support/api.ts';
 import {
-  api,
   createCampaign,
   createLink,
   createReferredUser,
   fetchLink,
   type LinkBody,
-  linkItem,
-  table,
-} from './helpers.ts';
+} from '../support/records.ts';
+import { linkItem, table } from '../support/table.ts';
 
 describe('index copies of a link', () => {
   let link: LinkBody;

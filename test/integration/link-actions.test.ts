@@ -7,20 +7,16 @@
  */
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { api, TENANT_A } from '../support/api.ts';
+import { type ActionBody, createCampaign, createLink, createReferredUser } from '../support/records.ts';
 import {
-  type ActionBody,
-  api,
   campaignItems,
   configureInProcessHandlers,
-  createCampaign,
-  createLink,
-  createReferredUser,
   eventDataOf,
   linkItem,
   settledActionItems,
-  TENANT_A,
-  waitUntil,
-} from './helpers.ts';
+} from '../support/table.ts';
+import { waitUntil } from '../support/wait.ts';
 
 type Materialize = typeof import('../../lib/db/actions.ts').materializeLinkAction;
 type Consume = typeof import('../../functions/stream/enqueue-webhook-events.ts').handler;

@@ -3,21 +3,17 @@
  * endpoint at once, `/r/{code}` included. (Purging the items in the background is tested apart.)
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import { api, baseUrl, TENANT_A } from '../support/api.ts';
+import { errorOf, expectError } from '../support/assertions.ts';
 import {
-  api,
   BROWSER_UA,
-  baseUrl,
-  campaignItems,
   createCampaign,
   createLink,
   createReferredUser,
-  errorOf,
-  expectErrorBody,
   fetchLink,
   type LinkBody,
-  settledActionItems,
-  TENANT_A,
-} from './helpers.ts';
+} from '../support/records.ts';
+import { campaignItems, settledActionItems } from '../support/table.ts';
 
 describe('after DELETE /api/v1/campaign', () => {
   let campaignId: string;
@@ -80,18 +76,14 @@ describe('after DELETE /api/v1/campaign', () => {
         `referral_code=${l.referral_code}`,
         `id=${l.id}&referral_code=${l.referral_code}`,
       ]) {
-        expectErrorBody(await api('GET', `/api/v1/referral_link?${query}`), 404, 'referral_link_not_found');
+        expectError(await api('GET', `/api/v1/referral_link?${query}`), 404, 'referral_link_not_found');
       }
     }
   });
 
   it('both lists: 404 campaign_not_found', async () => {
-    expectErrorBody(
-      await api('GET', `/api/v1/campaign_referral_links/${campaignId}`),
-      404,
-      'campaign_not_found',
-    );
-    expectErrorBody(
+    expectError(await api('GET', `/api/v1/campaign_referral_links/${campaignId}`), 404, 'campaign_not_found');
+    expectError(
       await api('GET', `/api/v1/referral_link/${campaignId}/doomed-referrer`),
       404,
       'campaign_not_found',
@@ -137,7 +129,7 @@ describe('after DELETE /api/v1/campaign', () => {
 
   it('actions on a link by code or id: 404 referral_link_not_found', async () => {
     for (const target of [{ referral_code: link.referral_code }, { referral_link_id: link.id }]) {
-      expectErrorBody(
+      expectError(
         await api('POST', '/api/v1/action/referral_link', { body: { ...target, action_type: 'late' } }),
         404,
         'referral_link_not_found',
@@ -152,18 +144,18 @@ describe('after DELETE /api/v1/campaign', () => {
       { referral_code: link.referral_code, referred_user_id: 'doomed-user' },
       { referral_code: link.referral_code, referred_user_id: 'doomed-referrer' },
     ]) {
-      expectErrorBody(await api('POST', '/api/v1/referred_user', { body }), 404, 'referral_link_not_found');
+      expectError(await api('POST', '/api/v1/referred_user', { body }), 404, 'referral_link_not_found');
     }
   });
 
   it('new links in it: 404 campaign_not_found; the campaign itself is 404', async () => {
-    expectErrorBody(
+    expectError(
       await api('POST', '/api/v1/referral_link', { body: { campaign_id: campaignId } }),
       404,
       'campaign_not_found',
     );
-    expectErrorBody(await api('GET', `/api/v1/campaign?id=${campaignId}`), 404, 'campaign_not_found');
-    expectErrorBody(await api('DELETE', `/api/v1/campaign?id=${campaignId}`), 404, 'campaign_not_found');
+    expectError(await api('GET', `/api/v1/campaign?id=${campaignId}`), 404, 'campaign_not_found');
+    expectError(await api('DELETE', `/api/v1/campaign?id=${campaignId}`), 404, 'campaign_not_found');
   });
 
   it('nothing new was written after the delete', async () => {

@@ -6,20 +6,10 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { newLinkItem } from '../../lib/db/entities/link.ts';
 import { ReferralLinkList } from '../../lib/domain/link-schemas.ts';
-import {
-  type ApiResponse,
-  api,
-  baseUrl,
-  createCampaign,
-  createLink,
-  errorOf,
-  expectErrorBody,
-  expectShape,
-  type LinkBody,
-  putItems,
-  TENANT_A,
-  TENANT_B,
-} from './helpers.ts';
+import { type ApiResponse, api, baseUrl, TENANT_A, TENANT_B } from '../support/api.ts';
+import { errorOf, expectError, expectShape } from '../support/assertions.ts';
+import { createCampaign, createLink, type LinkBody } from '../support/records.ts';
+import { putItems } from '../support/table.ts';
 
 const campaignList = (id: string, query = '') => `/api/v1/campaign_referral_links/${id}${query}`;
 const referrerList = (id: string, referrer: string, query = '') =>
@@ -253,22 +243,18 @@ describe('list rules', () => {
   });
 
   it('unknown campaign: 404 campaign_not_found on both lists', async () => {
-    expectErrorBody(await api('GET', campaignList(randomUUID())), 404, 'campaign_not_found');
-    expectErrorBody(await api('GET', referrerList(randomUUID(), 'alice')), 404, 'campaign_not_found');
+    expectError(await api('GET', campaignList(randomUUID())), 404, 'campaign_not_found');
+    expectError(await api('GET', referrerList(randomUUID(), 'alice')), 404, 'campaign_not_found');
   });
 
   it('a malformed campaign id: 400 validation_failed', async () => {
-    expectErrorBody(await api('GET', campaignList('not-a-uuid')), 400, 'validation_failed');
-    expectErrorBody(await api('GET', referrerList('not-a-uuid', 'alice')), 400, 'validation_failed');
+    expectError(await api('GET', campaignList('not-a-uuid')), 400, 'validation_failed');
+    expectError(await api('GET', referrerList('not-a-uuid', 'alice')), 400, 'validation_failed');
   });
 
   it("another tenant's campaign: 404 campaign_not_found on both lists", async () => {
-    expectErrorBody(
-      await api('GET', campaignList(campaignId), { key: TENANT_B.key }),
-      404,
-      'campaign_not_found',
-    );
-    expectErrorBody(
+    expectError(await api('GET', campaignList(campaignId), { key: TENANT_B.key }), 404, 'campaign_not_found');
+    expectError(
       await api('GET', referrerList(campaignId, 'alice'), { key: TENANT_B.key }),
       404,
       'campaign_not_found',
@@ -278,12 +264,8 @@ describe('list rules', () => {
   it.each(['0', '1001', 'abc', '-1', '1.5', '10abc'])(
     'limit=%j: 400 validation_failed on both lists',
     async (limit) => {
-      expectErrorBody(
-        await api('GET', campaignList(campaignId, `?limit=${limit}`)),
-        400,
-        'validation_failed',
-      );
-      expectErrorBody(
+      expectError(await api('GET', campaignList(campaignId, `?limit=${limit}`)), 400, 'validation_failed');
+      expectError(
         await api('GET', referrerList(campaignId, 'alice', `?limit=${limit}`)),
         400,
         'validation_failed',
@@ -326,7 +308,7 @@ describe('cursor tampering', () => {
 
   /** The contract's answer to a cursor that is not one of this list's: 400, field `cursor`. */
   function expectCursorRefused(res: ApiResponse): void {
-    expectErrorBody(res, 400, 'validation_failed');
+    expectError(res, 400, 'validation_failed');
     expect(errorOf(res).details?.map((d) => d.field)).toEqual(['cursor']);
   }
 
@@ -376,7 +358,7 @@ describe('cursor tampering', () => {
       ]) {
         const res = await api('GET', path);
         expect(res.status, `${bad}: ${res.text}`).toBe(400);
-        expectErrorBody(res, 400, 'validation_failed');
+        expectError(res, 400, 'validation_failed');
       }
     }
   });
@@ -435,11 +417,7 @@ describe('cursor tampering', () => {
     expectCursorRefused(
       await api('GET', campaignList(randomUUID(), `?cursor=${cursor}`), { key: TENANT_B.key }),
     );
-    expectErrorBody(
-      await api('GET', campaignList(campaignId), { key: TENANT_B.key }),
-      404,
-      'campaign_not_found',
-    );
+    expectError(await api('GET', campaignList(campaignId), { key: TENANT_B.key }), 404, 'campaign_not_found');
   });
 });
 

@@ -4,23 +4,17 @@
  */
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { type ApiResponse, api, TENANT_A, TENANT_B } from '../support/api.ts';
+import { errorOf, expectError } from '../support/assertions.ts';
 import {
-  type ApiResponse,
-  api,
-  campaignItems,
   createCampaign,
   createLink,
   createReferredUser,
-  errorOf,
-  expectErrorBody,
   fetchLink,
   type LinkBody,
-  linkItem,
   type ReferredUserBody,
-  settledActionItems,
-  TENANT_A,
-  TENANT_B,
-} from './helpers.ts';
+} from '../support/records.ts';
+import { campaignItems, linkItem, settledActionItems } from '../support/table.ts';
 
 const B = TENANT_B.key;
 
@@ -54,8 +48,8 @@ describe("tenant B against tenant A's resources", () => {
 
   /** B's answer for A's resource must equal B's answer for a resource that does not exist. */
   function sameAsUnknown(mine: ApiResponse, unknown: ApiResponse, code: string) {
-    expectErrorBody(mine, 404, code);
-    expectErrorBody(unknown, 404, code);
+    expectError(mine, 404, code);
+    expectError(unknown, 404, code);
     expect(errorOf(mine).code).toBe(errorOf(unknown).code);
   }
 
@@ -187,11 +181,7 @@ describe("tenant B against tenant A's resources", () => {
     expect(a.body.referral_link.id).toBe(link.id);
     expect((await fetchLink(link.id)).total_referrals).toBe(1);
     // And A cannot see B's.
-    expectErrorBody(await api('GET', `/api/v1/referral_link?id=${linkB.id}`), 404, 'referral_link_not_found');
-    expectErrorBody(
-      await api('GET', `/api/v1/campaign_referral_links/${campaignB}`),
-      404,
-      'campaign_not_found',
-    );
+    expectError(await api('GET', `/api/v1/referral_link?id=${linkB.id}`), 404, 'referral_link_not_found');
+    expectError(await api('GET', `/api/v1/campaign_referral_links/${campaignB}`), 404, 'campaign_not_found');
   });
 });

@@ -5,16 +5,10 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ReferralLink } from '../../lib/domain/link-schemas.ts';
-import {
-  api,
-  createCampaign,
-  createLink,
-  expectErrorBody,
-  expectShape,
-  type LinkBody,
-  linkItem,
-  TENANT_B,
-} from './helpers.ts';
+import { api, TENANT_B } from '../support/api.ts';
+import { expectError, expectShape } from '../support/assertions.ts';
+import { createCampaign, createLink, type LinkBody } from '../support/records.ts';
+import { linkItem } from '../support/table.ts';
 
 const GENERATED = /^[A-HJ-NP-Z2-9]{8}$/;
 const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
@@ -138,7 +132,7 @@ describe('POST /api/v1/referral_link (endpoint 1)', () => {
     const res = await api('POST', '/api/v1/referral_link', {
       body: { campaign_id: campaignId, referral_code: code },
     });
-    expectErrorBody(res, 400, 'validation_failed');
+    expectError(res, 400, 'validation_failed');
     expect(res.body.error.details).toEqual(
       expect.arrayContaining([expect.objectContaining({ field: 'referral_code' })]),
     );
@@ -153,12 +147,12 @@ describe('POST /api/v1/referral_link (endpoint 1)', () => {
     ['an unknown field', { referal_code: 'typo1234' }],
   ])('rejects %s: 400 validation_failed', async (_label, fields) => {
     const res = await api('POST', '/api/v1/referral_link', { body: { campaign_id: campaignId, ...fields } });
-    expectErrorBody(res, 400, 'validation_failed');
+    expectError(res, 400, 'validation_failed');
   });
 
   it('rejects a missing or malformed campaign_id: 400 validation_failed', async () => {
-    expectErrorBody(await api('POST', '/api/v1/referral_link', { body: {} }), 400, 'validation_failed');
-    expectErrorBody(
+    expectError(await api('POST', '/api/v1/referral_link', { body: {} }), 400, 'validation_failed');
+    expectError(
       await api('POST', '/api/v1/referral_link', { body: { campaign_id: 'not-a-uuid' } }),
       400,
       'validation_failed',
@@ -171,7 +165,7 @@ describe('POST /api/v1/referral_link (endpoint 1)', () => {
     const res = await api('POST', '/api/v1/referral_link', {
       body: { campaign_id: campaignId, referral_code: code, referrer_id: 'second' },
     });
-    expectErrorBody(res, 409, 'referral_code_taken');
+    expectError(res, 409, 'referral_code_taken');
     const stored = await api<LinkBody>('GET', `/api/v1/referral_link?referral_code=${code}`);
     expect(stored.body).toEqual(first);
   });
@@ -180,7 +174,7 @@ describe('POST /api/v1/referral_link (endpoint 1)', () => {
     const code = uniqueCode('global');
     await createLink(campaignId, { referral_code: code });
     const sameTenant = await createCampaign({ name: 'second campaign' });
-    expectErrorBody(
+    expectError(
       await api('POST', '/api/v1/referral_link', {
         body: { campaign_id: sameTenant.id, referral_code: code },
       }),
@@ -188,7 +182,7 @@ describe('POST /api/v1/referral_link (endpoint 1)', () => {
       'referral_code_taken',
     );
     const tenantB = await createCampaign({ name: 'tenant b' }, TENANT_B.key);
-    expectErrorBody(
+    expectError(
       await api('POST', '/api/v1/referral_link', {
         body: { campaign_id: tenantB.id, referral_code: code },
         key: TENANT_B.key,
@@ -218,7 +212,7 @@ describe('POST /api/v1/referral_link (endpoint 1)', () => {
     const res = await api('POST', '/api/v1/referral_link', {
       body: { campaign_id: randomUUID(), referral_code: code },
     });
-    expectErrorBody(res, 404, 'campaign_not_found');
+    expectError(res, 404, 'campaign_not_found');
     expect(await linkItem(code)).toBeUndefined();
   });
 
@@ -228,7 +222,7 @@ describe('POST /api/v1/referral_link (endpoint 1)', () => {
       body: { campaign_id: campaignId, referral_code: code },
       key: TENANT_B.key,
     });
-    expectErrorBody(res, 404, 'campaign_not_found');
+    expectError(res, 404, 'campaign_not_found');
     expect(await linkItem(code)).toBeUndefined();
   });
 
@@ -240,7 +234,7 @@ describe('POST /api/v1/referral_link (endpoint 1)', () => {
   });
 
   it('without an api-key: 401', async () => {
-    expectErrorBody(
+    expectError(
       await api('POST', '/api/v1/referral_link', { body: { campaign_id: campaignId }, key: null }),
       401,
       'unauthorized',
@@ -283,12 +277,12 @@ describe('GET /api/v1/referral_link (endpoint 2)', () => {
   });
 
   it('both naming different links: 404 referral_link_not_found', async () => {
-    expectErrorBody(
+    expectError(
       await api('GET', `/api/v1/referral_link?id=${link.id}&referral_code=${other.referral_code}`),
       404,
       'referral_link_not_found',
     );
-    expectErrorBody(
+    expectError(
       await api('GET', `/api/v1/referral_link?id=${other.id}&referral_code=${link.referral_code}`),
       404,
       'referral_link_not_found',
@@ -296,12 +290,12 @@ describe('GET /api/v1/referral_link (endpoint 2)', () => {
   });
 
   it('both given, one of them unknown: 404', async () => {
-    expectErrorBody(
+    expectError(
       await api('GET', `/api/v1/referral_link?id=${link.id}&referral_code=${uniqueCode('nope')}`),
       404,
       'referral_link_not_found',
     );
-    expectErrorBody(
+    expectError(
       await api('GET', `/api/v1/referral_link?id=9007199254740991&referral_code=${link.referral_code}`),
       404,
       'referral_link_not_found',
@@ -313,20 +307,20 @@ describe('GET /api/v1/referral_link (endpoint 2)', () => {
     ['empty parameters', '?id=&referral_code='],
     ['only unrelated parameters', '?code=ABCDEFGH'],
   ])('neither id nor code (%s): 400 missing_parameter', async (_label, query) => {
-    expectErrorBody(await api('GET', `/api/v1/referral_link${query}`), 400, 'missing_parameter');
+    expectError(await api('GET', `/api/v1/referral_link${query}`), 400, 'missing_parameter');
   });
 
   it.each(['abc', '0', '-1', '1.5', '1e3', '0x10', '12345678901234567890'])(
     'malformed id %j: 400 validation_failed',
     async (id) => {
       const res = await api('GET', `/api/v1/referral_link?id=${encodeURIComponent(id)}`);
-      expectErrorBody(res, 400, 'validation_failed');
+      expectError(res, 400, 'validation_failed');
     },
   );
 
   it('malformed code: 400 validation_failed', async () => {
-    expectErrorBody(await api('GET', '/api/v1/referral_link?referral_code=ab'), 400, 'validation_failed');
-    expectErrorBody(
+    expectError(await api('GET', '/api/v1/referral_link?referral_code=ab'), 400, 'validation_failed');
+    expectError(
       await api('GET', `/api/v1/referral_link?referral_code=${encodeURIComponent('ab cd!')}`),
       400,
       'validation_failed',
@@ -334,12 +328,12 @@ describe('GET /api/v1/referral_link (endpoint 2)', () => {
   });
 
   it('unknown id or code: 404 referral_link_not_found', async () => {
-    expectErrorBody(
+    expectError(
       await api('GET', '/api/v1/referral_link?id=9007199254740991'),
       404,
       'referral_link_not_found',
     );
-    expectErrorBody(
+    expectError(
       await api('GET', `/api/v1/referral_link?referral_code=${uniqueCode('unknown')}`),
       404,
       'referral_link_not_found',
@@ -353,14 +347,14 @@ describe('GET /api/v1/referral_link (endpoint 2)', () => {
       `id=${link.id}&referral_code=${link.referral_code}`,
     ]) {
       const res = await api('GET', `/api/v1/referral_link?${query}`, { key: TENANT_B.key });
-      expectErrorBody(res, 404, 'referral_link_not_found');
+      expectError(res, 404, 'referral_link_not_found');
     }
   });
 
   it('a code in another case is another (unknown) code', async () => {
     const code = uniqueCode('case');
     await createLink(campaignId, { referral_code: code });
-    expectErrorBody(
+    expectError(
       await api('GET', `/api/v1/referral_link?referral_code=${code.toUpperCase()}`),
       404,
       'referral_link_not_found',

@@ -8,9 +8,10 @@ import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../lib/local/ports.ts';
+import { apiAt } from '../support/api.ts';
+import { expectError } from '../support/assertions.ts';
 import {
   alive,
-  call,
   cleanUpStacks,
   javaPidsFor,
   ROOT,
@@ -20,7 +21,7 @@ import {
   type Started,
   start,
   tempDataDir,
-} from './stack-process.ts';
+} from '../support/stack-process.ts';
 
 /**
  * `npm run api-key -- <args>` as a user runs it beside a running stack (found through DATA_DIR).
@@ -75,14 +76,16 @@ describe('npm start (scripts/start.ts)', () => {
       expect(existsSync(join(dataDir, 'dev-api-key.json'))).toBe(true);
       expect(readFileSync(join(dataDir, 'dev-api-key.json'), 'utf8')).toContain(firstKey);
 
-      const created = await call(baseUrl, firstKey, 'POST', '/api/v1/campaign', {
-        url: 'example.com',
-        name: 'Kept on disk',
+      const created = await apiAt(baseUrl, firstKey)('POST', '/api/v1/campaign', {
+        body: {
+          url: 'example.com',
+          name: 'Kept on disk',
+        },
       });
       expect(created.status).toBe(201);
       const campaignId = created.body.id as string;
       expect(
-        (await call(baseUrl, 'rk_not-a-key-000000000000000', 'GET', `/api/v1/campaign?id=${campaignId}`))
+        (await apiAt(baseUrl, 'rk_not-a-key-000000000000000')('GET', `/api/v1/campaign?id=${campaignId}`))
           .status,
       ).toBe(401);
 
@@ -93,14 +96,14 @@ describe('npm start (scripts/start.ts)', () => {
       const again = start({ PORT: String(port), DATA_DIR: dataDir });
       const second = await ready(again);
       expect(second.keys).toEqual([{ tenant: 'dev', key: firstKey }]);
-      const read = await call(second.baseUrl, firstKey, 'GET', `/api/v1/campaign?id=${campaignId}`);
+      const read = await apiAt(second.baseUrl, firstKey)('GET', `/api/v1/campaign?id=${campaignId}`);
       expect(read.status).toBe(200);
       expect(read.body.name).toBe('Kept on disk');
 
       // Revoked through the CLI: refused at once, and never brought back by a restart.
       const revoked = await apiKeyCli(dataDir, 'revoke', firstKey);
       expect(revoked, revoked.stderr).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Revoked\./) });
-      expect((await call(second.baseUrl, firstKey, 'GET', `/api/v1/campaign?id=${campaignId}`)).status).toBe(
+      expect((await apiAt(second.baseUrl, firstKey)('GET', `/api/v1/campaign?id=${campaignId}`)).status).toBe(
         401,
       );
       await stopWith(again, 'SIGINT', dataDir, true);
@@ -113,9 +116,9 @@ describe('npm start (scripts/start.ts)', () => {
       const newKey = replaced.keys[0]?.key as string;
       expect(readFileSync(join(dataDir, 'dev-api-key.json'), 'utf8')).toContain(newKey);
       expect(
-        (await call(replaced.baseUrl, firstKey, 'GET', `/api/v1/campaign?id=${campaignId}`)).status,
+        (await apiAt(replaced.baseUrl, firstKey)('GET', `/api/v1/campaign?id=${campaignId}`)).status,
       ).toBe(401);
-      expect((await call(replaced.baseUrl, newKey, 'GET', `/api/v1/campaign?id=${campaignId}`)).status).toBe(
+      expect((await apiAt(replaced.baseUrl, newKey)('GET', `/api/v1/campaign?id=${campaignId}`)).status).toBe(
         200,
       );
       await stopWith(third, 'SIGTERM', dataDir, false);
@@ -135,9 +138,11 @@ describe('npm start (scripts/start.ts)', () => {
       expect(created.code, created.stderr).toBe(0);
       const key = created.stdout.trim().split('\n').at(-1) as string;
       const id = /\(id ([0-9a-f]{16})\)/.exec(created.stdout)?.[1] as string;
-      const campaign = await call(baseUrl, key, 'POST', '/api/v1/campaign', {
-        url: 'example.com',
-        name: 'acme',
+      const campaign = await apiAt(baseUrl, key)('POST', '/api/v1/campaign', {
+        body: {
+          url: 'example.com',
+          name: 'acme',
+        },
       });
       expect(campaign.status).toBe(201);
       const path = `/api/v1/campaign?id=${campaign.body.id}`;
@@ -149,11 +154,9 @@ describe('npm start (scripts/start.ts)', () => {
         code: 0,
         stdout: expect.stringMatching(/^Revoked\./),
       });
-      const refused = await call(baseUrl, key, 'GET', path);
-      expect(refused).toEqual({
-        status: 401,
-        body: { error: { code: 'unauthorized', message: expect.any(String) } },
-      });
+      const refused = await apiAt(baseUrl, key)('GET', path);
+      expectError(refused, 401, 'unauthorized');
+      expect(Object.keys(refused.body.error)).toEqual(['code', 'message']);
       expect((await apiKeyCli(dir, 'list')).stdout).toMatch(
         new RegExp(`^${id}\\s+acme\\s+created \\S+  revoked \\S+$`, 'm'),
       );
@@ -166,7 +169,7 @@ describe('npm start (scripts/start.ts)', () => {
         stderr: 'No such key.\n',
       });
       // Other keys are untouched (this one, of another tenant, sees nothing of acme's).
-      expect((await call(baseUrl, 'ops-key-000000000000000000', 'GET', path)).status).toBe(404);
+      expect((await apiAt(baseUrl, 'ops-key-000000000000000000')('GET', path)).status).toBe(404);
 
       await stopWith(s, 'SIGTERM', dir, false);
       // DEV_API_KEYS naming a revoked key does not revive it: the start stops with the reason.
@@ -196,13 +199,15 @@ describe('npm start (scripts/start.ts)', () => {
       expect(keys).toEqual([{ tenant: 't1', key }]);
       expect(existsSync(join(dir, 'dev-api-key.json'))).toBe(false);
 
-      const created = await call(baseUrl, key, 'POST', '/api/v1/campaign', {
-        url: 'example.com',
-        name: 't1',
+      const created = await apiAt(baseUrl, key)('POST', '/api/v1/campaign', {
+        body: {
+          url: 'example.com',
+          name: 't1',
+        },
       });
       expect(created.status).toBe(201);
-      expect((await call(baseUrl, key, 'GET', `/api/v1/campaign?id=${created.body.id}`)).status).toBe(200);
-      expect((await call(baseUrl, `${key}x`, 'GET', `/api/v1/campaign?id=${created.body.id}`)).status).toBe(
+      expect((await apiAt(baseUrl, key)('GET', `/api/v1/campaign?id=${created.body.id}`)).status).toBe(200);
+      expect((await apiAt(baseUrl, `${key}x`)('GET', `/api/v1/campaign?id=${created.body.id}`)).status).toBe(
         401,
       );
 
@@ -243,9 +248,11 @@ describe('npm start (scripts/start.ts)', () => {
       const key = 'orphan-key-000000000000000000001';
       const first = start({ PORT: String(await freePort()), DATA_DIR: dir, DEV_API_KEYS: `t1:${key}` });
       const { baseUrl } = await ready(first);
-      const created = await call(baseUrl, key, 'POST', '/api/v1/campaign', {
-        url: 'example.com',
-        name: 'kept',
+      const created = await apiAt(baseUrl, key)('POST', '/api/v1/campaign', {
+        body: {
+          url: 'example.com',
+          name: 'kept',
+        },
       });
       expect(created.status).toBe(201);
 
@@ -262,7 +269,7 @@ describe('npm start (scripts/start.ts)', () => {
       const again = await ready(third);
       expect(alive(jvm as number), 'the left JVM was ended').toBe(false);
       expect(javaPidsFor(dir)).toHaveLength(1);
-      expect((await call(again.baseUrl, key, 'GET', `/api/v1/campaign?id=${created.body.id}`)).status).toBe(
+      expect((await apiAt(again.baseUrl, key)('GET', `/api/v1/campaign?id=${created.body.id}`)).status).toBe(
         200,
       );
       await stopWith(third, 'SIGTERM', dir, false);

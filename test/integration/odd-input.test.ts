@@ -3,16 +3,9 @@
  * the input is valid, 4xx otherwise), never a 5xx, and never a stack trace.
  */
 import { describe, expect, it } from 'vitest';
-import { type ApiResponse, api, createCampaign, TENANT_A } from './helpers.ts';
-import {
-  type CampaignBody,
-  expectError,
-  expectNoLeak,
-  expectRequestId,
-  expectValidation,
-  randomId,
-  rawRequest,
-} from './support.ts';
+import { type ApiResponse, api, rawRequest, TENANT_A } from '../support/api.ts';
+import { expectError, expectNoLeak, expectRequestId, expectValidation } from '../support/assertions.ts';
+import { type CampaignBody, createCampaign, randomId } from '../support/records.ts';
 
 const CAMPAIGN = '/api/v1/campaign';
 const withId = (id: string) => `${CAMPAIGN}?id=${id}`;

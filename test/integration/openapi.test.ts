@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { openApiDocument } from '../../lib/openapi/document.ts';
 import { routes } from '../../lib/routes.ts';
-import { api } from './helpers.ts';
+import { api } from '../support/api.ts';
 
 describe('GET /api/v1/openapi.json', () => {
   it('serves the generated document without an api-key', async () => {

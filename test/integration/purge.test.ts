@@ -6,21 +6,10 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { newLinkItem } from '../../lib/db/entities/link.ts';
-import {
-  api,
-  BROWSER_UA,
-  createCampaign,
-  createLink,
-  createReferredUser,
-  linkItem,
-  mapLimit,
-  putItems,
-  settledActionItems,
-  TENANT_A,
-  TENANT_B,
-  table,
-  waitUntil,
-} from './helpers.ts';
+import { api, TENANT_A, TENANT_B } from '../support/api.ts';
+import { BROWSER_UA, createCampaign, createLink, createReferredUser } from '../support/records.ts';
+import { linkItem, putItems, settledActionItems, table } from '../support/table.ts';
+import { mapLimit, waitUntil } from '../support/wait.ts';
 
 /** Every item of a campaign, found by a full scan rather than by the keys the purge uses. */
 async function itemsOf(campaignId: string): Promise<number> {

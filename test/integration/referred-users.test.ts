@@ -5,22 +5,17 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ReferralLink, ReferredUser } from '../../lib/domain/link-schemas.ts';
+import { api, TENANT_A, TENANT_B } from '../support/api.ts';
+import { errorOf, expectError, expectShape } from '../support/assertions.ts';
 import {
-  api,
-  campaignItems,
   createCampaign,
   createLink,
   createReferredUser,
-  errorOf,
-  expectErrorBody,
-  expectShape,
   fetchLink,
   type LinkBody,
-  linkItem,
   type ReferredUserBody,
-  TENANT_A,
-  TENANT_B,
-} from './helpers.ts';
+} from '../support/records.ts';
+import { campaignItems, linkItem } from '../support/table.ts';
 
 const getReferredUser = (campaignId: string, referredUserId: string, key?: string) =>
   api<ReferredUserBody>(
@@ -91,7 +86,7 @@ describe('POST /api/v1/referred_user (endpoint 10)', () => {
     const res = await api('POST', '/api/v1/referred_user', {
       body: { ...target(link), referred_user_id: 'exactly-one' },
     });
-    expectErrorBody(res, 400, 'validation_failed');
+    expectError(res, 400, 'validation_failed');
     expect((await fetchLink(link.id)).total_referrals).toBe(0);
     expect(await campaignItems(TENANT_A.tenant, campaignId, 'RU#exactly-one')).toHaveLength(0);
   });
@@ -111,7 +106,7 @@ describe('POST /api/v1/referred_user (endpoint 10)', () => {
       'referral_link_id' in fields
         ? { referred_user_id: 'valid-user', ...fields }
         : { referral_code: link.referral_code, ...fields };
-    expectErrorBody(await api('POST', '/api/v1/referred_user', { body }), 400, 'validation_failed');
+    expectError(await api('POST', '/api/v1/referred_user', { body }), 400, 'validation_failed');
     expect((await fetchLink(link.id)).total_referrals).toBe(0);
   });
 
@@ -132,7 +127,7 @@ describe('POST /api/v1/referred_user (endpoint 10)', () => {
       { referral_link_id: first.id, referred_user_id: 'dup-user' },
       { referral_code: second.referral_code, referred_user_id: 'dup-user' },
     ]) {
-      expectErrorBody(await api('POST', '/api/v1/referred_user', { body }), 409, 'referred_user_exists');
+      expectError(await api('POST', '/api/v1/referred_user', { body }), 409, 'referred_user_exists');
     }
     expect((await fetchLink(first.id)).total_referrals).toBe(1);
     expect((await fetchLink(second.id)).total_referrals).toBe(0);
@@ -163,7 +158,7 @@ describe('POST /api/v1/referred_user (endpoint 10)', () => {
       const res = await api('POST', '/api/v1/referred_user', {
         body: { ...target, referred_user_id: 'self-ref' },
       });
-      expectErrorBody(res, 422, 'self_referral');
+      expectError(res, 422, 'self_referral');
     }
     expect((await fetchLink(link.id)).total_referrals).toBe(0);
     expect(await campaignItems(TENANT_A.tenant, campaignId, 'RU#self-ref')).toHaveLength(0);
@@ -179,14 +174,14 @@ describe('POST /api/v1/referred_user (endpoint 10)', () => {
   });
 
   it('unknown link code or id: 404 referral_link_not_found', async () => {
-    expectErrorBody(
+    expectError(
       await api('POST', '/api/v1/referred_user', {
         body: { referral_code: 'NoSuchCode42', referred_user_id: 'u' },
       }),
       404,
       'referral_link_not_found',
     );
-    expectErrorBody(
+    expectError(
       await api('POST', '/api/v1/referred_user', {
         body: { referral_link_id: Number.MAX_SAFE_INTEGER, referred_user_id: 'u' },
       }),
@@ -202,7 +197,7 @@ describe('POST /api/v1/referred_user (endpoint 10)', () => {
       { referral_link_id: link.id, referred_user_id: 'b-user' },
       { referral_code: link.referral_code, referred_user_id: 'a-referrer' },
     ]) {
-      expectErrorBody(
+      expectError(
         await api('POST', '/api/v1/referred_user', { body, key: TENANT_B.key }),
         404,
         'referral_link_not_found',
@@ -253,11 +248,11 @@ describe('GET /api/v1/referred_user (endpoint 11)', () => {
     ['no campaign_id', '?referred_user_id=u'],
     ['empty values', '?campaign_id=&referred_user_id='],
   ])('%s: 400 missing_parameter', async (_label, query) => {
-    expectErrorBody(await api('GET', `/api/v1/referred_user${query}`), 400, 'missing_parameter');
+    expectError(await api('GET', `/api/v1/referred_user${query}`), 400, 'missing_parameter');
   });
 
   it('a malformed campaign_id: 400 validation_failed', async () => {
-    expectErrorBody(
+    expectError(
       await api('GET', '/api/v1/referred_user?campaign_id=nope&referred_user_id=u'),
       400,
       'validation_failed',
@@ -265,10 +260,10 @@ describe('GET /api/v1/referred_user (endpoint 11)', () => {
   });
 
   it('an unknown referred user: 404 referred_user_not_found', async () => {
-    expectErrorBody(await getReferredUser(campaignId, 'nobody-here'), 404, 'referred_user_not_found');
+    expectError(await getReferredUser(campaignId, 'nobody-here'), 404, 'referred_user_not_found');
     // The same id exists in this campaign only: another campaign of the tenant does not have it.
     const other = await createCampaign({ name: 'empty' });
-    expectErrorBody(await getReferredUser(other.id, 'user+1@example.com'), 404, 'referred_user_not_found');
+    expectError(await getReferredUser(other.id, 'user+1@example.com'), 404, 'referred_user_not_found');
   });
 
   it('an unknown campaign: 404', async () => {

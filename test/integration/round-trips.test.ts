@@ -11,7 +11,7 @@
  * case is warmed once, then counted over several samples; every row of the route table needs a
  * case, so a new route cannot escape the budget.
  *
- * The table is the run's DynamoDB Local (test/integration/global-setup.ts); the global stack's
+ * The table is the run's DynamoDB Local (test/support/global-setup.ts); the global stack's
  * stream and queue pollers run in another process and never touch this client.
  */
 import type { Server } from 'node:http';
@@ -20,7 +20,8 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RouteDefinition, routes } from '../../lib/routes.ts';
-import { BROWSER_UA, configureInProcessHandlers } from './helpers.ts';
+import { BROWSER_UA } from '../support/records.ts';
+import { configureInProcessHandlers } from '../support/table.ts';
 
 // The handlers read their configuration when their modules load (lib/db/client.ts makes the
 // module-scope client from it), so everything from lib/ and functions/ past this point is
@@ -438,7 +439,7 @@ cases.push(
 beforeAll(async () => {
   const { db } = await import('../../lib/db/client.ts');
   const { createGateway } = await import('../../lib/local/gateway.ts');
-  const { TENANT_A } = await import('./global-setup.ts');
+  const { TENANT_A } = await import('../support/global-setup.ts');
   type Gateway = Parameters<typeof createGateway>[0];
   apiKey = TENANT_A.key;
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { api, createCampaign, TENANT_A, TENANT_B } from './helpers.ts';
-import { type CampaignBody, expectError, randomId } from './support.ts';
+import { api, TENANT_A, TENANT_B } from '../support/api.ts';
+import { expectError } from '../support/assertions.ts';
+import { type CampaignBody, createCampaign, randomId } from '../support/records.ts';
 
 const withId = (id: string) => `/api/v1/campaign?id=${id}`;
 

@@ -1,7 +1,7 @@
 /**
  * Per-route throttling in the local gateway: a gateway of lib/local/gateway.ts with small limits,
  * serving the real authorizer and handlers on the run's DynamoDB Local. The run's own stack has
- * limits no test reaches (test/integration/global-setup.ts), so that only this file sees a 429.
+ * limits no test reaches (test/support/global-setup.ts), so that only this file sees a 429.
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,8 +9,10 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RouteThrottles } from '../../lib/throttling.ts';
-import { configureInProcessHandlers, TENANT_A } from './helpers.ts';
-import { expectError, randomId } from './support.ts';
+import { type ApiResponse, apiClient, TENANT_A } from '../support/api.ts';
+import { expectError } from '../support/assertions.ts';
+import { randomId } from '../support/records.ts';
+import { configureInProcessHandlers } from '../support/table.ts';
 
 // The handlers read their configuration when their modules load: lib/ and functions/ are
 // imported dynamically, after this.
@@ -31,25 +33,10 @@ const LIMITS: RouteThrottles = {
 let server: Server;
 let baseUrl: string;
 let authorizerCalls = 0;
-let validator: import('../../lib/openapi/response-validator.ts').ResponseValidator;
+/** This file's gateway, without a key unless a request gives one (checked against the document, as every response). */
+const send = apiClient({ baseUrl: () => baseUrl });
 
-interface Answer {
-  status: number;
-  headers: Headers;
-  text: string;
-  body: unknown;
-}
-
-/** One request; every answer is checked against the OpenAPI document, as helpers.api does. */
-async function send(method: string, path: string, headers: Record<string, string> = {}): Promise<Answer> {
-  const res = await fetch(`${baseUrl}${path}`, { method, headers, redirect: 'manual' });
-  const text = await res.text();
-  validator.check({ method, path, status: res.status, headers: res.headers, text });
-  const json = res.headers.get('content-type')?.startsWith('application/json');
-  return { status: res.status, headers: res.headers, text, body: json && text ? JSON.parse(text) : text };
-}
-
-function expectRateLimited(res: Answer): number {
+function expectRateLimited(res: ApiResponse): number {
   if (res.text) expectError(res, 429, 'rate_limited');
   else expect(res.status).toBe(429);
   expect(res.headers.get('x-request-id')).toBeTruthy();
@@ -60,9 +47,7 @@ function expectRateLimited(res: Answer): number {
 
 beforeAll(async () => {
   const { createGateway } = await import('../../lib/local/gateway.ts');
-  const { ResponseValidator } = await import('../../lib/openapi/response-validator.ts');
   type Gateway = Parameters<typeof createGateway>[0];
-  validator = new ResponseValidator();
   const load = async (module: string) =>
     (await import(pathToFileURL(join(projectRoot, 'functions', `${module}.ts`)).href)) as {
       handler: unknown;
@@ -104,9 +89,7 @@ describe('per-route throttling in the local gateway', () => {
     // The redirect's GET is spent (above); its HEAD twin is a route of its own, as in API Gateway.
     expect((await send('HEAD', '/r/NOSUCH23')).status).toBe(404);
     expect((await send('GET', '/docs')).status).toBe(200);
-    const link = await send('GET', '/api/v1/referral_link?referral_code=NOSUCH23', {
-      'api-key': TENANT_A.key,
-    });
+    const link = await send('GET', '/api/v1/referral_link?referral_code=NOSUCH23', { key: TENANT_A.key });
     expectError(link, 404, 'referral_link_not_found');
   });
 
@@ -115,13 +98,13 @@ describe('per-route throttling in the local gateway', () => {
     const before = authorizerCalls;
     const answers = [];
     for (let i = 0; i < 6; i++)
-      answers.push(await send('GET', path, { 'api-key': `rk_random-${i}-${randomId()}` }));
+      answers.push(await send('GET', path, { key: `rk_random-${i}-${randomId()}` }));
     expect(answers.map((a) => a.status)).toEqual([401, 401, 401, 429, 429, 429]);
     for (const res of answers.slice(3)) expectRateLimited(res);
     expect(authorizerCalls - before).toBe(3);
     // Another API route still answers, with a good key.
     const other = await send('GET', `/api/v1/referred_user?campaign_id=${randomId()}&referred_user_id=u`, {
-      'api-key': TENANT_A.key,
+      key: TENANT_A.key,
     });
     expectError(other, 404, 'campaign_not_found');
   });
@@ -138,6 +121,7 @@ describe('per-route throttling in the local gateway', () => {
     const refused = await send('GET', '/api/v1/openapi.json');
     const seconds = expectRateLimited(refused);
     expect(seconds).toBeLessThanOrEqual(2);
+    // The time the answer names is what is under test: wait exactly that, not for a state.
     await new Promise((r) => setTimeout(r, seconds * 1000));
     expect((await send('GET', '/api/v1/openapi.json')).status).toBe(200);
   });

@@ -6,18 +6,10 @@ import { request } from 'node:http';
 import { isbot as isBot } from 'isbot';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ErrorResponse } from '../../lib/domain/schemas.ts';
-import {
-  type ActionBody,
-  baseUrl,
-  campaignItems,
-  createCampaign,
-  createLink,
-  eventDataOf,
-  expectShape,
-  fetchLink,
-  type LinkBody,
-  TENANT_A,
-} from './helpers.ts';
+import { baseUrl, TENANT_A } from '../support/api.ts';
+import { expectShape } from '../support/assertions.ts';
+import { type ActionBody, createCampaign, createLink, fetchLink, type LinkBody } from '../support/records.ts';
+import { campaignItems, eventDataOf } from '../support/table.ts';
 
 interface RawResponse {
   status: number;

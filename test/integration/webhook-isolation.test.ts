@@ -10,19 +10,18 @@
  * of failing deliveries it sets off stays out of the shared stack's other webhook tests, and their
  * load (a 5,000-link purge) out of this measurement.
  */
-import { randomInt } from 'node:crypto';
-import { BatchWriteCommand, type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDocumentClient } from '../../lib/aws/clients.ts';
-import { eventAttributes } from '../../lib/domain/webhook-events.ts';
 import { type LocalStack, startLocalStack } from '../../lib/local/stack.ts';
-import { FIRST_ATTEMPT_GROUPS_PER_CAMPAIGN } from '../../lib/webhooks/lanes.ts';
-import { type Responder, startWebhookReceiver, type WebhookReceiver } from '../../lib/webhooks/receiver.ts';
+import { FIRST_ATTEMPT_GROUPS_PER_CAMPAIGN, firstAttemptIds } from '../../lib/webhooks/lanes.ts';
+import { apiAt } from '../support/api.ts';
+import { campaignItem, table } from '../support/table.ts';
+import { eventually, mapLimit, waitUntil } from '../support/wait.ts';
+import { type Responder, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
 const TENANT = { tenant: 'isolation', key: 'test-key-isolation-00000000000000001' };
 const receivers: WebhookReceiver[] = [];
 let stack: LocalStack;
-let db: DynamoDBDocumentClient;
 
 beforeAll(async () => {
   // Hundreds of deliveries to the bad receivers are dead-lettered as expected: no warning lines.
@@ -34,28 +33,16 @@ beforeAll(async () => {
     webhookRetryDelays: '1,1,1',
     throttles: false,
   });
-  db = createDocumentClient(stack.dynamodbEndpoint);
 });
 
 afterAll(async () => {
   await Promise.all(receivers.map((r) => r.close()));
-  db?.destroy();
   await stack?.stop();
 });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** A request to this file's stack; resolves when the response has arrived, with its time. */
-async function call(method: string, path: string, body?: unknown) {
-  const res = await fetch(`${stack.baseUrl}${path}`, {
-    method,
-    headers: { 'api-key': TENANT.key, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const at = Date.now();
-  const text = await res.text();
-  return { status: res.status, at, body: text ? JSON.parse(text) : undefined };
-}
+/** This file's stack, as its one tenant (the client is made once the stack is up). */
+const call = (method: string, path: string, body?: unknown) =>
+  apiAt(stack.baseUrl, TENANT.key)(method, path, { body });
 
 async function campaignReceiving(respond?: Responder) {
   const rx = await startWebhookReceiver(respond);
@@ -67,49 +54,55 @@ async function campaignReceiving(respond?: Responder) {
   return { rx, id: campaign.body.id as string };
 }
 
-/** `count` pending events for a campaign, written at once as the writers write them. */
-async function backlog(campaignId: string, count: number) {
-  const items = Array.from({ length: count }, () => {
-    const id = 9_000_000_000 + randomInt(1_000_000_000);
-    return {
-      PK: `T#${TENANT.tenant}#C#${campaignId}`,
-      SK: `A#${id}`,
-      type: 'action',
-      ...eventAttributes('action.created', id, TENANT.tenant, campaignId, { id, action_type: 'visit' }),
-    };
-  });
-  for (let i = 0; i < items.length; i += 25) {
-    await db.send(
-      new BatchWriteCommand({
-        RequestItems: { [stack.tableName]: items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) },
-      }),
+/**
+ * `count` pending events for a campaign, made by the real writer (actions on a link of it,
+ * endpoint 12) as fast as a client can send them; their event ids. Each is sent with an
+ * Idempotency-Key and sent again after a 503 or a 409 in progress, as the contract tells clients
+ * to: a busy machine's DynamoDB Local refuses some of a burst of transactions on one link.
+ */
+async function backlog(campaignId: string, count: number): Promise<string[]> {
+  const link = await call('POST', '/api/v1/referral_link', { campaign_id: campaignId });
+  expect(link.status).toBe(201);
+  const client = apiAt(stack.baseUrl, TENANT.key);
+  return mapLimit(Array.from({ length: count }), 8, async (_, n) => {
+    const idempotencyKey = randomUUID();
+    const body = { referral_code: link.body.referral_code, action_type: `backlog-${n}` };
+    const action = await eventually(
+      `backlog action ${n} answered`,
+      async () => {
+        const res = await client('POST', '/api/v1/action/referral_link', { body, idempotencyKey });
+        return res.status === 503 || res.status === 409 ? undefined : res;
+      },
+      30_000,
+      100,
     );
-  }
+    expect(action.status, action.text).toBe(201);
+    return `evt_action_${action.body.id}`;
+  });
 }
+
+/** How many first-attempt message groups a campaign's events fall in (at most one attempt each). */
+const groupsOf = (campaignId: string, eventIds: string[]) =>
+  new Set(eventIds.map((id) => firstAttemptIds({ campaign_id: campaignId, event_id: id }, '').MessageGroupId))
+    .size;
 
 let failingAnswers = 500;
 
 /** The URL the campaign's slow-lane flag names, if any (not part of the API's campaign). */
 async function slowLaneOf(campaignId: string): Promise<string | undefined> {
-  const { Item } = await db.send(
-    new GetCommand({
-      TableName: stack.tableName,
-      Key: { PK: `T#${TENANT.tenant}#C#${campaignId}`, SK: 'CAMPAIGN' },
-      ConsistentRead: true,
-    }),
-  );
-  return Item?.webhook_slow_lane_url as string | undefined;
+  const item = await campaignItem(TENANT.tenant, campaignId, table(stack));
+  return item?.webhook_slow_lane_url as string | undefined;
 }
 
 /** When the event's first delivery arrived (its `receivedAt`). */
 async function arrivalOf(rx: WebhookReceiver, eventId: string, timeoutMs: number): Promise<number> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const hit = rx.requests.find((r) => r.headers['webhook-id'] === eventId);
-    if (hit) return hit.receivedAt;
-    if (Date.now() > deadline) throw new Error(`${eventId} not delivered within ${timeoutMs} ms`);
-    await sleep(10);
-  }
+  const hit = await eventually(
+    `${eventId} delivered`,
+    () => rx.requests.find((r) => r.headers['webhook-id'] === eventId),
+    timeoutMs,
+    10,
+  );
+  return hit.receivedAt;
 }
 
 describe('webhook isolation', () => {
@@ -123,12 +116,28 @@ describe('webhook isolation', () => {
     expect(link.status).toBe(201);
 
     const pending = 40;
-    await Promise.all([slow, silent, failing, hangUp].map((c) => backlog(c.id, pending)));
-    // The bad receivers are busy before the healthy campaign's first event, and the pipeline has
-    // read their backlogs (160 events written at once: a burst of volume, whoever it is for).
+    const [slowEvents, silentEvents, failingEvents, hangUpEvents] = (await Promise.all(
+      [slow, silent, failing, hangUp].map((c) => backlog(c.id, pending)),
+    )) as [string[], string[], string[], string[]];
     await Promise.all([slow, silent, failing, hangUp].map((c) => c.rx.waitFor(1)));
     const badSince = Date.now();
-    await sleep(1_500);
+    // The bad receivers are busy before the healthy campaign's first event, and the pipeline has
+    // read their backlogs (160 events at once: a burst of volume, whoever it is for): the slow and
+    // silent receivers hold an attempt in every group their events fall in, and the failing ones
+    // have been sent every one of theirs.
+    const seen = (rx: WebhookReceiver) => new Set(rx.requests.map((r) => r.headers['webhook-id']));
+    await eventually(
+      'the bad receivers busy with their backlogs',
+      () =>
+        slow.rx.requests.length >= groupsOf(slow.id, slowEvents) &&
+        silent.rx.requests.length >= groupsOf(silent.id, silentEvents) &&
+        failingEvents.every((id) => seen(failing.rx).has(id)) &&
+        hangUpEvents.every((id) => seen(hangUp.rx).has(id))
+          ? true
+          : undefined,
+      15_000,
+      20,
+    );
 
     // Events through the API across the whole time the slow attempts hold (15 s timeout and more).
     const latencies: number[] = [];
@@ -141,7 +150,8 @@ describe('webhook isolation', () => {
       });
       expect(created.status).toBe(201);
       latencies.push((await arrivalOf(healthy.rx, `evt_action_${created.body.id}`, 10_000)) - created.at);
-      await sleep(1_000);
+      // Pacing, not waiting for anything: one healthy event a second across the whole window.
+      await new Promise((r) => setTimeout(r, 1_000));
     }
 
     // They covered the time the slow and silent receivers held their first attempts.
@@ -149,9 +159,17 @@ describe('webhook isolation', () => {
     expect(Math.max(...latencies), `latencies ${latencies.join(', ')} ms`).toBeLessThan(1_000);
     // One campaign holds at most its groups' worth of first attempts: before the first timeout,
     // the slow and silent receivers saw no more than that, whatever their backlog.
-    const early = (rx: WebhookReceiver) => rx.requests.filter((r) => r.receivedAt < badSince + 12_000).length;
-    expect(early(slow.rx)).toBeLessThanOrEqual(FIRST_ATTEMPT_GROUPS_PER_CAMPAIGN);
-    expect(early(silent.rx)).toBeLessThanOrEqual(FIRST_ATTEMPT_GROUPS_PER_CAMPAIGN);
+    // Counted from each receiver's own first attempt: the backlog is written through the API over
+    // a few seconds, so a campaign's first attempts start while it is still being written, and a
+    // held attempt ends (times out) 15 s after it started.
+    const early = (rx: WebhookReceiver) => {
+      const first = rx.requests[0]?.receivedAt ?? 0;
+      return rx.requests.filter((r) => r.receivedAt < first + 13_000).length;
+    };
+    const seenBy = (rx: WebhookReceiver) =>
+      rx.requests.map((r) => `${r.headers['webhook-id']} +${r.receivedAt - badSince} ms`).join(', ');
+    expect(early(slow.rx), seenBy(slow.rx)).toBeLessThanOrEqual(FIRST_ATTEMPT_GROUPS_PER_CAMPAIGN);
+    expect(early(silent.rx), seenBy(silent.rx)).toBeLessThanOrEqual(FIRST_ATTEMPT_GROUPS_PER_CAMPAIGN);
     // ... while the failing ones were tried (and retried) throughout.
     expect(failing.rx.requests.length).toBeGreaterThan(pending);
     expect(hangUp.rx.requests.length).toBeGreaterThan(pending);
@@ -162,8 +180,7 @@ describe('webhook isolation', () => {
     expect(await slowLaneOf(healthy.id)).toBeUndefined();
     failingAnswers = 204;
     await backlog(failing.id, 1);
-    const deadline = Date.now() + 10_000;
-    while ((await slowLaneOf(failing.id)) !== undefined && Date.now() < deadline) await sleep(100);
+    await waitUntil(async () => (await slowLaneOf(failing.id)) === undefined, 10_000);
     expect(await slowLaneOf(failing.id)).toBeUndefined();
   }, 60_000);
 });

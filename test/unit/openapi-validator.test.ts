@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type ObservedResponse, ResponseValidator } from '../../lib/openapi/response-validator.ts';
+import { type ObservedResponse, ResponseValidator } from '../support/response-validator.ts';
 
 const validator = new ResponseValidator();
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'x-request-id': 'req-1' };

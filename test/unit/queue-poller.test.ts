@@ -8,6 +8,7 @@ import type { SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningQueue, sqsClient, startLocalQueue } from '../../lib/local/queue.ts';
 import { type QueueHandler, startQueuePoller } from '../../lib/local/queue-poller.ts';
+import { eventually, waitUntil } from '../support/wait.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -63,13 +64,8 @@ function recorder(ms: (body: string) => number, fail?: (body: string) => boolean
   return { handler, calls, maxRunning: () => maxRunning };
 }
 
-const until = async (check: () => boolean, timeoutMs = 10_000) => {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await sleep(10);
-  }
-};
+const until = (check: () => boolean, timeoutMs = 10_000) =>
+  eventually('the handler calls expected', () => check() || undefined, timeoutMs, 10);
 
 describe('local queue poller', () => {
   it('invokes with one message at a time and never holds the next ones for a slow one', async () => {
@@ -112,15 +108,19 @@ describe('local queue poller', () => {
       await Promise.all([...Array.from({ length: 11 }, (_, i) => send(url, `m-${i}`)), send(url, 'fail')]);
       await until(() => r.calls.filter((c) => c.end).length === 12);
       expect(r.maxRunning()).toBe(3);
-      await sleep(200);
-      const { Attributes } = await sqs.send(
-        new GetQueueAttributesCommand({
-          QueueUrl: url,
-          AttributeNames: ['ApproximateNumberOfMessagesNotVisible'],
-        }),
-      );
-      // The failed one waits out its visibility timeout; the rest are gone, each handled once.
-      expect(Attributes?.ApproximateNumberOfMessagesNotVisible).toBe('1');
+      const notVisible = async () => {
+        const { Attributes } = await sqs.send(
+          new GetQueueAttributesCommand({
+            QueueUrl: url,
+            AttributeNames: ['ApproximateNumberOfMessagesNotVisible'],
+          }),
+        );
+        return Attributes?.ApproximateNumberOfMessagesNotVisible;
+      };
+      // The failed one waits out its visibility timeout; the rest are gone (deleted once each
+      // handler has returned), each handled once.
+      await waitUntil(async () => (await notVisible()) === '1', 5_000, 20);
+      expect(await notVisible()).toBe('1');
       expect(new Set(r.calls.map((c) => c.body)).size).toBe(12);
     } finally {
       await poller.stop();
@@ -168,6 +168,8 @@ describe('local queue poller', () => {
       const bodies = Array.from({ length: 10 }, (_, i) => `a-${i}`);
       for (const body of bodies) await send(url, body, 'A');
       await until(() => r.calls.filter((c) => c.end).length === bodies.length, 20_000);
+      // Nothing to wait for: a message handled twice would be one whose visibility timeout (4 s)
+      // ran out while it waited for its group, so the bounded wait is that timeout and a margin.
       await sleep(4_500);
       expect(r.calls.map((c) => c.body)).toEqual(bodies);
     } finally {

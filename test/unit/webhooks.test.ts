@@ -21,7 +21,6 @@ import {
   retryMessage,
 } from '../../lib/webhooks/lanes.ts';
 import { parseWebhookMessage, type WebhookMessage, webhookBodyText } from '../../lib/webhooks/message.ts';
-import { type Responder, startWebhookReceiver, type WebhookReceiver } from '../../lib/webhooks/receiver.ts';
 import {
   DEFAULT_RETRY_DELAYS,
   MAX_VISIBILITY_SECONDS,
@@ -38,6 +37,7 @@ import {
   messageFromStreamRecord,
 } from '../../lib/webhooks/stream.ts';
 import { EVENT_RECORD_FILTER, LINK_ACTION_RECORD_FILTER } from '../../lib/webhooks/stream-filter.ts';
+import { type Responder, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
 const secret = () => `whsec_${randomBytes(32).toString('base64')}`;
 const message = (overrides: Partial<WebhookMessage> = {}): WebhookMessage => ({

@@ -1,13 +1,13 @@
 /**
  * Checks a response against the OpenAPI document: the operation the route table resolves the
  * request to, the response documented for the status, its required headers, its media type and
- * (for JSON) its body, with ajv's JSON Schema 2020-12 validator. Test tooling: the integration
- * tests run every response they receive through it, so a handler that drifts from the document fails.
- * No function imports this module (ajv is a dev dependency).
+ * (for JSON) its body, with ajv's JSON Schema 2020-12 validator. Test tooling (ajv is a dev
+ * dependency; nothing in lib/ or functions/ imports it): the tests' client (`api.ts`) runs every
+ * response through it, so a handler that drifts from the document fails.
  */
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import { resolveRoute } from '../routes.ts';
-import { type OpenApiDocument, openApiDocument } from './document.ts';
+import { type OpenApiDocument, openApiDocument } from '../../lib/openapi/document.ts';
+import { resolveRoute } from '../../lib/routes.ts';
 
 export interface ObservedResponse {
   method: string;
@@ -19,7 +19,7 @@ export interface ObservedResponse {
   text: string;
 }
 
-export class ResponseDriftError extends Error {
+class ResponseDriftError extends Error {
   constructor(response: ObservedResponse, problems: readonly string[]) {
     const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max)}…` : text);
     const body = clip(response.text, 500);

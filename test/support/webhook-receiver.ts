@@ -1,6 +1,6 @@
 /**
- * A webhook receiver on 127.0.0.1 that records every request: for the integration tests, the
- * benchmark and trying the local stack by hand. Not imported by any Lambda function.
+ * A webhook receiver on 127.0.0.1 that records every request, for the tests and the benchmark
+ * (scripts/bench/webhooks.ts). Test tooling: nothing in lib/ or functions/ imports it.
  */
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,13 +16,21 @@ export interface ReceivedRequest {
 
 /**
  * How to answer the n-th request (0-based); default 200 with an empty body. `delayMs` holds the
- * answer back; `hang-up` closes the connection without answering; `silence` never answers.
+ * answer back, `until` until the promise settles (a test holds an attempt in flight while it
+ * changes what the next one will find); `hang-up` closes the connection without answering;
+ * `silence` never answers.
  */
 export type Responder = (
   request: ReceivedRequest,
   index: number,
 ) =>
-  | { status: number; headers?: Record<string, string>; body?: string; delayMs?: number }
+  | {
+      status: number;
+      headers?: Record<string, string>;
+      body?: string;
+      delayMs?: number;
+      until?: Promise<unknown>;
+    }
   | 'hang-up'
   | 'silence'
   | undefined;
@@ -58,7 +66,8 @@ export async function startWebhookReceiver(respond?: Responder): Promise<Webhook
           res.writeHead(answer.status, answer.headers);
           res.end(answer.body ?? '');
         };
-        if (answer.delayMs) setTimeout(send, answer.delayMs).unref();
+        if (answer.until) void answer.until.finally(send);
+        else if (answer.delayMs) setTimeout(send, answer.delayMs).unref();
         else send();
       }
       for (const w of [...waiters]) {

@@ -127,26 +127,6 @@ export async function ready(s: Started) {
   return { baseUrl: baseUrl as string, dynamodbEndpoint: dynamodbEndpoint as string, keys };
 }
 
-export async function call(
-  baseUrl: string,
-  key: string,
-  method: string,
-  path: string,
-  body?: unknown,
-  idempotencyKey?: string,
-) {
-  const res = await fetch(`${baseUrl}${path}`, {
-    method,
-    headers: {
-      'api-key': key,
-      ...(body ? { 'content-type': 'application/json' } : {}),
-      ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
-    },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  return { status: res.status, body: (await res.json().catch(() => undefined)) as Record<string, string> };
-}
-
 /** SIGKILL the stack's whole process group (Node and its JVM), and wait until both are gone. */
 export async function killGroup(s: Started, dir: string): Promise<void> {
   process.kill(-(s.child.pid as number), 'SIGKILL');

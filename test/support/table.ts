@@ -1,0 +1,205 @@
+/**
+ * The run's table and queues behind the API's back: reads that check what the writers stored,
+ * bulk writes for data too big to make through the API, the dead-letter queue, and the settings
+ * that point in-process handlers at them.
+ */
+import { GetQueueUrlCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import {
+  BatchWriteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  QueryCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { inject } from 'vitest';
+import { createDocumentClient } from '../../lib/aws/clients.ts';
+import { WEBHOOK_DLQ_NAME } from '../../lib/local/queue.ts';
+import { eventually, mapLimit } from './wait.ts';
+
+/** A test's own reads and bulk writes behind the API's back wait longer than a request's attempt. */
+export const TOOL_TIMEOUT_MS = 30_000;
+
+export interface Table {
+  db: DynamoDBDocumentClient;
+  name: string;
+}
+
+const clients = new Map<string, DynamoDBDocumentClient>();
+
+/**
+ * A document client on a DynamoDB Local table: the run's (the global setup's) by default, or that
+ * of a stack the test started. One client per endpoint for the worker's life.
+ */
+export function table(at?: { dynamodbEndpoint: string; tableName: string }): Table {
+  const endpoint = at?.dynamodbEndpoint ?? inject('dynamodbEndpoint');
+  let db = clients.get(endpoint);
+  if (!db) {
+    db = createDocumentClient(endpoint, undefined, TOOL_TIMEOUT_MS);
+    clients.set(endpoint, db);
+  }
+  return { db, name: at?.tableName ?? inject('tableName') };
+}
+
+/** Every item of a campaign's partition (`T#<tenant>#C#<campaign>`) whose SK starts with `prefix` ('' for all). */
+export async function campaignItems(
+  tenant: string,
+  campaignId: string,
+  prefix: string,
+  on: Table = table(),
+): Promise<Record<string, unknown>[]> {
+  const { db, name } = on;
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await db.send(
+      new QueryCommand({
+        TableName: name,
+        KeyConditionExpression: prefix ? 'PK = :pk AND begins_with(SK, :prefix)' : 'PK = :pk',
+        ExpressionAttributeValues: {
+          ':pk': `T#${tenant}#C#${campaignId.toLowerCase()}`,
+          ...(prefix ? { ':prefix': prefix } : {}),
+        },
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
+    );
+    items.push(...(page.Items ?? []));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return items;
+}
+
+/** The stored campaign item (`SK CAMPAIGN`), read strongly consistently. */
+export async function campaignItem(
+  tenant: string,
+  campaignId: string,
+  on: Table = table(),
+): Promise<Record<string, unknown> | undefined> {
+  const { Item } = await on.db.send(
+    new GetCommand({
+      TableName: on.name,
+      Key: { PK: `T#${tenant}#C#${campaignId.toLowerCase()}`, SK: 'CAMPAIGN' },
+      ConsistentRead: true,
+    }),
+  );
+  return Item;
+}
+
+/**
+ * Write items straight into the table (BatchWriteItem, 25 at a time): only for data too big to
+ * make through the API in a test's time (tens of thousands of links), built with lib/db's own
+ * item builders so they are what the writers store.
+ */
+export async function putItems(items: readonly object[], on: Table = table()): Promise<void> {
+  const { db, name } = on;
+  const batches = Array.from({ length: Math.ceil(items.length / 25) }, (_, b) =>
+    items.slice(b * 25, b * 25 + 25),
+  );
+  await mapLimit(batches, 4, async (batch) => {
+    let pending = batch.map((Item) => ({ PutRequest: { Item } }));
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt > 8) throw new Error('BatchWriteItem kept items unprocessed');
+      const out = await db.send(new BatchWriteCommand({ RequestItems: { [name]: pending } }));
+      pending = (out.UnprocessedItems?.[name] as typeof pending | undefined) ?? [];
+    }
+  });
+}
+
+/** The stored link item of a code (PK `LINK#<code>`), read strongly consistently. */
+export async function linkItem(
+  code: string,
+  on: Table = table(),
+): Promise<Record<string, unknown> | undefined> {
+  const { Item } = await on.db.send(
+    new GetCommand({ TableName: on.name, Key: { PK: `LINK#${code}`, SK: 'LINK' }, ConsistentRead: true }),
+  );
+  return Item;
+}
+
+/**
+ * A campaign's action items once every counted action has one. Endpoint 5 records an action on
+ * its link's item; the table stream writes the action item a moment later. Waits until, for every
+ * link given, its items number exactly its stored `total_clicks`, and fails with the counts if
+ * that does not happen in time (an action counted but never written, or written twice).
+ */
+export async function settledActionItems(
+  tenant: string,
+  campaignId: string,
+  codes: string[],
+  timeoutMs = 15_000,
+): Promise<Record<string, unknown>[]> {
+  let last: unknown;
+  try {
+    return await eventually(
+      'action items matching total_clicks',
+      async () => {
+        const items = await campaignItems(tenant, campaignId, 'A#');
+        const counts = await Promise.all(
+          codes.map(async (code) => ({
+            code,
+            clicks: Number((await linkItem(code))?.total_clicks ?? 0),
+            items: items.filter((i) => i.link_code === code).length,
+          })),
+        );
+        last = counts;
+        return counts.every((c) => c.clicks === c.items) ? items : undefined;
+      },
+      timeoutMs,
+      50,
+    );
+  } catch {
+    throw new Error(`action items do not match total_clicks: ${JSON.stringify(last)}`);
+  }
+}
+
+/** The API object an event-bearing item carries (its webhook's `data`), stored as JSON text. */
+// biome-ignore lint/suspicious/noExplicitAny: tests read fields of the stored object without a type per call
+export function eventDataOf<T = any>(item: Record<string, unknown> | undefined): T {
+  return JSON.parse(String(item?.event_json)) as T;
+}
+
+/**
+ * The dead-lettered message of an event on the run's webhook dead-letter queue, once it is there.
+ * Receiving takes it off the queue for its visibility timeout; nothing else reads that queue.
+ */
+export async function deadLetterOf(eventId: string, timeoutMs = 10_000): Promise<Record<string, unknown>> {
+  const sqs = new SQSClient({
+    endpoint: inject('queueEndpoint'),
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  try {
+    const { QueueUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName: WEBHOOK_DLQ_NAME }));
+    return await eventually(
+      `${eventId} on the dead-letter queue`,
+      async () => {
+        const { Messages = [] } = await sqs.send(
+          new ReceiveMessageCommand({ QueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }),
+        );
+        return Messages.map((m) => JSON.parse(m.Body ?? '{}') as Record<string, unknown>).find(
+          (b) => b.event_id === eventId,
+        );
+      },
+      timeoutMs,
+      200,
+    );
+  } finally {
+    sqs.destroy();
+  }
+}
+
+/**
+ * Point modules of lib/ and functions/ loaded in this test worker at the run's table and queue,
+ * as the local stack does for its handlers. They read these settings when they load, so import
+ * them (dynamically) after this call. Each integration file runs in its own worker: nothing leaks.
+ */
+export function configureInProcessHandlers(): void {
+  Object.assign(process.env, {
+    DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'),
+    TABLE_NAME: inject('tableName'),
+    AWS_ENDPOINT_URL_SQS: inject('queueEndpoint'),
+    STAGE: 'local',
+    ALLOW_PRIVATE_WEBHOOKS: 'true',
+    LOG_LEVEL: 'WARN',
+    DYNAMODB_ATTEMPT_TIMEOUT_MS: '4000',
+  });
+}
