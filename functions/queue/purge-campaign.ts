@@ -1,7 +1,7 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { parseCampaignPartition, purgeCampaign } from '../../lib/db/purge.ts';
-import { logger } from '../../lib/http/logger.ts';
+import { logger } from '../../lib/observability/logger.ts';
 import { createSqsClient, requiredEnv } from '../../lib/webhooks/sqs.ts';
 
 const sqs = createSqsClient();

@@ -14,9 +14,9 @@ import {
 } from '../../lib/domain/link-schemas.ts';
 import { codePointLength } from '../../lib/domain/schema-kinds.ts';
 import { CreateCampaignBody, MAX_NAME_LENGTH, UpdateCampaignBody } from '../../lib/domain/schemas.ts';
-import { compileValidator } from '../../lib/http/validate.ts';
 import { buildOpenApiDocument } from '../../lib/openapi/document.ts';
 import { documentAjv } from '../../lib/openapi/response-validator.ts';
+import { compileValidator } from '../../lib/validation/generate.ts';
 
 const campaign = compileValidator(CreateCampaignBody);
 const update = compileValidator(UpdateCampaignBody);
