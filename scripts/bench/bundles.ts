@@ -2,22 +2,17 @@
  * Function bundles built the way the CDK stack builds them (`infra/functions.ts`: NodejsFunction
  * with local esbuild), shared by `npm run bench` (sizes, import times) and the bundle-size test.
  *
- * The options mirror what NodejsFunction passes to esbuild for our bundling settings: ESM,
- * `--minify`, `--sourcemap` without sources content, `--platform=node --target=node22`, every
- * module bundled (the AWS SDK included), `--main-fields=module,main` and the createRequire banner.
+ * The esbuild options come from `infra/bundling.ts`, the one definition the stack bundles with too.
  */
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BuildOptions, build, type Metafile } from 'esbuild';
+import { esbuildOptions } from '../../infra/bundling.ts';
 import { routes } from '../../lib/routes.ts';
 
 export const projectRoot = resolve(fileURLToPath(new URL('../..', import.meta.url)));
-
-/** Same text as `ESM_REQUIRE_BANNER` in `infra/functions.ts` (the bundle-size test checks it). */
-export const ESM_REQUIRE_BANNER =
-  "import { createRequire as __bannerCreateRequire } from 'module'; const require = __bannerCreateRequire(import.meta.url);";
 
 export type BundleKind = 'route' | 'authorizer' | 'fallback' | 'queue' | 'floor';
 
@@ -79,16 +74,7 @@ export interface BuiltBundle extends BundleEntry {
 }
 
 const OPTIONS: BuildOptions = {
-  bundle: true,
-  platform: 'node',
-  target: 'node22',
-  format: 'esm',
-  minify: true,
-  sourcemap: true,
-  sourcesContent: false,
-  external: [],
-  mainFields: ['module', 'main'],
-  banner: { js: ESM_REQUIRE_BANNER },
+  ...esbuildOptions(),
   logLevel: 'error',
   metafile: true,
   absWorkingDir: projectRoot,
