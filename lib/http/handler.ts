@@ -113,7 +113,8 @@ export function httpHandler<Body = undefined, Query = Record<string, string>, Pa
           })
         : undefined;
     const query = spec.query ? validQuery(spec.query, rawQuery) : (rawQuery as Query);
-    const path = validPath(spec.path, (event.pathParameters ?? {}) as Record<string, string>) as Path;
+    const rawPath = (event.pathParameters ?? {}) as Record<string, string>;
+    const path = spec.path ? spec.path.validate(rawPath) : (rawPath as Path);
     const result = await answerOnce(idempotency, spec.storedAnswers, () =>
       fn({ event, requestId, tenant, body: body as Body, query, path, idempotency }),
     );
@@ -143,19 +144,6 @@ function validQuery<Query>(
     ]);
   }
   return rules.validate(present);
-}
-
-function validPath<Path>(
-  rules: CompiledOperation<unknown, unknown, Path>['path'],
-  path: Record<string, string>,
-) {
-  if (!rules) return path;
-  if (!rules.notFound) return rules.validate(path);
-  try {
-    return rules.validate(path);
-  } catch {
-    throw new ApiError(rules.notFound.code, rules.notFound.message);
-  }
 }
 
 /** Exactly one of `fields` is present in a schema-valid body. */

@@ -27,9 +27,9 @@ export interface CompiledOperation<
     readonly required: readonly string[];
     readonly atLeastOne?: readonly string[];
   };
+  /** Refuses a bad path with 400 `validation_failed`, or with the definition's `pathNotFound`. */
   readonly path?: {
     readonly validate: Validator<Path>;
-    readonly notFound?: RuleError;
   };
 }
 

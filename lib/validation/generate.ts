@@ -17,15 +17,16 @@ const PLAIN_KINDS = new Set([
   'String',
   'Integer',
   'Number',
-  'Boolean',
   'Null',
   'Literal',
   'Union',
   'Unknown',
-  'Any',
   'Array',
 ]);
-/** Keywords a check may read, by kind; anything else that constrains values is refused below. */
+/**
+ * Keywords a check may read; anything else that constrains values is refused below, so that the
+ * error description (`describe.ts`, in every bundle with a validator) need know no more than these.
+ */
 const KEPT = [
   'type',
   'required',
@@ -36,11 +37,6 @@ const KEPT = [
   'maxLength',
   'minimum',
   'maximum',
-  'exclusiveMinimum',
-  'exclusiveMaximum',
-  'multipleOf',
-  'minItems',
-  'maxItems',
 ] as const;
 /** Keywords that only document. */
 const DOCUMENTATION = new Set(['description', 'examples', 'default', 'title', 'x-max-bytes']);

@@ -78,14 +78,15 @@ describe('function bundle sizes', () => {
     ).toEqual([]);
   });
 
-  it('bundles Powertools Metrics into exactly the route functions that count something', () => {
+  it('carries the metrics writer in exactly the route functions that count something', () => {
+    // `CloudWatchMetrics`, a key of the EMF document, survives minification.
+    const writesMetrics = (b: BuiltBundle) => readFileSync(b.file, 'utf8').includes('CloudWatchMetrics');
     for (const route of routes) {
       const source = readFileSync(join(projectRoot, 'functions', `${route.handler}.ts`), 'utf8');
-      const counts = source.includes('countEvent(');
-      expect('@aws-lambda-powertools/metrics' in bundle(route.handler).packages, route.handler).toBe(counts);
+      expect(writesMetrics(bundle(route.handler)), route.handler).toBe(source.includes('countEvent('));
     }
-    expect('@aws-lambda-powertools/metrics' in bundle('http/fallback').packages).toBe(false);
-    expect('@aws-lambda-powertools/metrics' in bundle('auth/authorizer').packages).toBe(false);
+    expect(writesMetrics(bundle('http/fallback'))).toBe(false);
+    expect(writesMetrics(bundle('auth/authorizer'))).toBe(false);
   });
 
   it('is built with the settings the CDK stack bundles with (one definition, infra/bundling.ts)', () => {
