@@ -59,7 +59,7 @@ export type HandlerSpec<Body, Query, Path> = CompiledOperation<Body, Query, Path
   storedAnswers?: (request: IdempotentRequest) => Promise<StoredAnswer | undefined>;
   /**
    * `metricsMiddleware()` of `lib/observability/metrics.ts`, on the functions that count business
-   * events: it publishes what they counted. Passed in, so that Powertools Metrics is bundled only
+   * events: it publishes what they counted. Passed in, so that the metrics writer is bundled only
    * where something is counted.
    */
   metrics?: MiddlewareObj<Event, Result, Error, Context>;

@@ -48,7 +48,7 @@ describe('lib/operations/compiled.ts', () => {
   });
 });
 
-// --- The oracle: TypeBox's runtime compiler and Errors, described as lib/http/validate.ts did. ---
+// --- The oracle: TypeBox's runtime compiler and Errors, described as lib/http/validate.ts did before the validators were generated. ---
 
 function oracleKindProblem(schema: TSchema, value: unknown): string | undefined {
   const kind = schema[Kind] as string;
