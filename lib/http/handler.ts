@@ -98,7 +98,6 @@ export function httpHandler<Body = undefined, Query = Record<string, string>, Pa
       // Lone surrogates (`"\ud800"`, valid JSON but not Unicode text) are refused by the `Text`
       // schema of every stored string; metadata keeps them, as it is stored as JSON text.
       body = spec.body.validate(parsed ?? {});
-      if (spec.body.exactlyOne) exactlyOne(body as Record<string, unknown>, spec.body.exactlyOne);
     }
     const method = event.requestContext.http.method;
     const idempotency =
@@ -115,9 +114,13 @@ export function httpHandler<Body = undefined, Query = Record<string, string>, Pa
     const query = spec.query ? validQuery(spec.query, rawQuery) : (rawQuery as Query);
     const rawPath = (event.pathParameters ?? {}) as Record<string, string>;
     const path = spec.path ? spec.path.validate(rawPath) : (rawPath as Path);
-    const result = await answerOnce(idempotency, spec.storedAnswers, () =>
-      fn({ event, requestId, tenant, body: body as Body, query, path, idempotency }),
-    );
+    const exactlyOneOf = spec.body?.exactlyOne;
+    const result = await answerOnce(idempotency, spec.storedAnswers, () => {
+      // Checked where the handlers checked it before it was a rule of the operation (after the
+      // Idempotency-Key, and answered from a stored answer when the key has one), so nothing moves.
+      if (exactlyOneOf) exactlyOne(body as Record<string, unknown>, exactlyOneOf);
+      return fn({ event, requestId, tenant, body: body as Body, query, path, idempotency });
+    });
     return toResponse(result, requestId);
   };
 
