@@ -8,6 +8,7 @@ import { type BundlingOptions, NodejsFunction, OutputFormat } from 'aws-cdk-lib/
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { RouteDefinition, TableAccess } from '../lib/routes.ts';
+import { BUNDLING as SHARED_BUNDLING } from './bundling.ts';
 import { isProtected, type Stage } from './stage.ts';
 
 /** Repository root, found from this file so synth works whatever the current directory is. */
@@ -29,29 +30,23 @@ export const DEFAULT_MEMORY_MB = 256;
  */
 export const HTTP_TIMEOUT = Duration.seconds(10);
 
-/**
- * ESM bundles have no `require`; a few CommonJS dependencies bundled into them still call it for
- * Node built-ins. The alias keeps `createRequire` from clashing with a bundled top-level name.
- */
-export const ESM_REQUIRE_BANNER =
-  "import { createRequire as __bannerCreateRequire } from 'module'; const require = __bannerCreateRequire(import.meta.url);";
+export { ESM_REQUIRE_BANNER } from './bundling.ts';
 
-/** esbuild settings of every function of the stack (webhooks and purge included). */
+/**
+ * NodejsFunction's form of the shared bundling settings (`infra/bundling.ts`, which the bench and the
+ * bundle-size test build with too).
+ */
 export const BUNDLING: BundlingOptions = {
   // Local esbuild (a devDependency) does the bundling: no Docker needed on laptops or CI.
   forceDockerBundling: false,
-  format: OutputFormat.ESM,
-  target: 'node22',
-  minify: true,
-  sourceMap: true,
-  // The maps only need line mappings for stack traces; embedding sources would double the zip.
-  sourcesContent: false,
-  // Bundle the AWS SDK v3 rather than use the runtime's copy: a pinned, tested version, and
-  // tree-shaking makes the cold start faster than loading the runtime's full clients.
-  externalModules: [],
-  // Prefer ESM entry points so esbuild can tree-shake dependencies that ship both.
-  mainFields: ['module', 'main'],
-  banner: ESM_REQUIRE_BANNER,
+  format: SHARED_BUNDLING.format === 'esm' ? OutputFormat.ESM : OutputFormat.CJS,
+  target: SHARED_BUNDLING.target,
+  minify: SHARED_BUNDLING.minify,
+  sourceMap: SHARED_BUNDLING.sourceMap,
+  sourcesContent: SHARED_BUNDLING.sourcesContent,
+  externalModules: [...SHARED_BUNDLING.externalModules],
+  mainFields: [...SHARED_BUNDLING.mainFields],
+  banner: SHARED_BUNDLING.banner,
 };
 
 export interface ServiceFunctionOptions {

@@ -1,11 +1,8 @@
 import { deleteCampaign } from '../../lib/db/campaigns.ts';
-import { CampaignIdQuery } from '../../lib/domain/schemas.ts';
 import { httpHandler } from '../../lib/http/handler.ts';
+import { DeleteCampaign } from '../../lib/operations/compiled.ts';
 
-export const handler = httpHandler(
-  { requiredQuery: ['id'], query: CampaignIdQuery },
-  async ({ tenant, query }) => {
-    await deleteCampaign(tenant, query.id);
-    return { status: 204 };
-  },
-);
+export const handler = httpHandler(DeleteCampaign, async ({ tenant, query }) => {
+  await deleteCampaign(tenant, query.id);
+  return { status: 204 };
+});

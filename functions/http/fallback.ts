@@ -7,7 +7,8 @@ import { resolveRoute } from '../../lib/routes.ts';
  * and methods get the contract's 404 `route_not_found` / 405 `method_not_allowed` bodies instead of
  * the gateway's own `{"message":"Not Found"}`.
  */
-export const handler = httpHandler({ auth: false }, async ({ event }) => {
+// No operation of its own (no row, nothing to validate): the fallback ships no validator.
+export const handler = httpHandler({ name: 'Fallback', auth: false }, async ({ event }) => {
   const method = event.requestContext.http.method;
   const resolved = resolveRoute(method, event.rawPath);
   if (resolved.kind === 'method_not_allowed' || resolved.kind === 'match') {

@@ -1,14 +1,9 @@
 import { gzipSync } from 'node:zlib';
-import middy from '@middy/core';
-import type { Context } from 'aws-lambda';
-import { contractErrors, type Event, type Result } from '../../lib/http/handler.ts';
-import { queryOf, requestIdOf } from '../../lib/http/request.ts';
-import { compileValidator } from '../../lib/http/validate.ts';
+import { httpHandler } from '../../lib/http/handler.ts';
+import type { HttpResult } from '../../lib/http/responses.ts';
 import { DOCS_CSP, redocScript, renderDocsPage, type StaticAsset } from '../../lib/openapi/docs-page.ts';
-import { DocsQuery } from '../../lib/openapi/docs-query.ts';
 import { openApiDocument } from '../../lib/openapi/document.ts';
-
-const validateQuery = compileValidator(DocsQuery);
+import { GetApiReference } from '../../lib/operations/compiled.ts';
 
 // Rendered and compressed once per cold start.
 const html = Buffer.from(renderDocsPage(openApiDocument));
@@ -24,19 +19,21 @@ function acceptsGzip(header: string | undefined): boolean {
   return false;
 }
 
-function send(event: Event, asset: StaticAsset, headers: Record<string, string>): Result {
-  const gzip = acceptsGzip(event.headers?.['accept-encoding']);
+function send(
+  acceptEncoding: string | undefined,
+  asset: StaticAsset,
+  headers: Record<string, string>,
+): HttpResult {
+  const gzip = acceptsGzip(acceptEncoding);
   return {
-    statusCode: 200,
+    status: 200,
     headers: {
-      'x-request-id': requestIdOf(event),
       vary: 'accept-encoding',
       'x-content-type-options': 'nosniff',
       ...(gzip ? { 'content-encoding': 'gzip' } : {}),
       ...headers,
     },
-    body: (gzip ? asset.gzip : asset.plain()).toString('base64'),
-    isBase64Encoded: true,
+    bytes: gzip ? asset.gzip : asset.plain(),
   };
 }
 
@@ -44,18 +41,18 @@ function send(event: Event, asset: StaticAsset, headers: Record<string, string>)
  * `GET /docs`, public: the API reference page, and with `?asset=redoc.standalone.js` the Redoc bundle
  * it loads (versioned in the URL, so it is cached for good).
  */
-export const handler = middy<Event, Result, Error, Context>(async (event: Event) => {
-  const query = validateQuery(queryOf(event));
+export const handler = httpHandler(GetApiReference, async ({ event, query }) => {
+  const acceptEncoding = event.headers?.['accept-encoding'];
   if (query.asset) {
-    return send(event, redocScript, {
+    return send(acceptEncoding, redocScript, {
       'content-type': 'text/javascript; charset=utf-8',
       'cache-control': 'public, max-age=31536000, immutable',
     });
   }
-  return send(event, page, {
+  return send(acceptEncoding, page, {
     'content-type': 'text/html; charset=utf-8',
     'cache-control': 'public, max-age=300',
     'content-security-policy': DOCS_CSP,
     'referrer-policy': 'no-referrer',
   });
-}).use(contractErrors());
+});

@@ -1,12 +1,12 @@
 import { createLinkAction } from '../../lib/db/actions.ts';
 import { storedAnswer } from '../../lib/db/idempotency.ts';
 import { linkTargetOf } from '../../lib/domain/link-rules.ts';
-import { CreateLinkActionBody } from '../../lib/domain/link-schemas.ts';
 import { httpHandler } from '../../lib/http/handler.ts';
-import { BusinessMetric, countEvent } from '../../lib/http/metrics.ts';
+import { BusinessMetric, countEvent, metricsMiddleware } from '../../lib/observability/metrics.ts';
+import { CreateLinkAction } from '../../lib/operations/compiled.ts';
 
 export const handler = httpHandler(
-  { body: CreateLinkActionBody, storedAnswers: storedAnswer },
+  { ...CreateLinkAction, storedAnswers: storedAnswer, metrics: metricsMiddleware() },
   async ({ tenant, body, idempotency }) => {
     const action = await createLinkAction(
       tenant,

@@ -1,12 +1,12 @@
 import { storedAnswer } from '../../lib/db/idempotency.ts';
 import { createLink } from '../../lib/db/links.ts';
 import { normalizeReferrer } from '../../lib/domain/link-rules.ts';
-import { CreateLinkBody } from '../../lib/domain/link-schemas.ts';
 import { httpHandler } from '../../lib/http/handler.ts';
-import { BusinessMetric, countEvent } from '../../lib/http/metrics.ts';
+import { BusinessMetric, countEvent, metricsMiddleware } from '../../lib/observability/metrics.ts';
+import { CreateReferralLink } from '../../lib/operations/compiled.ts';
 
 export const handler = httpHandler(
-  { body: CreateLinkBody, storedAnswers: storedAnswer },
+  { ...CreateReferralLink, storedAnswers: storedAnswer, metrics: metricsMiddleware() },
   async ({ tenant, body, idempotency }) => {
     const link = await createLink(
       tenant,

@@ -1,11 +1,11 @@
 import { createReferredUserAction } from '../../lib/db/actions.ts';
 import { storedAnswer } from '../../lib/db/idempotency.ts';
-import { CreateUserActionBody } from '../../lib/domain/link-schemas.ts';
 import { httpHandler } from '../../lib/http/handler.ts';
-import { BusinessMetric, countEvent } from '../../lib/http/metrics.ts';
+import { BusinessMetric, countEvent, metricsMiddleware } from '../../lib/observability/metrics.ts';
+import { CreateReferredUserAction } from '../../lib/operations/compiled.ts';
 
 export const handler = httpHandler(
-  { body: CreateUserActionBody, storedAnswers: storedAnswer },
+  { ...CreateReferredUserAction, storedAnswers: storedAnswer, metrics: metricsMiddleware() },
   async ({ tenant, body, idempotency }) => {
     const action = await createReferredUserAction(
       tenant,

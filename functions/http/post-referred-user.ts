@@ -1,12 +1,12 @@
 import { storedAnswer } from '../../lib/db/idempotency.ts';
 import { createReferredUser } from '../../lib/db/referred-users.ts';
 import { linkTargetOf } from '../../lib/domain/link-rules.ts';
-import { CreateReferredUserBody } from '../../lib/domain/link-schemas.ts';
 import { httpHandler } from '../../lib/http/handler.ts';
-import { BusinessMetric, countEvent } from '../../lib/http/metrics.ts';
+import { BusinessMetric, countEvent, metricsMiddleware } from '../../lib/observability/metrics.ts';
+import { CreateReferredUser } from '../../lib/operations/compiled.ts';
 
 export const handler = httpHandler(
-  { body: CreateReferredUserBody, storedAnswers: storedAnswer },
+  { ...CreateReferredUser, storedAnswers: storedAnswer, metrics: metricsMiddleware() },
   async ({ tenant, body, idempotency }) => {
     const referredUser = await createReferredUser(
       tenant,

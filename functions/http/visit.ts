@@ -2,12 +2,11 @@ import { isbot } from 'isbot';
 import { recordLinkAction } from '../../lib/db/actions.ts';
 import { campaignExists } from '../../lib/db/campaigns.ts';
 import { findLink, linkNotFound, toLink } from '../../lib/db/links.ts';
-import { CODE_PATTERN } from '../../lib/domain/link-schemas.ts';
 import { toAsciiUrl } from '../../lib/domain/url.ts';
 import { httpHandler } from '../../lib/http/handler.ts';
-import { BusinessMetric, countEvent } from '../../lib/http/metrics.ts';
+import { BusinessMetric, countEvent, metricsMiddleware } from '../../lib/observability/metrics.ts';
+import { Visit } from '../../lib/operations/compiled.ts';
 
-const codePattern = new RegExp(CODE_PATTERN);
 /** Header values kept in a visit's metadata are bounded, so metadata stays well under 8 KiB. */
 const MAX_HEADER_CHARS = 1024;
 
@@ -16,10 +15,10 @@ const MAX_HEADER_CHARS = 1024;
  * bots (crawlers, link previews, HTTP libraries, as the `isbot` list knows them) are redirected
  * without being counted. No IP address is stored. The `Location` is made from the link as read,
  * before the visit is written, so a visit is counted only for a request that gets its redirect.
+ * A malformed code is a 404 like an unknown one (the operation's `pathNotFound`).
  */
-export const handler = httpHandler({ auth: false }, async ({ event, path }) => {
-  const code = path.referral_code ?? '';
-  if (!codePattern.test(code)) throw linkNotFound();
+export const handler = httpHandler({ ...Visit, metrics: metricsMiddleware() }, async ({ event, path }) => {
+  const code = path.referral_code;
   const link = await findLink({ code }, undefined);
   if (!link) throw linkNotFound();
   const location = toAsciiUrl(toLink(link).referral_link ?? '');

@@ -3,7 +3,7 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { createSqsClient } from '../../lib/aws/clients.ts';
 import { config } from '../../lib/config.ts';
 import { parseCampaignPartition, purgeCampaign } from '../../lib/db/purge.ts';
-import { logger } from '../../lib/http/logger.ts';
+import { logger } from '../../lib/observability/logger.ts';
 import { messageIdOf, processRecords } from '../../lib/queues/batch.ts';
 
 const sqs = createSqsClient();

@@ -1,12 +1,12 @@
 /** Schemas of referral links, referred users and actions (see `schemas.ts` for the conventions). */
 import { type Static, Type } from '@sinclair/typebox';
+import { CODE_PATTERN, DEFAULT_LIST_LIMIT, MAX_METADATA_BYTES } from './field-rules.ts';
 import { JsonObject, Text } from './schema-kinds.ts';
 import { Timestamp, Uuid } from './schemas.ts';
 
-export const CODE_PATTERN = '^[A-Za-z0-9_-]{4,32}$';
-export const MAX_METADATA_BYTES = 8 * 1024;
+export { CODE_PATTERN, DEFAULT_LIST_LIMIT, MAX_METADATA_BYTES } from './field-rules.ts';
 
-const ReferralCode = Type.String({
+export const ReferralCode = Type.String({
   pattern: CODE_PATTERN,
   description: '4-32 characters of A-Z a-z 0-9 _ -',
 });
@@ -44,9 +44,6 @@ export const GetLinkQuery = Type.Object(
   },
   { additionalProperties: true },
 );
-
-/** Items per page of a list: 1–1000, 100 when `limit` is omitted (contract, Field rules). */
-export const DEFAULT_LIST_LIMIT = 100;
 
 export const ListQuery = Type.Object(
   {
@@ -139,6 +136,7 @@ export type Action = Static<typeof Action>;
 
 export const ReferralLinkList = Type.Array(ReferralLink);
 
-/** Path parameters of the two list routes, validated by their handlers and documented as is. */
+/** Path parameters of the two list routes and of the redirect (see their operations). */
 export const CampaignLinksPath = Type.Object({ campaign_id: Uuid });
 export const ReferrerLinksPath = Type.Object({ campaign_id: Uuid, referrer_id: UserId });
+export const VisitPath = Type.Object({ referral_code: ReferralCode });

@@ -1,6 +1,7 @@
 /**
  * Request and response schemas, written once with TypeBox: they give the TypeScript types, the
- * runtime validators (compiled at module load in `lib/http/validate.ts`) and the OpenAPI document.
+ * validators the functions run (generated at build time from the operations, `lib/operations/`) and
+ * the OpenAPI document.
  */
 import { type Static, Type } from '@sinclair/typebox';
 import { Text } from './schema-kinds.ts';

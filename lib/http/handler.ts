@@ -1,8 +1,7 @@
 import middy, { type MiddlewareObj } from '@middy/core';
-import type { TSchema } from '@sinclair/typebox';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { isDependencyFailure, withDeadline } from '../aws/deadline.ts';
-import { ApiError } from '../domain/errors.ts';
+import { ApiError, validationError } from '../domain/errors.ts';
 import {
   IdempotencyKeyUsed,
   type IdempotentRequest,
@@ -11,8 +10,8 @@ import {
   idempotentRequest,
   type StoredAnswer,
 } from '../domain/idempotency.ts';
-import { logger } from './logger.ts';
-import { metricsMiddleware } from './metrics.ts';
+import { logger } from '../observability/logger.ts';
+import type { CompiledOperation } from '../operations/runtime.ts';
 import { parseJsonBody, queryOf, requestIdOf, tenantOf } from './request.ts';
 import {
   errorResponse,
@@ -21,19 +20,18 @@ import {
   serviceUnavailable,
   toResponse,
 } from './responses.ts';
-import { compileValidator } from './validate.ts';
 
 export type Event = APIGatewayProxyEventV2;
 export type Result = APIGatewayProxyStructuredResultV2;
 
-export interface HttpRequest<Body, Query> {
+export interface HttpRequest<Body, Query, Path> {
   event: Event;
   requestId: string;
   /** The caller's tenant; empty string on public routes. */
   tenant: string;
   body: Body;
   query: Query;
-  path: Record<string, string>;
+  path: Path;
   /** A POST's `Idempotency-Key`, when it carries one: writes store their answer with it. */
   idempotency?: IdempotentRequest;
 }
@@ -47,20 +45,11 @@ export const REQUEST_BUDGET_MS = 5_000;
 /** What the answer itself needs after the last dependency call, from the function's deadline. */
 const ANSWER_MARGIN_MS = 1_000;
 
-interface HandlerSpec<BodySchema extends TSchema | undefined, QuerySchema extends TSchema | undefined> {
-  /** Public routes (no api-key) set this to false. */
-  auth?: boolean;
-  /** JSON body schema. With `bodyOptional`, an absent body validates as `{}`. */
-  body?: BodySchema;
-  bodyOptional?: boolean;
-  /**
-   * Body fields refused with their own error before any other check (e.g. `url` on PATCH
-   * /campaign is `url_immutable` whatever else is wrong with the body).
-   */
-  refusedFields?: Record<string, () => ApiError>;
-  /** Query parameters that must be present (400 `missing_parameter`), then validated by `query`. */
-  requiredQuery?: readonly string[];
-  query?: QuerySchema;
+/**
+ * A route's operation (`lib/operations/compiled.ts`, generated from its definition: validators and
+ * request rules) and what only the function can supply.
+ */
+export type HandlerSpec<Body, Query, Path> = CompiledOperation<Body, Query, Path> & {
   /**
    * Where this route's answers to `Idempotency-Key`s are read back (`storedAnswer` of
    * `lib/db/idempotency.ts`). Every POST route gives it; a route without it ignores the header.
@@ -68,25 +57,23 @@ interface HandlerSpec<BodySchema extends TSchema | undefined, QuerySchema extend
    * no database client.
    */
   storedAnswers?: (request: IdempotentRequest) => Promise<StoredAnswer | undefined>;
-}
-
-type Infer<S> = S extends TSchema ? import('@sinclair/typebox').Static<S> : undefined;
+  /**
+   * `metricsMiddleware()` of `lib/observability/metrics.ts`, on the functions that count business
+   * events: it publishes what they counted. Passed in, so that the metrics writer is bundled only
+   * where something is counted.
+   */
+  metrics?: MiddlewareObj<Event, Result, Error, Context>;
+};
 
 /**
- * The one place that turns an API Gateway event into a typed request and any thrown error into
- * the contract's error body. Handlers stay thin and never catch.
+ * The one place that turns an API Gateway event into a typed request, enforcing the route's
+ * operation, and any thrown error into the contract's error body. Handlers stay thin and never
+ * catch.
  */
-export function httpHandler<
-  BodySchema extends TSchema | undefined = undefined,
-  QuerySchema extends TSchema | undefined = undefined,
->(
-  spec: HandlerSpec<BodySchema, QuerySchema>,
-  fn: (req: HttpRequest<Infer<BodySchema>, Infer<QuerySchema>>) => Promise<HttpResult>,
+export function httpHandler<Body = undefined, Query = Record<string, string>, Path = Record<string, string>>(
+  spec: HandlerSpec<Body, Query, Path>,
+  fn: (req: HttpRequest<Body, Query, Path>) => Promise<HttpResult>,
 ) {
-  // Compiled once per cold start, not per request.
-  const validateBody = spec.body ? compileValidator(spec.body) : undefined;
-  const validateQuery = spec.query ? compileValidator(spec.query) : undefined;
-
   const core = async (event: Event, context?: Context): Promise<Result> => {
     const functionLeft = context?.getRemainingTimeInMillis?.() ?? REQUEST_BUDGET_MS + ANSWER_MARGIN_MS;
     const deadline = Date.now() + Math.max(0, Math.min(REQUEST_BUDGET_MS, functionLeft - ANSWER_MARGIN_MS));
@@ -95,22 +82,22 @@ export function httpHandler<
 
   const answer = async (event: Event): Promise<Result> => {
     const requestId = requestIdOf(event);
-    const tenant = spec.auth === false ? '' : tenantOf(event);
+    const tenant = spec.auth ? tenantOf(event) : '';
     if (tenant) logger.appendKeys({ tenant });
-    const query = queryOf(event, spec.requiredQuery);
+    const rawQuery = queryOf(event, spec.query?.required);
     let body: unknown;
     let parsed: Record<string, unknown> | undefined;
-    if (validateBody) {
+    if (spec.body) {
       parsed = parseJsonBody(event);
-      if (parsed === undefined && !spec.bodyOptional) {
+      if (parsed === undefined && !spec.body.optional) {
         throw new ApiError('invalid_json', 'A JSON object body is required.');
       }
-      for (const [field, error] of Object.entries(spec.refusedFields ?? {})) {
-        if (parsed && Object.hasOwn(parsed, field)) throw error();
+      for (const [field, error] of Object.entries(spec.body.refused)) {
+        if (parsed && Object.hasOwn(parsed, field)) throw new ApiError(error.code, error.message);
       }
       // Lone surrogates (`"\ud800"`, valid JSON but not Unicode text) are refused by the `Text`
       // schema of every stored string; metadata keeps them, as it is stored as JSON text.
-      body = validateBody(parsed ?? {});
+      body = spec.body.validate(parsed ?? {});
     }
     const method = event.requestContext.http.method;
     const idempotency =
@@ -124,25 +111,54 @@ export function httpHandler<
             body: parsed,
           })
         : undefined;
-    const validQuery = (validateQuery ? validateQuery(query) : query) as Infer<QuerySchema>;
-    const result = await answerOnce(idempotency, spec.storedAnswers, () =>
-      fn({
-        event,
-        requestId,
-        tenant,
-        body: body as Infer<BodySchema>,
-        query: validQuery,
-        path: (event.pathParameters ?? {}) as Record<string, string>,
-        idempotency,
-      }),
-    );
+    const query = spec.query ? validQuery(spec.query, rawQuery) : (rawQuery as Query);
+    const rawPath = (event.pathParameters ?? {}) as Record<string, string>;
+    const path = spec.path ? spec.path.validate(rawPath) : (rawPath as Path);
+    const exactlyOneOf = spec.body?.exactlyOne;
+    const result = await answerOnce(idempotency, spec.storedAnswers, () => {
+      // Checked where the handlers checked it before it was a rule of the operation (after the
+      // Idempotency-Key, and answered from a stored answer when the key has one), so nothing moves.
+      if (exactlyOneOf) exactlyOne(body as Record<string, unknown>, exactlyOneOf);
+      return fn({ event, requestId, tenant, body: body as Body, query, path, idempotency });
+    });
     return toResponse(result, requestId);
   };
 
+  const handler = middy<Event, Result, Error, Context>(core);
   // Used first so that it runs last: the metrics are written after the error mapping and the log.
-  return middy<Event, Result, Error, Context>(core)
-    .use(metricsMiddleware<Event, Result, Error, Context>())
-    .use(contractErrors());
+  if (spec.metrics) handler.use(spec.metrics);
+  return handler.use(contractErrors());
+}
+
+/**
+ * The query as the operation takes it. With an "at least one of" rule an empty parameter counts as
+ * absent (as for a required one, `?id=`) and is not validated.
+ */
+function validQuery<Query>(
+  rules: NonNullable<CompiledOperation<unknown, Query>['query']>,
+  query: Record<string, string>,
+): Query {
+  if (!rules.atLeastOne) return rules.validate(query);
+  const present = Object.fromEntries(Object.entries(query).filter(([, v]) => v !== ''));
+  if (!rules.atLeastOne.some((name) => present[name] !== undefined)) {
+    const names = rules.atLeastOne.join(' or ');
+    throw new ApiError('missing_parameter', `Give ${names}.`, [
+      { field: rules.atLeastOne[0] as string, message: `${names} is required` },
+    ]);
+  }
+  return rules.validate(present);
+}
+
+/** Exactly one of `fields` is present in a schema-valid body. */
+function exactlyOne(body: Record<string, unknown>, fields: readonly string[]): void {
+  if (fields.filter((field) => body[field] !== undefined).length === 1) return;
+  const [first = '', ...rest] = fields;
+  throw validationError([
+    {
+      field: first,
+      message: `exactly one of ${[first, ...rest].join(', ').replace(/, ([^,]*)$/, ' and $1')} is required`,
+    },
+  ]);
 }
 
 /**
@@ -154,7 +170,7 @@ export function httpHandler<
  */
 async function answerOnce(
   idempotency: IdempotentRequest | undefined,
-  storedAnswers: HandlerSpec<undefined, undefined>['storedAnswers'],
+  storedAnswers: HandlerSpec<unknown, unknown, unknown>['storedAnswers'],
   run: () => Promise<HttpResult>,
 ): Promise<HttpResult> {
   if (!idempotency || !storedAnswers) return run();

@@ -1,5 +1,5 @@
 import type { Page } from '../db/links.ts';
-import { DEFAULT_LIST_LIMIT } from '../domain/link-schemas.ts';
+import { DEFAULT_LIST_LIMIT } from '../domain/field-rules.ts';
 import type { HttpResult } from './responses.ts';
 
 export function limitOf(query: { limit?: string }): number {

@@ -10,10 +10,20 @@ export interface HttpResult {
   /** A JSON body already serialized (a stored answer replayed as first sent). */
   rawJson?: string;
   headers?: Record<string, string>;
+  /** A body of bytes (the reference page, gzipped or not), sent base64-encoded as API Gateway wants. */
+  bytes?: Buffer;
 }
 
 export function toResponse(result: HttpResult, requestId: string): APIGatewayProxyStructuredResultV2 {
   const headers: Record<string, string> = { 'x-request-id': requestId, ...result.headers };
+  if (result.bytes !== undefined) {
+    return {
+      statusCode: result.status,
+      headers,
+      body: result.bytes.toString('base64'),
+      isBase64Encoded: true,
+    };
+  }
   if (result.rawJson !== undefined) {
     headers['content-type'] = JSON_CONTENT_TYPE;
     return { statusCode: result.status, headers, body: result.rawJson };

@@ -1,7 +1,7 @@
 /**
- * The OpenAPI 3.1 document, built at module load from the route table (`lib/routes.ts`), the
- * per-route metadata (`operations.ts`) and the TypeBox schemas the handlers validate with. Nothing
- * here restates a schema: it only arranges them.
+ * The OpenAPI 3.1 document, built at module load from the route table (`lib/routes.ts`) and each
+ * route's operation (`lib/operations/definitions.ts`): the very schemas and request rules its
+ * validators are generated from. Nothing here restates a schema or a rule: it only arranges them.
  */
 import type { TObject, TSchema } from '@sinclair/typebox';
 import { type ErrorCode, errorStatus } from '../domain/errors.ts';
@@ -24,15 +24,12 @@ import {
   Uuid,
 } from '../domain/schemas.ts';
 import { MAX_BODY_BYTES } from '../http/request.ts';
+import type { OperationDefinition, ResponseHeader } from '../operations/definition.ts';
+import { tags } from '../operations/definition.ts';
+import { operations as operationTable } from '../operations/definitions.ts';
 import { answersHead, type RouteDefinition, routes as routeTable } from '../routes.ts';
 import { errorMeanings } from './errors.ts';
 import { type JsonSchema, SchemaRegistry } from './json-schema.ts';
-import {
-  type OperationMetadata,
-  operations as operationTable,
-  type ResponseHeader,
-  tags,
-} from './operations.ts';
 import { ActionCreatedEvent, ReferredUserCreatedEvent, webhookEvents } from './webhooks.ts';
 
 export type OpenApiDocument = JsonSchema & {
@@ -128,11 +125,15 @@ const withRequestId = (headers: readonly ResponseHeader[] = []) =>
   );
 
 /** Errors an operation can answer besides its own: auth, input parsing, size, throttling, crashes. */
-function commonErrors(route: RouteDefinition, meta: OperationMetadata): ErrorCode[] {
+function commonErrors(route: RouteDefinition, meta: OperationDefinition): ErrorCode[] {
   const codes: ErrorCode[] = [];
-  if (meta.body) codes.push('invalid_json', 'validation_failed', 'unsupported_media_type');
-  if (meta.query) codes.push('validation_failed');
-  if (meta.query?.required?.length) codes.push('missing_parameter');
+  const request = meta.request ?? {};
+  if (request.body) codes.push('invalid_json', 'validation_failed', 'unsupported_media_type');
+  if (request.query) codes.push('validation_failed');
+  if (request.query?.required?.length || request.queryAtLeastOne) codes.push('missing_parameter');
+  // What the request rules answer: a refused field's own code, a path that fails its schema.
+  for (const refused of Object.values(request.refusedFields ?? {})) codes.push(refused.code);
+  if (request.path) codes.push(request.pathNotFound?.code ?? 'validation_failed');
   if (route.auth) codes.push('unauthorized');
   if (takesIdempotencyKey(route)) codes.push('idempotency_key_in_progress', 'idempotency_key_reused');
   // Every route that reads the table (the authorizer does for every keyed one) can find it unavailable.
@@ -203,13 +204,14 @@ function errorResponses(
   return out;
 }
 
-function pathParameters(route: RouteDefinition, meta: OperationMetadata): JsonSchema[] {
+function pathParameters(route: RouteDefinition, meta: OperationDefinition): JsonSchema[] {
   const names = [...route.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] as string);
-  const declared = Object.keys(meta.path ?? {});
+  const schemas = (meta.request?.path?.properties ?? {}) as Record<string, TSchema>;
+  const declared = Object.keys(schemas);
   if (names.length !== declared.length || names.some((name) => !declared.includes(name))) {
-    throw new Error(`Route ${route.name}: path parameters ${names} but metadata for ${declared}`);
+    throw new Error(`Route ${route.name}: path parameters ${names} but the operation declares ${declared}`);
   }
-  return names.map((name) => parameter(name, 'path', meta.path?.[name] as TSchema, true));
+  return names.map((name) => parameter(name, 'path', schemas[name] as TSchema, true));
 }
 
 function queryParameters(query: TObject | undefined): JsonSchema[] {
@@ -230,7 +232,7 @@ function parameter(name: string, location: 'path' | 'query', schema: TSchema, re
   };
 }
 
-function successResponse(meta: OperationMetadata, withBody = true, replayable = false): JsonSchema {
+function successResponse(meta: OperationDefinition, withBody = true, replayable = false): JsonSchema {
   const { success } = meta;
   const media = success.media ?? [JSON_MEDIA];
   return {
@@ -249,7 +251,7 @@ function successResponse(meta: OperationMetadata, withBody = true, replayable = 
   };
 }
 
-function operation(shared: SharedComponents, route: RouteDefinition, meta: OperationMetadata): JsonSchema {
+function operation(shared: SharedComponents, route: RouteDefinition, meta: OperationDefinition): JsonSchema {
   const errors = [...commonErrors(route, meta), ...(meta.errors ?? [])];
   return {
     operationId: route.name,
@@ -259,14 +261,14 @@ function operation(shared: SharedComponents, route: RouteDefinition, meta: Opera
     ...(route.auth ? {} : { security: [] }),
     parameters: [
       ...pathParameters(route, meta),
-      ...queryParameters(meta.query),
+      ...queryParameters(meta.request?.query),
       ...(takesIdempotencyKey(route) ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : []),
     ],
-    ...(meta.body
+    ...(meta.request?.body
       ? {
           requestBody: {
-            required: !meta.bodyOptional,
-            content: { [JSON_MEDIA]: { schema: registry.use(meta.body) } },
+            required: !meta.request.bodyOptional,
+            content: { [JSON_MEDIA]: { schema: registry.use(meta.request.body) } },
           },
         }
       : {}),
@@ -281,7 +283,7 @@ function operation(shared: SharedComponents, route: RouteDefinition, meta: Opera
 function headOperation(
   shared: SharedComponents,
   route: RouteDefinition,
-  meta: OperationMetadata,
+  meta: OperationDefinition,
 ): JsonSchema {
   const errors = [...commonErrors(route, meta), ...(meta.errors ?? [])];
   return {
@@ -290,7 +292,7 @@ function headOperation(
     description: `The same as \`GET ${route.path}\` without a body; a \`HEAD\` request is never recorded.`,
     tags: [meta.tag],
     ...(route.auth ? {} : { security: [] }),
-    parameters: [...pathParameters(route, meta), ...queryParameters(meta.query)],
+    parameters: [...pathParameters(route, meta), ...queryParameters(meta.request?.query)],
     responses: {
       [String(meta.success.status)]: successResponse(meta, false),
       ...errorResponses(shared, errors, false),
@@ -376,13 +378,13 @@ ${errorTable()}
 /** Build the document for a route table (the real one unless a test passes another). */
 export function buildOpenApiDocument(
   table: readonly RouteDefinition[] = routeTable,
-  metadata: Readonly<Record<string, OperationMetadata>> = operationTable,
+  definitions: Readonly<Record<string, OperationDefinition>> = operationTable,
 ): OpenApiDocument {
   const paths: Record<string, Record<string, JsonSchema>> = {};
   const shared: SharedComponents = { responses: {}, examples: {} };
   for (const route of table) {
-    const meta = metadata[route.name];
-    if (!meta) throw new Error(`Route ${route.name} has no OpenAPI metadata in lib/openapi/operations.ts`);
+    const meta = definitions[route.name];
+    if (!meta) throw new Error(`Route ${route.name} has no operation in lib/operations/definitions.ts`);
     paths[route.path] ??= {};
     const item = paths[route.path] as Record<string, JsonSchema>;
     item[route.method.toLowerCase()] = operation(shared, route, meta);

@@ -23,7 +23,7 @@
  * finish, e.g. a function timeout or a DynamoDB outage.
  */
 import { ChangeMessageVisibilityCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { logger as rootLogger } from '../http/logger.ts';
+import { logger as rootLogger } from '../observability/logger.ts';
 import { messageIdOf, processRecords } from '../queues/batch.ts';
 import { postWebhook } from './http.ts';
 import { ATTEMPTS_ATTRIBUTE, DUE_ATTRIBUTE, retryMessage, SLOW_ATTEMPT_MS } from './lanes.ts';

@@ -5,7 +5,7 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { createSqsClient } from '../aws/clients.ts';
 import { config } from '../config.ts';
-import { publishMetrics } from '../http/metrics.ts';
+import { publishMetrics } from '../observability/metrics.ts';
 import { type DeliveryDeps, deliverFirstAttempts, deliverRetries } from './deliver.ts';
 import { countDeliveries } from './metrics.ts';
 import { retryDelaysFrom } from './schedule.ts';

@@ -6,7 +6,7 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { materializeLinkAction } from '../db/actions.ts';
-import { logger as rootLogger } from '../http/logger.ts';
+import { logger as rootLogger } from '../observability/logger.ts';
 import { isLinkActionRecord, type StreamRecordLike, safeNumber } from './stream.ts';
 
 const logger = rootLogger.createChild();

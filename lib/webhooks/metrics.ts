@@ -1,4 +1,4 @@
-import { BusinessMetric, countEvent } from '../http/metrics.ts';
+import { BusinessMetric, countEvent } from '../observability/metrics.ts';
 import type { DeliveryCounts } from './deliver.ts';
 
 /**

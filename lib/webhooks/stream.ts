@@ -7,7 +7,7 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { logger as rootLogger } from '../http/logger.ts';
+import { logger as rootLogger } from '../observability/logger.ts';
 import { firstAttemptIds } from './lanes.ts';
 import { eventJsonOf, type WebhookMessage } from './message.ts';
 

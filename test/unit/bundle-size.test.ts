@@ -1,13 +1,15 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BUNDLING, ESM_REQUIRE_BANNER, esbuildOptions } from '../../infra/bundling.ts';
+import { BUNDLING as CDK_BUNDLING } from '../../infra/functions.ts';
+import { routes } from '../../lib/routes.ts';
 import {
   BUNDLE_BUDGETS,
   type BuiltBundle,
   budgetClassOf,
   buildBundles,
   bundleDir,
-  ESM_REQUIRE_BANNER,
   functionEntries,
   projectRoot,
   removeBundleDir,
@@ -16,6 +18,8 @@ import {
 /**
  * Every function bundle, built as CDK builds it, stays within the budget `npm run bench` reports
  * (bench/results.md). A bundle that grows past it fails here, before it slows every cold start.
+ * Nothing here can pass without checking: a missing entry fails the build, a missing bundle the
+ * count below.
  */
 describe('function bundle sizes', () => {
   let dir = '';
@@ -30,23 +34,26 @@ describe('function bundle sizes', () => {
     if (dir) removeBundleDir(dir);
   });
 
-  it('builds every function of the route table, the authorizer, the fallback, the queue and the stream consumers', () => {
-    const names = bundles.map((b) => b.name);
-    expect(names).toContain('auth/authorizer');
-    expect(names).toContain('http/fallback');
-    expect(names).toContain('http/visit');
-    expect(names).toEqual(
-      expect.arrayContaining([
-        'queue/deliver-webhook',
-        'queue/retry-webhook',
-        'queue/purge-campaign',
-        'stream/enqueue-webhook-events',
-        'stream/enqueue-purge',
-      ]),
-    );
+  const bundle = (name: string): BuiltBundle => {
+    const found = bundles.find((b) => b.name === name);
+    if (!found) throw new Error(`no bundle for ${name}`);
+    return found;
+  };
+
+  it('builds every function: each route-table handler, the authorizer, the fallback, the queue and the stream consumers', () => {
+    const consumers = (dir: string) =>
+      readdirSync(join(projectRoot, 'functions', dir))
+        .filter((f) => f.endsWith('.ts'))
+        .map((f) => `${dir}/${f.slice(0, -3)}`);
+    const queue = [...consumers('queue'), ...consumers('stream')];
+    const expected = [...new Set(routes.map((r) => r.handler)), 'auth/authorizer', 'http/fallback', ...queue];
+    expect(bundles.map((b) => b.name).sort()).toEqual(expected.sort());
+    expect(queue.length).toBeGreaterThan(0);
+    for (const b of bundles) expect(b.bytes, b.name).toBeGreaterThan(1024);
   });
 
   it('stays within its budget', () => {
+    expect(bundles.length).toBeGreaterThan(0);
     const over = bundles
       .map((b) => ({ name: b.name, bytes: b.bytes, budget: BUNDLE_BUDGETS[budgetClassOf(b)] }))
       .filter((b) => b.bytes > b.budget);
@@ -54,12 +61,47 @@ describe('function bundle sizes', () => {
   });
 
   it('keeps the AWS SDK out of the fallback, which touches no AWS service', () => {
-    expect(bundles.find((b) => b.name === 'http/fallback')?.usesAwsSdk).toBe(false);
+    expect(bundle('http/fallback').usesAwsSdk).toBe(false);
   });
 
-  it('uses the same esbuild banner as the CDK stack', () => {
-    const infra = join(projectRoot, 'infra', 'functions.ts');
-    if (!existsSync(infra)) return;
-    expect(readFileSync(infra, 'utf8')).toContain(ESM_REQUIRE_BANNER);
+  it('ships no TypeBox outside the documentation functions: validators are generated at build time', () => {
+    const withTypebox = bundles
+      .filter((b) => budgetClassOf(b) !== 'docs' && '@sinclair/typebox' in b.packages)
+      .map((b) => b.name);
+    expect(withTypebox).toEqual([]);
+  });
+
+  it('ships no validator in the fallback, which has nothing to validate', () => {
+    expect(
+      Object.keys(bundle('http/fallback').packages).filter((p) => p.startsWith('lib/validation')),
+    ).toEqual([]);
+  });
+
+  it('carries the metrics writer in exactly the route functions that count something', () => {
+    // `CloudWatchMetrics`, a key of the EMF document, survives minification.
+    const writesMetrics = (b: BuiltBundle) => readFileSync(b.file, 'utf8').includes('CloudWatchMetrics');
+    for (const route of routes) {
+      const source = readFileSync(join(projectRoot, 'functions', `${route.handler}.ts`), 'utf8');
+      expect(writesMetrics(bundle(route.handler)), route.handler).toBe(source.includes('countEvent('));
+    }
+    expect(writesMetrics(bundle('http/fallback'))).toBe(false);
+    expect(writesMetrics(bundle('auth/authorizer'))).toBe(false);
+  });
+
+  it('is built with the settings the CDK stack bundles with (one definition, infra/bundling.ts)', () => {
+    expect(CDK_BUNDLING).toMatchObject({
+      target: BUNDLING.target,
+      format: BUNDLING.format,
+      minify: BUNDLING.minify,
+      sourceMap: BUNDLING.sourceMap,
+      sourcesContent: BUNDLING.sourcesContent,
+      externalModules: BUNDLING.externalModules,
+      mainFields: BUNDLING.mainFields,
+      banner: ESM_REQUIRE_BANNER,
+    });
+    expect(esbuildOptions().banner).toEqual({ js: ESM_REQUIRE_BANNER });
+    for (const b of bundles) {
+      expect(readFileSync(b.file, 'utf8').startsWith(ESM_REQUIRE_BANNER), b.name).toBe(true);
+    }
   });
 });

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
-import { logger, REDACTED, redactSecrets } from '../../lib/http/logger.ts';
-import { BusinessMetric, countEvent, metrics, publishMetrics } from '../../lib/http/metrics.ts';
+import { logger, REDACTED, redactSecrets } from '../../lib/observability/logger.ts';
+import { BusinessMetric, countEvent, metrics, publishMetrics } from '../../lib/observability/metrics.ts';
 import { countDeliveries } from '../../lib/webhooks/metrics.ts';
 
 const API_KEY = `rk_${'A1b2C3d4E5'.repeat(4)}xyz`;

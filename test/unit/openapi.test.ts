@@ -2,11 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { errorStatus } from '../../lib/domain/errors.ts';
-import * as linkSchemas from '../../lib/domain/link-schemas.ts';
-import * as schemas from '../../lib/domain/schemas.ts';
-import * as docsQuery from '../../lib/openapi/docs-query.ts';
 import { buildOpenApiDocument, openApiDocument } from '../../lib/openapi/document.ts';
-import { operations } from '../../lib/openapi/operations.ts';
+import { operations } from '../../lib/operations/definitions.ts';
 import { routes } from '../../lib/routes.ts';
 import { projectRoot } from '../../scripts/openapi-tools.ts';
 
@@ -29,35 +26,29 @@ const deref = (node: Json): Json =>
         .reduce((n: Json, part: string) => n[part.replace(/~1/g, '/').replace(/~0/g, '~')], doc)
     : node;
 
-describe('per-route metadata', () => {
-  it('exists for every row of the route table, and for nothing else', () => {
+describe('per-route operations', () => {
+  it('exist for every row of the route table, and for nothing else', () => {
     expect(Object.keys(operations).sort()).toEqual(routes.map((r) => r.name).sort());
   });
 
-  it('names the same body and query schemas the handler passes to httpHandler', () => {
-    const schemaNames = new Map<unknown, string>();
-    for (const mod of [schemas, linkSchemas, docsQuery]) {
-      for (const [name, value] of Object.entries(mod)) schemaNames.set(value, name);
-    }
+  it('are what each handler enforces: it passes its own generated operation to httpHandler', () => {
     for (const route of routes) {
-      const meta = operations[route.name];
       const source = readFileSync(join(projectRoot, 'functions', `${route.handler}.ts`), 'utf8');
-      for (const kind of ['body', 'query'] as const) {
-        const schema = meta?.[kind];
-        if (!schema) continue;
-        const name = schemaNames.get(schema);
-        expect(name, `${route.name}: ${kind} schema must be an exported constant`).toBeDefined();
-        // httpHandler({ body: X }) or compileValidator(X): the handler validates with that very constant.
-        expect(source, `${route.handler} must validate its ${kind} with ${name}`).toMatch(
-          new RegExp(`(${kind}: ${name}\\b|compileValidator\\(${name}\\))`),
-        );
-      }
+      expect(source, `${route.handler} must import its operation`).toMatch(
+        new RegExp(`import \\{ ${route.name} \\} from '../../lib/operations/compiled.ts'`),
+      );
+      // httpHandler(X, …) or httpHandler({ ...X, storedAnswers, … }, …): the row's own operation.
+      expect(source, `${route.handler} must validate with ${route.name}`).toMatch(
+        new RegExp(`httpHandler\\(\\s*(\\{ \\.\\.\\.)?${route.name}\\b`),
+      );
+      // No validator or schema of its own beside the operation's.
+      expect(source).not.toMatch(/compileValidator|@sinclair\/typebox|domain\/(link-)?schemas/);
     }
   });
 
-  it('makes the document builder fail loudly for a row without metadata', () => {
+  it('makes the document builder fail loudly for a row without an operation', () => {
     const row = { ...routes[0]!, name: 'NoSuchRoute' };
-    expect(() => buildOpenApiDocument([row])).toThrow(/NoSuchRoute has no OpenAPI metadata/);
+    expect(() => buildOpenApiDocument([row])).toThrow(/NoSuchRoute has no operation/);
   });
 });
 

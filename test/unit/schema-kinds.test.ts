@@ -14,8 +14,8 @@ import {
 } from '../../lib/domain/link-schemas.ts';
 import { codePointLength } from '../../lib/domain/schema-kinds.ts';
 import { CreateCampaignBody, MAX_NAME_LENGTH, UpdateCampaignBody } from '../../lib/domain/schemas.ts';
-import { compileValidator } from '../../lib/http/validate.ts';
 import { buildOpenApiDocument } from '../../lib/openapi/document.ts';
+import { compileValidator } from '../../lib/validation/generate.ts';
 import { documentAjv } from '../support/response-validator.ts';
 
 const campaign = compileValidator(CreateCampaignBody);

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../lib/domain/errors.ts';
 import { CampaignIdQuery, CreateCampaignBody, UpdateCampaignBody } from '../../lib/domain/schemas.ts';
-import { compileValidator } from '../../lib/http/validate.ts';
+import { compileValidator } from '../../lib/validation/generate.ts';
 
 function detailsOf(validate: (v: unknown) => unknown, value: unknown) {
   try {

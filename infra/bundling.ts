@@ -1,0 +1,51 @@
+/**
+ * How every function is bundled, in one CDK-free module with three readers: the CDK stack
+ * (`infra/functions.ts` hands `cdkBundling` to NodejsFunction), and `scripts/bench/bundles.ts`,
+ * which builds the same bundles for `npm run bench` and `test/unit/bundle-size.test.ts` by calling
+ * esbuild with `esbuildOptions`, the flags NodejsFunction derives from those settings. No aws-cdk-lib
+ * here, so the bench and the unit test load none of it.
+ */
+import type { BuildOptions } from 'esbuild';
+
+/**
+ * ESM bundles have no `require`; a few CommonJS dependencies bundled into them still call it for
+ * Node built-ins. The alias keeps `createRequire` from clashing with a bundled top-level name.
+ */
+export const ESM_REQUIRE_BANNER =
+  "import { createRequire as __bannerCreateRequire } from 'module'; const require = __bannerCreateRequire(import.meta.url);";
+
+/** The esbuild settings of every function of the stack (webhooks and purge included). */
+export const BUNDLING = {
+  format: 'esm',
+  target: 'node22',
+  minify: true,
+  sourceMap: true,
+  // The maps only need line mappings for stack traces; embedding sources would double the zip.
+  sourcesContent: false,
+  // Bundle the AWS SDK v3 rather than use the runtime's copy: a pinned, tested version, and
+  // tree-shaking makes the cold start faster than loading the runtime's full clients.
+  externalModules: [] as string[],
+  // Prefer ESM entry points so esbuild can tree-shake dependencies that ship both.
+  mainFields: ['module', 'main'],
+  banner: ESM_REQUIRE_BANNER,
+} as const;
+
+/**
+ * The esbuild options NodejsFunction passes for `BUNDLING` (it always bundles, for platform node):
+ * `--minify`, `--sourcemap`, `--sources-content=false`, `--main-fields`, `--banner:js` and no
+ * `--external` beyond these.
+ */
+export function esbuildOptions(): BuildOptions {
+  return {
+    bundle: true,
+    platform: 'node',
+    target: BUNDLING.target,
+    format: BUNDLING.format,
+    minify: BUNDLING.minify,
+    sourcemap: BUNDLING.sourceMap,
+    sourcesContent: BUNDLING.sourcesContent,
+    external: [...BUNDLING.externalModules],
+    mainFields: [...BUNDLING.mainFields],
+    banner: { js: BUNDLING.banner },
+  };
+}
