@@ -31,7 +31,7 @@ const indent = (text: string, by: string) =>
  */
 function validatorSource(schema: TObject, at: string, fixedError?: RuleError): string {
   const { body, rules, node } = generateCheck(schema, at, 'typescript');
-  // A schema without custom kinds gets no `kind` hook: its check then needs nothing of kinds.ts.
+  // A schema without custom kinds gets no `kind` hook: its check then needs nothing of kind-rules.ts.
   const check = rules.length
     ? [
         '/* @__PURE__ */ ((kind: KindHook) => {',

@@ -1,6 +1,6 @@
 /**
  * Two schema kinds whose rules TypeBox's built-in ones cannot state (the rules themselves, TypeBox-free,
- * are in `lib/validation/kinds.ts`, which the generated validators call), while their JSON form (what the OpenAPI
+ * are in `lib/domain/kind-rules.ts`, which the generated validators call), while their JSON form (what the OpenAPI
  * document shows, symbol keys dropped) is plain JSON Schema saying the same thing:
  *
  * - `Text`: lengths in Unicode code points, as the contract and JSON Schema count them (TypeBox's
@@ -11,14 +11,9 @@
  *   numbers only; kept as the client sent it, so no key or nesting rule applies.
  */
 import { Kind, Type, TypeRegistry } from '@sinclair/typebox';
-import {
-  type JsonObjectOptions,
-  jsonObjectProblem,
-  type TextOptions,
-  textProblem,
-} from '../validation/kinds.ts';
+import { type JsonObjectOptions, jsonObjectProblem, type TextOptions, textProblem } from './kind-rules.ts';
 
-export { codePointLength, type JsonObjectOptions, type TextOptions } from '../validation/kinds.ts';
+export { codePointLength, type JsonObjectOptions, type TextOptions } from './kind-rules.ts';
 
 const NO_CONTROL_PATTERN = '^[^\\u0000-\\u001f\\u007f-\\u009f]*$';
 /** The same where leading and trailing white space (what `trim` removes, `\s`) do not count. */

@@ -10,7 +10,7 @@
  * operation and thousands of generated values, the details equal TypeBox's, value by value.
  */
 import type { ErrorDetail } from '../domain/errors.ts';
-import { kindProblem } from './kinds.ts';
+import { kindProblem } from '../domain/kind-rules.ts';
 
 /**
  * A request schema as JSON: JSON Schema keywords plus `kind`, TypeBox's name of the node's type

@@ -1,6 +1,6 @@
 import { validationError } from '../domain/errors.ts';
+import { kindProblem } from '../domain/kind-rules.ts';
 import { type SchemaNode, validationDetails } from './describe.ts';
-import { kindProblem } from './kinds.ts';
 
 /** Returns the value, typed, or throws 400 `validation_failed` with one detail per offending field. */
 export type Validator<T> = (value: unknown) => T;

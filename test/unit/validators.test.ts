@@ -10,13 +10,13 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ApiError, type ErrorDetail } from '../../lib/domain/errors.ts';
+import { kindProblem } from '../../lib/domain/kind-rules.ts';
 import { rulesOf } from '../../lib/domain/schema-kinds.ts';
 import * as compiled from '../../lib/operations/compiled.ts';
 import type { OperationDefinition } from '../../lib/operations/definition.ts';
 import { operations } from '../../lib/operations/definitions.ts';
 import type { CompiledOperation } from '../../lib/operations/runtime.ts';
 import { routes } from '../../lib/routes.ts';
-import { kindProblem } from '../../lib/validation/kinds.ts';
 import { COMPILED_FILE, generateCompiledModule } from '../../scripts/build-validators.ts';
 
 describe('lib/operations/compiled.ts', () => {

@@ -4,7 +4,7 @@
  * options. No TypeBox here: the generated validators the functions ship call these, so the bundles
  * carry neither TypeBox's compiler nor its type builders.
  */
-import { nonFiniteNumberPath, stringifyJson } from '../domain/json.ts';
+import { nonFiniteNumberPath, stringifyJson } from './json.ts';
 
 /** "No control characters": U+0000–U+001F and U+007F–U+009F (contract, Conventions). */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
