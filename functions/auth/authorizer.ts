@@ -3,8 +3,8 @@ import type {
   APIGatewaySimpleAuthorizerWithContextResult,
 } from 'aws-lambda';
 import { ApiKeyStore } from '../../lib/auth/api-keys.ts';
-import { isDependencyFailure, withDeadline } from '../../lib/aws/deadline.ts';
 import { db, tableName } from '../../lib/db/client.ts';
+import { isDependencyFailure, withDeadline } from '../../lib/db/deadline.ts';
 
 const store = new ApiKeyStore(db, tableName);
 

@@ -8,7 +8,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { config } from '../config.ts';
-import { DeadlineExceededError, remainingMs } from './deadline.ts';
+import { DeadlineExceededError, remainingMs } from '../db/deadline.ts';
 
 /**
  * One attempt's limit once connected: DynamoDB answers in milliseconds when it is well. The local

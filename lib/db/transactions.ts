@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import { remainingMs } from '../aws/deadline.ts';
 import { IdempotencyKeyUsed } from '../domain/idempotency.ts';
 import { db } from './client.ts';
+import { remainingMs } from './deadline.ts';
 
 type Items = NonNullable<TransactWriteCommandInput['TransactItems']>;
 

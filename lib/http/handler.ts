@@ -1,7 +1,7 @@
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { TSchema } from '@sinclair/typebox';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { isDependencyFailure, withDeadline } from '../aws/deadline.ts';
+import { isDependencyFailure, withDeadline } from '../db/deadline.ts';
 import { ApiError } from '../domain/errors.ts';
 import {
   IdempotencyKeyUsed,

@@ -1,7 +1,7 @@
 /**
  * Deadlines and failures of the service's dependencies (DynamoDB, SQS), without the SDK: what the
  * HTTP layer needs to bound a request and to tell a dependency failure (503) from a defect (500).
- * The SDK side, a timeout on every attempt cut at the current deadline, is `clients.ts`.
+ * The SDK side, a timeout on every attempt cut at the current deadline, is `lib/aws/clients.ts`.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 
