@@ -87,7 +87,7 @@ function addSubnet(list: BlockList, cidr: string, type: 'ipv4' | 'ipv6') {
 }
 
 /** Parse an IPv6 literal (compressed, with an optional dotted-quad tail) into 16 bytes. */
-export function ipv6Bytes(address: string): Uint8Array | undefined {
+function ipv6Bytes(address: string): Uint8Array | undefined {
   let text = address.toLowerCase();
   if (text.startsWith('[') && text.endsWith(']')) text = text.slice(1, -1);
   const zone = text.indexOf('%');
@@ -168,8 +168,6 @@ export function blockedCategory(address: string): AddressCategory | undefined {
   if ((b[0]! & 0xe0) !== 0x20 && !(inner && isMappedOrNat64(b))) return 'reserved';
   return undefined;
 }
-
-export const isBlockedAddress = (address: string): boolean => blockedCategory(address) !== undefined;
 
 /** The URL's host as an address literal (brackets removed), or `undefined` when it is a name. */
 export function hostLiteral(url: URL): string | undefined {

@@ -17,7 +17,7 @@ import { blockedCategory, hostLiteral } from '../domain/address-ranges.ts';
 import type { WebhookUrlPolicy } from '../domain/campaign-rules.ts';
 import { validationError } from '../domain/errors.ts';
 
-export interface ResolvedAddress {
+interface ResolvedAddress {
   address: string;
   family: 4 | 6;
 }
@@ -25,7 +25,7 @@ export interface ResolvedAddress {
 export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
 
 /** All addresses of a name, as the system resolver (getaddrinfo) gives them: what a connect uses. */
-export const systemResolver: Resolver = (hostname) =>
+const systemResolver: Resolver = (hostname) =>
   new Promise((resolve, reject) => {
     dnsLookup(hostname, { all: true, verbatim: true }, (err, addresses: LookupAddress[]) => {
       if (err) reject(err);
@@ -37,7 +37,7 @@ export type DestinationCheck =
   | { ok: true; url: URL; hostname: string; address: ResolvedAddress }
   | { ok: false; reason: 'invalid_url' | 'scheme' | 'unresolvable' | 'blocked'; message: string };
 
-export interface DestinationPolicy {
+interface DestinationPolicy {
   /** Local stack only: `http` and private addresses are allowed. */
   allowPrivate: boolean;
   resolve?: Resolver;
