@@ -38,8 +38,23 @@ export interface Started {
 const children: ChildProcess[] = [];
 const dirs: string[] = [];
 
+let javaTmp: string | undefined;
+
+/**
+ * `JAVA_TOOL_OPTIONS` that give DynamoDB Local's JVM a temporary directory of these tests: on disk
+ * it unpacks its SQLite library into `java.io.tmpdir` and, killed with SIGKILL, never removes it.
+ * The directory goes with the data directories in `cleanUpStacks`.
+ */
+export function javaToolOptions(): string {
+  if (!javaTmp) {
+    javaTmp = mkdtempSync(join(tmpdir(), 'referrals-java-'));
+    dirs.push(javaTmp);
+  }
+  return [process.env.JAVA_TOOL_OPTIONS, `-Djava.io.tmpdir=${javaTmp}`].filter(Boolean).join(' ');
+}
+
 export function start(env: Record<string, string>): Started {
-  const childEnv: NodeJS.ProcessEnv = { ...process.env };
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, JAVA_TOOL_OPTIONS: javaToolOptions() };
   for (const name of STACK_ENV) delete childEnv[name];
   Object.assign(childEnv, env);
   // Its own process group, so a Ctrl-C can be sent to the group the way a terminal does.
