@@ -36,7 +36,7 @@ export interface RouteDefinition {
   readonly memoryMb?: number;
   /**
    * DynamoDB calls one request may make once warm, id-block reservations and the authorizer's key
-   * lookup excepted (issue 3 point 10): 1 for the campaign endpoints, at most 2 for the others,
+   * lookup excepted: 1 for the campaign endpoints, at most 2 for the others,
    * 0 for routes that never touch the table. Reads and transactions count alike.
    * test/integration/round-trips.test.ts enforces it per route and `npm run bench` reports
    * against it.

@@ -1,5 +1,5 @@
 /**
- * The DynamoDB round-trip budget of every route (issue 3 point 10): once warm, one request makes
+ * The DynamoDB round-trip budget of every route: once warm, one request makes
  * at most `dynamoCalls` calls (lib/routes.ts), reads and transactions alike, id-block
  * reservations and the authorizer's api-key lookup excepted.
  *
@@ -520,7 +520,7 @@ async function measure(route: RouteDefinition, c: Case): Promise<Invocation> {
   return seen!;
 }
 
-describe('DynamoDB calls per request, once warm (issue 3 point 10)', () => {
+describe('DynamoDB calls per request, once warm', () => {
   it('a replay of a keyed POST costs at most one call more than its budget', async () => {
     const replayable = cases.filter((c) => postRoutes.has(c.route) && c.label.endsWith('Idempotency-Key'));
     expect([...new Set(replayable.map((c) => c.route))].sort()).toEqual([...postRoutes].sort());

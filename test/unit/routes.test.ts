@@ -67,7 +67,7 @@ describe('resolveRoute with the real route table', () => {
   });
 });
 
-describe('DynamoDB call budgets of the route table (issue 3 point 10)', () => {
+describe('DynamoDB call budgets of the route table', () => {
   // What one request may cost once warm; test/integration/round-trips.test.ts measures each.
   it('every row sets a whole budget of at most 2', () => {
     for (const route of routes) {
