@@ -21,6 +21,22 @@ export const config = {
   get tableName(): string {
     return required('TABLE_NAME');
   },
+  /** The `service` of every log line and metric. */
+  get serviceName(): string {
+    return optional('POWERTOOLS_SERVICE_NAME') ?? 'referral-api';
+  },
+  get logLevel(): 'INFO' | 'DEBUG' | 'WARN' | 'ERROR' {
+    const level = optional('LOG_LEVEL')?.toUpperCase();
+    return level === 'DEBUG' || level === 'WARN' || level === 'ERROR' ? level : 'INFO';
+  },
+  /** `POWERTOOLS_METRICS_DISABLED=true` turns business metrics off, as it does for Powertools. */
+  get metricsDisabled(): boolean {
+    return optional('POWERTOOLS_METRICS_DISABLED')?.toLowerCase() === 'true';
+  },
+  /** The stage as set (unset for tests and scripts), where `stage` defaults to `local`. */
+  get stageSet(): string | undefined {
+    return optional('STAGE');
+  },
   /** Deployment stage; `local` only for the local stack. */
   get stage(): string {
     return process.env.STAGE ?? 'local';

@@ -1,4 +1,5 @@
 import { Logger } from '@aws-lambda-powertools/logger';
+import { config } from '../config.ts';
 
 /** Keys whose values are credentials, in any spelling a header, body or error might use. */
 const SECRET_KEY = /^(api[-_]?key|authorization|x-api-key|webhook[-_]?secret|secret)$/i;
@@ -27,7 +28,7 @@ export function redactSecrets(key: string, value: unknown): unknown {
  * logged at all, only ids, route and status, and `redactSecrets` masks what slips through.
  */
 export const logger = new Logger({
-  serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'referral-api',
-  logLevel: (process.env.LOG_LEVEL as 'INFO' | 'DEBUG' | 'WARN' | 'ERROR' | undefined) ?? 'INFO',
+  serviceName: config.serviceName,
+  logLevel: config.logLevel,
   jsonReplacerFn: redactSecrets,
 });

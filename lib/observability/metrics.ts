@@ -1,5 +1,6 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { Context } from 'aws-lambda';
+import { config } from '../config.ts';
 
 /** CloudWatch namespace of the business metrics; the `service` and `stage` dimensions split them. */
 export const METRICS_NAMESPACE = 'ReferralApi';
@@ -20,9 +21,6 @@ export const BusinessMetric = {
   WebhookDeliveriesDeadLettered: 'WebhookDeliveriesDeadLettered',
 } as const;
 export type BusinessMetric = (typeof BusinessMetric)[keyof typeof BusinessMetric];
-
-const SERVICE = process.env.POWERTOOLS_SERVICE_NAME ?? 'referral-api';
-const STAGE = process.env.STAGE ?? 'local';
 
 /**
  * The invocation's counts in CloudWatch's embedded metric format (EMF): one JSON line on stdout per
@@ -59,8 +57,8 @@ export const metrics = {
           },
         ],
       },
-      service: SERVICE,
-      stage: STAGE,
+      service: config.serviceName,
+      stage: config.stage,
       ...Object.fromEntries(
         names.map((name) => {
           const values = this.stored.get(name) as number[];
@@ -81,8 +79,8 @@ export const metrics = {
  * Powertools Metrics wrote them.
  */
 export function metricsEnabled(): boolean {
-  const stage = process.env.STAGE;
-  if (process.env.POWERTOOLS_METRICS_DISABLED?.toLowerCase() === 'true') return false;
+  const stage = config.stageSet;
+  if (config.metricsDisabled) return false;
   return stage !== undefined && stage !== '' && stage !== 'local';
 }
 
