@@ -6,10 +6,10 @@
  */
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BuildOptions, build, type Metafile } from 'esbuild';
-import { esbuildOptions } from '../../infra/bundling.ts';
+import { esbuildOptions, writeBundleFiles } from '../../infra/bundling.ts';
 import { routes } from '../../lib/routes.ts';
 
 export const projectRoot = resolve(fileURLToPath(new URL('../..', import.meta.url)));
@@ -133,6 +133,8 @@ export async function buildBundles(
     const file = outFile(entry);
     const output = outputs.get(file);
     if (!output) throw new Error(`esbuild produced no ${file}`);
+    // The files CDK's afterBundling hook writes beside this function's bundle (the docs' Redoc).
+    writeBundleFiles(entry.name, dirname(file));
     const packages = packagesOf(output);
     return {
       ...entry,
