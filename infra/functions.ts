@@ -8,7 +8,7 @@ import { type BundlingOptions, NodejsFunction, OutputFormat } from 'aws-cdk-lib/
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { RouteDefinition, TableAccess } from '../lib/routes.ts';
-import { BUNDLING as SHARED_BUNDLING } from './bundling.ts';
+import { afterBundlingCommands, BUNDLE_FILES, BUNDLING as SHARED_BUNDLING } from './bundling.ts';
 import { isProtected, type Stage } from './stage.ts';
 
 /** Repository root, found from this file so synth works whatever the current directory is. */
@@ -48,6 +48,22 @@ export const BUNDLING: BundlingOptions = {
   mainFields: [...SHARED_BUNDLING.mainFields],
   banner: SHARED_BUNDLING.banner,
 };
+
+/**
+ * `BUNDLING`, plus for a function that reads files beside its bundle (`BUNDLE_FILES`, e.g. the
+ * reference page's Redoc script) the hook that writes them into its asset directory.
+ */
+export function bundlingFor(handler: string): BundlingOptions {
+  if (!BUNDLE_FILES[handler]) return BUNDLING;
+  return {
+    ...BUNDLING,
+    commandHooks: {
+      beforeBundling: () => [],
+      beforeInstall: () => [],
+      afterBundling: (inputDir, outputDir) => afterBundlingCommands(handler, inputDir, outputDir),
+    },
+  };
+}
 
 export interface ServiceFunctionOptions {
   readonly stage: Stage;
@@ -109,7 +125,7 @@ export function serviceFunction(
       NODE_OPTIONS: '--enable-source-maps',
       ...options.environment,
     },
-    bundling: BUNDLING,
+    bundling: bundlingFor(options.handler),
   });
 }
 

@@ -1,18 +1,11 @@
 /**
- * `npm run openapi:types` / `openapi:assets` / `openapi:lint` / `openapi:write -- <file>`: regenerate the
- * committed client types or Redoc bundle (`--check` only compares), lint the document, or write it out.
+ * `npm run openapi:types` / `openapi:lint` / `openapi:write -- <file>`: regenerate the committed client
+ * types (`--check` only compares), lint the document, or write it out.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { openApiDocument } from '../lib/openapi/document.ts';
-import {
-  generateRedocAsset,
-  generateTypes,
-  lintDocument,
-  projectRoot,
-  REDOC_ASSET_FILE,
-  TYPES_FILE,
-} from './openapi-tools.ts';
+import { generateTypes, lintDocument, projectRoot, TYPES_FILE } from './openapi-tools.ts';
 
 const [command, ...args] = process.argv.slice(2);
 const check = args.includes('--check');
@@ -43,9 +36,6 @@ switch (command) {
   case 'types':
     update(TYPES_FILE, await generateTypes());
     break;
-  case 'assets':
-    update(REDOC_ASSET_FILE, generateRedocAsset());
-    break;
   case 'lint': {
     const { ok, output } = lintDocument();
     console.log(output);
@@ -60,6 +50,6 @@ switch (command) {
     break;
   }
   default:
-    console.error('usage: tsx scripts/openapi.ts types|assets [--check] | lint | write [file]');
+    console.error('usage: tsx scripts/openapi.ts types [--check] | lint | write [file]');
     process.exit(2);
 }

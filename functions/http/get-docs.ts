@@ -7,7 +7,8 @@ import { GetApiReference } from '../../lib/operations/compiled.ts';
 
 // Rendered and compressed once per cold start.
 const html = Buffer.from(renderDocsPage(openApiDocument));
-const page: StaticAsset = { gzip: gzipSync(html, { level: 9 }), plain: () => html };
+const htmlGzip = gzipSync(html, { level: 9 });
+const page: StaticAsset = { gzip: () => htmlGzip, plain: () => html };
 
 /** Whether the client takes gzip: named, or covered by `*`, with a non-zero q. */
 function acceptsGzip(header: string | undefined): boolean {
@@ -33,7 +34,7 @@ function send(
       ...(gzip ? { 'content-encoding': 'gzip' } : {}),
       ...headers,
     },
-    bytes: gzip ? asset.gzip : asset.plain(),
+    bytes: gzip ? asset.gzip() : asset.plain(),
   };
 }
 

@@ -3,34 +3,22 @@
  * document and loads Redoc's standalone bundle from the same route (`/docs?asset=…`), so it needs
  * nothing from any other host: it works offline, on the local stack and behind API Gateway alike.
  *
- * The bundle comes from the `redoc` package through a committed copy (`npm run openapi:assets`): the
- * Lambda bundler inlines JSON imports, and Node, tsx and Vite all load them, where a file read from
- * node_modules would be missing in Lambda. test/unit/openapi-generated.test.ts keeps the copy equal to
- * the installed package.
+ * The Redoc file is not in the function's bundle: the bundling step writes it beside `index.mjs`,
+ * and the local stack reads it from node_modules (`redoc-asset.ts`).
  */
 import { createHash } from 'node:crypto';
-import { gunzipSync } from 'node:zlib';
 import { REDOC_ASSET } from './docs-query.ts';
 import type { OpenApiDocument } from './document.ts';
-import redoc from './generated/redoc-standalone.json' with { type: 'json' };
+import { codeDir, loadRedoc } from './redoc-asset.ts';
 
 export interface StaticAsset {
-  gzip: Buffer;
+  gzip: () => Buffer;
   /** The uncompressed body, for the rare client that does not accept gzip. */
   plain: () => Buffer;
 }
 
-const redocGzip = Buffer.from(redoc.gzipBase64, 'base64');
-let redocPlain: Buffer | undefined;
-
-export const redocScript: StaticAsset & { version: string } = {
-  version: `${redoc.version}-${redoc.sha256.slice(0, 12)}`,
-  gzip: redocGzip,
-  plain: () => {
-    redocPlain ??= gunzipSync(redocGzip);
-    return redocPlain;
-  },
-};
+/** Loaded once per cold start: its manifest now, the file itself on its first request. */
+export const redocScript = loadRedoc(codeDir());
 
 /** JSON inside a `<script>` element: `<` escaped so no `</script>` or `<!--` can end or bend it. */
 const jsonForScript = (value: unknown) =>
@@ -78,7 +66,7 @@ export const DOCS_CSP = [
 export function renderDocsPage(document: OpenApiDocument): string {
   const title = escapeHtml(`${String((document.info as { title?: unknown }).title ?? 'API')} reference`);
   // Relative to /docs, so the page also works under a path prefix (a custom domain's base path).
-  const scriptUrl = `docs?asset=${REDOC_ASSET}&amp;v=${encodeURIComponent(redocScript.version)}`;
+  const scriptUrl = `docs?asset=${REDOC_ASSET}&amp;v=${encodeURIComponent(redocScript.urlVersion)}`;
   return `<!doctype html>
 <html lang="en">
 <head>

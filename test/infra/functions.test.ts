@@ -1,11 +1,14 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { isBuiltin } from 'node:module';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { createRequire, isBuiltin } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { gunzipSync } from 'node:zlib';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { routes, type TableAccess } from '../../lib/routes.ts';
+import { REDOC_GZIP_FILE, REDOC_MANIFEST_FILE, REDOC_PACKAGE_FILE } from '../../lib/openapi/redoc-asset.ts';
+import { routeNamed, routes, type TableAccess } from '../../lib/routes.ts';
+import { BUNDLE_BUDGETS } from '../../scripts/bench/bundles.ts';
 import {
   actionsOf,
   type CfnResource,
@@ -263,6 +266,23 @@ describe('bundles', () => {
     expect(code(byLabel('Fallback'))).not.toContain('DynamoDB_20120810');
   });
 
+  // The reference page's Redoc script is a file beside the docs function's bundle, written by its
+  // afterBundling hook from the installed package: in the asset directory Lambda unzips and
+  // `sam local invoke` runs, and not in any bundle.
+  it("put the installed Redoc file, gzipped, in the docs function's asset directory, and in no other", () => {
+    const docs = byLabel('GetApiReference');
+    expect(routeNamed(docs.label).handler).toBe('http/get-docs');
+    expect(readdirSync(bundleDir(docs)).sort()).toEqual(
+      ['index.mjs', 'index.mjs.map', REDOC_GZIP_FILE, REDOC_MANIFEST_FILE].sort(),
+    );
+    const packageFile = readFileSync(createRequire(import.meta.url).resolve(REDOC_PACKAGE_FILE));
+    expect(gunzipSync(readFileSync(join(bundleDir(docs), REDOC_GZIP_FILE))).equals(packageFile)).toBe(true);
+    expect(Buffer.byteLength(code(docs))).toBeLessThanOrEqual(BUNDLE_BUDGETS.docs);
+    for (const f of functions.filter((x) => x !== docs)) {
+      expect(readdirSync(bundleDir(f)).sort(), f.label).toEqual(['index.mjs', 'index.mjs.map']);
+    }
+  });
+
   /** Loads a bundle the way Lambda does (an ES module) and returns its handler. */
   async function loadHandler<R>(
     f: FunctionUnderTest,
@@ -325,6 +345,28 @@ describe('bundles', () => {
       const result = await handler(httpEvent(row.method, row.path, `${row.method} ${row.path}`), context);
       expect(result.statusCode).toBe(401);
       expect(JSON.parse(result.body)).toMatchObject({ error: { code: 'unauthorized' } });
+    });
+
+    it('the docs function finds the Redoc file in its asset directory and serves it', async () => {
+      const handler = await loadHandler<{
+        statusCode: number;
+        body: string;
+        headers: Record<string, string>;
+      }>(byLabel('GetApiReference'));
+      const event = httpEvent('GET', '/docs', 'GET /docs');
+      const result = await handler(
+        {
+          ...event,
+          rawQueryString: 'asset=redoc.standalone.js',
+          queryStringParameters: { asset: 'redoc.standalone.js' },
+          headers: { 'accept-encoding': 'gzip' },
+        },
+        context,
+      );
+      expect(result.statusCode).toBe(200);
+      expect(result.headers['content-encoding']).toBe('gzip');
+      const packageFile = readFileSync(createRequire(import.meta.url).resolve(REDOC_PACKAGE_FILE));
+      expect(gunzipSync(Buffer.from(result.body, 'base64')).equals(packageFile)).toBe(true);
     });
   });
 

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BUNDLING, ESM_REQUIRE_BANNER, esbuildOptions } from '../../infra/bundling.ts';
+import { BUNDLE_FILES, BUNDLING, ESM_REQUIRE_BANNER, esbuildOptions } from '../../infra/bundling.ts';
 import { BUNDLING as CDK_BUNDLING } from '../../infra/functions.ts';
 import { routes } from '../../lib/routes.ts';
 import {
@@ -69,6 +69,20 @@ describe('function bundle sizes', () => {
       .filter((b) => budgetClassOf(b) !== 'docs' && '@sinclair/typebox' in b.packages)
       .map((b) => b.name);
     expect(withTypebox).toEqual([]);
+  });
+
+  it("keeps the reference page's Redoc script out of the docs bundle, in a file beside it, as CDK's hook does", () => {
+    const docs = bundle('http/get-docs');
+    expect(Object.keys(BUNDLE_FILES)).toEqual(['http/get-docs']);
+    expect(readdirSync(dirname(docs.file)).sort()).toEqual([
+      'index.mjs',
+      'index.mjs.map',
+      'redoc.standalone.js.gz',
+      'redoc.standalone.json',
+    ]);
+    for (const b of bundles.filter((x) => x !== docs)) {
+      expect(readdirSync(dirname(b.file)).sort(), b.name).toEqual(['index.mjs', 'index.mjs.map']);
+    }
   });
 
   it('ships no validator in the fallback, which has nothing to validate', () => {
