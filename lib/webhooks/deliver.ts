@@ -198,7 +198,7 @@ async function firstAttempt(record: QueueRecord, deps: DeliveryDeps): Promise<Ou
       ...log,
       error: (err as Error).message,
     });
-    return moveToRetryLane(deps, record.body, message, 0, 5, log);
+    return moveToRetryLane(deps, record.body, message, 0, READ_RETRY_SECONDS, log);
   }
   if (!target) return drop(log);
   if (target.slowLane) {
@@ -237,7 +237,15 @@ async function retry(record: QueueRecord, deps: DeliveryDeps): Promise<Outcome> 
     return moveToRetryLane(deps, record.body, message, before, (due - now) / 1000, log);
   }
 
-  const target = await deps.loadTarget(message.tenant, message.campaign_id);
+  let target: WebhookTarget | undefined;
+  try {
+    target = await deps.loadTarget(message.tenant, message.campaign_id);
+  } catch (err) {
+    // No attempt was made: put back as a new message with the attempts it had, due shortly, rather
+    // than left for the queue's visibility timeout (minutes) with this receive counted as one.
+    logger.warn('webhook campaign not read; retried shortly', { ...log, error: (err as Error).message });
+    return moveToRetryLane(deps, record.body, message, before, READ_RETRY_SECONDS, log);
+  }
   if (!target) return drop(log);
   const started = Date.now();
   const result = await timedAttempt(message, target, deps, log);
@@ -324,6 +332,12 @@ function drop(log: Record<string, unknown>): Outcome {
   logger.info('webhook dropped: campaign deleted or has no webhook_url', log);
   return 'dropped';
 }
+
+/**
+ * When an event's campaign cannot be read (DynamoDB throttling, failing or paused), it is tried
+ * again after this long, in the retry lane, without counting an attempt.
+ */
+const READ_RETRY_SECONDS = 5;
 
 /** Send the event to the retry lane, due in `delaySeconds`, after `attempts` attempts. */
 async function moveToRetryLane(

@@ -632,15 +632,32 @@ describe('delivery', () => {
       expect(flags).toEqual([[rx.url, false]]);
     });
 
-    it('leaves the message for a later receive when the campaign cannot be read', async () => {
+    it('puts the event back due in 5 s, with no attempt counted, when the campaign cannot be read', async () => {
       const { deps, sqs } = setup('http://127.0.0.1:9', {
         loadTarget: async () => {
           throw new Error('ProvisionedThroughputExceeded');
         },
       });
+      // Attempts before the lane: 2; this receive (the 3rd) made no attempt, so 2 it stays.
+      const result = await deliverRetries([retryRecordOf(2, 3)], deps);
+      expect(result.batchItemFailures).toEqual([]);
+      expect(sentTo(sqs, 'https://sqs/retry').map((c) => c.input)).toMatchObject([
+        { DelaySeconds: 5, MessageAttributes: { attempts: { StringValue: '2' } } },
+      ]);
+    });
+
+    it('leaves the message on its queue when the campaign cannot be read and the lane cannot take it', async () => {
+      const { deps } = setup(
+        'http://127.0.0.1:9',
+        {
+          loadTarget: async () => {
+            throw new Error('ProvisionedThroughputExceeded');
+          },
+        },
+        { failSqs: () => true },
+      );
       const result = await deliverRetries([retryRecordOf(1, 1)], deps);
       expect(result.batchItemFailures).toEqual([{ itemIdentifier: 'm-1' }]);
-      expect(sqs.commands).toEqual([]);
     });
   });
 
