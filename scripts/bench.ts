@@ -1,19 +1,19 @@
 /**
  * `npm run bench`: the performance report (issue 7). Starts its own local stack (DynamoDB Local
  * in memory behind a counting proxy, its own port), measures every figure beside its floor in
- * the same run, prints the tables and writes bench/results.md, bench/results.svg and
- * bench/results.json.
+ * the same run and prints the tables. The Markdown report (tables and Mermaid charts) and the JSON
+ * go to a temporary directory it names; `npm run bench -- --write` writes them to bench/results.md
+ * and bench/results.json instead, so a plain run never dirties the working tree.
  *
  * Settings: BENCH_QUICK=1 shortens every part; BENCH_LATENCY_N, BENCH_LOAD_SECONDS and
  * BENCH_SCALE_LINKS override single settings; BENCH_PARTS (e.g. `webhooks,isolation`) runs only
  * the parts named, of cold, calls, latency, webhooks, isolation, load, scale, cost and outage.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, release, totalmem, type } from 'node:os';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, release, tmpdir, totalmem, type } from 'node:os';
 import { join } from 'node:path';
 import { projectRoot } from './bench/bundles.ts';
 import { measureCalls } from './bench/calls.ts';
-import { renderChart } from './bench/chart.ts';
 import { measureColdStart } from './bench/coldstart.ts';
 import { costModel, measureItemSizes } from './bench/cost.ts';
 import { createFixtures, endpointCases, uncoveredRoutes, warmUp } from './bench/endpoints.ts';
@@ -23,7 +23,6 @@ import { measureLoad } from './bench/load.ts';
 import { measureOutage } from './bench/outage.ts';
 import {
   type BenchResults,
-  chartPanels,
   consoleReport,
   type Machine,
   type Phase,
@@ -34,6 +33,7 @@ import { ms } from './bench/stats.ts';
 import { measureWebhookIsolation, measureWebhooks, waitPipelineIdle } from './bench/webhooks.ts';
 
 const quick = process.env.BENCH_QUICK === '1';
+const write = process.argv.slice(2).includes('--write');
 const PARTS = [
   'cold',
   'calls',
@@ -309,18 +309,14 @@ async function main(): Promise<number> {
 
   results.seconds = (performance.now() - started) / 1000;
   machine.loadAverageEnd = load();
-  const outDir = join(projectRoot, 'bench');
+  const outDir = write ? join(projectRoot, 'bench') : mkdtempSync(join(tmpdir(), 'bench-'));
   mkdirSync(outDir, { recursive: true });
-  const chart = renderChart(
-    'Referral API — benchmark beside its floors',
-    `${date} · ${machine.cpu}, ${machine.cores} cores · Node ${machine.node}${quick ? ' · QUICK run' : ''}`,
-    chartPanels(results),
-  );
-  writeFileSync(join(outDir, 'results.svg'), chart);
-  writeFileSync(join(outDir, 'results.md'), renderMarkdown(results, 'results.svg'));
+  writeFileSync(join(outDir, 'results.md'), renderMarkdown(results));
   writeFileSync(join(outDir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
   console.log(consoleReport(results));
-  log(`wrote bench/results.md, bench/results.svg and bench/results.json in ${results.seconds.toFixed(0)} s`);
+  log(
+    `wrote ${join(outDir, 'results.md')} and results.json in ${results.seconds.toFixed(0)} s${write ? '' : ' (`npm run bench -- --write` writes bench/)'}`,
+  );
 
   const crashed = [
     results.calls,

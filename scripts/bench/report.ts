@@ -5,7 +5,6 @@
 import { BUDGET_DESCRIPTIONS, BUNDLE_BUDGETS, budgetClassOf } from './bundles.ts';
 import type { CallsResult } from './calls.ts';
 import { formatOps } from './calls.ts';
-import { COLORS, type Panel } from './chart.ts';
 import type { ColdStartResult } from './coldstart.ts';
 import { type CostLine, type CostModel, PRICES } from './cost.ts';
 import type { LatencyRow } from './latency.ts';
@@ -434,7 +433,7 @@ export function isolationTable(i: IsolationResult): Table {
   };
 }
 
-export function renderMarkdown(r: BenchResults, chartFile: string): string {
+export function renderMarkdown(r: BenchResults): string {
   const m = r.machine;
   const parts: string[] = [];
   parts.push('# Benchmark results');
@@ -467,8 +466,6 @@ export function renderMarkdown(r: BenchResults, chartFile: string): string {
   parts.push(
     'The machine is shared (the load average shows how busy it was): absolute milliseconds move with it, while the ratios to the floors, measured interleaved in the same run, are the figures to compare.',
   );
-  parts.push('');
-  parts.push(`![Latency, bundle size and cold import beside their floors](${chartFile})`);
   parts.push('');
 
   const f = findings(r);
@@ -522,6 +519,14 @@ export function renderMarkdown(r: BenchResults, chartFile: string): string {
     parts.push(md(latencyTable(r.latency.value)));
     parts.push('');
     parts.push(
+      mermaidChart(
+        'p50 latency: bars through the gateway, line the floor',
+        'ms',
+        r.latency.value.map((x) => ({ label: x.key, value: x.stack.p50, floor: x.floor.p50 })),
+      ),
+    );
+    parts.push('');
+    parts.push(
       'The last column counts every DynamoDB call of the stack during the run per request (the authorizer’s and the stream polls excepted): the request’s own calls, id-block reservations, and background work the run set off — webhook deliveries reading the campaign, the stream consumer writing the item of each referred user’s action from the link update that recorded it, the purge of each deleted campaign (the floor’s actions and deletes included). ' +
         'Background work runs in the same Node.js process as the gateway, so it also slows the requests it interleaves with; DELETE sets off the most (a purge pass per campaign).',
     );
@@ -565,6 +570,22 @@ export function renderMarkdown(r: BenchResults, chartFile: string): string {
     );
     parts.push('');
     parts.push(md(coldTable(c)));
+    parts.push('');
+    parts.push(
+      mermaidChart(
+        'Bundle size: bars the function, line the floor',
+        'KiB',
+        c.rows.map((x) => ({ label: x.name, value: x.bytes / 1024, floor: c.floor.bytes / 1024 })),
+      ),
+    );
+    parts.push('');
+    parts.push(
+      mermaidChart(
+        'Cold import (median): bars the function, line the floor',
+        'ms',
+        c.rows.map((x) => ({ label: x.name, value: x.importMs, floor: c.floor.importMs })),
+      ),
+    );
     parts.push('');
     parts.push(
       `Budgets enforced by \`test/unit/bundle-size.test.ts\` (about 20 % over the sizes when they were set): ${Object.entries(
@@ -758,7 +779,7 @@ export function renderMarkdown(r: BenchResults, chartFile: string): string {
   parts.push('');
   parts.push(
     '`npm ci && npm run bench` (needs Java 17+ for DynamoDB Local). `BENCH_QUICK=1` shortens every part (fewer requests, 5 s load runs, 10,000 links); ' +
-      '`BENCH_SCALE_LINKS`, `BENCH_LATENCY_N` and `BENCH_LOAD_SECONDS` override single settings; `BENCH_PARTS=webhooks,isolation` runs only the parts named (cold, calls, latency, webhooks, isolation, load, scale, cost, outage). The run writes this file, `bench/results.svg` and `bench/results.json`.',
+      '`BENCH_SCALE_LINKS`, `BENCH_LATENCY_N` and `BENCH_LOAD_SECONDS` override single settings; `BENCH_PARTS=webhooks,isolation` runs only the parts named (cold, calls, latency, webhooks, isolation, load, scale, cost, outage). A plain run prints the tables and writes the report to a temporary directory it names; `npm run bench -- --write` writes this file and `bench/results.json`.',
   );
   parts.push('');
   return parts.join('\n');
@@ -829,75 +850,27 @@ export function headline(r: BenchResults): string[] {
   return out;
 }
 
-/** The chart's panels: latency p50 vs floor, bundle size vs floor, import time vs floor. */
-export function chartPanels(r: BenchResults): Panel[] {
-  const panels: Panel[] = [];
-  if (r.latency.ok) {
-    panels.push({
-      title: 'Latency p50 through the local gateway vs the same DynamoDB operations issued directly (floor)',
-      unit: 'ms',
-      legend: [
-        { label: 'gateway + handler', color: COLORS.ours },
-        { label: 'floor', color: COLORS.floor },
-      ],
-      rows: r.latency.value.map((x) => ({
-        label: x.label.replace('/api/v1', ''),
-        bars: [
-          { value: x.stack.p50, color: x.ratioP50 > LATENCY_GOAL ? COLORS.over : COLORS.ours },
-          { value: x.floor.p50, color: COLORS.floor },
-        ],
-        note: Number.isFinite(x.ratioP50) ? `${x.ratioP50.toFixed(2)}×` : 'no floor',
-      })),
-    });
-  }
-  if (r.coldStart.ok) {
-    const c = r.coldStart.value;
-    panels.push({
-      title: 'Bundle size (index.mjs) vs the floor (document client + one GetCommand)',
-      unit: 'KiB',
-      legend: [
-        { label: 'function', color: COLORS.ours },
-        { label: 'more than 15 % over the floor', color: COLORS.over },
-      ],
-      lines: [
-        { value: c.floor.bytes / 1024, label: 'floor', color: '#555' },
-        { value: (c.floor.bytes * COLD_GOAL) / 1024, label: '+15 %', color: COLORS.ok },
-      ],
-      rows: c.rows.map((x) => ({
-        label: x.name,
-        bars: [
-          {
-            value: x.bytes / 1024,
-            color: x.usesDynamo && x.bytes > c.floor.bytes * COLD_GOAL ? COLORS.over : COLORS.ours,
-          },
-        ],
-        note: pct(x.bytes, c.floor.bytes),
-      })),
-    });
-    panels.push({
-      title: `Cold import, median of ${c.floor.runs.length} fresh processes, vs the floor`,
-      unit: 'ms',
-      legend: [
-        { label: 'function', color: COLORS.ours },
-        { label: 'more than 15 % over the floor', color: COLORS.over },
-      ],
-      lines: [
-        { value: c.floor.importMs, label: 'floor', color: '#555' },
-        { value: c.floor.importMs * COLD_GOAL, label: '+15 %', color: COLORS.ok },
-      ],
-      rows: c.rows.map((x) => ({
-        label: x.name,
-        bars: [
-          {
-            value: x.importMs,
-            color: x.usesDynamo && x.importMs > c.floor.importMs * COLD_GOAL ? COLORS.over : COLORS.ours,
-          },
-        ],
-        note: pct(x.importMs, c.floor.importMs),
-      })),
-    });
-  }
-  return panels;
+/**
+ * A Mermaid `xychart-beta` block (rendered by the code host, no code of ours): one bar per row
+ * for our figure, and the floor as a line across the same rows.
+ */
+export function mermaidChart(
+  title: string,
+  unit: string,
+  rows: Array<{ label: string; value: number; floor: number }>,
+): string {
+  const num = (v: number) => (Number.isFinite(v) ? Number(v.toFixed(2)) : 0);
+  const max = Math.max(...rows.flatMap((r) => [num(r.value), num(r.floor)]), 1);
+  return [
+    '```mermaid',
+    'xychart-beta',
+    `  title "${title.replace(/"/g, "'")}"`,
+    `  x-axis [${rows.map((r) => JSON.stringify(r.label.replace(/"/g, "'"))).join(', ')}]`,
+    `  y-axis "${unit}" 0 --> ${Math.ceil(max * 1.1)}`,
+    `  bar [${rows.map((r) => num(r.value)).join(', ')}]`,
+    `  line [${rows.map((r) => num(r.floor)).join(', ')}]`,
+    '```',
+  ].join('\n');
 }
 
 export function consoleReport(r: BenchResults): string {
