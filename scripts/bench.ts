@@ -13,10 +13,10 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, release, tmpdir, totalmem, type } from 'node:os';
 import { join } from 'node:path';
 import { projectRoot } from './bench/bundles.ts';
-import { measureCalls } from './bench/calls.ts';
+import { measureCalls, recordFloors } from './bench/calls.ts';
 import { measureColdStart } from './bench/coldstart.ts';
 import { costModel, measureItemSizes } from './bench/cost.ts';
-import { createFixtures, endpointCases, uncoveredRoutes, warmUp } from './bench/endpoints.ts';
+import { createFixtures, endpointCases, warmUp } from './bench/endpoints.ts';
 import { type BenchEnvironment, startBenchEnvironment } from './bench/environment.ts';
 import { measureLatency } from './bench/latency.ts';
 import { measureLoad } from './bench/load.ts';
@@ -155,15 +155,17 @@ async function main(): Promise<number> {
       env = started.value;
       const e = env;
       log(`stack at ${e.stack.baseUrl}, DynamoDB Local at ${e.dynamo.endpoint} behind ${e.proxy.url}`);
-      const fixtures = await phase('fixtures (campaign, 150 links, referred users) and warm-up', async () => {
-        const f = await createFixtures(e);
-        const known = endpointCases(e, f, () => waitPipelineIdle(e, e.proxy, 30_000));
-        const { extra, unmeasured } = uncoveredRoutes(known);
-        results.unmeasuredRoutes = unmeasured;
-        const cases = [...known, ...extra];
-        await warmUp(e.client, cases);
-        return { f, cases };
-      });
+      const fixtures = await phase(
+        'fixtures (campaign, 150 links, a referred user), warm-up and floors',
+        async () => {
+          const f = await createFixtures(e);
+          const { cases, unmeasured } = endpointCases(e, f, () => waitPipelineIdle(e, e.proxy, 30_000));
+          results.unmeasuredRoutes = unmeasured;
+          await warmUp(e.client, cases);
+          await recordFloors(e.proxy, e.client, cases);
+          return { f, cases };
+        },
+      );
       if (fixtures.ok) {
         const { f, cases } = fixtures.value;
         results.calls = await phase(
@@ -206,12 +208,12 @@ async function main(): Promise<number> {
           `3. throughput, ${settings.loadSeconds} s per endpoint`,
           async () => {
             await waitPipelineIdle(e, e.proxy, 60_000);
-            return measureLoad(e, f.floorCampaign.id, {
+            return measureLoad(e, f.campaign.id, {
               seconds: settings.loadSeconds,
               floorSeconds: settings.loadFloorSeconds,
               beforeRun: () => waitPipelineIdle(e, e.proxy, 30_000),
-              visitFloor: cases.find((c) => c.key === 'visit')?.floor,
-              actionFloor: cases.find((c) => c.key === 'post-link-action')?.floor,
+              visitFloor: cases.find((c) => c.key === 'visit')?.floor?.run,
+              actionFloor: cases.find((c) => c.key === 'post-link-action')?.floor?.run,
               connections: settings.loadConnections,
             });
           },

@@ -1,6 +1,9 @@
 /** Parent side of the counting proxy: start it as a child process and read its counters. */
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import type { RecordedCall } from './proxy-server.ts';
+
+export type { RecordedCall };
 
 export type Counts = Record<string, number>;
 
@@ -13,6 +16,9 @@ export interface Snapshot {
 export interface CountingProxy {
   url: string;
   snapshot(): Promise<Snapshot>;
+  /** Keep every request from now until `recorded()`, which returns them. */
+  record(): void;
+  recorded(): Promise<RecordedCall[]>;
   stop(): Promise<void>;
 }
 
@@ -34,22 +40,26 @@ export async function startCountingProxy(targetEndpoint: string): Promise<Counti
     });
   });
   let nextId = 0;
-  const waiting = new Map<number, (s: Snapshot) => void>();
-  child.on('message', (m: { type: string; id?: number } & Snapshot) => {
-    if (m.type === 'snapshot' && m.id !== undefined) {
-      waiting.get(m.id)?.({ counts: m.counts, lastActivity: m.lastActivity });
-      waiting.delete(m.id);
-    }
+  const waiting = new Map<number, (m: never) => void>();
+  child.on('message', (m: { type: string; id?: number } & Snapshot & { calls: RecordedCall[] }) => {
+    if (m.id === undefined) return;
+    if (m.type === 'snapshot')
+      waiting.get(m.id)?.({ counts: m.counts, lastActivity: m.lastActivity } as never);
+    else if (m.type === 'recorded') waiting.get(m.id)?.(m.calls as never);
+    waiting.delete(m.id);
   });
+  const ask = <T>(type: string) => {
+    const id = nextId++;
+    return new Promise<T>((resolve) => {
+      waiting.set(id, resolve as (m: never) => void);
+      child.send({ type, id });
+    });
+  };
   return {
     url: `http://127.0.0.1:${port}`,
-    snapshot() {
-      const id = nextId++;
-      return new Promise<Snapshot>((resolve) => {
-        waiting.set(id, resolve);
-        child.send({ type: 'snapshot', id });
-      });
-    },
+    snapshot: () => ask<Snapshot>('snapshot'),
+    record: () => child.send({ type: 'record', id: -1 }),
+    recorded: () => ask<RecordedCall[]>('recorded'),
     async stop() {
       process.off('exit', killOnExit);
       if (child.exitCode !== null) return;

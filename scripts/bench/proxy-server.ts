@@ -16,6 +16,9 @@
  *             that recorded it (every request's transaction also updates the link);
  * - `request` everything else.
  * Calls DynamoDB answered with an error are also counted as `failed:<operation>`.
+ *
+ * While recording is on, every request (headers, body, when it arrived and when its answer was
+ * complete) is also kept, so the bench can replay an endpoint's DynamoDB requests as its floor.
  */
 import { Agent, createServer, request } from 'node:http';
 
@@ -23,6 +26,17 @@ const target = new URL(process.argv[2] ?? '');
 const agent = new Agent({ keepAlive: true, maxSockets: 256 });
 const counts = new Map<string, number>();
 let lastActivity = Date.now();
+let recording: RecordedCall[] | undefined;
+
+export interface RecordedCall {
+  category: string;
+  op: string;
+  headers: Record<string, string>;
+  body: string;
+  /** performance.now() at arrival and when the answer was complete: overlapping calls ran in parallel. */
+  start: number;
+  end: number;
+}
 
 interface DynamoKey {
   PK?: { S?: string };
@@ -78,6 +92,19 @@ const server = createServer((req, res) => {
     const op = dot === -1 ? amzTarget : amzTarget.slice(dot + 1);
     const category = categorize(op, service, body, String(req.headers['user-agent'] ?? ''));
     const key = `${category}:${op}`;
+    const call: RecordedCall | undefined = recording && {
+      category,
+      op,
+      headers: Object.fromEntries(
+        Object.entries(req.headers).filter(
+          ([h]) => h.startsWith('x-amz') || h === 'authorization' || h === 'content-type',
+        ),
+      ) as Record<string, string>,
+      body: body.toString('utf8'),
+      start: performance.now(),
+      end: Number.NaN,
+    };
+    if (call) recording?.push(call);
     counts.set(key, (counts.get(key) ?? 0) + 1);
     if (category !== 'stream' && category !== 'floor') lastActivity = Date.now();
     const upstream = request(
@@ -94,6 +121,7 @@ const server = createServer((req, res) => {
         // Failed calls (e.g. a transaction cancelled by a conflicting one, then retried).
         if (status >= 400) counts.set(`failed:${op}`, (counts.get(`failed:${op}`) ?? 0) + 1);
         res.writeHead(status, up.headers);
+        if (call) up.on('end', () => (call.end = performance.now()));
         up.pipe(res);
       },
     );
@@ -113,7 +141,11 @@ server.listen(0, '127.0.0.1', () => {
 });
 
 process.on('message', (message: { type: string; id: number }) => {
-  if (message.type === 'snapshot') {
+  if (message.type === 'record') recording = [];
+  else if (message.type === 'recorded') {
+    process.send?.({ type: 'recorded', id: message.id, calls: recording ?? [] });
+    recording = undefined;
+  } else if (message.type === 'snapshot') {
     process.send?.({ type: 'snapshot', id: message.id, counts: Object.fromEntries(counts), lastActivity });
   } else if (message.type === 'stop') {
     server.close();

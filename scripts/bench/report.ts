@@ -123,7 +123,7 @@ export function latencyTable(rows: LatencyRow[]): Table {
       Number.isFinite(r.ratioP50) ? (r.ratioP50 <= LATENCY_GOAL ? 'yes' : 'NO') : '—',
       ms(r.stack.p99),
       ms(r.floor.p99),
-      (r.auth ? 'api-key GetItem, then ' : '') + r.floorOps,
+      r.floorOps + (r.floorRefused.length ? ` (refused on replay: ${r.floorRefused.join(', ')})` : ''),
       r.stackCallsPerRequest.toFixed(2),
     ]),
   };
@@ -511,7 +511,8 @@ export function renderMarkdown(r: BenchResults): string {
     const floorN = r.latency.value[0]?.floorN ?? 0;
     parts.push(
       `${n} sequential requests per endpoint over one keep-alive connection, after a warm-up, from this process (node:http client) through the local gateway (payload 2.0 event, authorizer, middy handler, validation, serialisation). ` +
-        'The floor is the same DynamoDB operations issued directly with the SDK from the same process: same keys and item sizes, same consistency, same order (parallel where the handler is parallel), plus the api-key GetItem the local gateway’s authorizer makes on every protected request. ' +
+        'The floor is the DynamoDB requests the stack made for one request of the endpoint (the api-key GetItem the local gateway’s authorizer makes on every protected request included), recorded by the counting proxy and replayed byte for byte straight to DynamoDB Local over a bare keep-alive HTTP client (`scripts/bench/floor.ts`): the same operations, keys, item sizes, consistency and order (calls that overlapped are sent together), without our code and without the SDK. ' +
+        'A replayed write meets the state the recorded one left: a write guarded by a condition (a new item’s Put, a Delete of an item now gone, a transaction’s Put of an existing action) is refused, still the same round trip (DynamoDB reads the item and evaluates the condition) but no write; the floor column names the operations refused. ' +
         `The ${floorN} floor iterations per endpoint are interleaved with the requests (one after every ${Math.round(n / Math.max(1, floorN))}, before or after it in turn) so both see the same background load. ` +
         'Both paths go through the counting proxy (one extra localhost hop per DynamoDB call on both sides), and the HTTP client runs in the same process as the gateway, so its own cost is counted on our side.',
     );
@@ -548,7 +549,7 @@ export function renderMarkdown(r: BenchResults): string {
       `autocannon in a child process, ${r.load.value.rows[0]?.connections ?? 32} connections against the local gateway, each endpoint on one fresh hot link (every request raises the same counter: the worst case for transaction conflicts), each run started with the webhook pipeline idle. ` +
         'To make "accepted" exact, autocannon runs in amount mode: a short calibration run measures the rate, then the main run sends as many requests as fill the target duration at that rate, and every request gets its response before the run ends (a duration-bounded run abandons the requests in flight, which the server may still commit). ' +
         'Afterwards the links’ total_clicks must equal the accepted responses of both runs exactly. "Cancelled tx" counts TransactWriteItems calls DynamoDB Local rejected (a concurrent transaction on the same item), which the code retries with backoff. ' +
-        `The floor is the endpoint’s DynamoDB operations (as in the latency floor) run by the same number of concurrent loops straight from the SDK for ${r.load.value.floors[0]?.seconds.toFixed(0) ?? 5} s on one link: what DynamoDB Local itself sustains on this machine.`,
+        `The floor is the endpoint’s recorded DynamoDB requests (the latency floor’s replay, its conditional writes refused) run by the same number of concurrent loops for ${r.load.value.floors[0]?.seconds.toFixed(0) ?? 5} s: what DynamoDB Local itself sustains on this machine.`,
     );
     parts.push('');
     parts.push(md(loadTable(r.load.value)));
@@ -707,7 +708,7 @@ export function renderMarkdown(r: BenchResults): string {
     const s = r.scale.value;
     parts.push(
       `${s.links.toLocaleString('en-US')} links written straight into the table in the exact item shape \`createLink\` writes (ids reserved from the link sequence; BatchWriteItem, ${s.loadSeconds.toFixed(1)} s). ` +
-        `First and last page of the campaign’s list (limit 100) timed ${s.pages.samples} times each, interleaved; the last page is reached with a cursor built by \`encodeCursor\` for the link before it. The floor is the same page’s DynamoDB operations issued directly: the api-key GetItem, then the Query ‖ the campaign GetItem.`,
+        `First and last page of the campaign’s list (limit 100) timed ${s.pages.samples} times each, interleaved; the last page is reached with a cursor built by \`encodeCursor\` for the link before it. The floor is each page’s DynamoDB requests, recorded from one request and replayed straight to DynamoDB Local (as in part 2).`,
     );
     parts.push('');
     parts.push(
