@@ -1,11 +1,9 @@
 /** Parent side of the counting proxy: start it as a child process and read its counters. */
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { RecordedCall } from './proxy-server.ts';
+import type { Counts, RecordedCall } from '../../lib/local/dynamodb-counter.ts';
 
-export type { RecordedCall };
-
-export type Counts = Record<string, number>;
+export { type Counts, diffCounts, type RecordedCall } from '../../lib/local/dynamodb-counter.ts';
 
 export interface Snapshot {
   counts: Counts;
@@ -32,11 +30,11 @@ export async function startCountingProxy(targetEndpoint: string): Promise<Counti
   );
   const killOnExit = () => child.kill('SIGKILL');
   process.on('exit', killOnExit);
-  const port = await new Promise<number>((resolve, reject) => {
+  const url = await new Promise<string>((resolve, reject) => {
     child.once('error', reject);
     child.once('exit', (code) => reject(new Error(`counting proxy exited with ${code}`)));
-    child.on('message', (m: { type: string; port?: number }) => {
-      if (m.type === 'ready' && m.port) resolve(m.port);
+    child.on('message', (m: { type: string; endpoint?: string }) => {
+      if (m.type === 'ready' && m.endpoint) resolve(m.endpoint);
     });
   });
   let nextId = 0;
@@ -56,7 +54,7 @@ export async function startCountingProxy(targetEndpoint: string): Promise<Counti
     });
   };
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     snapshot: () => ask<Snapshot>('snapshot'),
     record: () => child.send({ type: 'record', id: -1 }),
     recorded: () => ask<RecordedCall[]>('recorded'),
@@ -70,14 +68,4 @@ export async function startCountingProxy(targetEndpoint: string): Promise<Counti
       clearTimeout(timer);
     },
   };
-}
-
-/** `after - before`, dropping zeroes. */
-export function diffCounts(before: Counts, after: Counts): Counts {
-  const out: Counts = {};
-  for (const [k, v] of Object.entries(after)) {
-    const d = v - (before[k] ?? 0);
-    if (d !== 0) out[k] = d;
-  }
-  return out;
 }
