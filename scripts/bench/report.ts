@@ -223,23 +223,27 @@ function load({ rows, floors }: LoadResultSet): Part[] {
   ];
 }
 
+const CLIENTS = { dynamodb: 'DynamoDB', 'dynamodb-sqs': 'DynamoDB + SQS', sqs: 'SQS' } as const;
+type ColdRow = ColdStartResult['rows'][number];
+/** A function's floor: the bundle of the SDK clients it uses alone (DynamoDB's for one with none). */
+const floorFor = (c: ColdStartResult, r: ColdRow) => c.floors?.[r.floor] ?? c.floor;
+
 function cold(c: ColdStartResult): Part[] {
-  const f = c.floor;
-  const goal = (r: ColdStartResult['rows'][number], value: number, floor: number) => {
-    if (r.usesDynamo) return yes(value <= floor * COLD_GOAL);
+  const goal = (r: ColdRow, value: number, floor: number) => {
+    if (r.usesAwsSdk) return yes(value <= floor * COLD_GOAL);
     if (budgetClassOf(r) === 'docs') return value < floor ? 'below' : 'n/a (docs)';
-    if (r.usesAwsSdk) return 'n/a (SQS client)';
     return value < floor * 0.5 ? 'far below' : value < floor ? 'below' : 'NO';
   };
   const largest = c.rows.filter((r) => r.usesDynamo).sort((a, b) => b.bytes - a.bytes)[0];
   const delta = largest
     ? Object.entries(largest.packages)
-        .map(([p, bytes]) => [p, bytes - (f.packages[p] ?? 0)] as const)
+        .map(([p, bytes]) => [p, bytes - (floorFor(c, largest).packages[p] ?? 0)] as const)
         .filter(([, d]) => Math.abs(d) >= 1024)
         .sort((a, b) => b[1] - a[1])
     : [];
+  const floors = Object.entries(c.floors ?? { dynamodb: c.floor }) as Array<[keyof typeof CLIENTS, ColdRow]>;
   return [
-    `Every function bundled as the CDK stack bundles it (\`infra/bundling.ts\`; build ${c.buildSeconds.toFixed(1)} s). Import time: median of ${f.runs.length} fresh \`node\` processes importing \`index.mjs\`, round-robin, with \`--enable-source-maps\` and the function’s environment. The floor is a bundle of nothing but the DynamoDB document client and one GetCommand (\`scripts/bench/floor-handler.ts\`). Goal: within 15 % of it for functions that use DynamoDB. Budgets (\`test/unit/bundle-size.test.ts\`): ${Object.entries(
+    `Every function bundled as the CDK stack bundles it (\`infra/bundling.ts\`; build ${c.buildSeconds.toFixed(1)} s). Import time: median of ${c.floor.runs.length} fresh \`node\` processes importing \`index.mjs\`, round-robin, with \`--enable-source-maps\` and the function’s environment. Each function’s floor is a bundle of the AWS SDK clients it uses and nothing else, one command each (\`scripts/bench/floors/\`): DynamoDB for the HTTP functions, DynamoDB + SQS for the consumers that also send to SQS; a function without an SDK client is held to the DynamoDB floor. Goal: within 15 % of its floor for every function with an SDK client. Budgets (\`test/unit/bundle-size.test.ts\`): ${Object.entries(
       BUNDLE_BUDGETS,
     )
       .map(([k, v]) => `${BUDGET_DESCRIPTIONS[k as keyof typeof BUNDLE_BUDGETS]} ${kib(v)} KiB`)
@@ -247,7 +251,7 @@ function cold(c: ColdStartResult): Part[] {
     {
       headers: [
         'function',
-        'AWS SDK',
+        'floor (SDK clients)',
         'KiB',
         'vs floor',
         goalPct,
@@ -259,9 +263,10 @@ function cold(c: ColdStartResult): Part[] {
       rows: [
         ...c.rows.map((r) => {
           const budget = BUNDLE_BUDGETS[budgetClassOf(r)];
+          const f = floorFor(c, r);
           return [
             r.name,
-            r.usesDynamo ? 'DynamoDB' : r.usesAwsSdk ? 'SQS only' : 'no SDK',
+            r.usesAwsSdk ? CLIENTS[r.floor] : 'no SDK (DynamoDB floor)',
             kib(r.bytes),
             pct(r.bytes, f.bytes),
             goal(r, r.bytes, f.bytes),
@@ -271,9 +276,9 @@ function cold(c: ColdStartResult): Part[] {
             goal(r, r.importMs, f.importMs),
           ];
         }),
-        [
-          '**floor** (document client + 1 GetCommand)',
-          'DynamoDB',
+        ...floors.map(([name, f]) => [
+          `**floor: ${CLIENTS[name]}**`,
+          CLIENTS[name],
           kib(f.bytes),
           '—',
           '—',
@@ -281,20 +286,20 @@ function cold(c: ColdStartResult): Part[] {
           ms(f.importMs),
           '—',
           '—',
-        ],
+        ]),
       ],
     },
     mermaidChart(
-      'Bundle size: bars the function, line the floor',
+      'Bundle size: bars the function, line its floor',
       'KiB',
-      c.rows.map((x) => ({ label: x.name, value: x.bytes / 1024, floor: f.bytes / 1024 })),
+      c.rows.map((x) => ({ label: x.name, value: x.bytes / 1024, floor: floorFor(c, x).bytes / 1024 })),
     ),
     mermaidChart(
-      'Cold import (median): bars the function, line the floor',
+      'Cold import (median): bars the function, line its floor',
       'ms',
-      c.rows.map((x) => ({ label: x.name, value: x.importMs, floor: f.importMs })),
+      c.rows.map((x) => ({ label: x.name, value: x.importMs, floor: floorFor(c, x).importMs })),
     ),
-    largest ? `What the largest DynamoDB function (${largest.name}) carries beyond the floor (≥ 1 KiB):` : '',
+    largest ? `What the largest DynamoDB function (${largest.name}) carries beyond its floor (≥ 1 KiB):` : '',
     { headers: ['package or folder', 'KiB more than the floor'], rows: delta.map(([p, d]) => [p, kib(d)]) },
   ];
 }
@@ -486,17 +491,18 @@ export function findings(r: BenchResults): string[] {
         out.push(`Load: ${x.label}: ${x.errors} errors, ${x.rejected} responses with other statuses.`);
     }
   if (r.coldStart.ok) {
-    const { rows, floor } = r.coldStart.value;
-    const dynamo = rows.filter((x) => x.usesDynamo);
+    const c = r.coldStart.value;
+    const rows = c.rows;
+    const sdk = rows.filter((x) => x.usesAwsSdk);
     for (const [what, of, unit, fmt] of [
-      ['Bundle size', (x: (typeof rows)[number]) => x.bytes, 'KiB', kib],
-      ['Cold import', (x: (typeof rows)[number]) => x.importMs, 'ms', ms],
+      ['Bundle size', (x: ColdRow) => x.bytes, 'KiB', kib],
+      ['Cold import', (x: ColdRow) => x.importMs, 'ms', ms],
     ] as const) {
-      const over = dynamo.filter((x) => of(x) > of(floor) * COLD_GOAL);
+      const over = sdk.filter((x) => of(x) > of(floorFor(c, x)) * COLD_GOAL);
       if (!over.length) continue;
-      const worst = Math.max(...over.map(of));
+      const worst = over.sort((a, b) => of(b) / of(floorFor(c, b)) - of(a) / of(floorFor(c, a)))[0]!;
       out.push(
-        `${what}: ${over.length} of ${dynamo.length} DynamoDB functions are more than ${Math.round((COLD_GOAL - 1) * 100)} % above the floor (${fmt(of(floor))} ${unit}); the worst is ${fmt(worst)} ${unit} (${pct(worst, of(floor))}).`,
+        `${what}: ${over.length} of ${sdk.length} functions with an SDK client are more than ${Math.round((COLD_GOAL - 1) * 100)} % above their floor; the furthest is ${worst.name}, ${fmt(of(worst))} ${unit} (${pct(of(worst), of(floorFor(c, worst)))} over the ${CLIENTS[worst.floor]} floor).`,
       );
     }
     for (const x of rows.filter((x) => x.bytes > BUNDLE_BUDGETS[budgetClassOf(x)]))
@@ -570,12 +576,14 @@ export function headline(r: BenchResults): string[] {
     );
   }
   if (r.coldStart.ok) {
-    const { rows, floor } = r.coldStart.value;
-    const dyn = rows.filter((x) => x.usesDynamo);
+    const c = r.coldStart.value;
+    const { rows, floor } = c;
+    const dyn = rows.filter((x) => x.usesAwsSdk && (x.floor ?? 'dynamodb') === 'dynamodb');
     const range = (of: (x: (typeof rows)[number]) => number, f: (n: number) => string) =>
       `${f(Math.min(...dyn.map(of)))}–${f(Math.max(...dyn.map(of)))}`;
+    const within = rows.filter((x) => x.usesAwsSdk && x.bytes <= floorFor(c, x).bytes * COLD_GOAL);
     out.push(
-      `Bundles: DynamoDB functions ${range((x) => x.bytes, kib)} KiB vs floor ${kib(floor.bytes)} KiB; import ${range((x) => x.importMs, ms)} ms vs floor ${ms(floor.importMs)} ms.`,
+      `Bundles: DynamoDB-only functions ${range((x) => x.bytes, kib)} KiB vs their floor ${kib(floor.bytes)} KiB, import ${range((x) => x.importMs, ms)} ms vs ${ms(floor.importMs)} ms; ${within.length} of ${rows.filter((x) => x.usesAwsSdk).length} functions with an SDK client within +15 % of their own floor in size.`,
     );
   }
   if (r.webhooks.ok && r.webhooks.value.available) {
