@@ -129,21 +129,29 @@ async function main(): Promise<number> {
   );
 
   let env: BenchEnvironment | undefined;
+  const stackPhases = [
+    'calls',
+    'latency',
+    'load',
+    'webhooks',
+    'isolation',
+    'outage',
+    'scale',
+    'cost',
+  ] as const;
+  const skipAll = (reason: string) =>
+    Object.fromEntries(stackPhases.map((k) => [k, skipped(reason)])) as Pick<
+      BenchResults,
+      (typeof stackPhases)[number]
+    >;
   const results: BenchResults = {
     date,
     quick,
     seconds: 0,
     machine,
     settings,
-    calls: skipped('the local stack did not start'),
-    latency: skipped('the local stack did not start'),
-    load: skipped('the local stack did not start'),
     coldStart,
-    webhooks: skipped('the local stack did not start'),
-    isolation: skipped('the local stack did not start'),
-    outage: skipped('the local stack did not start'),
-    scale: skipped('the local stack did not start'),
-    cost: skipped('the local stack did not start'),
+    ...skipAll('the local stack did not start'),
     unmeasuredRoutes: [],
   };
   try {
@@ -279,28 +287,14 @@ async function main(): Promise<number> {
             return measureOutage({
               baseUrl: e.stack.baseUrl,
               apiKey: e.apiKey,
-              pause: () => {
-                process.kill(pid, 'SIGSTOP');
-              },
-              resume: () => {
-                process.kill(pid, 'SIGCONT');
-              },
+              pause: () => void process.kill(pid, 'SIGSTOP'),
+              resume: () => void process.kill(pid, 'SIGCONT'),
               pauseMs: settings.outageSeconds * 1000,
             });
           },
           'outage',
         );
-      } else {
-        const reason = `fixtures failed: ${fixtures.reason}`;
-        results.calls = skipped(reason);
-        results.latency = skipped(reason);
-        results.webhooks = skipped(reason);
-        results.isolation = skipped(reason);
-        results.outage = skipped(reason);
-        results.load = skipped(reason);
-        results.scale = skipped(reason);
-        results.cost = skipped(reason);
-      }
+      } else Object.assign(results, skipAll(`fixtures failed: ${fixtures.reason}`));
     }
   } finally {
     if (env) {
@@ -320,17 +314,9 @@ async function main(): Promise<number> {
     `wrote ${join(outDir, 'results.md')} and results.json in ${results.seconds.toFixed(0)} s${write ? '' : ' (`npm run bench -- --write` writes bench/)'}`,
   );
 
-  const crashed = [
-    results.calls,
-    results.latency,
-    results.load,
-    results.coldStart,
-    results.webhooks,
-    results.isolation,
-    results.scale,
-    results.cost,
-    results.outage,
-  ].some((p) => !p.ok && p.reason !== NOT_SELECTED);
+  const crashed = [results.coldStart, ...stackPhases.map((k) => results[k])].some(
+    (p) => !p.ok && p.reason !== NOT_SELECTED,
+  );
   return crashed ? 1 : 0;
 }
 
