@@ -1,29 +1,28 @@
 /**
  * `npm run bench`: the performance report (issue 7). Starts its own local stack (DynamoDB Local
  * in memory behind a counting proxy, its own port), measures every figure beside its floor in
- * the same run, prints the tables and writes bench/results.md, bench/results.svg and
- * bench/results.json.
+ * the same run and prints the tables. The Markdown report (tables and Mermaid charts) and the JSON
+ * go to a temporary directory it names; `npm run bench -- --write` writes them to bench/results.md
+ * and bench/results.json instead, so a plain run never dirties the working tree.
  *
  * Settings: BENCH_QUICK=1 shortens every part; BENCH_LATENCY_N, BENCH_LOAD_SECONDS and
  * BENCH_SCALE_LINKS override single settings; BENCH_PARTS (e.g. `webhooks,isolation`) runs only
  * the parts named, of cold, calls, latency, webhooks, isolation, load, scale, cost and outage.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, release, totalmem, type } from 'node:os';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, release, tmpdir, totalmem, type } from 'node:os';
 import { join } from 'node:path';
 import { projectRoot } from './bench/bundles.ts';
-import { measureCalls } from './bench/calls.ts';
-import { renderChart } from './bench/chart.ts';
+import { measureCalls, recordFloors } from './bench/calls.ts';
 import { measureColdStart } from './bench/coldstart.ts';
 import { costModel, measureItemSizes } from './bench/cost.ts';
-import { createFixtures, endpointCases, uncoveredRoutes, warmUp } from './bench/endpoints.ts';
+import { createFixtures, endpointCases, warmUp } from './bench/endpoints.ts';
 import { type BenchEnvironment, startBenchEnvironment } from './bench/environment.ts';
 import { measureLatency } from './bench/latency.ts';
 import { measureLoad } from './bench/load.ts';
 import { measureOutage } from './bench/outage.ts';
 import {
   type BenchResults,
-  chartPanels,
   consoleReport,
   type Machine,
   type Phase,
@@ -34,6 +33,7 @@ import { ms } from './bench/stats.ts';
 import { measureWebhookIsolation, measureWebhooks, waitPipelineIdle } from './bench/webhooks.ts';
 
 const quick = process.env.BENCH_QUICK === '1';
+const write = process.argv.slice(2).includes('--write');
 const PARTS = [
   'cold',
   'calls',
@@ -129,21 +129,29 @@ async function main(): Promise<number> {
   );
 
   let env: BenchEnvironment | undefined;
+  const stackPhases = [
+    'calls',
+    'latency',
+    'load',
+    'webhooks',
+    'isolation',
+    'outage',
+    'scale',
+    'cost',
+  ] as const;
+  const skipAll = (reason: string) =>
+    Object.fromEntries(stackPhases.map((k) => [k, skipped(reason)])) as Pick<
+      BenchResults,
+      (typeof stackPhases)[number]
+    >;
   const results: BenchResults = {
     date,
     quick,
     seconds: 0,
     machine,
     settings,
-    calls: skipped('the local stack did not start'),
-    latency: skipped('the local stack did not start'),
-    load: skipped('the local stack did not start'),
     coldStart,
-    webhooks: skipped('the local stack did not start'),
-    isolation: skipped('the local stack did not start'),
-    outage: skipped('the local stack did not start'),
-    scale: skipped('the local stack did not start'),
-    cost: skipped('the local stack did not start'),
+    ...skipAll('the local stack did not start'),
     unmeasuredRoutes: [],
   };
   try {
@@ -155,15 +163,17 @@ async function main(): Promise<number> {
       env = started.value;
       const e = env;
       log(`stack at ${e.stack.baseUrl}, DynamoDB Local at ${e.dynamo.endpoint} behind ${e.proxy.url}`);
-      const fixtures = await phase('fixtures (campaign, 150 links, referred users) and warm-up', async () => {
-        const f = await createFixtures(e);
-        const known = endpointCases(e, f, () => waitPipelineIdle(e, e.proxy, 30_000));
-        const { extra, unmeasured } = uncoveredRoutes(known);
-        results.unmeasuredRoutes = unmeasured;
-        const cases = [...known, ...extra];
-        await warmUp(e.client, cases);
-        return { f, cases };
-      });
+      const fixtures = await phase(
+        'fixtures (campaign, 150 links, a referred user), warm-up and floors',
+        async () => {
+          const f = await createFixtures(e);
+          const { cases, unmeasured } = endpointCases(e, f, () => waitPipelineIdle(e, e.proxy, 30_000));
+          results.unmeasuredRoutes = unmeasured;
+          await warmUp(e.client, cases);
+          await recordFloors(e.proxy, e.client, cases);
+          return { f, cases };
+        },
+      );
       if (fixtures.ok) {
         const { f, cases } = fixtures.value;
         results.calls = await phase(
@@ -206,12 +216,12 @@ async function main(): Promise<number> {
           `3. throughput, ${settings.loadSeconds} s per endpoint`,
           async () => {
             await waitPipelineIdle(e, e.proxy, 60_000);
-            return measureLoad(e, f.floorCampaign.id, {
+            return measureLoad(e, f.campaign.id, {
               seconds: settings.loadSeconds,
               floorSeconds: settings.loadFloorSeconds,
               beforeRun: () => waitPipelineIdle(e, e.proxy, 30_000),
-              visitFloor: cases.find((c) => c.key === 'visit')?.floor,
-              actionFloor: cases.find((c) => c.key === 'post-link-action')?.floor,
+              visitFloor: cases.find((c) => c.key === 'visit')?.floor?.run,
+              actionFloor: cases.find((c) => c.key === 'post-link-action')?.floor?.run,
               connections: settings.loadConnections,
             });
           },
@@ -277,28 +287,14 @@ async function main(): Promise<number> {
             return measureOutage({
               baseUrl: e.stack.baseUrl,
               apiKey: e.apiKey,
-              pause: () => {
-                process.kill(pid, 'SIGSTOP');
-              },
-              resume: () => {
-                process.kill(pid, 'SIGCONT');
-              },
+              pause: () => void process.kill(pid, 'SIGSTOP'),
+              resume: () => void process.kill(pid, 'SIGCONT'),
               pauseMs: settings.outageSeconds * 1000,
             });
           },
           'outage',
         );
-      } else {
-        const reason = `fixtures failed: ${fixtures.reason}`;
-        results.calls = skipped(reason);
-        results.latency = skipped(reason);
-        results.webhooks = skipped(reason);
-        results.isolation = skipped(reason);
-        results.outage = skipped(reason);
-        results.load = skipped(reason);
-        results.scale = skipped(reason);
-        results.cost = skipped(reason);
-      }
+      } else Object.assign(results, skipAll(`fixtures failed: ${fixtures.reason}`));
     }
   } finally {
     if (env) {
@@ -309,30 +305,18 @@ async function main(): Promise<number> {
 
   results.seconds = (performance.now() - started) / 1000;
   machine.loadAverageEnd = load();
-  const outDir = join(projectRoot, 'bench');
+  const outDir = write ? join(projectRoot, 'bench') : mkdtempSync(join(tmpdir(), 'bench-'));
   mkdirSync(outDir, { recursive: true });
-  const chart = renderChart(
-    'Referral API — benchmark beside its floors',
-    `${date} · ${machine.cpu}, ${machine.cores} cores · Node ${machine.node}${quick ? ' · QUICK run' : ''}`,
-    chartPanels(results),
-  );
-  writeFileSync(join(outDir, 'results.svg'), chart);
-  writeFileSync(join(outDir, 'results.md'), renderMarkdown(results, 'results.svg'));
+  writeFileSync(join(outDir, 'results.md'), renderMarkdown(results));
   writeFileSync(join(outDir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
   console.log(consoleReport(results));
-  log(`wrote bench/results.md, bench/results.svg and bench/results.json in ${results.seconds.toFixed(0)} s`);
+  log(
+    `wrote ${join(outDir, 'results.md')} and results.json in ${results.seconds.toFixed(0)} s${write ? '' : ' (`npm run bench -- --write` writes bench/)'}`,
+  );
 
-  const crashed = [
-    results.calls,
-    results.latency,
-    results.load,
-    results.coldStart,
-    results.webhooks,
-    results.isolation,
-    results.scale,
-    results.cost,
-    results.outage,
-  ].some((p) => !p.ok && p.reason !== NOT_SELECTED);
+  const crashed = [results.coldStart, ...stackPhases.map((k) => results[k])].some(
+    (p) => !p.ok && p.reason !== NOT_SELECTED,
+  );
   return crashed ? 1 : 0;
 }
 

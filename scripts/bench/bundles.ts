@@ -26,8 +26,22 @@ export interface BundleEntry {
   path?: string;
 }
 
-/** The floor: nothing but the DynamoDB document client and one GetCommand. */
-export const FLOOR_ENTRY = join(projectRoot, 'scripts', 'bench', 'floor-handler.ts');
+/**
+ * The floors, by the AWS SDK clients a function bundles (`clientsOf`): each a bundle of nothing
+ * but those clients and one command each (`scripts/bench/floors/`).
+ */
+export const FLOORS = ['dynamodb', 'dynamodb-sqs', 'sqs'] as const;
+export type FloorName = (typeof FLOORS)[number];
+
+/** The floor for a bundle: its SDK clients (`@aws-sdk/client-*`), DynamoDB's for one with none. */
+export function floorOf(packages: Record<string, number>): FloorName {
+  const clients = Object.keys(packages)
+    .filter((p) => p.startsWith('@aws-sdk/client-'))
+    .map((p) => p.slice('@aws-sdk/client-'.length))
+    .sort()
+    .join('-');
+  return (FLOORS as readonly string[]).includes(clients) ? (clients as FloorName) : 'dynamodb';
+}
 
 /**
  * Every function the stack deploys: one per route-table row, the authorizer, the `$default`
@@ -59,7 +73,12 @@ export function functionEntries(): BundleEntry[] {
   return entries;
 }
 
-export const floorEntry = (): BundleEntry => ({ name: 'floor', kind: 'floor', entry: FLOOR_ENTRY });
+export const floorEntries = (): BundleEntry[] =>
+  FLOORS.map((name) => ({
+    name: `floor/${name}`,
+    kind: 'floor',
+    entry: join(projectRoot, 'scripts', 'bench', 'floors', `${name}.ts`),
+  }));
 
 export interface BuiltBundle extends BundleEntry {
   /** The bundle's `index.mjs`. */

@@ -6,6 +6,7 @@
  */
 import { type CountingProxy, type Counts, diffCounts } from './counting-proxy.ts';
 import type { EndpointCase } from './endpoints.ts';
+import { replayFloor } from './floor.ts';
 import type { BenchClient, RequestSpec } from './http-client.ts';
 import { sleep } from './stats.ts';
 
@@ -111,4 +112,28 @@ export async function measureCalls(
     rows.push(row(endpoint.label, endpoint.budget, seen));
   }
   return { rows, idBlocksSeen };
+}
+
+/**
+ * Each case's floor: one request sent once the table is quiet, the DynamoDB requests the proxy
+ * saw for it recorded, then replayed once (which also learns which writes a replay sees refused).
+ */
+export async function recordFloors(
+  proxy: CountingProxy,
+  client: BenchClient,
+  cases: EndpointCase[],
+): Promise<void> {
+  for (const endpoint of cases) {
+    await endpoint.prepare(1);
+    await waitQuiet(proxy, endpoint.quietMs);
+    proxy.record();
+    const res = await client.send(endpoint.request());
+    const recorded = await proxy.recorded();
+    if (res.status !== endpoint.status)
+      throw new Error(
+        `${endpoint.label}: expected ${endpoint.status}, got ${res.status} ${res.body.slice(0, 200)}`,
+      );
+    endpoint.floor = replayFloor(recorded, proxy.url);
+    await endpoint.floor?.run();
+  }
 }

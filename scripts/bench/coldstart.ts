@@ -2,7 +2,9 @@
  * Part 4: cold start. Every function's bundle, built as CDK builds it, is imported in a fresh
  * `node` process (10 times, round-robin over the bundles so load on the machine hits all alike)
  * with the environment the function gets in AWS, including `NODE_OPTIONS=--enable-source-maps`
- * as `infra/functions.ts` sets it. The floor is the bundle of `floor-handler.ts`.
+ * as `infra/functions.ts` sets it. Each function's floor is a bundle of the AWS SDK clients it
+ * uses and nothing else (DynamoDB for the HTTP functions, DynamoDB + SQS for the consumers that
+ * send to SQS): `scripts/bench/floors/`.
  */
 import { spawn } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
@@ -10,7 +12,10 @@ import {
   type BuiltBundle,
   buildBundles,
   bundleDir,
-  floorEntry,
+  FLOORS,
+  type FloorName,
+  floorEntries,
+  floorOf,
   functionEntries,
   removeBundleDir,
 } from './bundles.ts';
@@ -24,11 +29,15 @@ export interface ColdStartRow
   /** Median time to import the bundle in a fresh process. */
   importMs: number;
   runs: number[];
+  /** The floor it is compared with: the bundle of the same SDK clients alone. */
+  floor: FloorName;
 }
 
 export interface ColdStartResult {
   rows: ColdStartRow[];
+  /** The DynamoDB-only floor (every HTTP function's). */
   floor: ColdStartRow;
+  floors: Record<FloorName, ColdStartRow>;
   buildSeconds: number;
 }
 
@@ -79,7 +88,7 @@ export async function measureColdStart(runs: number): Promise<ColdStartResult> {
   const dir = bundleDir();
   try {
     const t = performance.now();
-    const bundles = await buildBundles([...functionEntries(), floorEntry()], dir);
+    const bundles = await buildBundles([...functionEntries(), ...floorEntries()], dir);
     const buildSeconds = (performance.now() - t) / 1000;
     const times = bundles.map(() => [] as number[]);
     await importOnce(bundles[0]!.file); // warm the file cache once
@@ -98,10 +107,13 @@ export async function measureColdStart(runs: number): Promise<ColdStartResult> {
         packages: b.packages,
         importMs: median(times[i]!),
         runs: times[i]!,
+        floor: floorOf(b.packages),
       }),
     );
-    const floor = all.find((r) => r.kind === 'floor')!;
-    return { rows: all.filter((r) => r.kind !== 'floor'), floor, buildSeconds };
+    const floors = Object.fromEntries(
+      FLOORS.map((name) => [name, all.find((r) => r.name === `floor/${name}`)!]),
+    ) as Record<FloorName, ColdStartRow>;
+    return { rows: all.filter((r) => r.kind !== 'floor'), floor: floors.dynamodb, floors, buildSeconds };
   } finally {
     removeBundleDir(dir);
   }

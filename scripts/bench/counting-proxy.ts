@@ -1,8 +1,9 @@
 /** Parent side of the counting proxy: start it as a child process and read its counters. */
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import type { Counts, RecordedCall } from '../../lib/local/dynamodb-counter.ts';
 
-export type Counts = Record<string, number>;
+export { type Counts, diffCounts, type RecordedCall } from '../../lib/local/dynamodb-counter.ts';
 
 export interface Snapshot {
   counts: Counts;
@@ -13,6 +14,9 @@ export interface Snapshot {
 export interface CountingProxy {
   url: string;
   snapshot(): Promise<Snapshot>;
+  /** Keep every request from now until `recorded()`, which returns them. */
+  record(): void;
+  recorded(): Promise<RecordedCall[]>;
   stop(): Promise<void>;
 }
 
@@ -26,30 +30,34 @@ export async function startCountingProxy(targetEndpoint: string): Promise<Counti
   );
   const killOnExit = () => child.kill('SIGKILL');
   process.on('exit', killOnExit);
-  const port = await new Promise<number>((resolve, reject) => {
+  const url = await new Promise<string>((resolve, reject) => {
     child.once('error', reject);
     child.once('exit', (code) => reject(new Error(`counting proxy exited with ${code}`)));
-    child.on('message', (m: { type: string; port?: number }) => {
-      if (m.type === 'ready' && m.port) resolve(m.port);
+    child.on('message', (m: { type: string; endpoint?: string }) => {
+      if (m.type === 'ready' && m.endpoint) resolve(m.endpoint);
     });
   });
   let nextId = 0;
-  const waiting = new Map<number, (s: Snapshot) => void>();
-  child.on('message', (m: { type: string; id?: number } & Snapshot) => {
-    if (m.type === 'snapshot' && m.id !== undefined) {
-      waiting.get(m.id)?.({ counts: m.counts, lastActivity: m.lastActivity });
-      waiting.delete(m.id);
-    }
+  const waiting = new Map<number, (m: never) => void>();
+  child.on('message', (m: { type: string; id?: number } & Snapshot & { calls: RecordedCall[] }) => {
+    if (m.id === undefined) return;
+    if (m.type === 'snapshot')
+      waiting.get(m.id)?.({ counts: m.counts, lastActivity: m.lastActivity } as never);
+    else if (m.type === 'recorded') waiting.get(m.id)?.(m.calls as never);
+    waiting.delete(m.id);
   });
+  const ask = <T>(type: string) => {
+    const id = nextId++;
+    return new Promise<T>((resolve) => {
+      waiting.set(id, resolve as (m: never) => void);
+      child.send({ type, id });
+    });
+  };
   return {
-    url: `http://127.0.0.1:${port}`,
-    snapshot() {
-      const id = nextId++;
-      return new Promise<Snapshot>((resolve) => {
-        waiting.set(id, resolve);
-        child.send({ type: 'snapshot', id });
-      });
-    },
+    url,
+    snapshot: () => ask<Snapshot>('snapshot'),
+    record: () => child.send({ type: 'record', id: -1 }),
+    recorded: () => ask<RecordedCall[]>('recorded'),
     async stop() {
       process.off('exit', killOnExit);
       if (child.exitCode !== null) return;
@@ -60,14 +68,4 @@ export async function startCountingProxy(targetEndpoint: string): Promise<Counti
       clearTimeout(timer);
     },
   };
-}
-
-/** `after - before`, dropping zeroes. */
-export function diffCounts(before: Counts, after: Counts): Counts {
-  const out: Counts = {};
-  for (const [k, v] of Object.entries(after)) {
-    const d = v - (before[k] ?? 0);
-    if (d !== 0) out[k] = d;
-  }
-  return out;
 }

@@ -3,9 +3,8 @@
  * local stack (gateway, handlers, queue, pollers) pointed at the proxy, on its own free port.
  */
 import { randomBytes } from 'node:crypto';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { createDocumentClient, dynamoClientConfig } from '../../lib/aws/clients.ts';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { createDocumentClient } from '../../lib/aws/clients.ts';
 import { ensureTable, type RunningDynamo, startDynamoLocal } from '../../lib/local/dynamodb.ts';
 import { LOCAL_TABLE_NAME, type LocalStack, startLocalStack } from '../../lib/local/stack.ts';
 import { type CountingProxy, startCountingProxy } from './counting-proxy.ts';
@@ -20,8 +19,6 @@ export interface BenchEnvironment {
   apiKey: string;
   /** Document client straight to DynamoDB Local: bulk loading and checks, never counted. */
   directDb: DynamoDBDocumentClient;
-  /** Document client through the proxy, configured like the handlers': the latency floor. */
-  floorDb: DynamoDBDocumentClient;
   client: BenchClient;
   stop(): Promise<void>;
 }
@@ -49,16 +46,10 @@ export async function startBenchEnvironment(): Promise<BenchEnvironment> {
     });
     stoppers.push(() => stack.stop());
     const directDb = createDocumentClient(dynamo.endpoint, undefined, 30_000);
-    // Configured like the handlers' client; the user agent only lets the proxy tell floor calls apart.
-    const floorDb = DynamoDBDocumentClient.from(
-      new DynamoDBClient({ ...dynamoClientConfig(proxy.url), customUserAgent: 'bench-floor' }),
-      { marshallOptions: { removeUndefinedValues: true } },
-    );
     const client = new BenchClient(stack.baseUrl, apiKey);
     stoppers.push(async () => {
       client.close();
       directDb.destroy();
-      floorDb.destroy();
     });
     return {
       dynamo,
@@ -68,7 +59,6 @@ export async function startBenchEnvironment(): Promise<BenchEnvironment> {
       tenant,
       apiKey,
       directDb,
-      floorDb,
       client,
       stop: stopAll,
     };

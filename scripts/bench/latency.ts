@@ -1,6 +1,6 @@
 /**
- * Part 2: latency through the local gateway against the floor (the same DynamoDB operations
- * issued directly with the SDK from this process). Floor iterations are interleaved with the
+ * Part 2: latency through the local gateway against the floor (the DynamoDB requests the stack
+ * made for one request, recorded by the proxy and replayed straight to DynamoDB: `floor.ts`). Floor iterations are interleaved with the
  * stack requests (one after every `floorEvery` requests, before or after it in turn), so both see
  * the same background load; the floor's spread is narrow, so a third as many samples suffice.
  */
@@ -15,6 +15,8 @@ export interface LatencyRow {
   n: number;
   floorN: number;
   floorOps: string;
+  /** Operations DynamoDB refused on replay (a condition the recorded request made false). */
+  floorRefused: string[];
   auth: boolean;
   stack: { p50: number; p99: number };
   floor: { p50: number; p99: number };
@@ -59,7 +61,7 @@ export async function measureLatency(
       const runFloor = async () => {
         if (!endpoint.floor) return;
         const t = performance.now();
-        await endpoint.floor();
+        await endpoint.floor.run();
         floor.push(performance.now() - t);
       };
       if (i % floorEvery !== 0) await runStack();
@@ -83,7 +85,8 @@ export async function measureLatency(
       label: endpoint.label,
       n,
       floorN: floor.length,
-      floorOps: endpoint.floorOps,
+      floorOps: endpoint.floor?.ops ?? 'none (no DynamoDB call)',
+      floorRefused: endpoint.floor?.refused ?? [],
       auth: endpoint.auth,
       stack: { p50: percentile(stack, 50), p99: percentile(stack, 99) },
       floor: { p50: percentile(floor, 50), p99: percentile(floor, 99) },

@@ -6,8 +6,8 @@
  * counter test and the worst case for transaction conflicts. The proxy's count of failed
  * TransactWriteItems calls shows how many transactions a concurrent one cancelled (retried).
  *
- * The floor is the endpoint's DynamoDB operations (the latency floor's) run by 32 concurrent
- * loops straight from the SDK, on one link: what DynamoDB Local itself sustains.
+ * The floor is the endpoint's recorded DynamoDB requests (the latency floor's replay) run by 32
+ * concurrent loops straight to DynamoDB Local: what DynamoDB Local itself sustains.
  * (Hot link and 32 links gave the same rates locally, with no cancelled transaction, so only
  * the hot link is run.)
  */
@@ -17,14 +17,12 @@ import type { CountingProxy } from './counting-proxy.ts';
 import type { BenchEnvironment } from './environment.ts';
 import type { LoadJob, LoadResult } from './load-worker.ts';
 
-/** The same DynamoDB operations as the endpoint, issued by 32 concurrent loops straight from the SDK. */
+/** The endpoint's recorded DynamoDB requests, replayed by 32 concurrent loops straight to DynamoDB Local. */
 export interface LoadFloor {
   label: string;
   connections: number;
   seconds: number;
   operationsPerSecond: number;
-  /** Transactions DynamoDB cancelled (conflicting with a concurrent one) and retried, per operation. */
-  cancelledPerOperation: number;
 }
 
 export interface LoadResultSet {
@@ -34,38 +32,20 @@ export interface LoadResultSet {
 
 async function floorThroughput(
   label: string,
-  run: () => Promise<void>,
+  run: () => Promise<unknown>,
   connections: number,
   seconds: number,
 ): Promise<LoadFloor> {
   let done = 0;
-  let cancelled = 0;
   const started = performance.now();
   const deadline = started + seconds * 1000;
   await Promise.all(
     Array.from({ length: connections }, async () => {
-      while (performance.now() < deadline) {
-        for (;;) {
-          try {
-            await run();
-            break;
-          } catch (err) {
-            if ((err as Error).name !== 'TransactionCanceledException') throw err;
-            cancelled++;
-          }
-        }
-        done++;
-      }
+      for (; performance.now() < deadline; done++) await run();
     }),
   );
   const elapsed = (performance.now() - started) / 1000;
-  return {
-    label,
-    connections,
-    seconds: elapsed,
-    operationsPerSecond: done / elapsed,
-    cancelledPerOperation: cancelled / done,
-  };
+  return { label, connections, seconds: elapsed, operationsPerSecond: done / elapsed };
 }
 
 export interface LoadRow {
@@ -209,8 +189,8 @@ export async function measureLoad(
     /** Called before each run (the bench waits for the webhook pipeline to be idle). */
     beforeRun?: () => Promise<unknown>;
     /** The endpoint cases' floors (visit, link action): the operations without our code. */
-    visitFloor?: () => Promise<void>;
-    actionFloor?: () => Promise<void>;
+    visitFloor?: () => Promise<unknown>;
+    actionFloor?: () => Promise<unknown>;
   },
 ): Promise<LoadResultSet> {
   const newLinks = async (n: number) => {

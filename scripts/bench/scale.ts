@@ -3,22 +3,23 @@
  * table in the exact item shape `createLink` writes (ids reserved from the same id sequence, so
  * they can never collide with ids the API hands out), then:
  * - the first and the last page of its list (limit 100) are timed, through the gateway and as
- *   the same DynamoDB operations (the floor: api-key GetItem, then Query ‖ GetItem); the last page
- *   is reached with a cursor built by `encodeCursor`;
+ *   the DynamoDB requests the stack made for each, recorded and replayed (the floor, `floor.ts`);
+ *   the last page is reached with a cursor built by `encodeCursor`;
  * - the campaign is deleted, and the time from the 204 until no item of it remains is measured
  *   (the background purge; each link is left as its code's reservation), then checked item by item.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BatchGetCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { apiKeyItemKey, hashApiKey } from '../../lib/auth/api-keys.ts';
 import { encodeCursor } from '../../lib/db/cursor.ts';
 import { campaignKey } from '../../lib/db/entities/campaign.ts';
 import { campaignLinksPartition, linkKey, linkOrder, newLinkItem } from '../../lib/db/entities/link.ts';
 import { sequenceKey } from '../../lib/db/entities/sequence.ts';
 import { projectRoot } from './bundles.ts';
+import { waitQuiet } from './calls.ts';
 import { batchPut } from './endpoints.ts';
 import type { BenchEnvironment } from './environment.ts';
+import { replayFloor } from './floor.ts';
 import { percentile, sleep } from './stats.ts';
 
 export interface ScaleResult {
@@ -125,40 +126,17 @@ export async function measureScale(
   const lastTimes: number[] = [];
   const floorFirst: number[] = [];
   const floorLast: number[] = [];
-  const query = (start?: number) =>
-    env.floorDb.send(
-      new QueryCommand({
-        TableName: T,
-        IndexName: 'GSI2',
-        KeyConditionExpression: 'GSI2PK = :pk',
-        ExpressionAttributeValues: { ':pk': campaignLinksPartition(tenant, campaignId) },
-        Limit: 101,
-        ExclusiveStartKey:
-          start === undefined
-            ? undefined
-            : {
-                ...linkKey(codeOf(start)),
-                GSI2PK: campaignLinksPartition(tenant, campaignId),
-                GSI2SK: sortKeyOf(start),
-              },
-      }),
-    );
-  const apiKeyKey = apiKeyItemKey(hashApiKey(env.apiKey));
-  /** The list endpoint's operations without our code: the api-key read, then Query ‖ GetItem. */
-  const floorPage = async (start?: number) => {
-    await env.floorDb.send(new GetCommand({ TableName: T, Key: apiKeyKey }));
-    await Promise.all([
-      query(start),
-      env.floorDb.send(
-        new GetCommand({
-          TableName: T,
-          Key: campaignKey(tenant, campaignId),
-          ConsistentRead: true,
-          ProjectionExpression: 'PK',
-        }),
-      ),
-    ]);
+  /** Each page's floor: its DynamoDB requests, recorded from one request and replayed. */
+  const recordPage = async (pagePath: string) => {
+    await waitQuiet(env.proxy);
+    env.proxy.record();
+    await env.client.send({ method: 'GET', path: pagePath });
+    const floor = replayFloor(await env.proxy.recorded(), env.proxy.url);
+    if (!floor) throw new Error(`${pagePath}: no DynamoDB request recorded`);
+    return floor;
   };
+  const firstFloor = await recordPage(path);
+  const lastFloor = await recordPage(lastPath);
   const timed = async (list: number[], f: () => Promise<unknown>) => {
     const t = performance.now();
     await f();
@@ -167,8 +145,8 @@ export async function measureScale(
   for (let i = 0; i < options.pageSamples; i++) {
     await timed(firstTimes, () => env.client.send({ method: 'GET', path }));
     await timed(lastTimes, () => env.client.send({ method: 'GET', path: lastPath }));
-    await timed(floorFirst, () => floorPage());
-    await timed(floorLast, () => floorPage(before));
+    await timed(floorFirst, firstFloor.run);
+    await timed(floorLast, lastFloor.run);
   }
 
   // Delete, then watch the purge: the oldest link goes first (the purge pages its list in order).

@@ -3,13 +3,15 @@
  * at most `dynamoCalls` calls (lib/routes.ts), reads and transactions alike, id-block
  * reservations and the authorizer's api-key lookup excepted.
  *
- * Counted by a middleware on the handlers' own DynamoDB client (`db` of lib/db/client.ts), in a
+ * Counted on the wire by the DynamoDB call counter the bench also uses (lib/local/dynamodb-counter.ts,
+ * a proxy in front of the run's DynamoDB Local that the in-process handlers are pointed at), in a
  * window that is exactly the route handler's invocation: the requests go through an in-process
- * gateway (the local stack's, from lib/local/gateway.ts) whose handlers are wrapped to open and
- * close the window, so the authorizer's lookup before the handler is outside it. The middleware
- * sits inside the SDK's retry loop, so a retried attempt counts as the round trip it is. Each
- * case is warmed once, then counted over several samples; every row of the route table needs a
- * case, so a new route cannot escape the budget.
+ * gateway (the local stack's, from lib/local/gateway.ts) whose handlers are wrapped to read the
+ * counter before and after, so the authorizer's lookup before the handler is outside it. Every
+ * attempt is a request on the wire, so a retried attempt counts as the round trip it is; id-block
+ * reservations are told apart by the counter's categories. Each case is warmed once, then counted
+ * over several samples; every row of the route table needs a case, so a new route cannot escape
+ * the budget.
  *
  * The table is the run's DynamoDB Local (test/support/global-setup.ts); the global stack's
  * stream and queue pollers run in another process and never touch this client.
@@ -19,6 +21,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DynamoCounter, diffCounts, startDynamoCounter } from '../../lib/local/dynamodb-counter.ts';
 import { type RouteDefinition, routes } from '../../lib/routes.ts';
 import { BROWSER_UA } from '../support/records.ts';
 import { configureInProcessHandlers } from '../support/table.ts';
@@ -44,16 +47,9 @@ interface Invocation {
   idBlocks: number;
 }
 
-let open: Invocation | undefined;
 let last: Invocation | undefined;
 
-/** The partition key of a command's `Key`, marshalled (`{ S }`) or not. */
-function partitionKeyOf(input: unknown): string | undefined {
-  const pk = (input as { Key?: { PK?: unknown } } | undefined)?.Key?.PK;
-  if (typeof pk === 'string') return pk;
-  const s = (pk as { S?: unknown } | undefined)?.S;
-  return typeof s === 'string' ? s : undefined;
-}
+let counter: DynamoCounter;
 
 // ---------------------------------------------------------------------------------------------
 // The in-process gateway and a small HTTP client
@@ -437,25 +433,13 @@ cases.push(
 // ---------------------------------------------------------------------------------------------
 
 beforeAll(async () => {
-  const { db } = await import('../../lib/db/client.ts');
+  // Before any handler module loads: their client is made from DYNAMODB_ENDPOINT at load.
+  counter = await startDynamoCounter(process.env.DYNAMODB_ENDPOINT!);
+  process.env.DYNAMODB_ENDPOINT = counter.endpoint;
   const { createGateway } = await import('../../lib/local/gateway.ts');
   const { TENANT_A } = await import('../support/global-setup.ts');
   type Gateway = Parameters<typeof createGateway>[0];
   apiKey = TENANT_A.key;
-
-  // Inside the retry loop (`finalizeRequest` runs per attempt), after the document client's
-  // marshalling: one count per round trip DynamoDB sees.
-  db.middlewareStack.add(
-    (next, context) => async (args) => {
-      if (open) {
-        const op = (context.commandName ?? 'Unknown').replace(/Command$/, '');
-        if (op === 'UpdateItem' && partitionKeyOf(args.input)?.startsWith('SEQ#')) open.idBlocks++;
-        else open.ops.push(op);
-      }
-      return next(args);
-    },
-    { step: 'finalizeRequest', priority: 'low', name: 'roundTripCounter' },
-  );
 
   const load = async (module: string) =>
     (await import(pathToFileURL(join(projectRoot, 'functions', `${module}.ts`)).href)) as {
@@ -469,13 +453,20 @@ beforeAll(async () => {
     loadHandler: async (route) => {
       const handler = (await load(route.handler)).handler as Awaited<ReturnType<Gateway['loadHandler']>>;
       return async (event, context) => {
-        const invocation: Invocation = { route: route.name, ops: [], idBlocks: 0 };
-        open = invocation;
+        const before = counter.snapshot().counts;
         try {
           return await handler(event, context);
         } finally {
-          open = undefined;
-          last = invocation;
+          const seen = diffCounts(before, counter.snapshot().counts);
+          last = {
+            route: route.name,
+            // Every call in the window but id blocks (`failed:` repeats calls already counted).
+            ops: Object.entries(seen).flatMap(([key, n]) => {
+              const [category, op] = key.split(':') as [string, string];
+              return category === 'idblock' || category === 'failed' ? [] : Array<string>(n).fill(op);
+            }),
+            idBlocks: seen['idblock:UpdateItem'] ?? 0,
+          };
         }
       };
     },
@@ -500,11 +491,12 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (!server) return;
-  await new Promise<void>((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
-  });
+  if (server)
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  await counter?.stop();
 });
 
 const routeId = (route: RouteDefinition) => `${route.method} ${route.path}`;

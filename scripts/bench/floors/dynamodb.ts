@@ -1,6 +1,7 @@
 /**
- * The cold-start floor: a function with nothing but the DynamoDB document client and one command.
- * Every real function's bundle and import time is compared with this one's.
+ * The cold-start floor of a function that uses DynamoDB alone (every HTTP function): nothing but
+ * the DynamoDB document client and one command.
+ * Functions that use DynamoDB alone are compared with it (`coldstart.ts` picks each function's floor).
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';

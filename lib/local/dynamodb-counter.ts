@@ -1,0 +1,180 @@
+/**
+ * The DynamoDB call counter: a pass-through node:http proxy in front of DynamoDB Local that counts
+ * every request by its `X-Amz-Target` operation, so round trips are counted on the wire, never by
+ * the handlers. `test/integration/round-trips.test.ts` (the route budgets) and `npm run bench`
+ * (calls per endpoint, and its floors) both count with it.
+ *
+ * Each request is put in a category by what it touches, never by who sent it (except the bench's
+ * floor replays, which mark their user agent):
+ * - `floor`   the bench's floor replays;
+ * - `admin`   table management (DescribeTable at start-up);
+ * - `apikey`  GetItem of an `APIKEY#` key: the authorizer (a separate, cached Lambda in AWS);
+ * - `idblock` UpdateItem of a `SEQ#` key: an id-block reservation (one per 100 ids);
+ * - `stream`  DynamoDB Streams calls: the local stream poller, not a request;
+ * - `webhook` GetItem projecting `webhook_url`: the webhook delivery's campaign read;
+ * - `action`  TransactWriteItems that puts an action item (`A#` sort key) without updating a
+ *             link: the stream consumer writing a referred user's action from the link update
+ *             that recorded it (every request's transaction also updates the link);
+ * - `request` everything else: what a route's budget counts.
+ * Calls DynamoDB answered with an error are also counted as `failed:<operation>`.
+ *
+ * While recording is on, every request (headers, body, when it arrived and when its answer was
+ * complete) is also kept, so the bench can replay an endpoint's DynamoDB requests as its floor.
+ */
+import { Agent, createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export type Counts = Record<string, number>;
+
+export interface RecordedCall {
+  category: string;
+  op: string;
+  headers: Record<string, string>;
+  body: string;
+  /** performance.now() at arrival and when the answer was complete: overlapping calls ran in parallel. */
+  start: number;
+  end: number;
+}
+
+export interface DynamoCounter {
+  endpoint: string;
+  /** Counts by `category:operation`, and when the last call that was not a stream poll or a floor came. */
+  snapshot(): { counts: Counts; lastActivity: number };
+  /** Keep every request from now until `recorded()`, which returns them. */
+  record(): void;
+  recorded(): RecordedCall[];
+  stop(): Promise<void>;
+}
+
+const ADMIN = new Set([
+  'DescribeTable',
+  'CreateTable',
+  'ListTables',
+  'UpdateTimeToLive',
+  'DescribeTimeToLive',
+]);
+
+export function categorize(op: string, service: string, body: string, userAgent = ''): string {
+  if (userAgent.includes('bench-floor')) return 'floor';
+  if (service.startsWith('DynamoDBStreams')) return 'stream';
+  if (ADMIN.has(op)) return 'admin';
+  try {
+    const parsed = JSON.parse(body) as {
+      Key?: { PK?: { S?: string } };
+      ProjectionExpression?: string;
+      TransactItems?: Array<{ Put?: { Item?: { SK?: { S?: string } } }; Update?: unknown }>;
+    };
+    const pk = parsed.Key?.PK?.S ?? '';
+    const items = parsed.TransactItems ?? [];
+    if (op === 'GetItem' && pk.startsWith('APIKEY#')) return 'apikey';
+    if (op === 'UpdateItem' && pk.startsWith('SEQ#')) return 'idblock';
+    if (op === 'GetItem' && parsed.ProjectionExpression?.includes('webhook_url')) return 'webhook';
+    if (
+      op === 'TransactWriteItems' &&
+      !items.some((i) => i.Update) &&
+      items.some((i) => i.Put?.Item?.SK?.S?.startsWith('A#'))
+    )
+      return 'action';
+  } catch {
+    // Not JSON (another protocol): counted as a request.
+  }
+  return 'request';
+}
+
+/** `after - before`, dropping zeroes. */
+export function diffCounts(before: Counts, after: Counts): Counts {
+  const out: Counts = {};
+  for (const [k, v] of Object.entries(after)) {
+    const d = v - (before[k] ?? 0);
+    if (d !== 0) out[k] = d;
+  }
+  return out;
+}
+
+/** The `request:` calls of a diff, by operation: what a route's budget counts. */
+export function requestOps(counts: Counts): Record<string, number> {
+  const ops: Record<string, number> = {};
+  for (const [key, n] of Object.entries(counts))
+    if (key.startsWith('request:')) ops[key.slice('request:'.length)] = n;
+  return ops;
+}
+
+export async function startDynamoCounter(target: string, host = '127.0.0.1'): Promise<DynamoCounter> {
+  const upstream = new URL(target);
+  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+  const counts = new Map<string, number>();
+  const bump = (key: string) => counts.set(key, (counts.get(key) ?? 0) + 1);
+  let lastActivity = Date.now();
+  let recording: RecordedCall[] | undefined;
+
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const amzTarget = String(req.headers['x-amz-target'] ?? 'unknown.unknown');
+      const dot = amzTarget.indexOf('.');
+      const op = amzTarget.slice(dot + 1);
+      const text = body.toString('utf8');
+      const category = categorize(op, amzTarget.slice(0, Math.max(dot, 0)), text, req.headers['user-agent']);
+      bump(`${category}:${op}`);
+      if (category !== 'stream' && category !== 'floor') lastActivity = Date.now();
+      const call: RecordedCall | undefined = recording && {
+        category,
+        op,
+        headers: Object.fromEntries(
+          Object.entries(req.headers).filter(
+            ([h]) => h.startsWith('x-amz') || h === 'authorization' || h === 'content-type',
+          ),
+        ) as Record<string, string>,
+        body: text,
+        start: performance.now(),
+        end: Number.NaN,
+      };
+      if (call) recording?.push(call);
+      const forward = request(
+        {
+          host: upstream.hostname,
+          port: upstream.port,
+          method: req.method,
+          path: req.url,
+          headers: { ...req.headers, host: upstream.host },
+          agent,
+        },
+        (up) => {
+          const status = up.statusCode ?? 502;
+          // Failed calls (e.g. a transaction cancelled by a conflicting one, then retried).
+          if (status >= 400) bump(`failed:${op}`);
+          res.writeHead(status, up.headers);
+          if (call) up.on('end', () => (call.end = performance.now()));
+          up.pipe(res);
+        },
+      );
+      forward.on('error', (err) => {
+        if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
+        res.end(String(err));
+      });
+      forward.end(body);
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  return {
+    endpoint: `http://${host}:${(server.address() as AddressInfo).port}`,
+    snapshot: () => ({ counts: Object.fromEntries(counts), lastActivity }),
+    record: () => {
+      recording = [];
+    },
+    recorded: () => {
+      const calls = recording ?? [];
+      recording = undefined;
+      return calls;
+    },
+    stop: async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      agent.destroy();
+      await closed;
+    },
+  };
+}
