@@ -1,9 +1,11 @@
 /**
  * The floor of an endpoint: the DynamoDB requests the stack made for one of its requests, as the
- * counting proxy recorded them (operation, headers, body), replayed byte for byte straight to
- * DynamoDB Local over a bare keep-alive HTTP client, in the same order and with the same
- * parallelism (calls whose recorded spans overlapped are sent together). So the floor is, by
- * construction, the same DynamoDB operations without our code: no SDK, no handler, no gateway.
+ * counting proxy recorded them (operation and body), replayed through a bare AWS SDK client (the
+ * low-level `DynamoDBClient`, given the recorded wire input as is, so no marshalling) with
+ * keep-alive, in the same order and with the same parallelism (calls whose recorded spans
+ * overlapped are sent together). So the floor is, by construction, the same DynamoDB operations
+ * through the same SDK without our code: no handler, no middleware, no gateway. (The SDK stays in
+ * the floor because every function needs it; the latency goal was set against an SDK floor.)
  *
  * A replayed write meets the state its first run left behind, so a write guarded by a condition
  * (a Put of a new item, a Delete of an item now gone) is refused on replay: DynamoDB still reads
@@ -11,8 +13,12 @@
  * ClientRequestToken is dropped on replay, so DynamoDB evaluates it again rather than answering
  * from its idempotency record. The report says which operations were refused.
  */
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
+import * as sdk from '@aws-sdk/client-dynamodb';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
 import type { RecordedCall } from './counting-proxy.ts';
+
+type AnyCommand = new (input: unknown) => Parameters<sdk.DynamoDBClient['send']>[0];
 
 export interface Floor {
   /** What the floor issues, in words: `→` between steps, `‖` between parallel calls. */
@@ -62,30 +68,28 @@ export function replayFloor(recorded: RecordedCall[], proxyUrl: string, sockets 
       stepEnd = call.end;
     }
   }
-  const url = new URL(proxyUrl);
-  const agent = new Agent({ keepAlive: true, maxSockets: sockets });
-  const send = (call: RecordedCall) =>
-    new Promise<{ op: string; status: number }>((resolve, reject) => {
-      const body = Buffer.from(call.op === 'TransactWriteItems' ? withoutToken(call.body) : call.body);
-      const req = request(
-        {
-          host: url.hostname,
-          port: url.port,
-          method: 'POST',
-          path: '/',
-          // The proxy tells the floor's calls apart by this user agent and never counts them as the stack's.
-          headers: { ...call.headers, 'user-agent': 'bench-floor', 'content-length': body.length },
-          agent,
-        },
-        (res) => {
-          res.resume();
-          res.on('end', () => resolve({ op: call.op, status: res.statusCode ?? 0 }));
-          res.on('error', reject);
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
-    });
+  const client = new sdk.DynamoDBClient({
+    endpoint: proxyUrl,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' },
+    // The proxy tells the floor's calls apart by this user agent and never counts them as the stack's.
+    customUserAgent: 'bench-floor',
+    maxAttempts: 1,
+    requestHandler: new NodeHttpHandler({ httpAgent: new Agent({ keepAlive: true, maxSockets: sockets }) }),
+  });
+  const send = async (call: RecordedCall): Promise<{ op: string; status: number }> => {
+    const Command = (sdk as unknown as Record<string, AnyCommand | undefined>)[`${call.op}Command`];
+    if (!Command) throw new Error(`no SDK command for ${call.op}`);
+    const input = JSON.parse(call.op === 'TransactWriteItems' ? withoutToken(call.body) : call.body);
+    try {
+      await client.send(new Command(input));
+      return { op: call.op, status: 200 };
+    } catch (err) {
+      const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      if (status === undefined) throw err;
+      return { op: call.op, status };
+    }
+  };
   const refused = new Set<string>();
   let first = true;
   return {
