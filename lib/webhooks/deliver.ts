@@ -189,17 +189,9 @@ async function firstAttempt(record: QueueRecord, deps: DeliveryDeps): Promise<Ou
   if (!parsed.ok) return parsed.outcome;
   const { message, log } = parsed;
 
-  let target: WebhookTarget | undefined;
-  try {
-    target = await deps.loadTarget(message.tenant, message.campaign_id);
-  } catch (err) {
-    // The retry lane reads it again shortly; meanwhile this campaign's group moves on.
-    logger.warn('webhook campaign not read; handed to the retry lane', {
-      ...log,
-      error: (err as Error).message,
-    });
-    return moveToRetryLane(deps, record.body, message, 0, READ_RETRY_SECONDS, log);
-  }
+  const read = await readTarget(record, message, 0, deps, log);
+  if ('outcome' in read) return read.outcome;
+  const { target } = read;
   if (!target) return drop(log);
   if (target.slowLane) {
     logger.info('webhook endpoint in the slow lane; first attempt handed to the retry lane', log);
@@ -237,15 +229,9 @@ async function retry(record: QueueRecord, deps: DeliveryDeps): Promise<Outcome> 
     return moveToRetryLane(deps, record.body, message, before, (due - now) / 1000, log);
   }
 
-  let target: WebhookTarget | undefined;
-  try {
-    target = await deps.loadTarget(message.tenant, message.campaign_id);
-  } catch (err) {
-    // No attempt was made: put back as a new message with the attempts it had, due shortly, rather
-    // than left for the queue's visibility timeout (minutes) with this receive counted as one.
-    logger.warn('webhook campaign not read; retried shortly', { ...log, error: (err as Error).message });
-    return moveToRetryLane(deps, record.body, message, before, READ_RETRY_SECONDS, log);
-  }
+  const read = await readTarget(record, message, before, deps, log);
+  if ('outcome' in read) return read.outcome;
+  const { target } = read;
   if (!target) return drop(log);
   const started = Date.now();
   const result = await timedAttempt(message, target, deps, log);
@@ -275,6 +261,31 @@ async function retry(record: QueueRecord, deps: DeliveryDeps): Promise<Outcome> 
     logger.warn('webhook backoff not set', { ...log, error: (err as Error).message });
   }
   return 'backoff';
+}
+
+/**
+ * The event's campaign (undefined when it is gone or has no webhook_url). When it cannot be read
+ * (DynamoDB throttling, failing or paused), no attempt is made: the event goes back to the retry
+ * lane as a new message with the `attempts` it had, due in `READ_RETRY_SECONDS`, rather than
+ * waiting for the queue's visibility timeout (minutes) with this receive counted as an attempt;
+ * meanwhile a first-attempt group moves on.
+ */
+async function readTarget(
+  record: QueueRecord,
+  message: WebhookMessage,
+  attempts: number,
+  deps: DeliveryDeps,
+  log: Record<string, unknown>,
+): Promise<{ target: WebhookTarget | undefined } | { outcome: Outcome }> {
+  try {
+    return { target: await deps.loadTarget(message.tenant, message.campaign_id) };
+  } catch (err) {
+    logger.warn('webhook campaign not read; handed to the retry lane', {
+      ...log,
+      error: (err as Error).message,
+    });
+    return { outcome: await moveToRetryLane(deps, record.body, message, attempts, READ_RETRY_SECONDS, log) };
+  }
 }
 
 /** One attempt, timed, that also keeps the campaign's slow-lane flag current. */
