@@ -14,7 +14,7 @@ import { campaignLinksPartition, linkKey, newLinkItem } from '../../lib/db/entit
 import { freePort } from '../../lib/local/ports.ts';
 import { LOCAL_TABLE_NAME } from '../../lib/local/stack.ts';
 import { apiAt } from '../support/api.ts';
-import { BROWSER_UA } from '../support/records.ts';
+import { BROWSER_UA, createCampaignWithWebhook } from '../support/records.ts';
 import {
   cleanUpStacks,
   javaPidsFor,
@@ -52,22 +52,6 @@ async function startOn(dataDir: string, key: string, env: Record<string, string>
   return { s, ...info, restored };
 }
 
-async function campaignWithWebhook(baseUrl: string, key: string, url: string) {
-  const created = await apiAt(baseUrl, key)('POST', '/api/v1/campaign', {
-    body: {
-      url: 'example.com',
-      name: 'durable',
-    },
-  });
-  expect(created.status).toBe(201);
-  const id = created.body.id as string;
-  const patched = await apiAt(baseUrl, key)('PATCH', `/api/v1/campaign?id=${id}`, {
-    body: { webhook_url: url },
-  });
-  expect(patched.status).toBe(200);
-  return id;
-}
-
 interface Delivered {
   type: string;
   data: { id: number; referral_link: { id: number } };
@@ -99,8 +83,8 @@ describe('kill -9 and Ctrl-C, then a restart on the same DATA_DIR', () => {
       // Twenty 2-second retries: attempts to spare across the stops and starts.
       const env = { WEBHOOK_RETRY_DELAYS: Array.from({ length: 20 }, () => '2').join(',') };
       let stack = await startOn(dir, key, env);
-      const campaignId = await campaignWithWebhook(stack.baseUrl, key, rx.url);
-      const flakyCampaign = await campaignWithWebhook(stack.baseUrl, key, flaky.url);
+      const campaignId = (await createCampaignWithWebhook(rx.url, apiAt(stack.baseUrl, key))).id;
+      const flakyCampaign = (await createCampaignWithWebhook(flaky.url, apiAt(stack.baseUrl, key))).id;
       const flakyLink = await apiAt(stack.baseUrl, key)('POST', '/api/v1/referral_link', {
         body: {
           campaign_id: flakyCampaign,
