@@ -5,7 +5,6 @@
  * purge. Real `npm start` processes, a real webhook receiver in this process; every wait is on
  * state. The three scenarios run side by side, each on its own stack.
  */
-import { randomUUID } from 'node:crypto';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createDocumentClient } from '../../lib/aws/clients.ts';
@@ -13,7 +12,7 @@ import { campaignPartition } from '../../lib/db/entities/campaign.ts';
 import { campaignLinksPartition, linkKey, newLinkItem } from '../../lib/db/entities/link.ts';
 import { freePort } from '../../lib/local/ports.ts';
 import { LOCAL_TABLE_NAME } from '../../lib/local/stack.ts';
-import { apiAt } from '../support/api.ts';
+import { apiAt, postAsClient } from '../support/api.ts';
 import { BROWSER_UA, createCampaignWithWebhook } from '../support/records.ts';
 import {
   cleanUpStacks,
@@ -85,28 +84,22 @@ describe('kill -9 and Ctrl-C, then a restart on the same DATA_DIR', () => {
       let stack = await startOn(dir, key, env);
       const campaignId = (await createCampaignWithWebhook(rx.url, apiAt(stack.baseUrl, key))).id;
       const flakyCampaign = (await createCampaignWithWebhook(flaky.url, apiAt(stack.baseUrl, key))).id;
-      const flakyLink = await apiAt(stack.baseUrl, key)('POST', '/api/v1/referral_link', {
-        body: {
-          campaign_id: flakyCampaign,
-        },
+      const flakyLink = await postAsClient(apiAt(stack.baseUrl, key), '/api/v1/referral_link', {
+        campaign_id: flakyCampaign,
       });
       const links = await mapLimit(Array.from({ length: 8 }), 8, async (_, i) => {
-        const link = await apiAt(stack.baseUrl, key)('POST', '/api/v1/referral_link', {
-          body: {
-            campaign_id: campaignId,
-            referrer_id: `referrer-${i}`,
-          },
+        const link = await postAsClient(apiAt(stack.baseUrl, key), '/api/v1/referral_link', {
+          campaign_id: campaignId,
+          referrer_id: `referrer-${i}`,
         });
         expect(link.status).toBe(201);
         return { id: Number(link.body.id), code: link.body.referral_code as string };
       });
       // One referred user per link, for actions of a referred user (endpoint 5).
       for (const [i, link] of links.entries()) {
-        const user = await apiAt(stack.baseUrl, key)('POST', '/api/v1/referred_user', {
-          body: {
-            referral_code: link.code,
-            referred_user_id: `member-${i}`,
-          },
+        const user = await postAsClient(apiAt(stack.baseUrl, key), '/api/v1/referred_user', {
+          referral_code: link.code,
+          referred_user_id: `member-${i}`,
         });
         expect(user.status).toBe(201);
       }
@@ -115,13 +108,11 @@ describe('kill -9 and Ctrl-C, then a restart on the same DATA_DIR', () => {
       const refusedEvents = async (label: string) => {
         failing = true;
         const actions = await mapLimit(Array.from({ length: 40 }), 8, async (_, n) => {
-          const res = await apiAt(stack.baseUrl, key)('POST', '/api/v1/action/referral_link', {
-            body: {
-              referral_code: flakyLink.body.referral_code,
-              action_type: `${label}-${n}`,
-            },
+          const res = await postAsClient(apiAt(stack.baseUrl, key), '/api/v1/action/referral_link', {
+            referral_code: flakyLink.body.referral_code,
+            action_type: `${label}-${n}`,
           });
-          expect(res.status, JSON.stringify(res.body)).toBe(201);
+          expect(res.status, res.text).toBe(201);
           return Number(res.body.id);
         });
         return eventually(`every ${label} event attempted and refused`, async () => {
@@ -143,19 +134,11 @@ describe('kill -9 and Ctrl-C, then a restart on the same DATA_DIR', () => {
       let stop = false;
       let signupSeq = 0;
       const base = stack.baseUrl;
-      /**
-       * A keyed POST as a client makes it: retried with its Idempotency-Key after a 503 (a busy
-       * machine's DynamoDB Local can be slow) or a 409 in progress, until its 201 or the kill.
-       */
+      /** A keyed POST retried through 503s until its 201, or until the kill abandons it. */
       const post = async (path: string, body: unknown) => {
-        const idempotencyKey = randomUUID();
-        for (;;) {
-          const res = await apiAt(base, key)('POST', path, { body, idempotencyKey });
-          if (res.status === 201) return res;
-          expect([409, 503], JSON.stringify(res.body)).toContain(res.status);
-          if (stop) throw new TypeError('stopped while retrying');
-          await new Promise((r) => setTimeout(r, 200));
-        }
+        const res = await postAsClient(apiAt(base, key), path, body, { abandon: () => stop });
+        expect(res.status, res.text).toBe(201);
+        return res;
       };
       const one = async (n: number) => {
         const i = n % links.length;

@@ -10,11 +10,10 @@
  * of failing deliveries it sets off stays out of the shared stack's other webhook tests, and their
  * load (a 5,000-link purge) out of this measurement.
  */
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../lib/local/stack.ts';
 import { FIRST_ATTEMPT_GROUPS_PER_CAMPAIGN, firstAttemptIds } from '../../lib/webhooks/lanes.ts';
-import { apiAt } from '../support/api.ts';
+import { apiAt, postAsClient } from '../support/api.ts';
 import { campaignItem, table } from '../support/table.ts';
 import { eventually, mapLimit, waitUntil } from '../support/wait.ts';
 import { type Responder, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
@@ -65,17 +64,8 @@ async function backlog(campaignId: string, count: number): Promise<string[]> {
   expect(link.status).toBe(201);
   const client = apiAt(stack.baseUrl, TENANT.key);
   return mapLimit(Array.from({ length: count }), 8, async (_, n) => {
-    const idempotencyKey = randomUUID();
     const body = { referral_code: link.body.referral_code, action_type: `backlog-${n}` };
-    const action = await eventually(
-      `backlog action ${n} answered`,
-      async () => {
-        const res = await client('POST', '/api/v1/action/referral_link', { body, idempotencyKey });
-        return res.status === 503 || res.status === 409 ? undefined : res;
-      },
-      30_000,
-      100,
-    );
+    const action = await postAsClient(client, '/api/v1/action/referral_link', body, { withinMs: 30_000 });
     expect(action.status, action.text).toBe(201);
     return `evt_action_${action.body.id}`;
   });

@@ -123,3 +123,31 @@ export function rawRequest(
     req.end();
   });
 }
+
+/**
+ * A POST as a careful client makes it under load: one Idempotency-Key for all its tries, tried
+ * again after a 503 (a busy machine's DynamoDB Local can be slow; the contract says retry with the
+ * same key) or a 409 `idempotency_key_in_progress`, a jittered 200–500 ms apart (shorter than
+ * the `Retry-After: 1` a real client would wait, to keep tests quick), until an answer that is
+ * neither. `abandon` ends it with a TypeError (the stack is being killed), as a lost connection
+ * does; `withinMs` bounds the whole.
+ */
+export async function postAsClient(
+  client: Api,
+  path: string,
+  body: unknown,
+  options: { abandon?: () => boolean; withinMs?: number } = {},
+  // biome-ignore lint/suspicious/noExplicitAny: as for Api, tests read the answer's fields untyped
+): Promise<ApiResponse<any>> {
+  const idempotencyKey = crypto.randomUUID();
+  const deadline = Date.now() + (options.withinMs ?? 60_000);
+  for (;;) {
+    const res = await client('POST', path, { body, idempotencyKey });
+    const busy =
+      res.status === 503 || (res.status === 409 && res.body?.error?.code === 'idempotency_key_in_progress');
+    if (!busy) return res;
+    if (options.abandon?.()) throw new TypeError('abandoned while retrying');
+    if (Date.now() > deadline) return res;
+    await new Promise((r) => setTimeout(r, 200 + Math.random() * 300));
+  }
+}
