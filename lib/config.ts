@@ -29,6 +29,10 @@ export const config = {
     const level = optional('LOG_LEVEL')?.toUpperCase();
     return level === 'DEBUG' || level === 'WARN' || level === 'ERROR' ? level : 'INFO';
   },
+  /** The X-Ray trace id of the invocation (Lambda sets it per invocation), as log lines carry it. */
+  get xrayTraceId(): string | undefined {
+    return /Root=([^;]+)/.exec(optional('_X_AMZN_TRACE_ID') ?? '')?.[1];
+  },
   /** `POWERTOOLS_METRICS_DISABLED=true` turns business metrics off, as it does for Powertools. */
   get metricsDisabled(): boolean {
     return optional('POWERTOOLS_METRICS_DISABLED')?.toLowerCase() === 'true';

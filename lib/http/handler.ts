@@ -198,13 +198,18 @@ function replay(stored: StoredAnswer, idempotency: IdempotentRequest): HttpResul
  * logged here.
  */
 export function contractErrors(): MiddlewareObj<Event, Result, Error, Context> {
+  /** When each request's handling began, for the `duration_ms` of its `request` line. */
+  const started = new WeakMap<Event, number>();
+  const ms = (event: Event) =>
+    Math.round((performance.now() - (started.get(event) ?? performance.now())) * 10) / 10;
   return {
     before: (request) => {
+      started.set(request.event, performance.now());
       logger.resetKeys();
       logger.appendKeys({ request_id: requestIdOf(request.event), route: request.event.routeKey });
     },
     after: (request) => {
-      logger.info('request', { status: request.response?.statusCode });
+      logger.info('request', { status: request.response?.statusCode, duration_ms: ms(request.event) });
       withoutBodyForHead(request);
     },
     onError: (request) => {
@@ -212,7 +217,7 @@ export function contractErrors(): MiddlewareObj<Event, Result, Error, Context> {
       const error = request.error;
       if (error instanceof ApiError) {
         request.response = errorResponse(error, requestId);
-        logger.info('request', { status: error.status, code: error.code });
+        logger.info('request', { status: error.status, code: error.code, duration_ms: ms(request.event) });
       } else if (isDependencyFailure(error)) {
         logger.warn('dependency unavailable', {
           error: (error as Error).name,

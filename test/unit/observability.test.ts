@@ -58,6 +58,57 @@ describe('logger: credentials are never written', () => {
   });
 });
 
+describe('logger: one JSON line per entry, in the shape Powertools Logger writes', () => {
+  it('writes level, message, timestamp, service and the keys; warnings and errors to stderr; below the level nothing', async () => {
+    const level = logger.getLevelName();
+    onTestFinished(() => logger.setLogLevel(level));
+    logger.setLogLevel('INFO');
+    const child = logger.createChild();
+    child.appendKeys({ request_id: 'req-1' });
+    const out = await stdoutOf(() => {
+      child.debug('not written');
+      child.info('request', { status: 201 });
+      logger.setLogLevel('ERROR');
+      child.warn('not written either');
+    });
+    const lines = out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({
+      level: 'INFO',
+      message: 'request',
+      service: 'referral-api',
+      request_id: 'req-1',
+      status: 201,
+    });
+    expect(new Date(lines[0].timestamp).toISOString()).toBe(lines[0].timestamp);
+    logger.setLogLevel('INFO');
+    child.resetKeys();
+    const err = new Error('boom');
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    onTestFinished(() => stderr.mockRestore());
+    expect(await stdoutOf(() => child.error('failed', { error: err }))).toBe('');
+    const both = String(stderr.mock.calls[0]?.[0]);
+    const line = JSON.parse(both);
+    expect(line).not.toHaveProperty('request_id');
+    expect(line.error).toMatchObject({ name: 'Error', message: 'boom' });
+    expect(line.error.location).toMatch(/observability\.test\.ts:\d+:\d+$/);
+  });
+
+  it('still writes the line when a field cannot be serialised', async () => {
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    const out = await stdoutOf(() => logger.error('cyclic', { cyclic }), { stderr: true });
+    expect(JSON.parse(out)).toMatchObject({
+      level: 'ERROR',
+      message: 'cyclic',
+      log_error: 'fields not serializable',
+    });
+  });
+});
+
 describe('business metrics (EMF)', () => {
   const saved = process.env.STAGE;
   beforeEach(() => {
