@@ -3,7 +3,7 @@
  * README's settings table); Ctrl-C stops everything that was started.
  */
 import { LocalStackError } from '../lib/local/errors.ts';
-import { settingsFromEnv, startLocalStack } from '../lib/local/stack.ts';
+import { type LocalStackSettings, settingsFromEnv, startLocalStack } from '../lib/local/stack.ts';
 
 async function main() {
   // The SDK warns that its 2027 releases need Node 22; this project supports Node 20 and 22 today.
@@ -27,10 +27,19 @@ async function main() {
     if (process.ppid !== parent) void stop('parent exited');
   }, 1000).unref();
 
-  const settings = settingsFromEnv();
+  const started = performance.now();
+  const since = () => `${((performance.now() - started) / 1000).toFixed(1)} s`;
+  const requestLog = (process.env.LOCAL_REQUEST_LOG ?? 'on').toLowerCase() !== 'off';
+  const settings: LocalStackSettings = {
+    ...settingsFromEnv(),
+    onStep: (step) => console.log(`[${since()}] ${step}…`),
+    onRequest: requestLog
+      ? (r) => console.log(`${r.method} ${r.path} ${r.status} ${r.ms.toFixed(1)} ms ${r.requestId}`)
+      : undefined,
+  };
   stack = await startLocalStack(settings);
 
-  console.log(`Referral API listening on ${stack.baseUrl}`);
+  console.log(`Referral API listening on ${stack.baseUrl} (ready in ${since()})`);
   console.log(`  DynamoDB: ${stack.dynamodbEndpoint} (table ${stack.tableName}, data: ${settings.dataDir})`);
   const restored = stack.queue.restored;
   console.log(
@@ -41,6 +50,9 @@ async function main() {
     `\nTry: curl -s -H 'api-key: ${stack.apiKeys[0]?.key ?? '<key>'}' -H 'content-type: application/json' \\`,
   );
   console.log(`       -d '{"url":"example.com","name":"Spring"}' ${stack.baseUrl}/api/v1/campaign`);
+  console.log(
+    `Reference: ${stack.baseUrl}/docs. One line per request below (LOCAL_REQUEST_LOG=off to silence it); failed webhook attempts too.`,
+  );
   console.log('Press Ctrl-C to stop.');
 }
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { type Server, STATUS_CODES } from 'node:http';
+import { type Server, type ServerResponse, STATUS_CODES } from 'node:http';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ApiKeyStore, generateApiKey } from '../auth/api-keys.ts';
@@ -45,6 +45,20 @@ export interface LocalStackSettings {
    * figures when omitted, none with `false` (`LOCAL_THROTTLE`, see `parseLocalThrottle`).
    */
   throttles?: RouteThrottles | false;
+  /** Told each step of the start (Java's first start takes seconds), for `npm start` to print. */
+  onStep?: (step: string) => void;
+  /** Told every answered request, for `npm start`'s one line per request (`LOCAL_REQUEST_LOG`). */
+  onRequest?: (line: RequestLogLine) => void;
+}
+
+/** One answered request of the local gateway. */
+export interface RequestLogLine {
+  method: string;
+  /** The path as requested, query string excluded (it may hold a referred user's id). */
+  path: string;
+  status: number;
+  ms: number;
+  requestId: string;
 }
 
 export interface LocalStack {
@@ -142,7 +156,30 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
   });
   let dispatch: Server | undefined;
   const { createServer } = await import('node:http');
+  const onRequest = settings.onRequest;
   const server = createServer((req, res) => {
+    if (onRequest) {
+      const started = performance.now();
+      // The gateway passes its headers to writeHead, which does not keep them for getHeader.
+      let requestId = '';
+      const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => ServerResponse;
+      res.writeHead = ((...args: unknown[]) => {
+        const headers = args.find((a) => typeof a === 'object' && a !== null) as
+          | Record<string, unknown>
+          | undefined;
+        requestId = String(headers?.['x-request-id'] ?? '');
+        return writeHead(...args);
+      }) as typeof res.writeHead;
+      res.once('finish', () =>
+        onRequest({
+          method: req.method ?? '',
+          path: (req.url ?? '').split('?')[0]!,
+          status: res.statusCode,
+          ms: performance.now() - started,
+          requestId,
+        }),
+      );
+    }
     readyPromise.then(() => dispatch?.emit('request', req, res));
   });
   // What API Gateway answers itself (oversized or malformed request lines and headers) still
@@ -188,13 +225,17 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
   try {
     let dynamo: RunningDynamo | undefined;
     let endpoint = settings.dynamodbEndpoint;
+    const step = settings.onStep ?? (() => undefined);
     if (!endpoint) {
+      step('starting DynamoDB Local (a Java process; its first start takes several seconds)');
       dynamo = await startDynamoLocal(dataDir ? join(dataDir, 'dynamodb') : undefined);
       stoppers.push(() => dynamo!.stop());
       endpoint = dynamo.endpoint;
     }
+    step(`creating the table ${LOCAL_TABLE_NAME} if it does not exist`);
     await ensureTable(endpoint, LOCAL_TABLE_NAME);
     if (dataDir) mkdirSync(dataDir, { recursive: true });
+    step('starting the local queues and restoring their journal');
     const queue = await startLocalQueue(dataDir ? join(dataDir, QUEUE_JOURNAL_FILE) : undefined);
     stoppers.push(() => queue.stop());
 
@@ -218,7 +259,9 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
       ...(settings.webhookRetryDelays ? { WEBHOOK_RETRY_DELAYS: settings.webhookRetryDelays } : {}),
     });
 
+    step('provisioning the api keys');
     const apiKeys = await provisionKeys(endpoint, settings.devApiKeys, dataDir);
+    step('loading the handlers, the stream consumers and the queue consumers');
 
     const load = async (module: string) =>
       (await import(pathToFileURL(join(projectRoot, 'functions', `${module}.ts`)).href)) as {

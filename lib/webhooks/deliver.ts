@@ -330,11 +330,13 @@ function logFailure(
   retryInSeconds: number,
   deps: DeliveryDeps,
 ) {
-  logger.info('webhook attempt failed; retrying', {
+  // A warning, so the local stack (LOG_LEVEL=WARN) shows every failed attempt and when it is tried next.
+  logger.warn('webhook attempt failed; retrying', {
     ...log,
     error: result.error,
     status: result.status,
     retry_in_seconds: retryInSeconds,
+    next_attempt_at: new Date(Date.now() + retryInSeconds * 1000).toISOString(),
     attempts: maxAttempts(deps.delays),
   });
 }

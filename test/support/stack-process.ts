@@ -25,6 +25,7 @@ export const STACK_ENV = [
   'ALLOW_PRIVATE_WEBHOOKS',
   'WEBHOOK_QUEUE_URL',
   'AWS_ENDPOINT_URL_SQS',
+  'LOG_LEVEL',
 ];
 
 export interface Started {
