@@ -213,17 +213,21 @@ export const UpdateCampaign: CompiledOperationOf<typeof operations.UpdateCampaig
   body: {
     validate: /* @__PURE__ */ validator(
       /* @__PURE__ */ ((kind: KindHook) => {
+        const local_0 = /^(action\.created|referred_user\.created)$/;
+        const local_1 = /^(enabled|disabled)$/;
         return function check(value: any): boolean {
           return (
             (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
             (value['name'] !== undefined ? (kind('Text', 0, value['name'])) : true) &&
             (value['webhook_url'] !== undefined ? (((kind('Text', 1, value['webhook_url'])) || ((value['webhook_url'] === null)))) : true) &&
+            (value['webhook_events'] !== undefined ? (Array.isArray(value['webhook_events']) && ((array: any[]) => { for(const value of array) if(!(((typeof value === 'string') && local_0.test(value)))) { return false }; return true; })(value['webhook_events'])) : true) &&
+            (value['webhook_status'] !== undefined ? ((typeof value['webhook_status'] === 'string') && local_1.test(value['webhook_status'])) : true) &&
             (value['url'] !== undefined ? (true) : true) &&
-            Object.getOwnPropertyNames(value).every(key => ['name', 'webhook_url', 'url'].includes(key))
+            Object.getOwnPropertyNames(value).every(key => ['name', 'webhook_url', 'webhook_events', 'webhook_status', 'url'].includes(key))
           )
         }
       })(/* @__PURE__ */ kindHook([{"minLength":1,"maxLength":256,"trimmed":true,"noControl":true},{"minLength":1,"maxLength":2048,"trimmed":true}])),
-      {"kind":"Object","type":"object","additionalProperties":false,"properties":{"name":{"kind":"Text","type":"string","rules":{"minLength":1,"maxLength":256,"trimmed":true,"noControl":true}},"webhook_url":{"kind":"Union","anyOf":[{"kind":"Text","type":"string","rules":{"minLength":1,"maxLength":2048,"trimmed":true}},{"kind":"Null","type":"null"}]},"url":{"kind":"Unknown"}}},
+      {"kind":"Object","type":"object","additionalProperties":false,"properties":{"name":{"kind":"Text","type":"string","rules":{"minLength":1,"maxLength":256,"trimmed":true,"noControl":true}},"webhook_url":{"kind":"Union","anyOf":[{"kind":"Text","type":"string","rules":{"minLength":1,"maxLength":2048,"trimmed":true}},{"kind":"Null","type":"null"}]},"webhook_events":{"kind":"Array","type":"array","items":{"kind":"String","type":"string","pattern":"^(action\\.created|referred_user\\.created)$","description":"An event type: action.created or referred_user.created"}},"webhook_status":{"kind":"String","type":"string","pattern":"^(enabled|disabled)$","description":"A webhook status: `enabled` (re-enables a disabled webhook and restarts its failure clock) or `disabled` (no deliveries; events are still recorded in the feed)"},"url":{"kind":"Unknown"}}},
     ),
     optional: true,
     refused: {"url":{"code":"url_immutable","message":"The url of a campaign cannot be changed; create a new campaign instead."}},
@@ -362,6 +366,149 @@ export const Visit: CompiledOperationOf<typeof operations.Visit> = {
       })(),
       {"code":"referral_link_not_found","message":"No such referral link."},
     ),
+  },
+};
+
+/** GET /api/v1/webhook_deliveries/{campaign_id}: List a campaign's webhook delivery attempts, newest first. */
+export const ListWebhookDeliveries: CompiledOperationOf<typeof operations.ListWebhookDeliveries> = {
+  name: "ListWebhookDeliveries",
+  auth: true,
+  query: {
+    validate: /* @__PURE__ */ validator(
+      /* @__PURE__ */ (() => {
+        const local_0 = /^(?:[1-9][0-9]{0,2}|1000)$/;
+        const local_1 = /^[A-Za-z0-9_-]+$/;
+        const local_2 = /^(succeeded|failed|pending)$/;
+        return function check(value: any): boolean {
+          return (
+            (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+            (value['limit'] !== undefined ? ((typeof value['limit'] === 'string') && local_0.test(value['limit'])) : true) &&
+            (value['cursor'] !== undefined ? ((typeof value['cursor'] === 'string') && value['cursor'].length <= 1024 && local_1.test(value['cursor'])) : true) &&
+            (value['status'] !== undefined ? ((typeof value['status'] === 'string') && local_2.test(value['status'])) : true)
+          )
+        }
+      })(),
+      {"kind":"Object","type":"object","additionalProperties":true,"properties":{"limit":{"kind":"String","type":"string","pattern":"^(?:[1-9][0-9]{0,2}|1000)$","description":"an integer from 1 to 1000, the most items of the page (100 when omitted)"},"cursor":{"kind":"String","type":"string","pattern":"^[A-Za-z0-9_-]+$","maxLength":1024,"description":"a cursor from x-next-cursor"},"status":{"kind":"String","type":"string","pattern":"^(succeeded|failed|pending)$","description":"An attempt status: succeeded (a 2xx), failed (no attempt follows it) or pending (failed, with a next attempt scheduled)"}}},
+    ),
+    required: [],
+  },
+  path: {
+    validate: /* @__PURE__ */ validator(
+      /* @__PURE__ */ (() => {
+        const local_0 = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+        return function check(value: any): boolean {
+          return (
+            (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+            (typeof value['campaign_id'] === 'string') &&
+            local_0.test(value['campaign_id'])
+          )
+        }
+      })(),
+      {"kind":"Object","type":"object","required":["campaign_id"],"properties":{"campaign_id":{"kind":"String","type":"string","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$","description":"A UUID"}}},
+    ),
+  },
+};
+
+/** GET /api/v1/events/{campaign_id}: List a campaign's events (the webhook bodies), oldest first. */
+export const ListEvents: CompiledOperationOf<typeof operations.ListEvents> = {
+  name: "ListEvents",
+  auth: true,
+  query: {
+    validate: /* @__PURE__ */ validator(
+      /* @__PURE__ */ (() => {
+        const local_0 = /^(?:[1-9][0-9]{0,2}|1000)$/;
+        const local_1 = /^[A-Za-z0-9_-]+$/;
+        return function check(value: any): boolean {
+          return (
+            (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+            (value['limit'] !== undefined ? ((typeof value['limit'] === 'string') && local_0.test(value['limit'])) : true) &&
+            (value['cursor'] !== undefined ? ((typeof value['cursor'] === 'string') && value['cursor'].length <= 1024 && local_1.test(value['cursor'])) : true)
+          )
+        }
+      })(),
+      {"kind":"Object","type":"object","additionalProperties":true,"properties":{"limit":{"kind":"String","type":"string","pattern":"^(?:[1-9][0-9]{0,2}|1000)$","description":"an integer from 1 to 1000, the most items of the page (100 when omitted)"},"cursor":{"kind":"String","type":"string","pattern":"^[A-Za-z0-9_-]+$","maxLength":1024,"description":"a cursor from x-next-cursor"}}},
+    ),
+    required: [],
+  },
+  path: {
+    validate: /* @__PURE__ */ validator(
+      /* @__PURE__ */ (() => {
+        const local_0 = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+        return function check(value: any): boolean {
+          return (
+            (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+            (typeof value['campaign_id'] === 'string') &&
+            local_0.test(value['campaign_id'])
+          )
+        }
+      })(),
+      {"kind":"Object","type":"object","required":["campaign_id"],"properties":{"campaign_id":{"kind":"String","type":"string","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$","description":"A UUID"}}},
+    ),
+  },
+};
+
+/** POST /api/v1/events/{event_id}/redeliver: Deliver an event again. */
+export const RedeliverEvent: CompiledOperationOf<typeof operations.RedeliverEvent> = {
+  name: "RedeliverEvent",
+  auth: true,
+  path: {
+    validate: /* @__PURE__ */ validator(
+      /* @__PURE__ */ (() => {
+        const local_0 = /^evt_[a-z_]{1,32}_[1-9][0-9]{0,15}$/;
+        return function check(value: any): boolean {
+          return (
+            (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+            (typeof value['event_id'] === 'string') &&
+            local_0.test(value['event_id'])
+          )
+        }
+      })(),
+      {"kind":"Object","type":"object","required":["event_id"],"properties":{"event_id":{"kind":"String","type":"string","pattern":"^evt_[a-z_]{1,32}_[1-9][0-9]{0,15}$","description":"An event id, the webhook-id of its deliveries (e.g. evt_action_123)"}}},
+    ),
+  },
+};
+
+/** POST /api/v1/campaign/webhook_test: Send a webhook.test event to the campaign's webhook URL now. */
+export const TestWebhook: CompiledOperationOf<typeof operations.TestWebhook> = {
+  name: "TestWebhook",
+  auth: true,
+  query: {
+    validate: /* @__PURE__ */ validator(
+      /* @__PURE__ */ (() => {
+        const local_0 = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+        return function check(value: any): boolean {
+          return (
+            (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+            (typeof value['id'] === 'string') &&
+            local_0.test(value['id'])
+          )
+        }
+      })(),
+      {"kind":"Object","type":"object","required":["id"],"additionalProperties":true,"properties":{"id":{"kind":"String","type":"string","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$","description":"A UUID"}}},
+    ),
+    required: ["id"],
+  },
+};
+
+/** POST /api/v1/campaign/rotate_webhook_secret: Replace the campaign's webhook signing secret. */
+export const RotateWebhookSecret: CompiledOperationOf<typeof operations.RotateWebhookSecret> = {
+  name: "RotateWebhookSecret",
+  auth: true,
+  query: {
+    validate: /* @__PURE__ */ validator(
+      /* @__PURE__ */ (() => {
+        const local_0 = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+        return function check(value: any): boolean {
+          return (
+            (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+            (typeof value['id'] === 'string') &&
+            local_0.test(value['id'])
+          )
+        }
+      })(),
+      {"kind":"Object","type":"object","required":["id"],"additionalProperties":true,"properties":{"id":{"kind":"String","type":"string","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$","description":"A UUID"}}},
+    ),
+    required: ["id"],
   },
 };
 

@@ -112,7 +112,12 @@ export function generateCheck(
   language: 'javascript' | 'typescript' = 'javascript',
 ): GeneratedCheck {
   const node = toNode(schema, at);
-  const body = TypeCompiler.Code(schema, [], { language });
+  // TypeBox's TypeScript output annotates an array's loop variable (`for(const value: any of
+  // array)`), which TypeScript refuses; the parameter is typed instead.
+  const body = TypeCompiler.Code(schema, [], { language }).replace(
+    /\(\(array\) => \{ for\(const (\w+): any of array\)/g,
+    '((array: any[]) => { for(const $1 of array)',
+  );
   // `format` and `hash` are hooks of TypeBox's runtime the generated module does not supply.
   if (/\b(format|hash)\(/.test(body))
     throw new Error(`${at}: the check needs TypeBox's format or hash hooks`);
