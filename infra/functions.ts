@@ -181,6 +181,7 @@ export class ApiFunctions extends Construct {
         stage,
         handler: route.handler,
         memoryMb: route.memoryMb,
+        timeout: route.timeoutSeconds ? Duration.seconds(route.timeoutSeconds) : undefined,
         description: `${route.method} ${route.path}: ${route.summary} (${stage})`,
         environment: envFor(route.table),
       });

@@ -67,6 +67,14 @@ export const config = {
   get webhookRetryDelays(): string | undefined {
     return process.env.WEBHOOK_RETRY_DELAYS;
   },
+  /**
+   * How long a webhook URL may fail every attempt before it is disabled: 3 days, unless
+   * `WEBHOOK_DISABLE_AFTER_SECONDS` says otherwise (the local stack, to try it without waiting).
+   */
+  get webhookDisableAfterSeconds(): number {
+    const value = Number(process.env.WEBHOOK_DISABLE_AFTER_SECONDS);
+    return Number.isFinite(value) && value > 0 ? value : 3 * 24 * 60 * 60;
+  },
   get purgeQueueUrl(): string {
     return required('PURGE_QUEUE_URL');
   },

@@ -35,6 +35,12 @@ export interface RouteDefinition {
   /** Memory in MB; small JSON handlers are I/O bound, so 256 MB buys enough CPU for cold starts. */
   readonly memoryMb?: number;
   /**
+   * The function's timeout in seconds, when not the HTTP functions' 10 s: a route that waits on
+   * something slower than the table (the webhook test's POST, up to 15 s plus 3 s of DNS).
+   * API Gateway's integration timeout (30 s) bounds it.
+   */
+  readonly timeoutSeconds?: number;
+  /**
    * DynamoDB calls one request may make once warm, id-block reservations and the authorizer's key
    * lookup excepted: 1 for the campaign endpoints, at most 2 for the others,
    * 0 for routes that never touch the table. Reads and transactions count alike.
@@ -190,6 +196,64 @@ export const routes: readonly RouteDefinition[] = [
     dynamoCalls: 2,
     throttle: 'redirect',
     summary: 'Redirect a visitor to the link and record a visit',
+  },
+  {
+    name: 'ListWebhookDeliveries',
+    method: 'GET',
+    path: '/api/v1/webhook_deliveries/{campaign_id}',
+    handler: 'http/list-webhook-deliveries',
+    auth: true,
+    table: 'read',
+    dynamoCalls: 2,
+    throttle: 'api',
+    summary: "List a campaign's webhook delivery attempts, newest first",
+  },
+  {
+    name: 'ListEvents',
+    method: 'GET',
+    path: '/api/v1/events/{campaign_id}',
+    handler: 'http/list-events',
+    auth: true,
+    table: 'read',
+    dynamoCalls: 2,
+    throttle: 'api',
+    summary: "List a campaign's events (the webhook bodies), oldest first",
+  },
+  {
+    name: 'RedeliverEvent',
+    method: 'POST',
+    path: '/api/v1/events/{event_id}/redeliver',
+    handler: 'http/post-event-redelivery',
+    auth: true,
+    table: 'read-write',
+    dynamoCalls: 2,
+    throttle: 'api',
+    summary: 'Deliver an event again',
+  },
+  {
+    name: 'TestWebhook',
+    method: 'POST',
+    path: '/api/v1/campaign/webhook_test',
+    handler: 'http/post-webhook-test',
+    auth: true,
+    // The campaign read, and the attempt's line in the delivery log.
+    table: 'read-write',
+    dynamoCalls: 2,
+    throttle: 'api',
+    timeoutSeconds: 25,
+    summary: "Send a webhook.test event to the campaign's webhook URL now",
+  },
+  {
+    name: 'RotateWebhookSecret',
+    method: 'POST',
+    path: '/api/v1/campaign/rotate_webhook_secret',
+    handler: 'http/post-webhook-secret-rotation',
+    auth: true,
+    table: 'read-write',
+    // One UpdateItem; with an Idempotency-Key a read and a transaction (the stored answer is the campaign).
+    dynamoCalls: 2,
+    throttle: 'api',
+    summary: "Replace the campaign's webhook signing secret",
   },
   {
     name: 'GetOpenApiDocument',

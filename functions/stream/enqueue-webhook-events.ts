@@ -2,7 +2,8 @@
  * Table stream consumer, for two kinds of records (the event source mapping's filters,
  * `STREAM_CONSUMER_FILTERS`, pass nothing else):
  *
- * - INSERTs of event-bearing items: each event goes on the webhook queue;
+ * - INSERTs of event-bearing items: each event goes on the webhook queue, and into its
+ *   campaign's events feed (`lib/webhooks/feed.ts`; not a redelivery request, which is no new event);
  * - MODIFYs of a link carrying the action that write recorded (`POST /action/referred_user`):
  *   the action's own item is written, event included, and its INSERT comes back as the first kind.
  *
@@ -15,6 +16,7 @@ import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { createSqsClient } from '../../lib/aws/clients.ts';
 import { config } from '../../lib/config.ts';
 import { batchResponse } from '../../lib/queues/batch.ts';
+import { recordFeedRecords } from '../../lib/webhooks/feed.ts';
 import { materializeStreamRecords } from '../../lib/webhooks/link-actions.ts';
 import { enqueueStreamRecords } from '../../lib/webhooks/stream.ts';
 
@@ -22,9 +24,14 @@ const sqs = createSqsClient();
 const queueUrl = config.webhookQueueUrl;
 
 export const handler = async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
-  const [actions, events] = await Promise.all([
+  const [actions, events, feed] = await Promise.all([
     materializeStreamRecords(event.Records),
     enqueueStreamRecords(event.Records, sqs, queueUrl),
+    recordFeedRecords(event.Records),
   ]);
-  return batchResponse([...actions.failedSequenceNumbers, ...events.failedSequenceNumbers]);
+  return batchResponse([
+    ...actions.failedSequenceNumbers,
+    ...events.failedSequenceNumbers,
+    ...feed.failedSequenceNumbers,
+  ]);
 };

@@ -2,10 +2,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { campaignNotFound } from '../domain/errors.ts';
+import type { CampaignChanges } from '../domain/campaign-rules.ts';
+import { ApiError, campaignNotFound } from '../domain/errors.ts';
 import type { IdempotentRequest } from '../domain/idempotency.ts';
 import type { Campaign } from '../domain/schemas.ts';
 import { formatTimestamp } from '../domain/time.ts';
+import { PREVIOUS_SECRET_SECONDS, WEBHOOK_EVENT_TYPES } from '../domain/webhook-events.ts';
 import { db, tableName } from './client.ts';
 import { campaignFromItem, campaignKey, newCampaignItem } from './entities/campaign.ts';
 import { rememberAnswer } from './idempotency.ts';
@@ -34,6 +36,9 @@ export async function createCampaign(
     name: input.name,
     webhook_url: null,
     webhook_secret: null,
+    webhook_events: [...WEBHOOK_EVENT_TYPES],
+    webhook_status: 'enabled',
+    webhook_disabled_reason: null,
   };
   const item = newCampaignItem(tenant, campaign);
   const put = { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(PK)' };
@@ -58,10 +63,11 @@ export async function getCampaign(tenant: string, id: string): Promise<Campaign>
 export async function updateCampaign(
   tenant: string,
   id: string,
-  changes: { name?: string; webhook_url?: string | null },
+  changes: CampaignChanges,
 ): Promise<Campaign> {
-  if (changes.name === undefined && changes.webhook_url === undefined) return getCampaign(tenant, id);
+  if (Object.values(changes).every((v) => v === undefined)) return getCampaign(tenant, id);
   const sets: string[] = [];
+  const removes: string[] = [];
   const names: Record<string, string> = {};
   const values: Record<string, unknown> = {};
   if (changes.name !== undefined) {
@@ -77,15 +83,36 @@ export async function updateCampaign(
       values[':secret'] = newWebhookSecret();
     }
   }
+  if (changes.webhook_events !== undefined) {
+    sets.push('webhook_events = :webhook_events');
+    values[':webhook_events'] = changes.webhook_events;
+  }
+  if (changes.webhook_status === 'enabled') {
+    // Re-enabled: the failure clock starts again with the next failed attempt.
+    removes.push('webhook_status', 'webhook_disabled_reason', 'webhook_failing_url', 'webhook_failing_since');
+  } else if (changes.webhook_status === 'disabled') {
+    sets.push(
+      'webhook_status = :disabled',
+      'webhook_disabled_reason = if_not_exists(webhook_disabled_reason, :reason)',
+    );
+    values[':disabled'] = 'disabled';
+    values[':reason'] = 'Disabled through the API.';
+  }
+  const update = [
+    sets.length ? `SET ${sets.join(', ')}` : '',
+    removes.length ? `REMOVE ${removes.join(', ')}` : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
   try {
     const { Attributes } = await db.send(
       new UpdateCommand({
         TableName: tableName,
         Key: campaignKey(tenant, id),
-        UpdateExpression: `SET ${sets.join(', ')}`,
+        UpdateExpression: update,
         ConditionExpression: 'attribute_exists(PK)',
         ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
-        ExpressionAttributeValues: values,
+        ExpressionAttributeValues: Object.keys(values).length ? values : undefined,
         ReturnValues: 'ALL_NEW',
       }),
     );
@@ -137,4 +164,89 @@ export async function deleteCampaign(tenant: string, id: string): Promise<void> 
     if (err instanceof ConditionalCheckFailedException) throw campaignNotFound(id);
     throw err;
   }
+}
+
+export const webhookUrlNotSet = () =>
+  new ApiError(
+    'webhook_url_not_set',
+    'The campaign has no webhook_url: set one with PATCH /api/v1/campaign first.',
+  );
+
+/**
+ * A new signing secret (one conditional UpdateItem): the current one becomes the previous secret,
+ * which deliveries are also signed with for 24 h. A campaign that never had a webhook URL has no
+ * secret to rotate (409); the old item, returned on the failed condition, tells the two cases apart.
+ */
+export async function rotateWebhookSecret(
+  tenant: string,
+  id: string,
+  idempotency?: IdempotentRequest,
+  now = new Date(),
+): Promise<Campaign> {
+  if (idempotency) return rotateWithKey(tenant, id, idempotency, now);
+  try {
+    const { Attributes } = await db.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: campaignKey(tenant, id),
+        UpdateExpression:
+          'SET webhook_previous_secret = webhook_secret, webhook_previous_secret_expires_at = :until, webhook_secret = :secret',
+        ConditionExpression: 'attribute_exists(PK) AND attribute_type(webhook_secret, :string)',
+        ExpressionAttributeValues: {
+          ':until': new Date(now.getTime() + PREVIOUS_SECRET_SECONDS * 1000).toISOString(),
+          ':secret': newWebhookSecret(),
+          ':string': 'S',
+        },
+        ReturnValues: 'ALL_NEW',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return campaignFromItem(Attributes ?? {});
+  } catch (err) {
+    if (err instanceof ConditionalCheckFailedException) {
+      if (err.Item) throw webhookUrlNotSet();
+      throw campaignNotFound(id);
+    }
+    throw err;
+  }
+}
+
+/**
+ * The rotation with an `Idempotency-Key`: its answer is stored in the rotation's own transaction,
+ * so a retry after a lost answer replays it instead of rotating again (which would drop the
+ * secret the receiver still uses). The answer is the campaign, so it is read first: two calls.
+ */
+async function rotateWithKey(
+  tenant: string,
+  id: string,
+  idempotency: IdempotentRequest,
+  now: Date,
+): Promise<Campaign> {
+  const { Item } = await db.send(
+    new GetCommand({ TableName: tableName, Key: campaignKey(tenant, id), ConsistentRead: true }),
+  );
+  if (!Item) throw campaignNotFound(id);
+  const old = Item.webhook_secret;
+  if (typeof old !== 'string') throw webhookUrlNotSet();
+  const secret = newWebhookSecret();
+  const until = new Date(now.getTime() + PREVIOUS_SECRET_SECONDS * 1000).toISOString();
+  const campaign = campaignFromItem({ ...Item, webhook_secret: secret });
+  const result = await transactWrite(
+    [
+      {
+        Update: {
+          TableName: tableName,
+          Key: campaignKey(tenant, id),
+          UpdateExpression:
+            'SET webhook_previous_secret = webhook_secret, webhook_previous_secret_expires_at = :until, webhook_secret = :secret',
+          // Nothing changed the secret since the read: otherwise the answer would not be the stored item.
+          ConditionExpression: 'webhook_secret = :old',
+          ExpressionAttributeValues: { ':until': until, ':secret': secret, ':old': old },
+        },
+      },
+    ],
+    rememberAnswer(idempotency, 200, campaign),
+  );
+  if (!result.ok) throw campaignNotFound(id);
+  return campaign;
 }

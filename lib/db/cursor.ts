@@ -70,3 +70,57 @@ export function decodeCursor(scope: ListScope, cursor: string): Position {
   }
   return { sortKey, code };
 }
+
+/**
+ * Cursors of the webhook lists (the events feed, the delivery log): the same opaque shape, with
+ * the list's kind in its tag, so that a cursor of another list (the feed's on the log, another
+ * status's log, another campaign or tenant) is a 400 before anything is read.
+ */
+export interface SortKeyScope {
+  kind: 'events' | 'deliveries';
+  tenant: string;
+  campaignId: string;
+  /** The delivery log's status filter; part of the list's identity. */
+  filter?: string;
+}
+
+const SORT_KEY_VERSION = 3;
+
+function sortKeyTag(scope: SortKeyScope): string {
+  const identity = JSON.stringify([
+    scope.kind,
+    scope.tenant,
+    scope.campaignId.toLowerCase(),
+    scope.filter ?? null,
+  ]);
+  return createHash('sha256').update(identity, 'utf8').digest('base64url').slice(0, 12);
+}
+
+export function encodeSortKeyCursor(scope: SortKeyScope, sortKey: string): string {
+  return Buffer.from(JSON.stringify([SORT_KEY_VERSION, sortKey, sortKeyTag(scope)]), 'utf8').toString(
+    'base64url',
+  );
+}
+
+/** The sort key a cursor holds, if `valid` accepts it and the cursor is this list's. */
+export function decodeSortKeyCursor(scope: SortKeyScope, cursor: string, valid: RegExp): string {
+  const invalid = () =>
+    validationError([{ field: 'cursor', message: 'is not a valid cursor for this list' }]);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw invalid();
+  }
+  if (!Array.isArray(parsed) || parsed.length !== 3 || parsed[0] !== SORT_KEY_VERSION) throw invalid();
+  const [, sortKey, tag] = parsed as [number, unknown, unknown];
+  if (
+    typeof sortKey !== 'string' ||
+    typeof tag !== 'string' ||
+    !valid.test(sortKey) ||
+    tag !== sortKeyTag(scope)
+  ) {
+    throw invalid();
+  }
+  return sortKey;
+}

@@ -1,6 +1,7 @@
 import { ApiError, validationError } from './errors.ts';
 import type { CreateCampaignBody, UpdateCampaignBody } from './schemas.ts';
 import { checkHttpUrl, normalizeCampaignUrl } from './url.ts';
+import type { WebhookEventType } from './webhook-events.ts';
 
 /**
  * Apply the field rules to a schema-valid create body. The schema has checked the lengths and
@@ -24,11 +25,28 @@ export const urlImmutable = () =>
  * Apply the field rules to a schema-valid PATCH body. A `url` in it never gets here: the handler
  * refuses the field (`refusedFields`, 400 `url_immutable`) before the body is validated.
  */
-export function campaignUpdateInput(
-  body: UpdateCampaignBody,
-  policy: WebhookUrlPolicy,
-): { name?: string; webhook_url?: string | null } {
-  const out: { name?: string; webhook_url?: string | null } = {};
+export interface CampaignChanges {
+  name?: string;
+  webhook_url?: string | null;
+  webhook_events?: WebhookEventType[];
+  webhook_status?: 'enabled' | 'disabled';
+}
+
+export function campaignUpdateInput(body: UpdateCampaignBody, policy: WebhookUrlPolicy): CampaignChanges {
+  const out: CampaignChanges = {};
+  if (body.webhook_events !== undefined) {
+    // The schema checked each type; what is left is the array as a whole.
+    const events = body.webhook_events as WebhookEventType[];
+    if (events.length === 0) {
+      throw validationError([{ field: 'webhook_events', message: 'must name at least one event type' }]);
+    }
+    const repeated = events.find((t, i) => events.indexOf(t) !== i);
+    if (repeated !== undefined) {
+      throw validationError([{ field: 'webhook_events', message: `names ${repeated} more than once` }]);
+    }
+    out.webhook_events = events;
+  }
+  if (body.webhook_status !== undefined) out.webhook_status = body.webhook_status as 'enabled' | 'disabled';
   if (body.name !== undefined) out.name = body.name.trim();
   if (body.webhook_url === null) out.webhook_url = null;
   else if (body.webhook_url !== undefined) {

@@ -19,6 +19,12 @@ export const Timestamp = Type.String({
 
 export const MAX_NAME_LENGTH = 256;
 
+/** A subscribable event type (a pattern rather than literals: the validators describe patterns). */
+export const WebhookEventTypeField = Type.String({
+  pattern: '^(action\\.created|referred_user\\.created)$',
+  description: 'An event type: action.created or referred_user.created',
+});
+
 const CampaignName = Text({
   minLength: 1,
   maxLength: MAX_NAME_LENGTH,
@@ -59,6 +65,19 @@ export const UpdateCampaignBody = Type.Object(
         { description: 'Where events are sent; `null` clears it.' },
       ),
     ),
+    webhook_events: Type.Optional(
+      Type.Array(WebhookEventTypeField, {
+        description:
+          'The event types sent to `webhook_url`: a non-empty array of distinct types. Events of other types are still in the events feed.',
+      }),
+    ),
+    webhook_status: Type.Optional(
+      Type.String({
+        pattern: '^(enabled|disabled)$',
+        description:
+          'A webhook status: `enabled` (re-enables a disabled webhook and restarts its failure clock) or `disabled` (no deliveries; events are still recorded in the feed)',
+      }),
+    ),
     url: Type.Optional(
       Type.Unknown({ description: 'Not allowed: a campaign URL is immutable (400 url_immutable)' }),
     ),
@@ -80,6 +99,19 @@ export const Campaign = Type.Object(
       Type.String({ pattern: '^whsec_[A-Za-z0-9+/]{43}=$', description: 'Standard Webhooks signing secret' }),
       Type.Null(),
     ]),
+    webhook_events: Type.Array(
+      Type.Union([Type.Literal('action.created'), Type.Literal('referred_user.created')]),
+      {
+        description: 'The event types sent to `webhook_url` (all by default).',
+      },
+    ),
+    webhook_status: Type.Union([Type.Literal('enabled'), Type.Literal('disabled')], {
+      description:
+        '`disabled` after 3 days of failing every attempt (or when set so): nothing is sent, events stay in the feed.',
+    }),
+    webhook_disabled_reason: Type.Union([Type.String(), Type.Null()], {
+      description: 'Why the webhook is disabled; null while enabled.',
+    }),
   },
   { additionalProperties: false },
 );

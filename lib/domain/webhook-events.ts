@@ -13,6 +13,23 @@ import { stringifyJson } from './json.ts';
 
 export type WebhookEventType = 'action.created' | 'referred_user.created';
 
+/** The event types a campaign can subscribe to (`webhook_events`), in the order the API lists them. */
+export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = ['action.created', 'referred_user.created'];
+
+/** Sent only on demand (`POST /api/v1/campaign/webhook_test`): never in the feed, never retried. */
+export const TEST_EVENT_TYPE = 'webhook.test';
+export type AnyWebhookEventType = WebhookEventType | typeof TEST_EVENT_TYPE;
+
+/** Days the events feed and the delivery log keep an item (DynamoDB TTL). */
+export const WEBHOOK_HISTORY_DAYS = 30;
+export const WEBHOOK_HISTORY_SECONDS = WEBHOOK_HISTORY_DAYS * 24 * 60 * 60;
+
+/** How long deliveries also carry the signature of the secret replaced by a rotation. */
+export const PREVIOUS_SECRET_SECONDS = 24 * 60 * 60;
+
+/** A URL that failed every attempt this long is disabled (unless `WEBHOOK_DISABLE_AFTER_SECONDS`). */
+export const DISABLE_AFTER_SECONDS = 3 * 24 * 60 * 60;
+
 export interface EventAttributes {
   /** Stable, unique per event: becomes the Standard Webhooks `webhook-id` (dedupe key). */
   event_id: string;
@@ -27,6 +44,12 @@ export interface EventAttributes {
   event_json: string;
   tenant: string;
   campaign_id: string;
+  /**
+   * Set only on a redelivery request (`POST /api/v1/events/{id}/redeliver`): a fresh attempt of a
+   * past event, not a new event. It keeps the event out of the feed and makes the first-attempt
+   * queue's deduplication id differ from the event's own.
+   */
+  redelivery?: string;
 }
 
 /** The webhook body, per the contract. */

@@ -34,9 +34,15 @@ export function listUrl(route: ListRoute, query: Record<string, string>): string
  * A page as the contract wants it: a plain JSON array, and while more items remain a
  * `Link: <path?limit=&cursor=>; rel="next"` header and `x-next-cursor`.
  */
-export function listResult<T>(page: Page<T>, route: ListRoute, limit: number): HttpResult {
+export function listResult<T>(
+  page: Page<T>,
+  route: ListRoute,
+  limit: number,
+  /** The list's own query parameters (a filter), kept in the next page's URL. */
+  filters: Record<string, string> = {},
+): HttpResult {
   if (!page.nextCursor) return { status: 200, body: page.items };
-  const next = listUrl(route, { limit: String(limit), cursor: page.nextCursor });
+  const next = listUrl(route, { ...filters, limit: String(limit), cursor: page.nextCursor });
   return {
     status: 200,
     body: page.items,

@@ -19,6 +19,8 @@ export const BusinessMetric = {
   WebhookDeliveriesSucceeded: 'WebhookDeliveriesSucceeded',
   WebhookDeliveriesFailed: 'WebhookDeliveriesFailed',
   WebhookDeliveriesDeadLettered: 'WebhookDeliveriesDeadLettered',
+  /** A campaign's webhook disabled after failing every attempt for 3 days (`lib/webhooks/failures.ts`). */
+  WebhookEndpointsDisabled: 'WebhookEndpointsDisabled',
 } as const;
 export type BusinessMetric = (typeof BusinessMetric)[keyof typeof BusinessMetric];
 

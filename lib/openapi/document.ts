@@ -23,6 +23,7 @@ import {
   UpdateCampaignBody,
   Uuid,
 } from '../domain/schemas.ts';
+import { DeliveryAttempt, FeedEvent, WebhookTestResult } from '../domain/webhook-schemas.ts';
 import { MAX_BODY_BYTES } from '../http/request.ts';
 import type { OperationDefinition, ResponseHeader } from '../operations/definition.ts';
 import { tags } from '../operations/definition.ts';
@@ -30,7 +31,7 @@ import { operations as operationTable } from '../operations/definitions.ts';
 import { answersHead, type RouteDefinition, routes as routeTable } from '../routes.ts';
 import { errorMeanings } from './errors.ts';
 import { type JsonSchema, SchemaRegistry } from './json-schema.ts';
-import { ActionCreatedEvent, ReferredUserCreatedEvent, webhookEvents } from './webhooks.ts';
+import { ActionCreatedEvent, ReferredUserCreatedEvent, WebhookTestEvent, webhookEvents } from './webhooks.ts';
 
 export type OpenApiDocument = JsonSchema & {
   openapi: '3.1.0';
@@ -52,6 +53,10 @@ const registry = new SchemaRegistry({
   CreateLinkActionBody,
   ActionCreatedEvent,
   ReferredUserCreatedEvent,
+  WebhookTestEvent,
+  DeliveryAttempt,
+  FeedEvent,
+  WebhookTestResult,
   Uuid,
   Timestamp,
 });
@@ -63,6 +68,7 @@ const headerRefs: Record<ResponseHeader | 'x-request-id', string> = {
   'x-request-id': 'XRequestId',
   link: 'Link',
   'x-next-cursor': 'XNextCursor',
+  'x-poll-cursor': 'XPollCursor',
   location: 'Location',
   'idempotent-replayed': 'IdempotentReplayed',
 };
@@ -83,6 +89,12 @@ const headerComponents: Record<string, JsonSchema> = {
   XNextCursor: {
     description:
       'Present while more items remain: the opaque cursor of the next page. Absent on the last page.',
+    schema: { type: 'string' },
+  },
+  XPollCursor: {
+    description:
+      'On every page of the events feed: where a later request continues (after the last event of this page, or where an empty page started). Keep the last one and poll with it as `cursor`: it yields only events newer than those already read.',
+    required: true,
     schema: { type: 'string' },
   },
   Location: {
@@ -318,18 +330,18 @@ function webhooks(): Record<string, JsonSchema> {
     header('webhook-timestamp', 'Unix time (seconds) of this attempt.', '1795356309'),
     header(
       'webhook-signature',
-      "Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the campaign's `webhook_secret` after `whsec_`.",
+      "Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the campaign's `webhook_secret` after `whsec_`. For 24 h after a secret rotation it holds two signatures, space-separated (new secret first): accept the request when either verifies.",
       'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=',
     ),
   ];
   return Object.fromEntries(
-    webhookEvents.map(({ type, schema, summary }) => [
+    webhookEvents.map(({ type, schema, summary, operationId }) => [
       type,
       {
         post: {
-          operationId: type === 'action.created' ? 'ActionCreatedWebhook' : 'ReferredUserCreatedWebhook',
+          operationId,
           summary,
-          description: `${schema.description} Sent as a signed \`POST\` to the campaign's \`webhook_url\`; verify it with any Standard Webhooks library (e.g. the \`standardwebhooks\` npm package) and the campaign's \`webhook_secret\`. Delivery is at least once, in no particular order.`,
+          description: `${schema.description} Sent as a signed \`POST\` to the campaign's \`webhook_url\`; verify it with any Standard Webhooks library (e.g. the \`standardwebhooks\` npm package) and the campaign's \`webhook_secret\`. ${type === 'webhook.test' ? 'Sent once, on demand, and never retried.' : 'Delivery is at least once, in no particular order.'}`,
           tags: ['Webhooks'],
           security: [],
           parameters,
@@ -409,7 +421,11 @@ export function buildOpenApiDocument(
       { name: tags.actions, description: 'Anything recorded against a link: visits, purchases, sign-ins…' },
       { name: tags.redirect, description: 'The public short link that visitors follow.' },
       { name: tags.meta, description: 'This document and the reference page.' },
-      { name: 'Webhooks', description: "Events sent to the campaign's `webhook_url`." },
+      {
+        name: tags.webhooks,
+        description:
+          "Events sent to the campaign's `webhook_url` (the `webhooks` of this document), and the operations to see, test and replay them: the delivery log, the events feed, redelivery, a test event and secret rotation.",
+      },
     ],
     paths,
     webhooks: webhooks(),

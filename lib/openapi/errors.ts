@@ -34,6 +34,14 @@ export const errorMeanings: Record<ErrorCode, { when: string; example: string }>
     when: 'No referral link with this id or code exists for the caller.',
     example: 'No referral link with code ABC623KC.',
   },
+  event_not_found: {
+    when: 'No event with this id exists for the caller: unknown, older than 30 days, of a deleted campaign or of another tenant.',
+    example: 'No event with id evt_action_123.',
+  },
+  webhook_url_not_set: {
+    when: 'The campaign has no `webhook_url` (nothing to send a test event to, no secret to rotate).',
+    example: 'The campaign has no webhook_url: set one with PATCH /api/v1/campaign first.',
+  },
   referred_user_not_found: {
     when: 'No referred user with this id exists in the campaign.',
     example: 'No referred user user-42 in this campaign.',

@@ -5,9 +5,13 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { Action, ReferredUser } from '../domain/link-schemas.ts';
 import { Uuid } from '../domain/schemas.ts';
-import type { WebhookBody, WebhookEventType } from '../domain/webhook-events.ts';
+import { TEST_EVENT_TYPE, type WebhookBody, type WebhookEventType } from '../domain/webhook-events.ts';
 
-function event<T extends WebhookEventType, D extends TSchema>(type: T, data: D, description: string) {
+function event<T extends WebhookEventType | typeof TEST_EVENT_TYPE, D extends TSchema>(
+  type: T,
+  data: D,
+  description: string,
+) {
   return Type.Object(
     {
       type: Type.Literal(type),
@@ -30,6 +34,17 @@ export const ReferredUserCreatedEvent = event(
   'Sent for every signup; `data` is the referred user.',
 );
 
+export const WebhookTestEvent = event(
+  TEST_EVENT_TYPE,
+  Type.Object(
+    {
+      message: Type.String({ description: 'A fixed text saying this is a test' }),
+    },
+    { additionalProperties: false },
+  ),
+  'Sent only on demand by `POST /api/v1/campaign/webhook_test`, to check that the endpoint answers and verifies signatures; never retried and not in the events feed.',
+);
+
 /** Fails the type check when the payload schemas stop matching the body the delivery code sends. */
 type Assert<T extends true> = T;
 export type PayloadsMatchWebhookBody = Assert<
@@ -37,6 +52,27 @@ export type PayloadsMatchWebhookBody = Assert<
 >;
 
 export const webhookEvents = [
-  { type: 'action.created', schema: ActionCreatedEvent, summary: 'An action was recorded' },
-  { type: 'referred_user.created', schema: ReferredUserCreatedEvent, summary: 'A referred user signed up' },
-] as const satisfies ReadonlyArray<{ type: WebhookEventType; schema: TSchema; summary: string }>;
+  {
+    type: 'action.created',
+    schema: ActionCreatedEvent,
+    summary: 'An action was recorded',
+    operationId: 'ActionCreatedWebhook',
+  },
+  {
+    type: 'referred_user.created',
+    schema: ReferredUserCreatedEvent,
+    summary: 'A referred user signed up',
+    operationId: 'ReferredUserCreatedWebhook',
+  },
+  {
+    type: TEST_EVENT_TYPE,
+    schema: WebhookTestEvent,
+    summary: 'A test event, sent on demand',
+    operationId: 'WebhookTestWebhook',
+  },
+] as const satisfies ReadonlyArray<{
+  type: WebhookEventType | typeof TEST_EVENT_TYPE;
+  schema: TSchema;
+  summary: string;
+  operationId: string;
+}>;

@@ -18,17 +18,18 @@ export const tags = {
   referredUsers: 'Referred users',
   actions: 'Actions',
   redirect: 'Redirect',
+  webhooks: 'Webhooks',
   meta: 'Documentation',
 } as const;
 export type Tag = (typeof tags)[keyof typeof tags];
 
 /** Response headers beyond `x-request-id` (which every response carries). */
-export type ResponseHeader = 'link' | 'x-next-cursor' | 'location' | 'idempotent-replayed';
+export type ResponseHeader = 'link' | 'x-next-cursor' | 'x-poll-cursor' | 'location' | 'idempotent-replayed';
 
 export type MediaType = 'application/json' | 'text/html' | 'text/javascript';
 
 export interface SuccessResponse {
-  status: 200 | 201 | 204 | 302;
+  status: 200 | 201 | 202 | 204 | 302;
   description: string;
   /** The body's schema; absent for a response without a body. */
   schema?: TSchema;

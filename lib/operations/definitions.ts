@@ -21,6 +21,14 @@ import {
   VisitPath,
 } from '../domain/link-schemas.ts';
 import { Campaign, CampaignIdQuery, CreateCampaignBody, UpdateCampaignBody } from '../domain/schemas.ts';
+import {
+  DeliveryAttemptList,
+  EventIdPath,
+  FeedEventList,
+  RedeliveryAccepted,
+  WebhookDeliveriesQuery,
+  WebhookTestResult,
+} from '../domain/webhook-schemas.ts';
 import { DocsQuery } from '../openapi/docs-query.ts';
 import { type OperationDefinition, type RuleError, tags } from './definition.ts';
 
@@ -155,6 +163,56 @@ export const operations = {
       "Public, no key: redirects to the link's `referral_link` and records a `visit` action whose metadata holds the `user_agent` and `referer` of the request when present (no IP address is stored). `HEAD` requests and link-preview or crawler user agents are redirected without being recorded.",
     request: { path: VisitPath, pathNotFound: LINK_NOT_FOUND },
     success: { status: 302, description: 'Redirect to the referral link.', headers: ['location'] },
+  },
+  ListWebhookDeliveries: {
+    tag: tags.webhooks,
+    description:
+      "The campaign's webhook delivery log: every attempt of the last 30 days, newest first, with the receiver's status code, the error, the duration and when the next attempt is due. `status` keeps one kind: `succeeded` (a 2xx), `pending` (failed, another attempt is scheduled) or `failed` (failed, none follows). Paged like every list; a cursor works only with the `status` it was given with.",
+    request: { path: CampaignLinksPath, query: WebhookDeliveriesQuery },
+    success: {
+      status: 200,
+      description: 'One page of attempts (possibly empty).',
+      schema: DeliveryAttemptList,
+      headers: listHeaders,
+    },
+    errors: ['campaign_not_found'],
+  },
+  ListEvents: {
+    tag: tags.webhooks,
+    description:
+      "The campaign's events of the last 30 days, oldest first, in the order they were committed: exactly the bodies of their webhooks, with `id` (the `webhook-id`). Every event is here, whatever `webhook_events` filters out or while the webhook is disabled: a pull feed for consumers without a public URL, and a way to catch up after an outage. Pages carry `x-next-cursor` while more events exist now, and every page an `x-poll-cursor`: ask again later with the last one as `cursor` to get only the events that came after.",
+    request: { path: CampaignLinksPath, query: ListQuery },
+    success: {
+      status: 200,
+      description: 'One page of events (possibly empty).',
+      schema: FeedEventList,
+      headers: [...listHeaders, 'x-poll-cursor'],
+    },
+    errors: ['campaign_not_found'],
+  },
+  RedeliverEvent: {
+    tag: tags.webhooks,
+    description:
+      "Queues a new delivery of an event of the last 30 days to the campaign's current `webhook_url`: signed anew, with the same `webhook-id`, and retried on the usual schedule if it fails. It shows in the delivery log. Nothing is sent while the webhook is disabled, has no URL or does not subscribe to the event's type.",
+    request: { path: EventIdPath },
+    success: { status: 202, description: 'The delivery is queued.', schema: RedeliveryAccepted },
+    errors: ['event_not_found'],
+  },
+  TestWebhook: {
+    tag: tags.webhooks,
+    description:
+      "Sends one signed `webhook.test` event to the campaign's `webhook_url` now, under the rules of every delivery (15 s timeout, address checks, no redirects followed), and answers what happened. Not retried, not in the feed; it shows in the delivery log. Sent whatever `webhook_status` says, so a disabled endpoint can be checked before it is enabled again.",
+    request: { query: CampaignIdQuery },
+    success: { status: 200, description: 'What the endpoint answered.', schema: WebhookTestResult },
+    errors: ['campaign_not_found', 'webhook_url_not_set'],
+  },
+  RotateWebhookSecret: {
+    tag: tags.webhooks,
+    description:
+      "Replaces the campaign's `webhook_secret` with a new one. For 24 h every delivery carries two signatures in `webhook-signature`, space-separated (new secret first), so a receiver verifying with either secret accepts it: deploy the new secret within that time. A second rotation within the 24 h drops the oldest secret.",
+    request: { query: CampaignIdQuery },
+    success: { status: 200, description: 'The campaign with its new secret.', schema: Campaign },
+    errors: ['campaign_not_found', 'webhook_url_not_set'],
   },
   GetOpenApiDocument: {
     tag: tags.meta,

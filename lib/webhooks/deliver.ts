@@ -25,12 +25,13 @@
 import { ChangeMessageVisibilityCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { logger as rootLogger } from '../observability/logger.ts';
 import { messageIdOf, processRecords } from '../queues/batch.ts';
-import { postWebhook } from './http.ts';
+import { type AttemptResult, attemptDelivery, type WebhookTarget } from './attempt.ts';
 import { ATTEMPTS_ATTRIBUTE, DUE_ATTRIBUTE, retryMessage, SLOW_ATTEMPT_MS } from './lanes.ts';
 import { parseWebhookMessage, type WebhookMessage } from './message.ts';
-import { MAX_VISIBILITY_SECONDS, maxAttempts, nextDelaySeconds, parseRetryAfter } from './schedule.ts';
-import { signDelivery } from './sign.ts';
-import { checkDestination, type Resolver } from './ssrf.ts';
+import { MAX_VISIBILITY_SECONDS, maxAttempts, nextDelaySeconds } from './schedule.ts';
+import type { Resolver } from './ssrf.ts';
+
+export { type AttemptResult, attemptDelivery, type WebhookTarget };
 
 // A child: keys appended to the shared logger by the HTTP middleware (one process on the local
 // stack) do not leak into these lines.
@@ -45,11 +46,19 @@ export interface QueueRecord {
   messageAttributes?: Record<string, { stringValue?: string; dataType?: string } | undefined>;
 }
 
-export interface WebhookTarget {
+/** One logged attempt (`lib/db/entities/webhook-attempt.ts`), as the delivery reports it. */
+export interface AttemptRecord {
+  id: string;
+  event_id: string;
+  event_type: WebhookMessage['event_type'];
+  attempt: number;
+  status: 'succeeded' | 'failed' | 'pending';
+  attempted_at: string;
   url: string;
-  secret: string;
-  /** The campaign's endpoint (this URL) is in the slow lane. */
-  slowLane?: boolean;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  next_attempt_at: string | null;
 }
 
 export interface DeliveryDeps {
@@ -67,6 +76,23 @@ export interface DeliveryDeps {
    * failure only leaves the flag as it was.
    */
   setSlowLane?: (tenant: string, campaignId: string, url: string, slow: boolean) => Promise<void>;
+  /**
+   * Log an attempt (the delivery log). Its failure is logged and ignored: the log never fails,
+   * delays past its own call or repeats a delivery.
+   */
+  recordAttempt?: (tenant: string, campaignId: string, attempt: AttemptRecord) => Promise<void>;
+  /**
+   * Keep the URL's failure clock (`lib/webhooks/failures.ts`): start it at a failure, clear it at
+   * a success, and disable the webhook when it has failed every attempt for long enough. Best
+   * effort, like the slow-lane flag.
+   */
+  trackOutcome?: (
+    tenant: string,
+    campaignId: string,
+    target: WebhookTarget,
+    failed: boolean,
+    now: Date,
+  ) => Promise<void>;
   resolve?: Resolver;
   timeoutMs?: number;
   now?: () => Date;
@@ -74,11 +100,6 @@ export interface DeliveryDeps {
   /** Milliseconds since some fixed point, for attempt durations (tests replace it). */
   clock?: () => number;
 }
-
-type AttemptResult =
-  | { outcome: 'delivered'; status: number }
-  | { outcome: 'gone' }
-  | { outcome: 'failed'; error: string; status?: number; retryAfterSeconds?: number };
 
 /** What became of a batch's messages, for the business metrics. */
 export interface DeliveryCounts {
@@ -96,25 +117,6 @@ export interface DeliveryCounts {
 interface DeliveryResult {
   batchItemFailures: Array<{ itemIdentifier: string }>;
   counts: DeliveryCounts;
-}
-
-/** Sign and POST one event to one target: the single attempt, usable on its own (bench, tools). */
-export async function attemptDelivery(
-  message: WebhookMessage,
-  target: WebhookTarget,
-  options: { allowPrivate: boolean; resolve?: Resolver; timeoutMs?: number; now?: Date },
-): Promise<AttemptResult> {
-  const destination = await checkDestination(target.url, options);
-  if (!destination.ok) return { outcome: 'failed', error: `destination refused: ${destination.message}` };
-  const signed = signDelivery(message, target.secret, options.now ?? new Date());
-  const result = await postWebhook(destination, signed.headers, signed.body, options.timeoutMs);
-  if (result.kind === 'error') return { outcome: 'failed', error: result.error };
-  const { status } = result;
-  if (status >= 200 && status < 300) return { outcome: 'delivered', status };
-  if (status === 410) return { outcome: 'gone' };
-  const error = status >= 300 && status < 400 ? `HTTP ${status} redirect (not followed)` : `HTTP ${status}`;
-  const retryAfterSeconds = status === 429 || status === 503 ? parseRetryAfter(result.retryAfter) : undefined;
-  return { outcome: 'failed', error, status, retryAfterSeconds };
 }
 
 /** `backoff`: a failed retry-lane attempt, left on its queue until its next attempt is due. */
@@ -193,23 +195,31 @@ async function firstAttempt(record: QueueRecord, deps: DeliveryDeps): Promise<Ou
   if ('outcome' in read) return read.outcome;
   const { target } = read;
   if (!target) return drop(log);
+  if (!wanted(message, target)) return skip(log, target);
   if (target.slowLane) {
     logger.info('webhook endpoint in the slow lane; first attempt handed to the retry lane', log);
     return moveToRetryLane(deps, record.body, message, 0, 0, log);
   }
 
-  const result = await timedAttempt(message, target, deps, log);
-  if (result.outcome !== 'failed') return 'delivered';
+  const timed = await timedAttempt(message, target, deps, log);
+  const { result } = timed;
+  if (result.outcome !== 'failed') {
+    await logAttempt(deps, message, target, 1, timed, undefined, log);
+    return 'delivered';
+  }
   const delay = nextDelaySeconds(1, deps.delays, {
     retryAfterSeconds: result.retryAfterSeconds,
     random: deps.random,
   });
+  // The log write runs beside the hand-off, so it adds no wait of its own.
+  const logged = logAttempt(deps, message, target, 1, timed, delay, log);
   if (delay === undefined) {
     logger.warn('webhook failed for the last time; dead-lettered', { ...log, error: result.error });
-    return deadLetter(deps, message, result.error, 1, result.status);
+    const [outcome] = await Promise.all([deadLetter(deps, message, result.error, 1, result.status), logged]);
+    return outcome;
   }
   logFailure(log, result, delay, deps);
-  const moved = await moveToRetryLane(deps, record.body, message, 1, delay, log);
+  const [moved] = await Promise.all([moveToRetryLane(deps, record.body, message, 1, delay, log), logged]);
   return moved === 'moved' ? 'failed' : moved;
 }
 
@@ -233,21 +243,32 @@ async function retry(record: QueueRecord, deps: DeliveryDeps): Promise<Outcome> 
   if ('outcome' in read) return read.outcome;
   const { target } = read;
   if (!target) return drop(log);
+  if (!wanted(message, target)) return skip(log, target);
   const started = Date.now();
-  const result = await timedAttempt(message, target, deps, log);
-  if (result.outcome !== 'failed') return 'delivered';
+  const timed = await timedAttempt(message, target, deps, log);
+  const { result } = timed;
+  if (result.outcome !== 'failed') {
+    await logAttempt(deps, message, target, attempt, timed, undefined, log);
+    return 'delivered';
+  }
   const delay = nextDelaySeconds(attempt, deps.delays, {
     retryAfterSeconds: result.retryAfterSeconds,
     random: deps.random,
   });
   if (delay === undefined) {
     logger.warn('webhook failed for the last time; dead-lettered', { ...log, error: result.error });
-    return deadLetter(deps, message, result.error, attempt, result.status);
+    const logged = logAttempt(deps, message, target, attempt, timed, undefined, log);
+    const [outcome] = await Promise.all([
+      deadLetter(deps, message, result.error, attempt, result.status),
+      logged,
+    ]);
+    return outcome;
   }
   // The 12 h ceiling counts from this receive; keep a margin for the time the attempt has taken.
   const elapsed = Math.ceil((Date.now() - started) / 1000);
   const visibility = Math.max(0, Math.min(delay, MAX_VISIBILITY_SECONDS - elapsed - 60));
   logFailure(log, result, visibility, deps);
+  const logged = logAttempt(deps, message, target, attempt, timed, visibility, log);
   try {
     await deps.sqs.send(
       new ChangeMessageVisibilityCommand({
@@ -260,7 +281,72 @@ async function retry(record: QueueRecord, deps: DeliveryDeps): Promise<Outcome> 
     // Without it the message still comes back, after the queue's visibility timeout.
     logger.warn('webhook backoff not set', { ...log, error: (err as Error).message });
   }
+  await logged;
   return 'backoff';
+}
+
+/** The event is of a type the campaign sends, and its webhook is enabled. */
+function wanted(message: WebhookMessage, target: WebhookTarget): boolean {
+  return !target.disabled && (target.events === undefined || target.events.includes(message.event_type));
+}
+
+function skip(log: Record<string, unknown>, target: WebhookTarget): Outcome {
+  logger.info(
+    target.disabled ? 'webhook not sent: disabled' : 'webhook not sent: event type not subscribed',
+    log,
+  );
+  return 'dropped';
+}
+
+interface TimedAttempt {
+  result: AttemptResult;
+  startedAt: Date;
+  durationMs: number;
+}
+
+/**
+ * Log the attempt (`recordAttempt`); `nextDelaySeconds` is when the next one is due, undefined
+ * when there is none. Never throws and never fails the delivery.
+ */
+async function logAttempt(
+  deps: DeliveryDeps,
+  message: WebhookMessage,
+  target: WebhookTarget,
+  attempt: number,
+  timed: TimedAttempt,
+  nextDelaySeconds: number | undefined,
+  log: Record<string, unknown>,
+): Promise<void> {
+  if (!deps.recordAttempt) return;
+  const { result, startedAt, durationMs } = timed;
+  const startedMs = startedAt.getTime();
+  const failed = result.outcome !== 'delivered';
+  const record: AttemptRecord = {
+    id: `att_${startedMs}_${message.event_id}_${attempt}`,
+    event_id: message.event_id,
+    event_type: message.event_type,
+    attempt,
+    status: !failed ? 'succeeded' : nextDelaySeconds === undefined ? 'failed' : 'pending',
+    attempted_at: startedAt.toISOString(),
+    url: target.url,
+    status_code: result.outcome === 'gone' ? 410 : (result.status ?? null),
+    error:
+      result.outcome === 'failed'
+        ? result.error
+        : result.outcome === 'gone'
+          ? 'HTTP 410 Gone: retries stopped'
+          : null,
+    duration_ms: durationMs,
+    next_attempt_at:
+      failed && nextDelaySeconds !== undefined
+        ? new Date(startedMs + durationMs + nextDelaySeconds * 1000).toISOString()
+        : null,
+  };
+  try {
+    await deps.recordAttempt(message.tenant, message.campaign_id, record);
+  } catch (err) {
+    logger.warn('webhook attempt not logged', { ...log, error: (err as Error).message });
+  }
 }
 
 /**
@@ -294,14 +380,15 @@ async function timedAttempt(
   target: WebhookTarget,
   deps: DeliveryDeps,
   log: Record<string, unknown>,
-): Promise<AttemptResult> {
+): Promise<TimedAttempt> {
   const clock = deps.clock ?? (() => performance.now());
+  const startedAt = deps.now?.() ?? new Date();
   const started = clock();
   const result = await attemptDelivery(message, target, {
     allowPrivate: deps.allowPrivate,
     resolve: deps.resolve,
     timeoutMs: deps.timeoutMs,
-    now: deps.now?.(),
+    now: startedAt,
   });
   const durationMs = Math.round(clock() - started);
   const slow = result.outcome === 'failed' || durationMs > SLOW_ATTEMPT_MS;
@@ -321,7 +408,22 @@ async function timedAttempt(
       logger.warn('webhook slow-lane flag not changed', { ...log, error: (err as Error).message });
     }
   }
-  return result;
+  const failed = result.outcome === 'failed';
+  // A failure, or the first success after failures: a steady healthy endpoint costs nothing.
+  if (deps.trackOutcome && (failed || target.failingSince !== undefined)) {
+    try {
+      await deps.trackOutcome(
+        message.tenant,
+        message.campaign_id,
+        target,
+        failed,
+        deps.now?.() ?? new Date(),
+      );
+    } catch (err) {
+      logger.warn('webhook failure clock not changed', { ...log, error: (err as Error).message });
+    }
+  }
+  return { result, startedAt, durationMs };
 }
 
 function logFailure(

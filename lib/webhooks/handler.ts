@@ -5,8 +5,10 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { createSqsClient } from '../aws/clients.ts';
 import { config } from '../config.ts';
+import { recordAttempt } from '../db/webhook-attempts.ts';
 import { publishMetrics } from '../observability/metrics.ts';
 import { type DeliveryDeps, deliverFirstAttempts, deliverRetries } from './deliver.ts';
+import { failureTracker } from './failures.ts';
 import { countDeliveries } from './metrics.ts';
 import { retryDelaysFrom } from './schedule.ts';
 import { loadWebhookTarget, setSlowLane } from './target.ts';
@@ -23,6 +25,8 @@ export function deliveryDepsFromEnv(): DeliveryDeps {
     allowPrivate: config.allowPrivateWebhooks,
     loadTarget: loadWebhookTarget,
     setSlowLane,
+    recordAttempt,
+    trackOutcome: failureTracker(config.webhookDisableAfterSeconds),
   };
 }
 

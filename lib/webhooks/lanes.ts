@@ -84,7 +84,14 @@ export function firstAttemptIds(
       ? message.event_id
       : createHash('sha256').update(body).digest('hex');
   const group = spread(eventId, FIRST_ATTEMPT_GROUPS_PER_CAMPAIGN);
-  return { MessageGroupId: `${campaignKey(message)}#${group}`, MessageDeduplicationId: eventId };
+  // A redelivery is the same event sent again on request: its own deduplication id, or SQS would
+  // drop it as a copy of the event's first delivery (within 5 minutes).
+  const redelivery =
+    typeof message.redelivery === 'string' && /^[A-Za-z0-9_-]{1,16}$/.test(message.redelivery)
+      ? message.redelivery
+      : undefined;
+  const dedupe = redelivery ? `${eventId.slice(0, 100)}#rd#${redelivery}` : eventId;
+  return { MessageGroupId: `${campaignKey(message)}#${group}`, MessageDeduplicationId: dedupe };
 }
 
 /** The retry-lane message's group: the campaign, the tenant unit of SQS fair queues. */

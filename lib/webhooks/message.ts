@@ -5,7 +5,7 @@
  * URL and secret.
  */
 import { stringifyJson } from '../domain/json.ts';
-import type { EventAttributes, WebhookEventType } from '../domain/webhook-events.ts';
+import type { AnyWebhookEventType, EventAttributes, WebhookEventType } from '../domain/webhook-events.ts';
 
 export type WebhookMessage = EventAttributes;
 
@@ -45,7 +45,7 @@ export function parseWebhookMessage(
     return { ok: false, error: 'message body is not JSON' };
   }
   if (!isObject(value)) return { ok: false, error: 'message body is not an object' };
-  const { event_id, event_type, event_time, tenant, campaign_id } = value;
+  const { event_id, event_type, event_time, tenant, campaign_id, redelivery } = value;
   const event_json = eventJsonOf(value);
   const missing = Object.entries({ event_id, event_time, tenant, campaign_id })
     .filter(([, v]) => !isText(v))
@@ -62,6 +62,7 @@ export function parseWebhookMessage(
       tenant: tenant as string,
       campaign_id: campaign_id as string,
       event_json: event_json as string,
+      ...(typeof redelivery === 'string' ? { redelivery } : {}),
     },
   };
 }
@@ -71,7 +72,15 @@ export function parseWebhookMessage(
  * `data` is spliced in as stored: parsing and serializing it again could only lose (a nesting too
  * deep for the native serializer) or change it.
  */
-export function webhookBodyText(message: WebhookMessage): string {
+/** What a body is made of: an event of the feed, or the on-demand `webhook.test`. */
+export type SignableMessage = Pick<
+  WebhookMessage,
+  'event_id' | 'event_time' | 'campaign_id' | 'event_json'
+> & {
+  event_type: AnyWebhookEventType;
+};
+
+export function webhookBodyText(message: SignableMessage): string {
   const head = JSON.stringify({
     type: message.event_type,
     timestamp: message.event_time,

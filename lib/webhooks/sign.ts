@@ -3,7 +3,7 @@
  * `standardwebhooks` package so that what we send is exactly what its `verify` accepts.
  */
 import { Webhook } from 'standardwebhooks';
-import { type WebhookMessage, webhookBodyText } from './message.ts';
+import { type SignableMessage, webhookBodyText } from './message.ts';
 
 interface SignedDelivery {
   /** Serialised once per attempt: the bytes signed are the bytes sent. */
@@ -21,9 +21,16 @@ interface SignedDelivery {
  * retry (the consumer's dedupe key); `webhook-timestamp` is the attempt's time, so a retry is
  * never rejected as stale by the receiver's replay window.
  */
-export function signDelivery(message: WebhookMessage, secret: string, now = new Date()): SignedDelivery {
+export function signDelivery(
+  message: SignableMessage,
+  secret: string | readonly string[],
+  now = new Date(),
+): SignedDelivery {
   const body = webhookBodyText(message);
-  const signature = new Webhook(secret).sign(message.event_id, now, body);
+  // After a rotation, one signature per secret, space-separated (Standard Webhooks): a receiver
+  // verifying with either the old or the new secret accepts the delivery.
+  const secrets = typeof secret === 'string' ? [secret] : secret;
+  const signature = secrets.map((s) => new Webhook(s).sign(message.event_id, now, body)).join(' ');
   return {
     body,
     headers: {

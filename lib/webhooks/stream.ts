@@ -59,6 +59,7 @@ export function messageFromStreamRecord(record: StreamRecordLike): WebhookMessag
     tenant: item.tenant,
     campaign_id: item.campaign_id,
     event_json: eventJsonOf(item),
+    ...(typeof item.redelivery === 'string' ? { redelivery: item.redelivery } : {}),
   } as WebhookMessage;
 }
 

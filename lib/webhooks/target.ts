@@ -1,7 +1,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../db/client.ts';
-import { campaignKey, webhookOfItem } from '../db/entities/campaign.ts';
+import { campaignKey, WEBHOOK_TARGET_ATTRIBUTES, webhookOfItem } from '../db/entities/campaign.ts';
 import type { WebhookTarget } from './deliver.ts';
 
 /**
@@ -18,7 +18,7 @@ export async function loadWebhookTarget(
     new GetCommand({
       TableName: tableName,
       Key: campaignKey(tenant, campaignId),
-      ProjectionExpression: 'webhook_url, webhook_secret, webhook_slow_lane_url',
+      ProjectionExpression: WEBHOOK_TARGET_ATTRIBUTES.join(', '),
       ConsistentRead: true,
     }),
   );

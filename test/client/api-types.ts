@@ -208,6 +208,114 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/webhook_deliveries/{campaign_id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List a campaign's webhook delivery attempts, newest first
+     * @description The campaign's webhook delivery log: every attempt of the last 30 days, newest first, with the receiver's status code, the error, the duration and when the next attempt is due. `status` keeps one kind: `succeeded` (a 2xx), `pending` (failed, another attempt is scheduled) or `failed` (failed, none follows). Paged like every list; a cursor works only with the `status` it was given with.
+     */
+    get: operations['ListWebhookDeliveries'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    /**
+     * List a campaign's webhook delivery attempts, newest first (HEAD: never recorded)
+     * @description The same as `GET /api/v1/webhook_deliveries/{campaign_id}` without a body; a `HEAD` request is never recorded.
+     */
+    head: operations['ListWebhookDeliveriesHead'];
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/events/{campaign_id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List a campaign's events (the webhook bodies), oldest first
+     * @description The campaign's events of the last 30 days, oldest first, in the order they were committed: exactly the bodies of their webhooks, with `id` (the `webhook-id`). Every event is here, whatever `webhook_events` filters out or while the webhook is disabled: a pull feed for consumers without a public URL, and a way to catch up after an outage. Pages carry `x-next-cursor` while more events exist now, and every page an `x-poll-cursor`: ask again later with the last one as `cursor` to get only the events that came after.
+     */
+    get: operations['ListEvents'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    /**
+     * List a campaign's events (the webhook bodies), oldest first (HEAD: never recorded)
+     * @description The same as `GET /api/v1/events/{campaign_id}` without a body; a `HEAD` request is never recorded.
+     */
+    head: operations['ListEventsHead'];
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/events/{event_id}/redeliver': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Deliver an event again
+     * @description Queues a new delivery of an event of the last 30 days to the campaign's current `webhook_url`: signed anew, with the same `webhook-id`, and retried on the usual schedule if it fails. It shows in the delivery log. Nothing is sent while the webhook is disabled, has no URL or does not subscribe to the event's type.
+     */
+    post: operations['RedeliverEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/campaign/webhook_test': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Send a webhook.test event to the campaign's webhook URL now
+     * @description Sends one signed `webhook.test` event to the campaign's `webhook_url` now, under the rules of every delivery (15 s timeout, address checks, no redirects followed), and answers what happened. Not retried, not in the feed; it shows in the delivery log. Sent whatever `webhook_status` says, so a disabled endpoint can be checked before it is enabled again.
+     */
+    post: operations['TestWebhook'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/campaign/rotate_webhook_secret': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Replace the campaign's webhook signing secret
+     * @description Replaces the campaign's `webhook_secret` with a new one. For 24 h every delivery carries two signatures in `webhook-signature`, space-separated (new secret first), so a receiver verifying with either secret accepts it: deploy the new secret within that time. A second rotation within the 24 h drops the oldest secret.
+     */
+    post: operations['RotateWebhookSecret'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/openapi.json': {
     parameters: {
       query?: never;
@@ -298,6 +406,26 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  'webhook.test': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A test event, sent on demand
+     * @description Sent only on demand by `POST /api/v1/campaign/webhook_test`, to check that the endpoint answers and verifies signatures; never retried and not in the events feed. Sent as a signed `POST` to the campaign's `webhook_url`; verify it with any Standard Webhooks library (e.g. the `standardwebhooks` npm package) and the campaign's `webhook_secret`. Sent once, on demand, and never retried.
+     */
+    post: operations['WebhookTestWebhook'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface components {
   schemas: {
@@ -308,6 +436,12 @@ export interface components {
       name: string;
       webhook_url: string | null;
       webhook_secret: string | null;
+      /** @description The event types sent to `webhook_url` (all by default). */
+      webhook_events: ('action.created' | 'referred_user.created')[];
+      /** @description `disabled` after 3 days of failing every attempt (or when set so): nothing is sent, events stay in the feed. */
+      webhook_status: 'enabled' | 'disabled';
+      /** @description Why the webhook is disabled; null while enabled. */
+      webhook_disabled_reason: string | null;
     };
     ReferralLink: {
       id: number;
@@ -356,6 +490,10 @@ export interface components {
       name?: string;
       /** @description Where events are sent; `null` clears it. */
       webhook_url?: string | null;
+      /** @description The event types sent to `webhook_url`: a non-empty array of distinct types. Events of other types are still in the events feed. */
+      webhook_events?: string[];
+      /** @description A webhook status: `enabled` (re-enables a disabled webhook and restarts its failure clock) or `disabled` (no deliveries; events are still recorded in the feed) */
+      webhook_status?: string;
       /** @description Not allowed: a campaign URL is immutable (400 url_immutable) */
       url?: unknown;
     };
@@ -420,6 +558,81 @@ export interface components {
       timestamp: string;
       campaign_id: components['schemas']['Uuid'];
       data: components['schemas']['ReferredUser'];
+    };
+    /** @description Sent only on demand by `POST /api/v1/campaign/webhook_test`, to check that the endpoint answers and verifies signatures; never retried and not in the events feed. */
+    WebhookTestEvent: {
+      /** @constant */
+      type: 'webhook.test';
+      /**
+       * Format: date-time
+       * @description When the event happened (ISO-8601, UTC)
+       */
+      timestamp: string;
+      campaign_id: components['schemas']['Uuid'];
+      data: {
+        /** @description A fixed text saying this is a test */
+        message: string;
+      };
+    };
+    DeliveryAttempt: {
+      /** @description The attempt */
+      id: string;
+      /** @description The event: the `webhook-id` of the request */
+      event_id: string;
+      event_type: 'action.created' | 'referred_user.created' | 'webhook.test';
+      /** @description The attempt's number for this event, 1 for the first */
+      attempt: number;
+      /** @description `succeeded`: a 2xx. `pending`: failed, and the next attempt is due at `next_attempt_at`. `failed`: failed and nothing follows (the last attempt, a 410, a redirect is not followed but retried). */
+      status: 'succeeded' | 'failed' | 'pending';
+      /**
+       * Format: date-time
+       * @description ISO-8601, UTC
+       */
+      attempted_at: string;
+      /** @description Where it was sent */
+      url: string;
+      /** @description The receiver's HTTP status; null when none came (timeout, connection error, refused address) */
+      status_code: number | null;
+      /** @description Why it failed; null on success */
+      error: string | null;
+      duration_ms: number;
+      /** @description When the next attempt is due, if any */
+      next_attempt_at: string | null;
+    };
+    /** @description An event: exactly the body of its webhook, with its `id`. */
+    FeedEvent:
+      | {
+          /** @description The event id, the `webhook-id` of its deliveries */
+          id: string;
+          /** @constant */
+          type: 'action.created';
+          /**
+           * Format: date-time
+           * @description ISO-8601, UTC
+           */
+          timestamp: string;
+          campaign_id: components['schemas']['Uuid'];
+          data: components['schemas']['Action'];
+        }
+      | {
+          /** @description The event id, the `webhook-id` of its deliveries */
+          id: string;
+          /** @constant */
+          type: 'referred_user.created';
+          /**
+           * Format: date-time
+           * @description ISO-8601, UTC
+           */
+          timestamp: string;
+          campaign_id: components['schemas']['Uuid'];
+          data: components['schemas']['ReferredUser'];
+        };
+    WebhookTestResult: {
+      /** @description The endpoint answered a 2xx */
+      delivered: boolean;
+      status_code: number | null;
+      duration_ms: number;
+      error: string | null;
     };
     /** @description A UUID */
     Uuid: string;
@@ -612,6 +825,21 @@ export interface components {
         } & components['schemas']['ErrorResponse'];
       };
     };
+    /** @description `event_not_found`: No event with this id exists for the caller: unknown, older than 30 days, of a deleted campaign or of another tenant. */
+    event_not_found: {
+      headers: {
+        'x-request-id': components['headers']['XRequestId'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': {
+          error?: {
+            /** @enum {string} */
+            code?: 'event_not_found';
+          };
+        } & components['schemas']['ErrorResponse'];
+      };
+    };
   };
   parameters: {
     /**
@@ -631,6 +859,8 @@ export interface components {
     Link: string;
     /** @description Present while more items remain: the opaque cursor of the next page. Absent on the last page. */
     XNextCursor: string;
+    /** @description On every page of the events feed: where a later request continues (after the last event of this page, or where an empty page started). Keep the last one and poll with it as `cursor`: it yields only events newer than those already read. */
+    XPollCursor: string;
     /** @description The referral link: the campaign URL with `rfa=<code>` added. */
     Location: string;
     /** @description Whole seconds to wait before trying again. Sent with every 503 and with every 429 the service answers itself; a deployed stage's throttling is answered by API Gateway, without it. */
@@ -1955,6 +2185,482 @@ export interface operations {
       };
     };
   };
+  ListWebhookDeliveries: {
+    parameters: {
+      query?: {
+        /** @description an integer from 1 to 1000, the most items of the page (100 when omitted) */
+        limit?: string;
+        /** @description a cursor from x-next-cursor */
+        cursor?: string;
+        /** @description An attempt status: succeeded (a 2xx), failed (no attempt follows it) or pending (failed, with a next attempt scheduled) */
+        status?: string;
+      };
+      header?: never;
+      path: {
+        /** @description A UUID */
+        campaign_id: components['schemas']['Uuid'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page of attempts (possibly empty). */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          link: components['headers']['Link'];
+          'x-next-cursor': components['headers']['XNextCursor'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DeliveryAttempt'][];
+        };
+      };
+      400: components['responses']['validation_failed'];
+      401: components['responses']['unauthorized'];
+      404: components['responses']['campaign_not_found'];
+      413: components['responses']['payload_too_large'];
+      429: components['responses']['rate_limited'];
+      431: components['responses']['request_headers_too_large'];
+      500: components['responses']['internal_error'];
+      503: components['responses']['service_unavailable'];
+    };
+  };
+  ListWebhookDeliveriesHead: {
+    parameters: {
+      query?: {
+        /** @description an integer from 1 to 1000, the most items of the page (100 when omitted) */
+        limit?: string;
+        /** @description a cursor from x-next-cursor */
+        cursor?: string;
+        /** @description An attempt status: succeeded (a 2xx), failed (no attempt follows it) or pending (failed, with a next attempt scheduled) */
+        status?: string;
+      };
+      header?: never;
+      path: {
+        /** @description A UUID */
+        campaign_id: components['schemas']['Uuid'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page of attempts (possibly empty). */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          link: components['headers']['Link'];
+          'x-next-cursor': components['headers']['XNextCursor'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `validation_failed`: A field or parameter is missing, of the wrong type, too long, malformed (including a malformed UUID) or unknown; `details` names each one. */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `unauthorized`: The `api-key` header is missing, unknown or revoked (the same body in all three cases). */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `campaign_not_found`: No campaign with this id exists for the caller (a campaign of another tenant is not found either). */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `payload_too_large`: The body is over 32 KiB. */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `rate_limited`: Too many requests on this route: its request-rate budget is spent for now. Retry after `retry-after` seconds. A deployed stage's throttling is answered by API Gateway itself, with its own body `{"message":"Too Many Requests"}` and no `retry-after`. */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `request_headers_too_large`: The request line and headers together are too large (over 16 KiB locally; API Gateway answers its own error over its 10 KiB limit). */
+      431: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `internal_error`: Anything unexpected; the message is generic and nothing internal is exposed. */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `service_unavailable`: A dependency (DynamoDB, SQS) throttled, failed or did not answer in time; `Retry-After` says when to retry. The write may or may not have happened: retry with the same `Idempotency-Key`. */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  ListEvents: {
+    parameters: {
+      query?: {
+        /** @description an integer from 1 to 1000, the most items of the page (100 when omitted) */
+        limit?: string;
+        /** @description a cursor from x-next-cursor */
+        cursor?: string;
+      };
+      header?: never;
+      path: {
+        /** @description A UUID */
+        campaign_id: components['schemas']['Uuid'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page of events (possibly empty). */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          link: components['headers']['Link'];
+          'x-next-cursor': components['headers']['XNextCursor'];
+          'x-poll-cursor': components['headers']['XPollCursor'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['FeedEvent'][];
+        };
+      };
+      400: components['responses']['validation_failed'];
+      401: components['responses']['unauthorized'];
+      404: components['responses']['campaign_not_found'];
+      413: components['responses']['payload_too_large'];
+      429: components['responses']['rate_limited'];
+      431: components['responses']['request_headers_too_large'];
+      500: components['responses']['internal_error'];
+      503: components['responses']['service_unavailable'];
+    };
+  };
+  ListEventsHead: {
+    parameters: {
+      query?: {
+        /** @description an integer from 1 to 1000, the most items of the page (100 when omitted) */
+        limit?: string;
+        /** @description a cursor from x-next-cursor */
+        cursor?: string;
+      };
+      header?: never;
+      path: {
+        /** @description A UUID */
+        campaign_id: components['schemas']['Uuid'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page of events (possibly empty). */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          link: components['headers']['Link'];
+          'x-next-cursor': components['headers']['XNextCursor'];
+          'x-poll-cursor': components['headers']['XPollCursor'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `validation_failed`: A field or parameter is missing, of the wrong type, too long, malformed (including a malformed UUID) or unknown; `details` names each one. */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `unauthorized`: The `api-key` header is missing, unknown or revoked (the same body in all three cases). */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `campaign_not_found`: No campaign with this id exists for the caller (a campaign of another tenant is not found either). */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `payload_too_large`: The body is over 32 KiB. */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `rate_limited`: Too many requests on this route: its request-rate budget is spent for now. Retry after `retry-after` seconds. A deployed stage's throttling is answered by API Gateway itself, with its own body `{"message":"Too Many Requests"}` and no `retry-after`. */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `request_headers_too_large`: The request line and headers together are too large (over 16 KiB locally; API Gateway answers its own error over its 10 KiB limit). */
+      431: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `internal_error`: Anything unexpected; the message is generic and nothing internal is exposed. */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `service_unavailable`: A dependency (DynamoDB, SQS) throttled, failed or did not answer in time; `Retry-After` says when to retry. The write may or may not have happened: retry with the same `Idempotency-Key`. */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  RedeliverEvent: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Makes a retry safe: the first request with a key runs and its 2xx answer is stored with its write, kept at least 24 hours; a retry with the same key, method, path and body (as parsed JSON) gets that answer again, with `Idempotent-Replayed: true`, and writes nothing. Scoped to your account. Another request with a used key is 422 `idempotency_key_reused`.
+         * @example order-4711-signup
+         */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        /** @description An event id, the webhook-id of its deliveries (e.g. evt_action_123) */
+        event_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The delivery is queued. */
+      202: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          'idempotent-replayed': components['headers']['IdempotentReplayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            event_id: string;
+            /**
+             * @description The new delivery is queued; it shows in the delivery log.
+             * @constant
+             */
+            status: 'queued';
+          };
+        };
+      };
+      400: components['responses']['validation_failed'];
+      401: components['responses']['unauthorized'];
+      404: components['responses']['event_not_found'];
+      409: components['responses']['idempotency_key_in_progress'];
+      413: components['responses']['payload_too_large'];
+      422: components['responses']['idempotency_key_reused'];
+      429: components['responses']['rate_limited'];
+      431: components['responses']['request_headers_too_large'];
+      500: components['responses']['internal_error'];
+      503: components['responses']['service_unavailable'];
+    };
+  };
+  TestWebhook: {
+    parameters: {
+      query: {
+        /** @description A UUID */
+        id: components['schemas']['Uuid'];
+      };
+      header?: {
+        /**
+         * @description Makes a retry safe: the first request with a key runs and its 2xx answer is stored with its write, kept at least 24 hours; a retry with the same key, method, path and body (as parsed JSON) gets that answer again, with `Idempotent-Replayed: true`, and writes nothing. Scoped to your account. Another request with a used key is 422 `idempotency_key_reused`.
+         * @example order-4711-signup
+         */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description What the endpoint answered. */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          'idempotent-replayed': components['headers']['IdempotentReplayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookTestResult'];
+        };
+      };
+      /**
+       * @description `validation_failed`: A field or parameter is missing, of the wrong type, too long, malformed (including a malformed UUID) or unknown; `details` names each one.
+       *
+       *     `missing_parameter`: A required query parameter is absent.
+       */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error?: {
+              /** @enum {string} */
+              code?: 'validation_failed' | 'missing_parameter';
+            };
+          } & components['schemas']['ErrorResponse'];
+        };
+      };
+      401: components['responses']['unauthorized'];
+      404: components['responses']['campaign_not_found'];
+      /**
+       * @description `idempotency_key_in_progress`: A request with the same `Idempotency-Key` has been committed but its answer is not stored yet (a moment, for an action of a referred user); retry in a second.
+       *
+       *     `webhook_url_not_set`: The campaign has no `webhook_url` (nothing to send a test event to, no secret to rotate).
+       */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error?: {
+              /** @enum {string} */
+              code?: 'idempotency_key_in_progress' | 'webhook_url_not_set';
+            };
+          } & components['schemas']['ErrorResponse'];
+        };
+      };
+      413: components['responses']['payload_too_large'];
+      422: components['responses']['idempotency_key_reused'];
+      429: components['responses']['rate_limited'];
+      431: components['responses']['request_headers_too_large'];
+      500: components['responses']['internal_error'];
+      503: components['responses']['service_unavailable'];
+    };
+  };
+  RotateWebhookSecret: {
+    parameters: {
+      query: {
+        /** @description A UUID */
+        id: components['schemas']['Uuid'];
+      };
+      header?: {
+        /**
+         * @description Makes a retry safe: the first request with a key runs and its 2xx answer is stored with its write, kept at least 24 hours; a retry with the same key, method, path and body (as parsed JSON) gets that answer again, with `Idempotent-Replayed: true`, and writes nothing. Scoped to your account. Another request with a used key is 422 `idempotency_key_reused`.
+         * @example order-4711-signup
+         */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The campaign with its new secret. */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          'idempotent-replayed': components['headers']['IdempotentReplayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Campaign'];
+        };
+      };
+      /**
+       * @description `validation_failed`: A field or parameter is missing, of the wrong type, too long, malformed (including a malformed UUID) or unknown; `details` names each one.
+       *
+       *     `missing_parameter`: A required query parameter is absent.
+       */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error?: {
+              /** @enum {string} */
+              code?: 'validation_failed' | 'missing_parameter';
+            };
+          } & components['schemas']['ErrorResponse'];
+        };
+      };
+      401: components['responses']['unauthorized'];
+      404: components['responses']['campaign_not_found'];
+      /**
+       * @description `idempotency_key_in_progress`: A request with the same `Idempotency-Key` has been committed but its answer is not stored yet (a moment, for an action of a referred user); retry in a second.
+       *
+       *     `webhook_url_not_set`: The campaign has no `webhook_url` (nothing to send a test event to, no secret to rotate).
+       */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error?: {
+              /** @enum {string} */
+              code?: 'idempotency_key_in_progress' | 'webhook_url_not_set';
+            };
+          } & components['schemas']['ErrorResponse'];
+        };
+      };
+      413: components['responses']['payload_too_large'];
+      422: components['responses']['idempotency_key_reused'];
+      429: components['responses']['rate_limited'];
+      431: components['responses']['request_headers_too_large'];
+      500: components['responses']['internal_error'];
+      503: components['responses']['service_unavailable'];
+    };
+  };
   GetOpenApiDocument: {
     parameters: {
       query?: never;
@@ -2146,7 +2852,7 @@ export interface operations {
          */
         'webhook-timestamp': string;
         /**
-         * @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the campaign's `webhook_secret` after `whsec_`.
+         * @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the campaign's `webhook_secret` after `whsec_`. For 24 h after a secret rotation it holds two signatures, space-separated (new secret first): accept the request when either verifies.
          * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
          */
         'webhook-signature': string;
@@ -2198,7 +2904,7 @@ export interface operations {
          */
         'webhook-timestamp': string;
         /**
-         * @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the campaign's `webhook_secret` after `whsec_`.
+         * @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the campaign's `webhook_secret` after `whsec_`. For 24 h after a secret rotation it holds two signatures, space-separated (new secret first): accept the request when either verifies.
          * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
          */
         'webhook-signature': string;
@@ -2209,6 +2915,58 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': components['schemas']['ReferredUserCreatedEvent'];
+      };
+    };
+    responses: {
+      /** @description Gone: the event is not sent again. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Delivered. Only a 2xx answer counts as delivered. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Any other answer, a timeout (15 s) or a connection error is a failure: the event is retried with backoff for about 3 days. Redirects are not followed. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  WebhookTestWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description Id of the event, the same on every retry: use it to drop duplicates.
+         * @example evt_action_1042
+         */
+        'webhook-id': string;
+        /**
+         * @description Unix time (seconds) of this attempt.
+         * @example 1795356309
+         */
+        'webhook-timestamp': string;
+        /**
+         * @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the campaign's `webhook_secret` after `whsec_`. For 24 h after a secret rotation it holds two signatures, space-separated (new secret first): accept the request when either verifies.
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['WebhookTestEvent'];
       };
     };
     responses: {

@@ -157,6 +157,11 @@ const data = {} as {
   referredUserId: string;
   /** A cursor to the second page of the campaign's links (limit 2). */
   secondPage: string;
+  /** A campaign whose webhook URL refuses connections (port 9), for the test event and rotation. */
+  hookCampaignId: string;
+  /** An event of `campaignId` in its feed, and a poll cursor of the feed. */
+  eventId: string;
+  feedCursor: string;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -399,6 +404,54 @@ const cases: Case[] = [
     }),
   },
   {
+    route: 'ListWebhookDeliveries',
+    label: 'first page',
+    status: 200,
+    request: () => ({ method: 'GET', path: `/api/v1/webhook_deliveries/${data.hookCampaignId}` }),
+  },
+  {
+    route: 'ListWebhookDeliveries',
+    label: 'failed attempts only',
+    status: 200,
+    request: () => ({
+      method: 'GET',
+      path: `/api/v1/webhook_deliveries/${data.hookCampaignId}?status=failed&limit=5`,
+    }),
+  },
+  {
+    route: 'ListEvents',
+    label: 'first page',
+    status: 200,
+    request: () => ({ method: 'GET', path: `/api/v1/events/${data.campaignId}` }),
+  },
+  {
+    route: 'ListEvents',
+    label: 'polled with a cursor',
+    status: 200,
+    request: () => ({ method: 'GET', path: `/api/v1/events/${data.campaignId}?cursor=${data.feedCursor}` }),
+  },
+  {
+    route: 'RedeliverEvent',
+    label: 'an event of the feed',
+    status: 202,
+    request: () => ({ method: 'POST', path: `/api/v1/events/${data.eventId}/redeliver` }),
+  },
+  {
+    route: 'TestWebhook',
+    label: 'an endpoint that refuses the connection',
+    status: 200,
+    request: () => ({ method: 'POST', path: `/api/v1/campaign/webhook_test?id=${data.hookCampaignId}` }),
+  },
+  {
+    route: 'RotateWebhookSecret',
+    label: 'rotate',
+    status: 200,
+    request: () => ({
+      method: 'POST',
+      path: `/api/v1/campaign/rotate_webhook_secret?id=${data.hookCampaignId}`,
+    }),
+  },
+  {
     route: 'GetOpenApiDocument',
     label: 'document',
     status: 200,
@@ -416,7 +469,14 @@ const cases: Case[] = [
  * Every POST again with a fresh `Idempotency-Key` per sample: the first request with a key stores
  * its answer inside its own write, so it costs no call more than without one (contract).
  */
-const postRoutes = new Set(routes.filter((r) => r.method === 'POST').map((r) => r.name));
+/**
+ * The webhook test ignores `Idempotency-Key`: it stores nothing but its log line, and each call
+ * sends one test event (README, "Webhook operations").
+ */
+const KEYLESS_POSTS = new Set(['TestWebhook']);
+const postRoutes = new Set(
+  routes.filter((r) => r.method === 'POST' && !KEYLESS_POSTS.has(r.name)).map((r) => r.name),
+);
 cases.push(
   ...cases
     .filter((c) => postRoutes.has(c.route))
@@ -488,6 +548,27 @@ beforeAll(async () => {
   if (page.status !== 200 || !cursor) throw new Error(`no second page: ${page.status} ${page.text}`);
   data.secondPage = cursor;
   data.referredUserId = await newReferredUser(data.link);
+  data.hookCampaignId = await newCampaign('Webhook operations');
+  await expectStatus(
+    {
+      method: 'PATCH',
+      path: `/api/v1/campaign?id=${data.hookCampaignId}`,
+      body: { webhook_url: 'http://127.0.0.1:9/refused' },
+    },
+    200,
+  );
+  // The signup's event reaches the feed through the global stack's stream poller.
+  for (let i = 0; ; i++) {
+    const feed = await send({ method: 'GET', path: `/api/v1/events/${data.campaignId}` });
+    const poll = feed.headers.get('x-poll-cursor');
+    if (feed.status === 200 && feed.body.length > 0 && poll) {
+      data.eventId = feed.body[0].id;
+      data.feedCursor = poll;
+      break;
+    }
+    if (i > 300) throw new Error(`no event in the feed: ${feed.status} ${feed.text}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 });
 
 afterAll(async () => {

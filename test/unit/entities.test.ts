@@ -141,6 +141,12 @@ describe('decoding what is read back', () => {
       name: 'Spring',
       webhook_url: null,
       webhook_secret: null,
+      webhook_events: ['action.created', 'referred_user.created'] as (
+        | 'action.created'
+        | 'referred_user.created'
+      )[],
+      webhook_status: 'enabled' as const,
+      webhook_disabled_reason: null,
     };
     expect(campaignFromItem({ ...newCampaignItem('acme', campaign) })).toEqual(campaign);
     expect(

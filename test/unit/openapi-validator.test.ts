@@ -11,6 +11,9 @@ const campaign = {
   name: 'Spring',
   webhook_url: null,
   webhook_secret: null,
+  webhook_events: ['action.created', 'referred_user.created'],
+  webhook_status: 'enabled',
+  webhook_disabled_reason: null,
 };
 const link = {
   id: 7,

@@ -206,8 +206,8 @@ describe('the OpenAPI document', () => {
     ]);
   });
 
-  it('describes both webhook payloads with the Standard Webhooks headers', () => {
-    expect(Object.keys(doc.webhooks)).toEqual(['action.created', 'referred_user.created']);
+  it('describes every webhook payload, webhook.test included, with the Standard Webhooks headers', () => {
+    expect(Object.keys(doc.webhooks)).toEqual(['action.created', 'referred_user.created', 'webhook.test']);
     for (const [type, item] of Object.entries(doc.webhooks as Record<string, Json>)) {
       expect(item.post.parameters.map((p: Json) => [p.name, p.in, p.required])).toEqual([
         ['webhook-id', 'header', true],
@@ -225,5 +225,6 @@ describe('the OpenAPI document', () => {
     expect(doc.components.schemas.ReferredUserCreatedEvent.properties.data).toEqual({
       $ref: '#/components/schemas/ReferredUser',
     });
+    expect(doc.webhooks['webhook.test'].post.operationId).toBe('WebhookTestWebhook');
   });
 });

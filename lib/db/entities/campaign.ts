@@ -8,6 +8,7 @@
  * REMOVE stream record names the partition to purge (`parseCampaignPartition`).
  */
 import type { Campaign } from '../../domain/schemas.ts';
+import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../domain/webhook-events.ts';
 import { decoder, type StoredItem } from './decode.ts';
 
 /** The partition of a campaign and its records. Campaign ids are stored in lower case. */
@@ -33,7 +34,11 @@ export function parseCampaignPartition(pk: string): { tenant: string; campaignId
  * delivery keeps the slow-lane flag on the item too (`lib/webhooks/target.ts`): the URL it was set
  * for and since when.
  */
-export interface CampaignItem extends Omit<Campaign, 'webhook_url' | 'webhook_secret'> {
+export interface CampaignItem
+  extends Omit<
+    Campaign,
+    'webhook_url' | 'webhook_secret' | 'webhook_events' | 'webhook_status' | 'webhook_disabled_reason'
+  > {
   PK: string;
   SK: typeof CAMPAIGN_SK;
   type: 'campaign';
@@ -42,6 +47,17 @@ export interface CampaignItem extends Omit<Campaign, 'webhook_url' | 'webhook_se
   webhook_secret?: string;
   webhook_slow_lane_url?: string;
   webhook_slow_lane_since?: string;
+  /** The event types sent; absent: all of them. */
+  webhook_events?: WebhookEventType[];
+  /** Absent: enabled. */
+  webhook_status?: 'disabled';
+  webhook_disabled_reason?: string;
+  /** The secret a rotation replaced, signed with as well until `webhook_previous_secret_expires_at` (ISO). */
+  webhook_previous_secret?: string;
+  webhook_previous_secret_expires_at?: string;
+  /** The URL that has failed every attempt since `webhook_failing_since` (ISO); cleared by a success. */
+  webhook_failing_url?: string;
+  webhook_failing_since?: string;
 }
 
 /** A new campaign's item (it has no webhook yet). */
@@ -68,7 +84,47 @@ export function campaignFromItem(item: StoredItem): Campaign {
     name: field.string(item, 'name'),
     webhook_url: field.nullableString(item, 'webhook_url'),
     webhook_secret: field.nullableString(item, 'webhook_secret'),
+    webhook_events: webhookEventsOf(item),
+    webhook_status: item.webhook_status === 'disabled' ? 'disabled' : 'enabled',
+    webhook_disabled_reason:
+      item.webhook_status === 'disabled'
+        ? (field.nullableString(item, 'webhook_disabled_reason') ?? null)
+        : null,
   };
+}
+
+/** The subscribed event types, in the API's order; all of them when the item names none. */
+function webhookEventsOf(item: StoredItem): WebhookEventType[] {
+  const stored = item.webhook_events;
+  if (!Array.isArray(stored) || stored.length === 0) return [...WEBHOOK_EVENT_TYPES];
+  return WEBHOOK_EVENT_TYPES.filter((t) => stored.includes(t));
+}
+
+/** The campaign attributes delivery reads (`webhookOfItem`), one GetItem's projection. */
+export const WEBHOOK_TARGET_ATTRIBUTES = [
+  'webhook_url',
+  'webhook_secret',
+  'webhook_slow_lane_url',
+  'webhook_events',
+  'webhook_status',
+  'webhook_previous_secret',
+  'webhook_previous_secret_expires_at',
+  'webhook_failing_url',
+  'webhook_failing_since',
+] as const;
+
+/**
+ * The secrets a delivery at `now` signs with: the current one, and the one a rotation replaced
+ * while it has not expired.
+ */
+export function signingSecretsOf(item: StoredItem | undefined, now = new Date()): string[] {
+  const secret = item?.webhook_secret;
+  if (typeof secret !== 'string' || secret === '') return [];
+  const previous = item?.webhook_previous_secret;
+  const until = item?.webhook_previous_secret_expires_at;
+  const current =
+    typeof previous === 'string' && typeof until === 'string' && Date.parse(until) > now.getTime();
+  return current ? [secret, previous] : [secret];
 }
 
 /**
@@ -77,9 +133,33 @@ export function campaignFromItem(item: StoredItem): Campaign {
  */
 export function webhookOfItem(
   item: StoredItem | undefined,
-): { url: string; secret: string; slowLane: boolean } | undefined {
+  now = new Date(),
+):
+  | {
+      url: string;
+      secret: string;
+      secrets: string[];
+      slowLane: boolean;
+      events: WebhookEventType[];
+      disabled: boolean;
+      failingSince?: string;
+    }
+  | undefined {
   const url = item?.webhook_url;
   const secret = item?.webhook_secret;
-  if (typeof url !== 'string' || url === '' || typeof secret !== 'string' || secret === '') return undefined;
-  return { url, secret, slowLane: item?.webhook_slow_lane_url === url };
+  if (!item || typeof url !== 'string' || url === '' || typeof secret !== 'string' || secret === '')
+    return undefined;
+  const failingSince =
+    item.webhook_failing_url === url && typeof item.webhook_failing_since === 'string'
+      ? item.webhook_failing_since
+      : undefined;
+  return {
+    url,
+    secret,
+    secrets: signingSecretsOf(item, now),
+    slowLane: item.webhook_slow_lane_url === url,
+    events: webhookEventsOf(item),
+    disabled: item.webhook_status === 'disabled',
+    ...(failingSince ? { failingSince } : {}),
+  };
 }

@@ -1,0 +1,144 @@
+/**
+ * The events feed (endpoint 19) and the event lookup behind redelivery (endpoint 20).
+ *
+ *   feed item     PK `T#<tenant>#C#<campaign>`   SK `EV#<sequence, 16 digits>`   TTL `expires_at`
+ *   event lookup  PK `T#<tenant>#EVT#<event id>`   SK `EVENT`                    TTL `expires_at`
+ *   redelivery    PK `T#<tenant>#C#<campaign>`   SK `RD#<event id>#<nonce>`      TTL `expires_at`
+ *
+ * Written by the table stream consumer (`lib/webhooks/feed.ts`) for every event it sees, in one
+ * transaction whose condition is that the lookup item is new: a stream batch that Lambda retries
+ * writes an event into the feed once. The feed item sits in its campaign's partition, so the
+ * campaign's purge removes it; the lookup item expires with it (30 days) and every reader checks
+ * the campaign first. The sequence increases in the order the consumer writes a campaign's events,
+ * which is the order of their commit (a campaign's event items share one partition, so one stream
+ * shard, read in order), so a cursor holding the last sequence read yields only newer events.
+ *
+ * The event attributes are stored as `evt_*`, never `event_type`: an item carrying `event_type`
+ * is an event to the stream consumer's filter, and these items must not be sent again. The one
+ * exception is the redelivery item, which is exactly that: a request to send the event again.
+ */
+import {
+  type EventAttributes,
+  WEBHOOK_HISTORY_SECONDS,
+  type WebhookEventType,
+} from '../../domain/webhook-events.ts';
+import { campaignPartition } from './campaign.ts';
+import { decoder, type StoredItem } from './decode.ts';
+
+export const FEED_SK_PREFIX = 'EV#';
+export const REDELIVERY_SK_PREFIX = 'RD#';
+/** A feed sequence: commit time in microseconds-ish (ms × 1000 + a counter), 16 digits. */
+export const SEQUENCE_PATTERN = /^\d{16}$/;
+
+export function feedKey(tenant: string, campaignId: string, sequence: string) {
+  return { PK: campaignPartition(tenant, campaignId), SK: `${FEED_SK_PREFIX}${sequence}` } as const;
+}
+
+export function eventLookupKey(tenant: string, eventId: string) {
+  return { PK: `T#${tenant}#EVT#${eventId}`, SK: 'EVENT' } as const;
+}
+
+/** Sequences strictly increasing within a process, from the clock (see the module header). */
+let lastSequence = 0;
+export function nextSequence(nowMs = Date.now()): string {
+  lastSequence = Math.max(lastSequence + 1, nowMs * 1000);
+  return String(lastSequence).padStart(16, '0');
+}
+
+/** An event as the feed answers it: exactly the webhook body, with `id` = `webhook-id`. */
+export interface FeedEvent {
+  id: string;
+  type: WebhookEventType;
+  timestamp: string;
+  campaign_id: string;
+  data: Record<string, unknown>;
+}
+
+/** A stored event: what the feed lists and what a redelivery sends again. */
+export interface StoredEvent extends EventAttributes {
+  sequence: string;
+}
+
+function eventFields(event: EventAttributes, nowSeconds: number) {
+  return {
+    tenant: event.tenant,
+    campaign_id: event.campaign_id,
+    evt_id: event.event_id,
+    evt_type: event.event_type,
+    evt_time: event.event_time,
+    evt_json: event.event_json,
+    expires_at: nowSeconds + WEBHOOK_HISTORY_SECONDS,
+  };
+}
+
+/** The feed item and the lookup item of one event, written together. */
+export function newEventItems(
+  event: EventAttributes,
+  sequence: string,
+  nowSeconds = Math.floor(Date.now() / 1000),
+) {
+  const fields = eventFields(event, nowSeconds);
+  return {
+    feed: { ...feedKey(event.tenant, event.campaign_id, sequence), type: 'webhook_event', ...fields },
+    lookup: {
+      ...eventLookupKey(event.tenant, event.event_id),
+      type: 'webhook_event_lookup',
+      sequence,
+      ...fields,
+    },
+  };
+}
+
+/**
+ * A request to deliver `event` again: an item with the event attributes themselves, so the stream
+ * consumer puts it on the first-attempt queue like any new event; kept a day (the stream holds
+ * records for 24 h).
+ */
+export function newRedeliveryItem(
+  event: EventAttributes,
+  nonce: string,
+  nowSeconds = Math.floor(Date.now() / 1000),
+) {
+  return {
+    PK: campaignPartition(event.tenant, event.campaign_id),
+    SK: `${REDELIVERY_SK_PREFIX}${event.event_id}#${nonce}`,
+    type: 'webhook_redelivery',
+    event_id: event.event_id,
+    event_type: event.event_type,
+    event_time: event.event_time,
+    event_json: event.event_json,
+    tenant: event.tenant,
+    campaign_id: event.campaign_id,
+    redelivery: nonce,
+    expires_at: nowSeconds + 24 * 60 * 60,
+  };
+}
+
+const field = decoder('webhook event');
+
+export function storedEventFromItem(item: StoredItem): StoredEvent {
+  const type = field.string(item, 'evt_type');
+  if (type !== 'action.created' && type !== 'referred_user.created')
+    field.fail(item, 'evt_type', 'an event type');
+  const sk = typeof item.SK === 'string' && item.SK.startsWith(FEED_SK_PREFIX) ? item.SK.slice(3) : undefined;
+  return {
+    sequence: sk ?? field.string(item, 'sequence'),
+    event_id: field.string(item, 'evt_id'),
+    event_type: type as WebhookEventType,
+    event_time: field.string(item, 'evt_time'),
+    event_json: field.string(item, 'evt_json'),
+    tenant: field.string(item, 'tenant'),
+    campaign_id: field.string(item, 'campaign_id'),
+  };
+}
+
+/** The feed's answer for a stored event: the webhook body (data parsed from the stored text). */
+export function feedEventOf(event: StoredEvent): FeedEvent {
+  return {
+    id: event.event_id,
+    type: event.event_type,
+    timestamp: event.event_time,
+    campaign_id: event.campaign_id,
+    data: JSON.parse(event.event_json) as Record<string, unknown>,
+  };
+}

@@ -1,0 +1,104 @@
+/**
+ * Request and response schemas of the webhook operations (endpoints 18–22): the delivery log,
+ * the events feed, redelivery, the test event and the secret rotation.
+ */
+import { Type } from '@sinclair/typebox';
+import { Action, ListQuery, ReferredUser } from './link-schemas.ts';
+import { Uuid } from './schemas.ts';
+
+export const WebhookDeliveriesQuery = Type.Object(
+  {
+    ...ListQuery.properties,
+    status: Type.Optional(
+      Type.String({
+        pattern: '^(succeeded|failed|pending)$',
+        description:
+          'An attempt status: succeeded (a 2xx), failed (no attempt follows it) or pending (failed, with a next attempt scheduled)',
+      }),
+    ),
+  },
+  { additionalProperties: true },
+);
+
+export const EventIdPath = Type.Object({
+  event_id: Type.String({
+    pattern: '^evt_[a-z_]{1,32}_[1-9][0-9]{0,15}$',
+    description: 'An event id, the webhook-id of its deliveries (e.g. evt_action_123)',
+  }),
+});
+
+const Timestamp = Type.String({ format: 'date-time', description: 'ISO-8601, UTC' });
+
+export const DeliveryAttempt = Type.Object(
+  {
+    id: Type.String({ description: 'The attempt' }),
+    event_id: Type.String({ description: 'The event: the `webhook-id` of the request' }),
+    event_type: Type.Union([
+      Type.Literal('action.created'),
+      Type.Literal('referred_user.created'),
+      Type.Literal('webhook.test'),
+    ]),
+    attempt: Type.Integer({
+      minimum: 1,
+      description: "The attempt's number for this event, 1 for the first",
+    }),
+    status: Type.Union([Type.Literal('succeeded'), Type.Literal('failed'), Type.Literal('pending')], {
+      description:
+        '`succeeded`: a 2xx. `pending`: failed, and the next attempt is due at `next_attempt_at`. `failed`: failed and nothing follows (the last attempt, a 410, a redirect is not followed but retried).',
+    }),
+    attempted_at: Timestamp,
+    url: Type.String({ description: 'Where it was sent' }),
+    status_code: Type.Union([Type.Integer(), Type.Null()], {
+      description:
+        "The receiver's HTTP status; null when none came (timeout, connection error, refused address)",
+    }),
+    error: Type.Union([Type.String(), Type.Null()], { description: 'Why it failed; null on success' }),
+    duration_ms: Type.Integer({ minimum: 0 }),
+    next_attempt_at: Type.Union([Timestamp, Type.Null()], {
+      description: 'When the next attempt is due, if any',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const DeliveryAttemptList = Type.Array(DeliveryAttempt);
+
+const eventOf = (type: string, data: typeof Action | typeof ReferredUser) =>
+  Type.Object(
+    {
+      id: Type.String({ description: 'The event id, the `webhook-id` of its deliveries' }),
+      type: Type.Literal(type),
+      timestamp: Timestamp,
+      campaign_id: Uuid,
+      data,
+    },
+    { additionalProperties: false },
+  );
+
+export const FeedEvent = Type.Union(
+  [eventOf('action.created', Action), eventOf('referred_user.created', ReferredUser)],
+  {
+    description: 'An event: exactly the body of its webhook, with its `id`.',
+  },
+);
+export const FeedEventList = Type.Array(FeedEvent);
+
+export const RedeliveryAccepted = Type.Object(
+  {
+    event_id: Type.String(),
+    status: Type.Literal('queued', {
+      description: 'The new delivery is queued; it shows in the delivery log.',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const WebhookTestResult = Type.Object(
+  {
+    delivered: Type.Boolean({ description: 'The endpoint answered a 2xx' }),
+    status_code: Type.Union([Type.Integer(), Type.Null()]),
+    duration_ms: Type.Integer({ minimum: 0 }),
+    error: Type.Union([Type.String(), Type.Null()]),
+  },
+  { additionalProperties: false },
+);

@@ -1,0 +1,58 @@
+/**
+ * Table stream -> the events feed (`lib/db/webhook-events.ts`). Apart from `stream.ts` because it
+ * needs the table, like `link-actions.ts`.
+ *
+ * A campaign's events are written one after the other, in the order of the stream (the order of
+ * commit: a campaign's event items share its partition), each only once it has committed: so when
+ * a reader sees an event, every earlier event of that campaign is there too, and a poll cursor
+ * never skips one. Campaigns are written in parallel.
+ */
+import { recordFeedEvent } from '../db/webhook-events.ts';
+import { logger as rootLogger } from '../observability/logger.ts';
+import { parseWebhookMessage } from './message.ts';
+import { messageFromStreamRecord, type StreamRecordLike } from './stream.ts';
+
+const logger = rootLogger.createChild();
+
+/**
+ * Write every event record's event into its campaign's feed. Returns the sequence numbers of
+ * records that could not be written, for the caller to retry (a replayed record is a no-op); a
+ * record that is no event, is a redelivery request or cannot be read is skipped.
+ */
+export async function recordFeedRecords(
+  records: readonly StreamRecordLike[],
+): Promise<{ written: number; failedSequenceNumbers: string[] }> {
+  const byCampaign = new Map<string, Array<{ sequence: string; message: ReturnType<typeof parsed> }>>();
+  for (const record of records) {
+    const message = parsed(record);
+    if (!message) continue;
+    const key = `${message.tenant}#${message.campaign_id}`;
+    const list = byCampaign.get(key) ?? [];
+    list.push({ sequence: record.dynamodb?.SequenceNumber ?? '', message });
+    byCampaign.set(key, list);
+  }
+  let written = 0;
+  const failed: string[] = [];
+  await Promise.all(
+    [...byCampaign.values()].map(async (events) => {
+      for (const [i, { sequence, message }] of events.entries()) {
+        try {
+          if (await recordFeedEvent(message!)) written++;
+        } catch (err) {
+          logger.warn('feed write failed', { error: (err as Error).message, event_id: message!.event_id });
+          // This and every later event of the campaign are retried, so none overtakes it.
+          failed.push(sequence, ...events.slice(i + 1).map((e) => e.sequence));
+          return;
+        }
+      }
+    }),
+  );
+  return { written, failedSequenceNumbers: failed };
+}
+
+function parsed(record: StreamRecordLike) {
+  const message = messageFromStreamRecord(record);
+  if (!message || message.redelivery !== undefined) return undefined;
+  const checked = parseWebhookMessage(JSON.stringify(message));
+  return checked.ok ? checked.message : undefined;
+}

@@ -1,0 +1,85 @@
+/**
+ * `POST /api/v1/campaign/webhook_test`: one signed `webhook.test` event, sent now from the API
+ * function itself, under the rules of every delivery (address checks after DNS, 15 s timeout, no
+ * redirects followed), with the outcome as the answer. Not retried and not in the feed; logged in
+ * the delivery log like any attempt. It is sent whatever `webhook_status` and `webhook_events`
+ * say: checking a disabled endpoint before enabling it again is what it is for.
+ */
+import { randomBytes } from 'node:crypto';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { webhookUrlNotSet } from '../db/campaigns.ts';
+import { db, tableName } from '../db/client.ts';
+import { campaignKey, WEBHOOK_TARGET_ATTRIBUTES, webhookOfItem } from '../db/entities/campaign.ts';
+import { recordAttempt } from '../db/webhook-attempts.ts';
+import type { WebhookUrlPolicy } from '../domain/campaign-rules.ts';
+import { campaignNotFound } from '../domain/errors.ts';
+import { TEST_EVENT_TYPE } from '../domain/webhook-events.ts';
+import { logger as rootLogger } from '../observability/logger.ts';
+import { attemptDelivery } from './attempt.ts';
+import type { SignableMessage } from './message.ts';
+
+const logger = rootLogger.createChild();
+
+export interface TestOutcome {
+  delivered: boolean;
+  status_code: number | null;
+  duration_ms: number;
+  error: string | null;
+}
+
+export async function sendTestEvent(
+  tenant: string,
+  campaignId: string,
+  policy: WebhookUrlPolicy,
+  now = new Date(),
+): Promise<TestOutcome> {
+  const { Item } = await db.send(
+    new GetCommand({
+      TableName: tableName,
+      Key: campaignKey(tenant, campaignId),
+      ConsistentRead: true,
+      ProjectionExpression: ['PK', ...WEBHOOK_TARGET_ATTRIBUTES].join(', '),
+    }),
+  );
+  if (!Item) throw campaignNotFound(campaignId);
+  const target = webhookOfItem(Item, now);
+  if (!target) throw webhookUrlNotSet();
+  const eventId = `evt_test_${now.getTime()}${randomBytes(3).readUIntBE(0, 3) % 1000}`;
+  const message = {
+    event_id: eventId,
+    event_type: TEST_EVENT_TYPE,
+    event_time: now.toISOString(),
+    campaign_id: campaignId.toLowerCase(),
+    event_json: JSON.stringify({ message: 'This is a test event sent from the referral API.' }),
+  } satisfies SignableMessage;
+  const started = performance.now();
+  const result = await attemptDelivery(message, target, { allowPrivate: policy.allowPrivate, now });
+  const duration_ms = Math.round(performance.now() - started);
+  const outcome: TestOutcome = {
+    delivered: result.outcome === 'delivered',
+    status_code: result.outcome === 'gone' ? 410 : (result.status ?? null),
+    duration_ms,
+    error: result.outcome === 'failed' ? result.error : result.outcome === 'gone' ? 'HTTP 410' : null,
+  };
+  try {
+    await recordAttempt(tenant, campaignId, {
+      id: `att_${now.getTime()}_${eventId}_1`,
+      event_id: eventId,
+      event_type: TEST_EVENT_TYPE,
+      attempt: 1,
+      status: outcome.delivered ? 'succeeded' : 'failed',
+      attempted_at: now.toISOString(),
+      url: target.url,
+      status_code: outcome.status_code,
+      error: outcome.error,
+      duration_ms,
+      next_attempt_at: null,
+    });
+  } catch (err) {
+    logger.warn('webhook test attempt not logged', {
+      campaign_id: campaignId,
+      error: (err as Error).message,
+    });
+  }
+  return outcome;
+}
