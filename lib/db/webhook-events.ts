@@ -33,12 +33,34 @@ export const eventNotFound = (id: string) =>
  * (a stream batch replayed).
  */
 export async function recordFeedEvent(event: EventAttributes): Promise<boolean> {
-  const items = newEventItems(event, nextSequence());
-  const result = await transactWrite([
-    { Put: { TableName: tableName, Item: items.lookup, ConditionExpression: 'attribute_not_exists(PK)' } },
-    { Put: { TableName: tableName, Item: items.feed } },
-  ]);
-  return result.ok;
+  return (await recordFeedEvents([event])) === 1;
+}
+
+/** Events per feed transaction: two items each, within the transaction's 100 items and 4 MB. */
+export const FEED_EVENTS_PER_TRANSACTION = 25;
+
+/**
+ * Write a campaign's consecutive events into its feed in one transaction (at most
+ * `FEED_EVENTS_PER_TRANSACTION`), so a burst costs one round trip per 25 events rather than one
+ * each, and a reader sees all of them or none. When any was written before (a replayed stream
+ * batch), the transaction writes nothing and the events are written one by one, each once.
+ * Returns how many were written.
+ */
+export async function recordFeedEvents(events: readonly EventAttributes[]): Promise<number> {
+  if (events.length === 0) return 0;
+  const puts = (event: EventAttributes) => {
+    const items = newEventItems(event, nextSequence());
+    return [
+      { Put: { TableName: tableName, Item: items.lookup, ConditionExpression: 'attribute_not_exists(PK)' } },
+      { Put: { TableName: tableName, Item: items.feed } },
+    ];
+  };
+  const result = await transactWrite(events.flatMap(puts));
+  if (result.ok) return events.length;
+  if (events.length === 1) return 0;
+  let written = 0;
+  for (const event of events) written += (await transactWrite(puts(event))).ok ? 1 : 0;
+  return written;
 }
 
 export interface FeedPage extends Page<FeedEvent> {

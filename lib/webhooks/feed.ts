@@ -7,7 +7,7 @@
  * a reader sees an event, every earlier event of that campaign is there too, and a poll cursor
  * never skips one. Campaigns are written in parallel.
  */
-import { recordFeedEvent } from '../db/webhook-events.ts';
+import { FEED_EVENTS_PER_TRANSACTION, recordFeedEvents } from '../db/webhook-events.ts';
 import { logger as rootLogger } from '../observability/logger.ts';
 import { parseWebhookMessage } from './message.ts';
 import { messageFromStreamRecord, type StreamRecordLike } from './stream.ts';
@@ -28,6 +28,8 @@ export async function recordFeedRecords(
     if (!message) continue;
     const key = `${message.tenant}#${message.campaign_id}`;
     const list = byCampaign.get(key) ?? [];
+    // One transaction cannot hold one item twice: an event seen twice in a batch is written once.
+    if (list.some((e) => e.message!.event_id === message.event_id)) continue;
     list.push({ sequence: record.dynamodb?.SequenceNumber ?? '', message });
     byCampaign.set(key, list);
   }
@@ -35,13 +37,17 @@ export async function recordFeedRecords(
   const failed: string[] = [];
   await Promise.all(
     [...byCampaign.values()].map(async (events) => {
-      for (const [i, { sequence, message }] of events.entries()) {
+      for (let i = 0; i < events.length; i += FEED_EVENTS_PER_TRANSACTION) {
+        const chunk = events.slice(i, i + FEED_EVENTS_PER_TRANSACTION);
         try {
-          if (await recordFeedEvent(message!)) written++;
+          written += await recordFeedEvents(chunk.map((e) => e.message!));
         } catch (err) {
-          logger.warn('feed write failed', { error: (err as Error).message, event_id: message!.event_id });
-          // This and every later event of the campaign are retried, so none overtakes it.
-          failed.push(sequence, ...events.slice(i + 1).map((e) => e.sequence));
+          logger.warn('feed write failed', {
+            error: (err as Error).message,
+            event_id: chunk[0]!.message!.event_id,
+          });
+          // These and every later event of the campaign are retried, so none overtakes them.
+          failed.push(...events.slice(i).map((e) => e.sequence));
           return;
         }
       }

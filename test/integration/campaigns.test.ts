@@ -37,6 +37,9 @@ describe('POST /api/v1/campaign', () => {
       name: 'Spring',
       webhook_url: null,
       webhook_secret: null,
+      webhook_events: ['action.created', 'referred_user.created'],
+      webhook_status: 'enabled',
+      webhook_disabled_reason: null,
     });
   });
 

@@ -447,3 +447,113 @@ describe('the redirect: an ASCII Location, and a visit counted only with its 302
     );
   }, 120_000);
 });
+
+// ---------------------------------------------------------------------------------------------
+// Webhook operations: the inputs of endpoints 18–22 and the campaign's new fields
+// ---------------------------------------------------------------------------------------------
+
+describe('webhook_events: a non-empty array of distinct known types, or 400 on webhook_events', () => {
+  const KNOWN = ['action.created', 'referred_user.created'];
+  const type = fc.oneof(
+    { weight: 4, arbitrary: fc.constantFrom(...KNOWN) },
+    { weight: 1, arbitrary: fc.constantFrom('webhook.test', 'ACTION.CREATED', 'action.created ', '', '*') },
+    { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 20 }) },
+  );
+  const value = fc.oneof(
+    { weight: 5, arbitrary: fc.array(type, { maxLength: 4 }) },
+    { weight: 1, arbitrary: fc.constantFrom<unknown>(null, 'action.created', 1, {}, [1], [null], true) },
+  );
+
+  it('accepts exactly the valid lists, returned in the API order', async () => {
+    const campaign = await createCampaign({ name: 'events property' });
+    await fc.assert(
+      fc.asyncProperty(value, async (events) => {
+        const res = await api('PATCH', `/api/v1/campaign?id=${campaign.id}`, {
+          body: { webhook_events: events },
+        });
+        expectHandled(res, JSON.stringify(events));
+        const valid =
+          Array.isArray(events) &&
+          events.length > 0 &&
+          events.every((t) => KNOWN.includes(t as string)) &&
+          new Set(events).size === events.length;
+        if (valid) {
+          expect(res.status).toBe(200);
+          expect(res.body.webhook_events).toEqual(KNOWN.filter((t) => (events as string[]).includes(t)));
+        } else {
+          expect(res.status, JSON.stringify(events)).toBe(400);
+          expect(res.body.error.details[0].field).toMatch(/^webhook_events(\.\d+)?$/);
+        }
+      }),
+      { numRuns: 150 },
+    );
+  });
+});
+
+describe('webhook list inputs: status filter, cursors, event ids', () => {
+  let campaignId: string;
+  beforeAll(async () => {
+    campaignId = (await createCampaign({ name: 'webhook list inputs' })).id;
+  });
+
+  it('status is one of succeeded, failed, pending, or 400 on status', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          fc.constantFrom('succeeded', 'failed', 'pending', 'FAILED', 'all', ''),
+          fc.string({ maxLength: 12 }),
+        ),
+        async (status) => {
+          const res = await api(
+            'GET',
+            `/api/v1/webhook_deliveries/${campaignId}?status=${encodeURIComponent(status)}`,
+          );
+          expectHandled(res, status);
+          if (['succeeded', 'failed', 'pending'].includes(status)) expect(res.status).toBe(200);
+          else expectValidation(res, 'status');
+        },
+      ),
+      { numRuns: 100 },
+    );
+  });
+
+  it('any cursor on the feed or the log is a 200 or 400 on cursor, never more', async () => {
+    const cursor = fc.oneof(
+      fc.string({ unit: 'binary', maxLength: 40 }),
+      fc.string({ maxLength: 60 }).map((s) => Buffer.from(s).toString('base64url')),
+      fc
+        .tuple(fc.constantFrom(2, 3), fc.string({ maxLength: 20 }), fc.string({ maxLength: 14 }))
+        .map((parts) => Buffer.from(JSON.stringify(parts)).toString('base64url')),
+    );
+    await fc.assert(
+      fc.asyncProperty(cursor, fc.constantFrom('events', 'webhook_deliveries'), async (c, list) => {
+        const res = await api('GET', `/api/v1/${list}/${campaignId}?cursor=${encodeURIComponent(c)}`);
+        expectHandled(res, `${list} ${JSON.stringify(c)}`);
+        if (res.status !== 200) expectValidation(res, 'cursor');
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('any event id to redeliver is a 202 (an event of this tenant), a 404 event_not_found or a 400 on event_id', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          fc.string({ maxLength: 40 }),
+          fc.integer({ min: 1, max: 2 ** 53 }).map((n) => `evt_action_${n}`),
+          fc.integer({ min: 1 }).map((n) => `evt_referred_user_${n}`),
+        ),
+        async (id) => {
+          const res = await api('POST', `/api/v1/events/${encodeURIComponent(id)}/redeliver`);
+          expectHandled(res, id);
+          expect([202, 400, 404]).toContain(res.status);
+          if (res.status === 404 && res.body.error.code !== 'route_not_found') {
+            expectError(res, 404, 'event_not_found');
+          }
+          if (res.status === 400) expectValidation(res, 'event_id');
+        },
+      ),
+      { numRuns: 100 },
+    );
+  });
+});
