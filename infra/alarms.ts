@@ -5,6 +5,8 @@ import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
+import { BusinessMetric, METRICS_NAMESPACE } from '../lib/observability/metrics.ts';
+import { SERVICE_NAME } from './functions.ts';
 import type { Stage } from './stage.ts';
 
 /** The API's 5xx share that pages someone: above 1 % of requests in five minutes. */
@@ -16,6 +18,13 @@ export const API_5XX_RATE_PERCENT = 1;
 export const API_5XX_MIN_REQUESTS = 50;
 /** A stream consumer this far behind is stuck on a batch (retrying) or cannot keep up. */
 export const ITERATOR_AGE_THRESHOLD = Duration.minutes(10);
+
+/** The namespace, metric and `service` dimension of the business metric `WebhookEndpointsDisabled`. */
+export const WEBHOOK_DISABLED_METRIC = {
+  namespace: METRICS_NAMESPACE,
+  metricName: BusinessMetric.WebhookEndpointsDisabled,
+  service: SERVICE_NAME,
+} as const;
 
 export interface MonitoredFunction {
   /** Short stable name for the alarm name, e.g. the route name. */
@@ -48,6 +57,7 @@ export class Alarms extends Construct {
   readonly functionAlarms: cloudwatch.Alarm[] = [];
   readonly lambdaFaultsAlarm: cloudwatch.CompositeAlarm;
   readonly iteratorAgeAlarms: cloudwatch.Alarm[] = [];
+  readonly webhookDisabledAlarm: cloudwatch.Alarm;
 
   constructor(scope: Construct, id: string, props: AlarmsProps) {
     super(scope, id);
@@ -116,5 +126,24 @@ export class Alarms extends Construct {
       notify(alarm);
       this.iteratorAgeAlarms.push(alarm);
     }
+
+    // A customer's endpoint failed every attempt for 3 days and its webhook was disabled
+    // (lib/webhooks/failures.ts): worth a look, and maybe a word with the customer.
+    this.webhookDisabledAlarm = new cloudwatch.Alarm(this, 'WebhookEndpointsDisabled', {
+      alarmName: `${prefix}-webhook-endpoints-disabled`,
+      alarmDescription: `A campaign's webhook (${props.stage}) was disabled after failing every attempt for 3 days; the log line "webhook disabled" names the campaign`,
+      metric: new cloudwatch.Metric({
+        namespace: WEBHOOK_DISABLED_METRIC.namespace,
+        metricName: WEBHOOK_DISABLED_METRIC.metricName,
+        dimensionsMap: { service: WEBHOOK_DISABLED_METRIC.service, stage: props.stage },
+        period: fiveMinutes,
+        statistic: cloudwatch.Stats.SUM,
+      }),
+      threshold: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    notify(this.webhookDisabledAlarm);
   }
 }

@@ -202,12 +202,13 @@ export class Webhooks extends Construct {
         environment: laneEnvironment,
         reservedConcurrency: props.reserveConcurrency ? maxConcurrency : undefined,
       });
-      // Least privilege on the table: the campaign's URL and secret are one GetItem, and its
-      // slow-lane flag one conditional UpdateItem; nothing else of the table. (On the table ARN
+      // Least privilege on the table: the campaign's URL and secret are one GetItem, its
+      // slow-lane flag and failure clock conditional UpdateItems, and each attempt's line in the
+      // delivery log one BatchWriteItem of two puts; nothing else of the table. (On the table ARN
       // alone: `table.grant` would add its indexes, which delivery never touches.)
       fn.addToRolePolicy(
         new iam.PolicyStatement({
-          actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+          actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:BatchWriteItem'],
           resources: [table.tableArn],
         }),
       );
@@ -250,7 +251,8 @@ export class Webhooks extends Construct {
     });
     this.firstAttemptQueue.grantSendMessages(this.streamConsumer);
     // Least privilege: writing an action item recorded on its link is one transaction of a
-    // conditional Put and a ConditionCheck of the campaign; no reads, updates or deletes.
+    // conditional Put and a ConditionCheck of the campaign, and an event's feed and lookup items
+    // one transaction of Puts; no reads, updates or deletes.
     this.streamConsumer.addToRolePolicy(
       new iam.PolicyStatement({
         actions: ['dynamodb:PutItem', 'dynamodb:ConditionCheckItem'],

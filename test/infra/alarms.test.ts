@@ -46,6 +46,33 @@ describe('alarms', () => {
     for (const [id, a] of alarms(dev)) expect(a.Properties?.AlarmName, id).toMatch(/^ReferralApi-dev-/);
   });
 
+  it('watch the webhooks disabled for failing every attempt: one per stage, on the business metric', () => {
+    for (const [s, stage] of [
+      [dev, 'dev'],
+      [withTopic, 'prod'],
+    ] as const) {
+      const p = alarmNamed(s, '-webhook-endpoints-disabled').Properties ?? {};
+      expect(p).toMatchObject({
+        Namespace: 'ReferralApi',
+        MetricName: 'WebhookEndpointsDisabled',
+        Statistic: 'Sum',
+        Period: 300,
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        TreatMissingData: 'notBreaching',
+      });
+      expect(p.Dimensions).toEqual(
+        expect.arrayContaining([
+          { Name: 'service', Value: 'referral-api' },
+          { Name: 'stage', Value: stage },
+        ]),
+      );
+    }
+    expect(alarmNamed(withTopic, '-webhook-endpoints-disabled').Properties?.AlarmActions).toEqual([
+      TOPIC_ARN,
+    ]);
+  });
+
   it('watch the API 5xx rate: 5xx / requests over 5 minutes above 1 %, once there are enough requests', () => {
     const p = alarmNamed(dev, '-api-5xx-rate').Properties ?? {};
     expect(p.Threshold).toBe(1);
@@ -193,8 +220,8 @@ describe('alarms', () => {
       ...alarms(withTopic),
       ...resourcesOfType(withTopic.json, 'AWS::CloudWatch::CompositeAlarm'),
     ].filter(([id]) => !perFunction.has(id));
-    // API 5xx, the composite, 2 iterator ages, 3 webhook queues, 3 purge queues.
-    expect(notifying).toHaveLength(10);
+    // API 5xx, the composite, 2 iterator ages, 3 webhook queues, 3 purge queues, disabled webhooks.
+    expect(notifying).toHaveLength(11);
     for (const [id, a] of notifying) {
       expect(a.Properties?.AlarmActions, id).toEqual([TOPIC_ARN]);
       expect(a.Properties?.OKActions, id).toEqual([TOPIC_ARN]);

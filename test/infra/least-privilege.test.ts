@@ -57,13 +57,15 @@ describe('every function of the stack', () => {
       WebhookStreamConsumer: { MemorySize: 256, Timeout: 30 },
       Purge: { MemorySize: 256, Timeout: 300 },
       PurgeStreamConsumer: { MemorySize: 256, Timeout: 30 },
+      // One webhook attempt: up to 3 s of DNS and the 15 s attempt timeout.
+      TestWebhook: { MemorySize: 256, Timeout: 25 },
     };
     // Route functions, the authorizer and the fallback.
     const api = { MemorySize: 256, Timeout: 10 };
     for (const s of [dev, prod]) {
       const groups = new Set<string>();
       const functions = s.stack.monitoredFunctions;
-      expect(functions.filter(({ label }) => expected[label])).toHaveLength(5);
+      expect(functions.filter(({ label }) => expected[label])).toHaveLength(6);
       for (const { label, fn: construct } of functions) {
         const fn = fnOf(s, logicalIdOf(construct));
         expect(

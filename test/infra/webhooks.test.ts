@@ -246,7 +246,7 @@ describe('Webhooks construct', () => {
     return out;
   }
 
-  it('gives each lane GetItem and UpdateItem on the table, consume on its queue, send to the retry queue and DLQ', () => {
+  it('gives each lane GetItem, UpdateItem and BatchWriteItem (the delivery log) on the table, consume on its queue, send to the retry queue and DLQ', () => {
     const tableArn = JSON.stringify({ 'Fn::GetAtt': [s.id(s.table), 'Arn'] });
     const arn = (q: { node: { defaultChild?: unknown } }) =>
       JSON.stringify({ 'Fn::GetAtt': [s.id(q), 'Arn'] });
@@ -256,6 +256,7 @@ describe('Webhooks construct', () => {
     ] as const) {
       const perms = permissions(fn);
       expect(perms.filter(([a]) => a.startsWith('dynamodb:'))).toEqual([
+        ['dynamodb:BatchWriteItem', tableArn],
         ['dynamodb:GetItem', tableArn],
         ['dynamodb:UpdateItem', tableArn],
       ]);
