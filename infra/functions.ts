@@ -7,8 +7,9 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { type BundlingOptions, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import type { RouteDefinition, TableAccess } from '../lib/routes.ts';
+import type { RouteRow } from '../lib/routes.ts';
 import { afterBundlingCommands, BUNDLE_FILES, BUNDLING as SHARED_BUNDLING } from './bundling.ts';
+import { AUTHORIZER_GRANT, grantTable } from './grants.ts';
 import { isProtected, type Stage } from './stage.ts';
 
 /** Repository root, found from this file so synth works whatever the current directory is. */
@@ -129,32 +130,11 @@ export function serviceFunction(
   });
 }
 
-/** Least-privilege table access for one function, from the route table's `table` column. */
-export function grantTableAccess(table: dynamodb.ITable, fn: lambda.IFunction, access: TableAccess): void {
-  switch (access) {
-    case 'none':
-      return;
-    case 'read':
-      table.grantReadData(fn);
-      return;
-    case 'write':
-      table.grantWriteData(fn);
-      return;
-    case 'read-write':
-      table.grantReadWriteData(fn);
-      return;
-    default: {
-      // A new TableAccess value must be handled here, or the build fails.
-      const unhandled: never = access;
-      throw new Error(`Unknown table access ${String(unhandled)}`);
-    }
-  }
-}
-
 export interface ApiFunctionsProps {
   readonly stage: Stage;
   readonly table: dynamodb.ITable;
-  readonly routes: readonly RouteDefinition[];
+  /** Route rows with their exact DynamoDB actions, which each function is granted. */
+  readonly routes: readonly RouteRow[];
 }
 
 /**
@@ -171,32 +151,32 @@ export class ApiFunctions extends Construct {
     super(scope, id);
     const { stage, table } = props;
     const tableEnv = { TABLE_NAME: table.tableName };
-    // A function that never touches the table gets neither a grant nor the table's name.
-    const envFor = (access: TableAccess) => (access === 'none' ? {} : tableEnv);
 
     const byRoute = new Map<string, NodejsFunction>();
     for (const route of props.routes) {
       if (byRoute.has(route.name)) throw new Error(`Duplicate route name ${route.name} in the route table`);
+      const touchesTable = route.dynamo.length > 0 || (route.queryIndexes ?? []).length > 0;
       const fn = serviceFunction(this, route.name, {
         stage,
         handler: route.handler,
         memoryMb: route.memoryMb,
         description: `${route.method} ${route.path}: ${route.summary} (${stage})`,
-        environment: envFor(route.table),
+        // A function that never touches the table gets neither a grant nor the table's name.
+        environment: touchesTable ? tableEnv : {},
       });
-      grantTableAccess(table, fn, route.table);
+      grantTable(fn, table, { actions: route.dynamo, queryIndexes: route.queryIndexes });
       byRoute.set(route.name, fn);
     }
     this.byRoute = byRoute;
 
-    // The authorizer only looks keys up; it must never be able to change them.
+    // The authorizer only looks keys up, one GetItem each: it can neither change them nor list them.
     this.authorizer = serviceFunction(this, 'Authorizer', {
       stage,
       handler: 'auth/authorizer',
       description: `api-key authorizer (${stage})`,
       environment: tableEnv,
     });
-    grantTableAccess(table, this.authorizer, 'read');
+    grantTable(this.authorizer, table, AUTHORIZER_GRANT);
 
     // The fallback answers 404/405 from the route table alone: no table name, no grant, so a bug
     // in the one function every unmatched request reaches cannot touch data.

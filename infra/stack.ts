@@ -3,7 +3,7 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
-import { type RouteDefinition, routes as routeTable } from '../lib/routes.ts';
+import { type RouteRow, routes as routeTable } from '../lib/routes.ts';
 import { DEFAULT_ROUTE_THROTTLES, type RouteThrottles } from '../lib/throttling.ts';
 import { Alarms, type MonitoredFunction } from './alarms.ts';
 import { ApiFunctions } from './functions.ts';
@@ -21,7 +21,7 @@ export interface ReferralApiStackProps extends StackProps {
    * The route table to deploy. Always `lib/routes.ts` in the app; tests pass a table with rows the
    * real one does not have yet (public, HEAD) to exercise those paths of the wiring.
    */
-  readonly routes?: readonly RouteDefinition[];
+  readonly routes?: readonly RouteRow[];
   /** Default-stage throttling of the HTTP API; `DEFAULT_THROTTLE` (1,000/s, burst 2,000) when omitted. */
   readonly throttle?: { readonly rateLimit: number; readonly burstLimit: number };
   /** Per-route throttling by class; `DEFAULT_ROUTE_THROTTLES` of `lib/throttling.ts` when omitted. */
@@ -39,7 +39,7 @@ export interface ReferralApiStackProps extends StackProps {
 export class ReferralApiStack extends Stack {
   readonly stage: Stage;
   /** The route table this stack was built from. */
-  readonly routes: readonly RouteDefinition[];
+  readonly routes: readonly RouteRow[];
   readonly table: dynamodb.Table;
   readonly functions: ApiFunctions;
   readonly api: ReferralHttpApi;
@@ -151,14 +151,6 @@ export class ReferralApiStack extends Stack {
     addNagSuppressions({
       publicRoutes: this.api.publicRoutes,
       functions: this.allFunctions,
-      table: this.table,
-      tableGrants: [
-        ...routes.flatMap((route) => {
-          const fn = this.functions.byRoute.get(route.name);
-          return route.table === 'none' || !fn ? [] : [{ fn, access: route.table }];
-        }),
-        { fn: this.functions.authorizer, access: 'read' as const },
-      ],
       streamConsumers: [this.webhooks.streamConsumer, this.purge.streamConsumer],
       streamFailureQueues: [this.webhooks.streamFailureQueue, this.purge.streamFailureQueue],
     });
@@ -190,7 +182,7 @@ export class ReferralApiStack extends Stack {
  */
 export function addReferralApiStack(
   app: App,
-  options: { routes?: readonly RouteDefinition[] } = {},
+  options: { routes?: readonly RouteRow[] } = {},
 ): ReferralApiStack {
   const stage = parseStage(app.node.tryGetContext('stage'));
   const settings = readStackSettings(app.node);

@@ -2,7 +2,7 @@ import { App } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { addReferralApiStack } from '../../infra/stack.ts';
-import { type RouteDefinition, routes } from '../../lib/routes.ts';
+import { type RouteDefinition, type RouteRow, routes } from '../../lib/routes.ts';
 import {
   type CfnResource,
   logicalIdOf,
@@ -27,7 +27,7 @@ const expectedRouteKeys = (table: readonly RouteDefinition[]) => [
  * Rows the real table does not (yet) have, so the public and HEAD paths of the wiring are tested
  * whatever `lib/routes.ts` holds. Handlers point at existing modules: only the wiring matters here.
  */
-const syntheticRoutes: readonly RouteDefinition[] = [
+const syntheticRoutes: readonly RouteRow[] = [
   {
     name: 'PrivateThing',
     method: 'GET',
@@ -35,6 +35,7 @@ const syntheticRoutes: readonly RouteDefinition[] = [
     handler: 'http/get-campaign',
     auth: true,
     table: 'read',
+    dynamo: ['GetItem'],
     dynamoCalls: 2,
     throttle: 'api',
     summary: 'private',
@@ -46,6 +47,7 @@ const syntheticRoutes: readonly RouteDefinition[] = [
     handler: 'http/fallback',
     auth: false,
     table: 'read',
+    dynamo: ['GetItem'],
     dynamoCalls: 2,
     throttle: 'docs',
     summary: 'public document',
@@ -57,6 +59,7 @@ const syntheticRoutes: readonly RouteDefinition[] = [
     handler: 'http/fallback',
     auth: false,
     table: 'read',
+    dynamo: ['GetItem'],
     dynamoCalls: 2,
     throttle: 'redirect',
     summary: 'public, with HEAD',

@@ -17,7 +17,7 @@ import { projectRoot } from '../../infra/functions.ts';
 import { addNagChecks } from '../../infra/nag.ts';
 import { addReferralApiStack, type ReferralApiStack } from '../../infra/stack.ts';
 import type { Stage } from '../../infra/stage.ts';
-import type { RouteDefinition } from '../../lib/routes.ts';
+import type { RouteRow } from '../../lib/routes.ts';
 
 export interface SynthOptions {
   /** The `-c stage=` value; omitted means no stage context at all (the default applies). */
@@ -25,7 +25,7 @@ export interface SynthOptions {
   /** Run esbuild for every function. Off by default: only bundle tests need the output. */
   bundle?: boolean;
   /** A route table other than `lib/routes.ts`. */
-  routes?: readonly RouteDefinition[];
+  routes?: readonly RouteRow[];
   /** More `-c key=value` context (throttling, CORS, alarm topic). */
   context?: Record<string, string>;
   /** Leave the cdk-nag plugin out (to inspect findings with `validateScope` instead of a throw). */

@@ -1,0 +1,197 @@
+import { Names } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import type { DynamoAction } from '../lib/routes.ts';
+import type { IndexName } from '../lib/table-definition.ts';
+
+/**
+ * Exact grants: every function gets the actions its code sends and nothing else, each on the one
+ * resource it sends them to. Not CDK's `grantReadData`/`grantWriteData`/`grantConsumeMessages`
+ * bundles, which give every reader `Scan` and every index (`table/index/*`), every writer
+ * `DeleteItem` and `BatchWriteItem`, and every queue consumer or sender `GetQueueUrl` and more.
+ *
+ * The lists themselves are next to the code that needs them: the route table's `dynamo` and
+ * `queryIndexes` (`lib/routes.ts`) for the HTTP functions, and the constants below for the
+ * authorizer and the queue and stream consumers. `test/integration/round-trips.test.ts` fails when
+ * a route sends an action its row does not list; `test/infra/least-privilege.test.ts` compares
+ * every synthesized role with a written-out list.
+ */
+
+/** What one function may do to the table: actions on the table, and `Query` on some indexes. */
+export interface TableGrant {
+  /** Actions on the table's ARN (`Query` here reads a partition of the table itself). */
+  readonly actions: readonly DynamoAction[];
+  /** Indexes read with `Query`, each on its own index ARN (never `index/*`). */
+  readonly queryIndexes?: readonly IndexName[];
+}
+
+/**
+ * The authorizer looks an api key up by its hash: one GetItem (`ApiKeyStore.tenantOf`), never a
+ * Query, a Scan or a write.
+ */
+export const AUTHORIZER_GRANT: TableGrant = { actions: ['GetItem'] };
+
+/**
+ * A webhook delivery lane reads the campaign's URL and secret (GetItem) and sets or clears its
+ * slow-lane flag (one conditional UpdateItem; `lib/webhooks/target.ts`).
+ */
+export const DELIVERY_LANE_GRANT: TableGrant = { actions: ['GetItem', 'UpdateItem'] };
+
+/**
+ * The webhook stream consumer writes a referred user's action item: one transaction of a
+ * conditional Put (two with the stored answer of its `Idempotency-Key`) and a ConditionCheck of the
+ * campaign, then takes the action and any expired held keys off the link (conditional UpdateItems;
+ * `materializeLinkAction` in `lib/db/actions.ts`).
+ */
+export const WEBHOOK_STREAM_GRANT: TableGrant = {
+  actions: ['PutItem', 'ConditionCheckItem', 'UpdateItem'],
+};
+
+/**
+ * The purge (`lib/db/purge.ts`): GetItem (is the campaign really gone?), Query of the campaign's
+ * partition and of its links in GSI2, the links' code reservations as conditional Puts in
+ * transactions of 100 (authorized as PutItem per item), BatchWriteItem for the other deletes
+ * (BatchWriteItem cannot be limited to deletes; the purge sends no put requests in it).
+ */
+export const PURGE_GRANT: TableGrant = {
+  actions: ['GetItem', 'Query', 'PutItem', 'BatchWriteItem'],
+  queryIndexes: ['GSI2'],
+};
+
+/** The ARN of one index of the table (what `Query` with `IndexName` is authorized on). */
+export function indexArn(table: dynamodb.ITable, indexName: IndexName): string {
+  return `${table.tableArn}/index/${indexName}`;
+}
+
+const sorted = <T extends string>(values: Iterable<T>): T[] => [...new Set(values)].sort();
+
+/**
+ * Grants exactly `grant` on `table`: one statement for the actions on the table's ARN, one for
+ * `Query` on the named indexes' ARNs.
+ */
+export function grantTable(fn: lambda.IFunction, table: dynamodb.ITable, grant: TableGrant): void {
+  const actions = sorted(grant.actions);
+  const indexes = sorted(grant.queryIndexes ?? []);
+  if (actions.length > 0) {
+    fn.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: actions.map((a) => `dynamodb:${a}`),
+        resources: [table.tableArn],
+      }),
+    );
+  }
+  if (indexes.length > 0) {
+    fn.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['dynamodb:Query'],
+        resources: indexes.map((name) => indexArn(table, name)),
+      }),
+    );
+  }
+}
+
+/** An SQS action a function sends itself, or that its event source mapping needs. */
+export type QueueAction =
+  | 'SendMessage'
+  | 'ReceiveMessage'
+  | 'DeleteMessage'
+  | 'GetQueueAttributes'
+  | 'ChangeMessageVisibility';
+
+/**
+ * What Lambda's SQS poller does with the function's role: receive, delete what succeeded, and read
+ * the queue's attributes. (Not `ChangeMessageVisibility`: only a handler that backs a message off
+ * itself needs it, and gets it separately.)
+ */
+export const SQS_MAPPING_ACTIONS: readonly QueueAction[] = [
+  'ReceiveMessage',
+  'DeleteMessage',
+  'GetQueueAttributes',
+];
+
+/**
+ * Grants exactly `actions` on `queue` (SendMessageBatch is authorized as SendMessage). Queues are
+ * SSE-SQS encrypted, so no key permission is needed.
+ */
+export function grantQueue(fn: lambda.IFunction, queue: sqs.IQueue, actions: readonly QueueAction[]): void {
+  fn.addToRolePolicy(
+    new iam.PolicyStatement({
+      actions: sorted(actions).map((a) => `sqs:${a}`),
+      resources: [queue.queueArn],
+    }),
+  );
+}
+
+/**
+ * An SQS event source mapping, as `SqsEventSource` makes it (same construct id, so a deployed
+ * mapping is kept), but with the poller's three actions instead of `grantConsumeMessages`.
+ */
+export function addQueueEventSource(
+  fn: lambda.Function,
+  queue: sqs.IQueue,
+  options: { batchSize: number; maxConcurrency: number; reportBatchItemFailures: boolean },
+): lambda.EventSourceMapping {
+  grantQueue(fn, queue, SQS_MAPPING_ACTIONS);
+  return fn.addEventSourceMapping(`SqsEventSource:${Names.nodeUniqueId(queue.node)}`, {
+    eventSourceArn: queue.queueArn,
+    ...options,
+  });
+}
+
+/** What Lambda's stream poller does with the function's role, on the table's stream ARN. */
+export const STREAM_READ_ACTIONS = [
+  'dynamodb:DescribeStream',
+  'dynamodb:GetRecords',
+  'dynamodb:GetShardIterator',
+] as const;
+
+/**
+ * The on-failure destination of a stream mapping: Lambda sends the failed range's description to
+ * the queue with the function's role, which needs `sqs:SendMessage` there and nothing else (not the
+ * `GetQueueAttributes`, `GetQueueUrl` of `SqsDlq`).
+ */
+class SendOnlyQueueDestination implements lambda.IEventSourceDlq {
+  constructor(private readonly queue: sqs.IQueue) {}
+
+  bind(_target: lambda.IEventSourceMapping, targetHandler: lambda.IFunction): lambda.DlqDestinationConfig {
+    grantQueue(targetHandler, this.queue, ['SendMessage']);
+    return { destination: this.queue.queueArn };
+  }
+}
+
+export interface TableStreamSourceOptions {
+  readonly startingPosition: lambda.StartingPosition;
+  readonly batchSize: number;
+  readonly filters: Array<Record<string, unknown>>;
+  readonly reportBatchItemFailures: boolean;
+  readonly bisectBatchOnError: boolean;
+  readonly maxRecordAge: import('aws-cdk-lib').Duration;
+  readonly retryAttempts?: number;
+  /** Where Lambda records the ranges it gave up on. */
+  readonly onFailure: sqs.IQueue;
+}
+
+/**
+ * A table-stream event source mapping, as `DynamoEventSource` makes it (same construct id), with
+ * the stream reads on the stream's ARN, `dynamodb:ListStreams` (which has no resource-level
+ * permissions, hence `*`) and `sqs:SendMessage` on the failure queue.
+ */
+export function addTableStreamSource(
+  fn: lambda.Function,
+  table: dynamodb.ITable,
+  options: TableStreamSourceOptions,
+): lambda.EventSourceMapping {
+  if (!table.tableStreamArn) throw new Error(`${table.node.path} has no stream`);
+  fn.addToRolePolicy(
+    new iam.PolicyStatement({ actions: [...STREAM_READ_ACTIONS], resources: [table.tableStreamArn] }),
+  );
+  fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['dynamodb:ListStreams'], resources: ['*'] }));
+  const { onFailure, ...mapping } = options;
+  return fn.addEventSourceMapping(`DynamoDBEventSource:${Names.nodeUniqueId(table.node)}`, {
+    eventSourceArn: table.tableStreamArn,
+    ...mapping,
+    onFailure: new SendOnlyQueueDestination(onFailure),
+  });
+}
