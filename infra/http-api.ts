@@ -28,6 +28,8 @@ export const AUTHORIZER_CACHE_TTL = Duration.seconds(60);
 const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
   JSON.stringify({
     requestId: '$context.requestId',
+    // The dimension of the authorizer-failure metric counted from these lines (`infra/alarms.ts`).
+    apiId: '$context.apiId',
     time: '$context.requestTime',
     method: '$context.httpMethod',
     path: '$context.path',
@@ -41,6 +43,8 @@ const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
     // The gateway's own refusals (throttling, a missing api-key header) say why here.
     gatewayError: '$context.error.message',
     authorizerError: '$context.authorizer.error',
+    // "true" when the authorizer could not read the key in time (the route then answers 503).
+    authorizerUnavailable: '$context.authorizer.unavailable',
     userAgent: '$context.identity.userAgent',
   }),
 );

@@ -23,8 +23,15 @@ export interface StackSettings {
   readonly routeThrottles: RouteThrottles;
   /** Browser origins allowed by CORS; empty means no CORS configuration at all. */
   readonly corsOrigins: readonly string[];
-  /** SNS topic that receives every alarm (and its return to OK); none means alarms only. */
+  /** SNS topic that receives every alarm (and its return to OK). */
   readonly alarmTopicArn?: string;
+  /**
+   * `-c alarms=none`: the operator's explicit choice to deploy alarms that notify nobody. Without it
+   * a protected stage (prod) refuses to synthesize when no `alarmTopicArn` is given.
+   */
+  readonly alarmsWithoutTopic: boolean;
+  /** p99 duration (ms) above which a route function's latency alarm fires, by the route's class. */
+  readonly latencyP99Ms: Readonly<Record<ThrottleClass, number>>;
 }
 
 /** The context keys, as an operator types them. */
@@ -33,7 +40,30 @@ export const CONTEXT_KEYS = {
   burstLimit: 'throttleBurstLimit',
   corsOrigins: 'corsOrigins',
   alarmTopicArn: 'alarmTopicArn',
+  alarms: 'alarms',
 } as const;
+
+/** The context keys of each route class's latency threshold, e.g. `-c apiLatencyP99Ms=400`. */
+export const LATENCY_CONTEXT_KEYS: Readonly<Record<ThrottleClass, string>> = {
+  redirect: 'redirectLatencyP99Ms',
+  api: 'apiLatencyP99Ms',
+  docs: 'docsLatencyP99Ms',
+};
+
+/**
+ * p99 Lambda duration per route class that raises a route's latency alarm (sustained 15 minutes,
+ * once the route has traffic). Warm handlers answer in tens of milliseconds (a few DynamoDB calls;
+ * `bench/results.md` measures p99 ≤ 55 ms locally), so these leave room for cold starts and
+ * DynamoDB's slower moments and still catch a real regression:
+ * - `redirect` 250 ms: the visitor waits for the 302 before the landing page even starts.
+ * - `api` 500 ms: server-to-server calls, the authorizer included (its own function, same class).
+ * - `docs` 1,000 ms: the reference page and its 1 MB script, gzipped and base64-encoded.
+ */
+export const DEFAULT_LATENCY_P99_MS: Readonly<Record<ThrottleClass, number>> = {
+  redirect: 250,
+  api: 500,
+  docs: 1000,
+};
 
 /** The context keys of each throttle class's figures, e.g. `-c redirectThrottleRateLimit=3000`. */
 export const ROUTE_THROTTLE_CONTEXT_KEYS: Readonly<
@@ -76,11 +106,26 @@ export function readStackSettings(node: Node): StackSettings {
       ];
     }),
   ) as Record<ThrottleClass, RouteThrottle>;
+  const latencyP99Ms = Object.fromEntries(
+    THROTTLE_CLASSES.map((c): [ThrottleClass, number] => [
+      c,
+      positiveNumber(LATENCY_CONTEXT_KEYS[c], ctx(LATENCY_CONTEXT_KEYS[c]), DEFAULT_LATENCY_P99_MS[c]),
+    ]),
+  ) as Record<ThrottleClass, number>;
+  const alarmTopicArn = parseTopicArn(ctx(CONTEXT_KEYS.alarmTopicArn));
+  const alarmsWithoutTopic = parseAlarmsOptOut(ctx(CONTEXT_KEYS.alarms));
+  if (alarmTopicArn && alarmsWithoutTopic) {
+    throw new Error(
+      `-c ${CONTEXT_KEYS.alarms}=none and -c ${CONTEXT_KEYS.alarmTopicArn} contradict each other: give one of them`,
+    );
+  }
   return {
     throttle: { rateLimit, burstLimit },
     routeThrottles,
     corsOrigins: parseCorsOrigins(ctx(CONTEXT_KEYS.corsOrigins)),
-    alarmTopicArn: parseTopicArn(ctx(CONTEXT_KEYS.alarmTopicArn)),
+    alarmTopicArn,
+    alarmsWithoutTopic,
+    latencyP99Ms,
   };
 }
 
@@ -132,4 +177,13 @@ export function parseTopicArn(value: unknown): string | undefined {
     throw new Error(`-c ${CONTEXT_KEYS.alarmTopicArn}: ${JSON.stringify(arn)} is not an SNS topic ARN`);
   }
   return arn;
+}
+
+/** `-c alarms=none`, the explicit opt-out; unset means "notify" (and prod then needs a topic). */
+export function parseAlarmsOptOut(value: unknown): boolean {
+  if (isUnset(value)) return false;
+  if (String(value).trim() === 'none') return true;
+  throw new Error(
+    `-c ${CONTEXT_KEYS.alarms}=${String(value)}: the only value is "none" (alarms that notify nobody); to notify, give -c ${CONTEXT_KEYS.alarmTopicArn}=<SNS topic ARN>`,
+  );
 }

@@ -3,14 +3,15 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
-import { type RouteRow, routes as routeTable } from '../lib/routes.ts';
+import { type RouteRow, routes as routeTable, type ThrottleClass } from '../lib/routes.ts';
+import { tableDefinition } from '../lib/table-definition.ts';
 import { DEFAULT_ROUTE_THROTTLES, type RouteThrottles } from '../lib/throttling.ts';
-import { Alarms, type MonitoredFunction } from './alarms.ts';
+import { Alarms, type LatencyMonitoredFunction, type MonitoredFunction } from './alarms.ts';
 import { ApiFunctions } from './functions.ts';
 import { ReferralHttpApi } from './http-api.ts';
 import { addNagSuppressions } from './nag.ts';
 import { Purge } from './purge.ts';
-import { DEFAULT_THROTTLE, readStackSettings } from './settings.ts';
+import { CONTEXT_KEYS, DEFAULT_LATENCY_P99_MS, DEFAULT_THROTTLE, readStackSettings } from './settings.ts';
 import { isProtected, parseStage, type Stage, stackNameFor } from './stage.ts';
 import { ReferralTable } from './table.ts';
 import { Webhooks } from './webhooks.ts';
@@ -28,8 +29,15 @@ export interface ReferralApiStackProps extends StackProps {
   readonly routeThrottles?: RouteThrottles;
   /** Browser origins allowed by CORS; none (no CORS configuration) when omitted or empty. */
   readonly corsOrigins?: readonly string[];
-  /** SNS topic ARN that receives every alarm and its return to OK; alarms only when omitted. */
+  /** SNS topic ARN that receives every alarm and its return to OK. */
   readonly alarmTopicArn?: string;
+  /**
+   * Deploy the alarms without a topic on purpose (`-c alarms=none`). A protected stage (prod)
+   * without a topic and without this refuses to synthesize: its alarms would page nobody.
+   */
+  readonly alarmsWithoutTopic?: boolean;
+  /** p99 duration thresholds (ms) per route class; `DEFAULT_LATENCY_P99_MS` when omitted. */
+  readonly latencyP99Ms?: Readonly<Record<ThrottleClass, number>>;
 }
 
 /**
@@ -53,6 +61,14 @@ export class ReferralApiStack extends Stack {
     this.stage = props.stage;
     const routes = props.routes ?? routeTable;
     this.routes = routes;
+    if (isProtected(props.stage) && !props.alarmTopicArn && !props.alarmsWithoutTopic) {
+      throw new Error(
+        `${this.stackName}: the alarms of stage ${props.stage} would notify nobody. Give ` +
+          `-c ${CONTEXT_KEYS.alarmTopicArn}=arn:aws:sns:<region>:<account>:<topic> (every alarm and its ` +
+          `return to OK are sent there), or -c ${CONTEXT_KEYS.alarms}=none to deploy them without ` +
+          'notifications on purpose.',
+      );
+    }
     // Tags on every resource (not only the stack) so cost reports can split by service and stage.
     Tags.of(this).add('service', 'referral-api');
     Tags.of(this).add('stage', props.stage);
@@ -101,6 +117,11 @@ export class ReferralApiStack extends Stack {
         { label: 'WebhookStreamConsumer', fn: this.webhooks.streamConsumer },
         { label: 'PurgeStreamConsumer', fn: this.purge.streamConsumer },
       ],
+      latencyFunctions: this.latencyMonitoredFunctions,
+      latencyP99Ms: props.latencyP99Ms ?? DEFAULT_LATENCY_P99_MS,
+      table: this.table,
+      indexNames: tableDefinition.globalSecondaryIndexes.map((gsi) => gsi.indexName),
+      accessLogGroup: this.api.accessLogGroup,
       alarmTopic: this.alarmTopic,
     });
 
@@ -170,6 +191,19 @@ export class ReferralApiStack extends Stack {
     ];
   }
 
+  /** The functions on the request path, each with the class its latency threshold comes from. */
+  get latencyMonitoredFunctions(): LatencyMonitoredFunction[] {
+    return [
+      ...this.routes.map((route) => {
+        const fn = this.functions.byRoute.get(route.name);
+        if (!fn) throw new Error(`No function for route ${route.name}`);
+        return { label: route.name, fn, routeClass: route.throttle };
+      }),
+      // Every keyed request waits for it (when API Gateway's cache misses).
+      { label: 'Authorizer', fn: this.functions.authorizer, routeClass: 'api' as const },
+    ];
+  }
+
   /** Every Lambda function of the stack: the API's, webhook delivery's and the purge's. */
   get allFunctions(): NodejsFunction[] {
     return this.monitoredFunctions.map((f) => f.fn as NodejsFunction);
@@ -193,6 +227,8 @@ export function addReferralApiStack(
     routeThrottles: settings.routeThrottles,
     corsOrigins: settings.corsOrigins,
     alarmTopicArn: settings.alarmTopicArn,
+    alarmsWithoutTopic: settings.alarmsWithoutTopic,
+    latencyP99Ms: settings.latencyP99Ms,
     description: `Referral tracking API (${stage})`,
   });
 }

@@ -11,6 +11,7 @@ import {
   resourcesOfType,
   type Synthesized,
   synth,
+  synthProd,
   tempOutdir,
 } from './synth.ts';
 
@@ -210,7 +211,7 @@ describe('HTTP API throttling and CORS (stack properties from context)', () => {
   const apiOf = (s: Synthesized) => resourcesOfType(s.json, 'AWS::ApiGatewayV2::Api')[0]![1].Properties ?? {};
 
   it('throttles the default stage at 1,000 requests/s with a burst of 2,000 by default, in every stage', () => {
-    for (const s of [real, synth({ stage: 'prod' })]) {
+    for (const s of [real, synthProd()]) {
       expect(stageOf(s).DefaultRouteSettings).toEqual({
         ThrottlingRateLimit: 1000,
         ThrottlingBurstLimit: 2000,
@@ -265,7 +266,7 @@ describe('HTTP API throttling and CORS (stack properties from context)', () => {
       'HEAD /docs': DOCS,
       $default: API,
     };
-    for (const s of [real, synth({ stage: 'prod' })]) {
+    for (const s of [real, synthProd()]) {
       s.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', { RouteSettings: Match.exact(expected) });
     }
     // Exactly the routes the API has: none without limits of its own, none for a missing route.
@@ -338,7 +339,7 @@ describe('HTTP API throttling and CORS (stack properties from context)', () => {
 
   it('has no CORS configuration unless origins are configured', () => {
     expect(apiOf(real).CorsConfiguration).toBeUndefined();
-    expect(apiOf(synth({ stage: 'prod' })).CorsConfiguration).toBeUndefined();
+    expect(apiOf(synthProd()).CorsConfiguration).toBeUndefined();
   });
 
   it('allows exactly the configured origins with -c corsOrigins=a,b', () => {

@@ -11,6 +11,7 @@ import {
   roleStatementsOf,
   type Synthesized,
   synth,
+  synthProd,
 } from './synth.ts';
 
 /**
@@ -22,7 +23,7 @@ let prod: Synthesized;
 
 beforeAll(() => {
   dev = synth({ stage: 'dev' });
-  prod = synth({ stage: 'prod' });
+  prod = synthProd();
 });
 
 /**

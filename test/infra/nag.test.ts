@@ -5,7 +5,7 @@ import type { IConstruct } from 'constructs';
 import { describe, expect, it } from 'vitest';
 import { PUBLIC_ROUTE_REASONS } from '../../infra/nag.ts';
 import { type RouteRow, routes } from '../../lib/routes.ts';
-import { synth } from './synth.ts';
+import { synth, synthProd } from './synth.ts';
 
 /** Every finding of the AwsSolutions pack that nothing acknowledged, as `rule at path`. */
 function unacknowledgedFindings(app: App): string[] {
@@ -42,7 +42,7 @@ function acknowledgments(root: IConstruct): Acknowledged[] {
 describe('cdk-nag AwsSolutions checks', () => {
   it.each(['dev', 'prod'] as const)('report nothing unacknowledged, error or warning, in %s', (stage) => {
     // Without the plugin in the synth, so that findings are listed here rather than thrown.
-    const { app } = synth({ stage, withoutNag: true });
+    const { app } = stage === 'prod' ? synthProd({ withoutNag: true }) : synth({ stage, withoutNag: true });
     expect(unacknowledgedFindings(app)).toEqual([]);
   });
 
@@ -57,6 +57,11 @@ describe('cdk-nag AwsSolutions checks', () => {
         throttleBurstLimit: '200',
       },
     });
+    expect(unacknowledgedFindings(app)).toEqual([]);
+  });
+
+  it('pass in prod with alarms=none (no topic, on purpose)', () => {
+    const { app } = synth({ stage: 'prod', withoutNag: true, context: { alarms: 'none' } });
     expect(unacknowledgedFindings(app)).toEqual([]);
   });
 
@@ -82,7 +87,7 @@ describe('cdk-nag AwsSolutions checks', () => {
   });
 
   it('acknowledge each finding on its own resource, for a named rule, with a reason', () => {
-    const { stack } = synth({ stage: 'prod' });
+    const { stack } = synthProd();
     const acks = acknowledgments(stack);
     expect(acks.length).toBeGreaterThan(0);
     for (const ack of acks) {
@@ -101,7 +106,7 @@ describe('cdk-nag AwsSolutions checks', () => {
   });
 
   it('acknowledge APIG4 only on the public routes of the contract, each with its own reason', () => {
-    const { stack } = synth({ stage: 'prod' });
+    const { stack } = synthProd();
     const apig4 = acknowledgments(stack).filter((a) => a.id === 'AwsSolutions-APIG4');
     const publicKeys = routes
       .filter((r) => !r.auth)
@@ -117,7 +122,7 @@ describe('cdk-nag AwsSolutions checks', () => {
   });
 
   it('acknowledge IAM5 only for dynamodb:ListStreams on the stream consumers: no table grant has a wildcard', () => {
-    const { stack } = synth({ stage: 'prod' });
+    const { stack } = synthProd();
     const iam5 = acknowledgments(stack).filter((a) => a.id.startsWith('AwsSolutions-IAM5'));
     expect(iam5.map((a) => [a.id, a.path.replace(/^ReferralApi-prod\//, '')]).sort()).toEqual([
       ['AwsSolutions-IAM5[Resource::*]', 'Purge/StreamConsumerRole'],

@@ -32,6 +32,18 @@ export interface SynthOptions {
   withoutNag?: boolean;
 }
 
+/** The alarm topic of the tests' prod synths: prod refuses to synthesize without one (or `alarms=none`). */
+export const TEST_ALARM_TOPIC_ARN = 'arn:aws:sns:eu-west-1:123456789012:ops-alarms';
+
+/** Prod as it is deployed: with an alarm topic. `context` adds to it. */
+export function synthProd(options: Omit<SynthOptions, 'stage'> = {}): Synthesized {
+  return synth({
+    ...options,
+    stage: 'prod',
+    context: { alarmTopicArn: TEST_ALARM_TOPIC_ARN, ...options.context },
+  });
+}
+
 export interface Synthesized {
   app: App;
   stack: ReferralApiStack;
