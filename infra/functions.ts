@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { type BundlingOptions, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -66,8 +67,16 @@ export function bundlingFor(handler: string): BundlingOptions {
   };
 }
 
-export interface ServiceFunctionOptions {
+/** Settings every function of the stack shares, beyond the stage (`-c tracing`, `-c kms…`). */
+export interface FunctionDefaults {
   readonly stage: Stage;
+  /** Lambda active tracing (X-Ray) on every function; off when omitted. */
+  readonly tracing?: boolean;
+  /** Customer-managed key for the functions' log groups; CloudWatch Logs' own encryption when omitted. */
+  readonly logEncryptionKey?: kms.IKey;
+}
+
+export interface ServiceFunctionOptions extends FunctionDefaults {
   /** Handler module under `functions/`, without extension, e.g. `http/get-campaign`. */
   readonly handler: string;
   /** Memory in MB; `DEFAULT_MEMORY_MB` when omitted. */
@@ -96,6 +105,7 @@ export function serviceFunction(
 ): NodejsFunction {
   const logGroup = new logs.LogGroup(scope, `${id}LogGroup`, {
     retention: logs.RetentionDays.ONE_MONTH,
+    encryptionKey: options.logEncryptionKey,
     // Keep prod logs after a stack deletion for forensics; dev logs go with the stack.
     removalPolicy: isProtected(options.stage) ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
   });
@@ -119,6 +129,9 @@ export function serviceFunction(
     timeout: options.timeout ?? HTTP_TIMEOUT,
     reservedConcurrentExecutions: options.reservedConcurrency,
     logGroup,
+    // X-Ray segments for each invocation (Lambda's own, no SDK in the bundle); `PassThrough`, the
+    // default, otherwise. Adds xray:PutTraceSegments and PutTelemetryRecords (resource `*`) to the role.
+    tracing: options.tracing ? lambda.Tracing.ACTIVE : undefined,
     environment: {
       STAGE: options.stage,
       POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
@@ -130,8 +143,7 @@ export function serviceFunction(
   });
 }
 
-export interface ApiFunctionsProps {
-  readonly stage: Stage;
+export interface ApiFunctionsProps extends FunctionDefaults {
   readonly table: dynamodb.ITable;
   /** Route rows with their exact DynamoDB actions, which each function is granted. */
   readonly routes: readonly RouteRow[];
@@ -150,6 +162,11 @@ export class ApiFunctions extends Construct {
   constructor(scope: Construct, id: string, props: ApiFunctionsProps) {
     super(scope, id);
     const { stage, table } = props;
+    const defaults: FunctionDefaults = {
+      stage,
+      tracing: props.tracing,
+      logEncryptionKey: props.logEncryptionKey,
+    };
     const tableEnv = { TABLE_NAME: table.tableName };
 
     const byRoute = new Map<string, NodejsFunction>();
@@ -157,7 +174,7 @@ export class ApiFunctions extends Construct {
       if (byRoute.has(route.name)) throw new Error(`Duplicate route name ${route.name} in the route table`);
       const touchesTable = route.dynamo.length > 0 || (route.queryIndexes ?? []).length > 0;
       const fn = serviceFunction(this, route.name, {
-        stage,
+        ...defaults,
         handler: route.handler,
         memoryMb: route.memoryMb,
         description: `${route.method} ${route.path}: ${route.summary} (${stage})`,
@@ -171,7 +188,7 @@ export class ApiFunctions extends Construct {
 
     // The authorizer only looks keys up, one GetItem each: it can neither change them nor list them.
     this.authorizer = serviceFunction(this, 'Authorizer', {
-      stage,
+      ...defaults,
       handler: 'auth/authorizer',
       description: `api-key authorizer (${stage})`,
       environment: tableEnv,
@@ -181,7 +198,7 @@ export class ApiFunctions extends Construct {
     // The fallback answers 404/405 from the route table alone: no table name, no grant, so a bug
     // in the one function every unmatched request reaches cannot touch data.
     this.fallback = serviceFunction(this, 'Fallback', {
-      stage,
+      ...defaults,
       handler: 'http/fallback',
       description: `404/405 for unmatched requests (${stage})`,
     });

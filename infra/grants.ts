@@ -1,6 +1,7 @@
-import { Names } from 'aws-cdk-lib';
+import { Aws, Names } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { DynamoAction } from '../lib/routes.ts';
@@ -69,7 +70,9 @@ const sorted = <T extends string>(values: Iterable<T>): T[] => [...new Set(value
 
 /**
  * Grants exactly `grant` on `table`: one statement for the actions on the table's ARN, one for
- * `Query` on the named indexes' ARNs.
+ * `Query` on the named indexes' ARNs. With a customer-managed table key, also `kms:Decrypt` on that
+ * key, only when DynamoDB asks for it on the function's behalf (DynamoDB decrypts the table key
+ * with the caller's permission; the data keys under it never leave DynamoDB).
  */
 export function grantTable(fn: lambda.IFunction, table: dynamodb.ITable, grant: TableGrant): void {
   const actions = sorted(grant.actions);
@@ -90,6 +93,20 @@ export function grantTable(fn: lambda.IFunction, table: dynamodb.ITable, grant: 
       }),
     );
   }
+  if (table.encryptionKey && (actions.length > 0 || indexes.length > 0)) {
+    grantTableKey(fn, table.encryptionKey);
+  }
+}
+
+/** `kms:Decrypt` on the table's key, through DynamoDB only. */
+function grantTableKey(fn: lambda.IFunction, key: kms.IKey): void {
+  fn.addToRolePolicy(
+    new iam.PolicyStatement({
+      actions: ['kms:Decrypt'],
+      resources: [key.keyArn],
+      conditions: { StringEquals: { 'kms:ViaService': `dynamodb.${Aws.REGION}.amazonaws.com` } },
+    }),
+  );
 }
 
 /** An SQS action a function sends itself, or that its event source mapping needs. */
@@ -176,7 +193,8 @@ export interface TableStreamSourceOptions {
 /**
  * A table-stream event source mapping, as `DynamoEventSource` makes it (same construct id), with
  * the stream reads on the stream's ARN, `dynamodb:ListStreams` (which has no resource-level
- * permissions, hence `*`) and `sqs:SendMessage` on the failure queue.
+ * permissions, hence `*`), `sqs:SendMessage` on the failure queue, and with a customer-managed
+ * table key `kms:Decrypt` on it (stream records are encrypted with the table's key).
  */
 export function addTableStreamSource(
   fn: lambda.Function,
@@ -188,6 +206,11 @@ export function addTableStreamSource(
     new iam.PolicyStatement({ actions: [...STREAM_READ_ACTIONS], resources: [table.tableStreamArn] }),
   );
   fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['dynamodb:ListStreams'], resources: ['*'] }));
+  if (table.encryptionKey) {
+    fn.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['kms:Decrypt'], resources: [table.encryptionKey.keyArn] }),
+    );
+  }
   const { onFailure, ...mapping } = options;
   return fn.addEventSourceMapping(`DynamoDBEventSource:${Names.nodeUniqueId(table.node)}`, {
     eventSourceArn: table.tableStreamArn,

@@ -37,6 +37,9 @@ const STREAM_FAILURE_QUEUE_REASON =
 const LIST_STREAMS_REASON =
   'dynamodb:ListStreams, which Lambda\'s stream poller needs, supports no resource-level permissions, so "*" is the only valid resource. The stream reads themselves (DescribeStream, GetRecords, GetShardIterator) are limited to this table\'s stream ARN.';
 
+const XRAY_REASON =
+  'Active tracing (-c tracing=true) lets the function send its X-Ray segments: xray:PutTraceSegments and xray:PutTelemetryRecords support no resource-level permissions, so "*" is the only valid resource. Nothing else of the role uses "*".';
+
 const acknowledge = (construct: IConstruct, id: string, reason: string) =>
   Validations.of(construct).acknowledge({ id, reason });
 
@@ -47,10 +50,12 @@ const acknowledge = (construct: IConstruct, id: string, reason: string) =>
 export interface NagSubjects {
   /** Routes without the api-key authorizer, by path (APIG4). */
   readonly publicRoutes: ReadonlyArray<{ readonly path: string; readonly route: IConstruct }>;
-  /** Every function of the stack (L1). */
+  /** Every function of the stack (L1; IAM5 `*` for X-Ray with tracing on). */
   readonly functions: readonly lambda.IFunction[];
   /** Functions reading the table stream (IAM5 `*` for ListStreams). */
   readonly streamConsumers: readonly lambda.IFunction[];
+  /** Whether the functions have active tracing, whose X-Ray actions take no resource (IAM5 `*`). */
+  readonly tracing: boolean;
   /** The stream mappings' on-failure destination queues (SQS3). */
   readonly streamFailureQueues: readonly IConstruct[];
 }
@@ -69,10 +74,15 @@ export function addNagSuppressions(subjects: NagSubjects): void {
   // L1: the pinned runtime, on every function.
   for (const fn of subjects.functions) acknowledge(fn, 'AwsSolutions-L1', L1_REASON);
 
-  // IAM5 `*`: ListStreams on the stream consumers. (No table grant has a wildcard: each names the
-  // table and the indexes it queries.)
-  for (const fn of subjects.streamConsumers) {
-    acknowledge(fn.role ?? fn, 'AwsSolutions-IAM5[Resource::*]', LIST_STREAMS_REASON);
+  // IAM5 `*`: ListStreams on the stream consumers, the X-Ray actions on every function when traced.
+  // (No table grant has a wildcard: each names the table and the indexes it queries.)
+  const streamConsumers = new Set(subjects.streamConsumers);
+  for (const fn of subjects.functions) {
+    const reasons = [
+      ...(streamConsumers.has(fn) ? [LIST_STREAMS_REASON] : []),
+      ...(subjects.tracing ? [XRAY_REASON] : []),
+    ];
+    if (reasons.length > 0) acknowledge(fn.role ?? fn, 'AwsSolutions-IAM5[Resource::*]', reasons.join(' '));
   }
 
   // SQS3: the stream mappings' on-failure destinations.

@@ -7,15 +7,13 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { PURGE_RECORD_FILTER } from '../lib/db/purge-filter.ts';
-import { serviceFunction } from './functions.ts';
+import { type FunctionDefaults, serviceFunction } from './functions.ts';
 import { addQueueEventSource, addTableStreamSource, grantQueue, grantTable, PURGE_GRANT } from './grants.ts';
 import { alarmedDeadLetterQueue, notify, queueWithDeadLetters } from './queues.ts';
-import type { Stage } from './stage.ts';
 
-export interface PurgeProps {
+export interface PurgeProps extends FunctionDefaults {
   /** The service table; it must have a stream (the real one does). */
   readonly table: dynamodb.ITable;
-  readonly stage: Stage;
   /** Where the backlog, dead-letter and stream-failure alarms notify; alarms exist either way. */
   readonly alarmTopic?: sns.ITopic;
   /** Upper bound on concurrent purge functions: purges share the table with live traffic. */
@@ -81,6 +79,11 @@ export class Purge extends Construct {
     super(scope, id);
     const { table, stage } = props;
     if (!table.tableStreamArn) throw new Error('Purge needs a table with a stream');
+    const defaults: FunctionDefaults = {
+      stage,
+      tracing: props.tracing,
+      logEncryptionKey: props.logEncryptionKey,
+    };
 
     const { alarmTopic } = props;
     const purgeLane = queueWithDeadLetters(this, {
@@ -109,7 +112,7 @@ export class Purge extends Construct {
     this.streamFailureAlarm = streamFailures.alarm;
 
     this.purgeFunction = serviceFunction(this, 'PurgeFunction', {
-      stage,
+      ...defaults,
       handler: 'queue/purge-campaign',
       memoryMb: PURGE_MEMORY_MB,
       timeout: PURGE_TIMEOUT,
@@ -134,7 +137,7 @@ export class Purge extends Construct {
     });
 
     this.streamConsumer = serviceFunction(this, 'StreamConsumer', {
-      stage,
+      ...defaults,
       handler: 'stream/enqueue-purge',
       timeout: PURGE_TRIGGER_TIMEOUT,
       description: `Turns a campaign's REMOVE on the table stream into a purge job (${stage})`,

@@ -32,6 +32,16 @@ export interface StackSettings {
   readonly alarmsWithoutTopic: boolean;
   /** p99 duration (ms) above which a route function's latency alarm fires, by the route's class. */
   readonly latencyP99Ms: Readonly<Record<ThrottleClass, number>>;
+  /** Lambda active tracing (X-Ray) on every function. */
+  readonly tracing: boolean;
+  /** Extra tags on every resource, for cost allocation (`-c costTags=team=growth,project=referrals`). */
+  readonly costTags: Readonly<Record<string, string>>;
+  /**
+   * A customer-managed KMS key for the table and the log groups: `create` makes one in the stack
+   * (`-c kms=true`), `keyArn` uses an existing one (`-c kmsKey=arn:aws:kms:…`); AWS-owned keys when
+   * omitted.
+   */
+  readonly kms?: { readonly create: true } | { readonly keyArn: string };
 }
 
 /** The context keys, as an operator types them. */
@@ -41,6 +51,10 @@ export const CONTEXT_KEYS = {
   corsOrigins: 'corsOrigins',
   alarmTopicArn: 'alarmTopicArn',
   alarms: 'alarms',
+  tracing: 'tracing',
+  costTags: 'costTags',
+  kms: 'kms',
+  kmsKey: 'kmsKey',
 } as const;
 
 /** The context keys of each route class's latency threshold, e.g. `-c apiLatencyP99Ms=400`. */
@@ -126,6 +140,9 @@ export function readStackSettings(node: Node): StackSettings {
     alarmTopicArn,
     alarmsWithoutTopic,
     latencyP99Ms,
+    tracing: parseBoolean(CONTEXT_KEYS.tracing, ctx(CONTEXT_KEYS.tracing)),
+    costTags: parseCostTags(ctx(CONTEXT_KEYS.costTags)),
+    kms: parseKms(ctx(CONTEXT_KEYS.kms), ctx(CONTEXT_KEYS.kmsKey)),
   };
 }
 
@@ -186,4 +203,70 @@ export function parseAlarmsOptOut(value: unknown): boolean {
   throw new Error(
     `-c ${CONTEXT_KEYS.alarms}=${String(value)}: the only value is "none" (alarms that notify nobody); to notify, give -c ${CONTEXT_KEYS.alarmTopicArn}=<SNS topic ARN>`,
   );
+}
+
+/** `true`/`false` (a string from `-c`, a boolean from cdk.json); false when unset. */
+export function parseBoolean(key: string, value: unknown): boolean {
+  if (isUnset(value)) return false;
+  if (value === true || value === 'true') return true;
+  if (value === false || value === 'false') return false;
+  throw new Error(`-c ${key}=${String(value)}: expected true or false`);
+}
+
+/** What AWS accepts in a tag key or value (letters, digits, spaces and `_ . : / = + - @`). */
+const TAG_CHARS = /^[\p{L}\p{Z}\p{N}_.:/=+\-@]*$/u;
+/** Tags the stack sets itself, which a cost tag must not replace. */
+export const RESERVED_TAG_KEYS = ['service', 'stage'] as const;
+
+/**
+ * `team=growth,project=referrals` (a comma list of key=value, or an object in cdk.json). Keys are
+ * 1-128 characters, values up to 256, both of the characters AWS allows; `aws:` is AWS's own prefix
+ * and `service`/`stage` are set by the stack.
+ */
+export function parseCostTags(value: unknown): Record<string, string> {
+  if (isUnset(value)) return {};
+  const entries: Array<[string, string]> =
+    typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, String(v)])
+      : String(value)
+          .split(',')
+          .filter((pair) => pair.trim() !== '')
+          .map((pair) => {
+            const eq = pair.indexOf('=');
+            if (eq < 0)
+              throw new Error(`-c ${CONTEXT_KEYS.costTags}: ${JSON.stringify(pair)} is not key=value`);
+            return [pair.slice(0, eq), pair.slice(eq + 1)];
+          });
+  const tags: Record<string, string> = {};
+  for (const [rawKey, rawValue] of entries) {
+    const key = rawKey.trim();
+    const tagValue = rawValue.trim();
+    const bad = (why: string) => new Error(`-c ${CONTEXT_KEYS.costTags}: tag ${JSON.stringify(key)} ${why}`);
+    if (key === '' || key.length > 128 || !TAG_CHARS.test(key)) throw bad('is not a valid tag key');
+    if (tagValue.length > 256 || !TAG_CHARS.test(tagValue)) throw bad('has an invalid value');
+    if (key.toLowerCase().startsWith('aws:')) throw bad('uses the reserved aws: prefix');
+    if ((RESERVED_TAG_KEYS as readonly string[]).includes(key)) throw bad('is set by the stack itself');
+    if (key in tags) throw bad('is given twice');
+    tags[key] = tagValue;
+  }
+  return tags;
+}
+
+/** `-c kms=true` (a key made by the stack) or `-c kmsKey=<key ARN>` (an existing key). */
+export function parseKms(
+  create: unknown,
+  keyArn: unknown,
+): { readonly create: true } | { readonly keyArn: string } | undefined {
+  const wanted = parseBoolean(CONTEXT_KEYS.kms, create);
+  if (isUnset(keyArn)) return wanted ? { create: true } : undefined;
+  const arn = String(keyArn).trim();
+  if (!isUnset(create) && !wanted) {
+    throw new Error(`-c ${CONTEXT_KEYS.kms}=false and -c ${CONTEXT_KEYS.kmsKey} contradict each other`);
+  }
+  if (!Token.isUnresolved(arn) && !/^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]+$/.test(arn)) {
+    throw new Error(
+      `-c ${CONTEXT_KEYS.kmsKey}: ${JSON.stringify(arn)} is not a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>)`,
+    );
+  }
+  return { keyArn: arn };
 }

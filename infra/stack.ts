@@ -1,5 +1,7 @@
-import { type App, Aws, CfnOutput, Stack, type StackProps, Tags } from 'aws-cdk-lib';
+import { type App, Aws, CfnOutput, RemovalPolicy, Stack, type StackProps, Tags } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
@@ -7,11 +9,17 @@ import { type RouteRow, routes as routeTable, type ThrottleClass } from '../lib/
 import { tableDefinition } from '../lib/table-definition.ts';
 import { DEFAULT_ROUTE_THROTTLES, type RouteThrottles } from '../lib/throttling.ts';
 import { Alarms, type LatencyMonitoredFunction, type MonitoredFunction } from './alarms.ts';
-import { ApiFunctions } from './functions.ts';
+import { ApiFunctions, type FunctionDefaults } from './functions.ts';
 import { ReferralHttpApi } from './http-api.ts';
 import { addNagSuppressions } from './nag.ts';
 import { Purge } from './purge.ts';
-import { CONTEXT_KEYS, DEFAULT_LATENCY_P99_MS, DEFAULT_THROTTLE, readStackSettings } from './settings.ts';
+import {
+  CONTEXT_KEYS,
+  DEFAULT_LATENCY_P99_MS,
+  DEFAULT_THROTTLE,
+  readStackSettings,
+  type StackSettings,
+} from './settings.ts';
 import { isProtected, parseStage, type Stage, stackNameFor } from './stage.ts';
 import { ReferralTable } from './table.ts';
 import { Webhooks } from './webhooks.ts';
@@ -38,6 +46,12 @@ export interface ReferralApiStackProps extends StackProps {
   readonly alarmsWithoutTopic?: boolean;
   /** p99 duration thresholds (ms) per route class; `DEFAULT_LATENCY_P99_MS` when omitted. */
   readonly latencyP99Ms?: Readonly<Record<ThrottleClass, number>>;
+  /** Lambda active tracing (X-Ray) on every function; off when omitted. */
+  readonly tracing?: boolean;
+  /** Tags added to every resource for cost allocation, beside `service` and `stage`. */
+  readonly costTags?: Readonly<Record<string, string>>;
+  /** A customer-managed key for the table and the log groups, made here or an existing one. */
+  readonly kms?: StackSettings['kms'];
 }
 
 /**
@@ -49,6 +63,9 @@ export class ReferralApiStack extends Stack {
   /** The route table this stack was built from. */
   readonly routes: readonly RouteRow[];
   readonly table: dynamodb.Table;
+  /** The customer-managed key of the table and the log groups, with `-c kms=true` or `-c kmsKey=`. */
+  readonly dataKey?: kms.IKey;
+  readonly tracing: boolean;
   readonly functions: ApiFunctions;
   readonly api: ReferralHttpApi;
   readonly webhooks: Webhooks;
@@ -69,14 +86,27 @@ export class ReferralApiStack extends Stack {
           'notifications on purpose.',
       );
     }
-    // Tags on every resource (not only the stack) so cost reports can split by service and stage.
+    this.tracing = props.tracing ?? false;
+    // Tags on every resource (not only the stack) so cost reports can split by service and stage,
+    // and by whatever the operator adds (`-c costTags=`; activate them in the Billing console).
     Tags.of(this).add('service', 'referral-api');
     Tags.of(this).add('stage', props.stage);
+    for (const [key, value] of Object.entries(props.costTags ?? {})) Tags.of(this).add(key, value);
 
-    this.table = new ReferralTable(this, 'Storage', { stage: props.stage }).table;
+    this.dataKey = props.kms ? this.dataKeyFor(props.kms) : undefined;
+    const defaults: FunctionDefaults = {
+      stage: props.stage,
+      tracing: this.tracing,
+      logEncryptionKey: this.dataKey,
+    };
+
+    this.table = new ReferralTable(this, 'Storage', {
+      stage: props.stage,
+      encryptionKey: this.dataKey,
+    }).table;
 
     this.functions = new ApiFunctions(this, 'Functions', {
-      stage: props.stage,
+      ...defaults,
       table: this.table,
       routes,
     });
@@ -90,6 +120,7 @@ export class ReferralApiStack extends Stack {
       throttle: props.throttle ?? DEFAULT_THROTTLE,
       routeThrottles: props.routeThrottles ?? DEFAULT_ROUTE_THROTTLES,
       corsOrigins: props.corsOrigins,
+      logEncryptionKey: this.dataKey,
     });
 
     this.alarmTopic = props.alarmTopicArn
@@ -97,15 +128,15 @@ export class ReferralApiStack extends Stack {
       : undefined;
 
     this.webhooks = new Webhooks(this, 'Webhooks', {
+      ...defaults,
       table: this.table,
-      stage: props.stage,
       alarmTopic: this.alarmTopic,
       reserveConcurrency: isProtected(props.stage),
     });
 
     this.purge = new Purge(this, 'Purge', {
+      ...defaults,
       table: this.table,
-      stage: props.stage,
       alarmTopic: this.alarmTopic,
     });
 
@@ -173,8 +204,46 @@ export class ReferralApiStack extends Stack {
       publicRoutes: this.api.publicRoutes,
       functions: this.allFunctions,
       streamConsumers: [this.webhooks.streamConsumer, this.purge.streamConsumer],
+      tracing: this.tracing,
       streamFailureQueues: [this.webhooks.streamFailureQueue, this.purge.streamFailureQueue],
     });
+  }
+
+  /**
+   * The customer-managed key: an existing one by ARN, or one made here with yearly rotation, kept
+   * with the prod data it protects. Its policy is the default (the account's IAM policies decide,
+   * which is how each function gets `kms:Decrypt` through DynamoDB only) plus CloudWatch Logs,
+   * which encrypts the log groups with it, for this stack's log groups alone.
+   */
+  private dataKeyFor(setting: NonNullable<StackSettings['kms']>): kms.IKey {
+    if ('keyArn' in setting) return kms.Key.fromKeyArn(this, 'DataKey', setting.keyArn);
+    const key = new kms.Key(this, 'DataKey', {
+      description: `Table and logs of ${this.stackName}`,
+      enableKeyRotation: true,
+      removalPolicy: isProtected(this.stage) ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    });
+    key.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'CloudWatchLogsOfThisStack',
+        principals: [new iam.ServicePrincipal(`logs.${Aws.REGION}.amazonaws.com`)],
+        actions: [
+          'kms:Decrypt',
+          'kms:DescribeKey',
+          'kms:Encrypt',
+          'kms:GenerateDataKey',
+          'kms:GenerateDataKeyWithoutPlaintext',
+          'kms:ReEncryptFrom',
+          'kms:ReEncryptTo',
+        ],
+        resources: ['*'],
+        conditions: {
+          ArnLike: {
+            'kms:EncryptionContext:aws:logs:arn': `arn:${Aws.PARTITION}:logs:${Aws.REGION}:${Aws.ACCOUNT_ID}:log-group:${this.stackName}-*`,
+          },
+        },
+      }),
+    );
+    return key;
   }
 
   /** Every function with the short label its alarms are named after. */
@@ -229,6 +298,9 @@ export function addReferralApiStack(
     alarmTopicArn: settings.alarmTopicArn,
     alarmsWithoutTopic: settings.alarmsWithoutTopic,
     latencyP99Ms: settings.latencyP99Ms,
+    tracing: settings.tracing,
+    costTags: settings.costTags,
+    kms: settings.kms,
     description: `Referral tracking API (${stage})`,
   });
 }

@@ -9,7 +9,7 @@ import { Construct } from 'constructs';
 import { FIRST_ATTEMPT_CONCURRENCY, RETRY_CONCURRENCY } from '../lib/webhooks/lanes.ts';
 import { DEFAULT_RETRY_DELAYS, maxAttempts } from '../lib/webhooks/schedule.ts';
 import { STREAM_CONSUMER_FILTERS } from '../lib/webhooks/stream-filter.ts';
-import { serviceFunction } from './functions.ts';
+import { type FunctionDefaults, serviceFunction } from './functions.ts';
 import {
   addQueueEventSource,
   addTableStreamSource,
@@ -19,12 +19,10 @@ import {
   WEBHOOK_STREAM_GRANT,
 } from './grants.ts';
 import { alarmedDeadLetterQueue, queueWithDeadLetters } from './queues.ts';
-import type { Stage } from './stage.ts';
 
-export interface WebhooksProps {
+export interface WebhooksProps extends FunctionDefaults {
   /** The service table; it must have a stream with new images (the real one does). */
   readonly table: dynamodb.ITable;
-  readonly stage: Stage;
   /** Where the dead-letter and stream-failure alarms notify; alarms exist either way. */
   readonly alarmTopic?: sns.ITopic;
   /**
@@ -133,6 +131,11 @@ export class Webhooks extends Construct {
     super(scope, id);
     const { table, stage } = props;
     if (!table.tableStreamArn) throw new Error('Webhooks needs a table with a stream (NEW_IMAGE)');
+    const defaults: FunctionDefaults = {
+      stage,
+      tracing: props.tracing,
+      logEncryptionKey: props.logEncryptionKey,
+    };
 
     const { alarmTopic } = props;
     // The construct ids `Queue` and `DeliveryFunction` are the retry lane's: a stack that had a
@@ -202,7 +205,7 @@ export class Webhooks extends Construct {
       backsOff: boolean,
     ) => {
       const fn = serviceFunction(this, functionId, {
-        stage,
+        ...defaults,
         handler,
         timeout: DELIVERY_TIMEOUT,
         description: `${description} (${stage})`,
@@ -248,7 +251,7 @@ export class Webhooks extends Construct {
     );
 
     this.streamConsumer = serviceFunction(this, 'StreamConsumer', {
-      stage,
+      ...defaults,
       handler: 'stream/enqueue-webhook-events',
       timeout: DELIVERY_TIMEOUT,
       environment: { TABLE_NAME: table.tableName, WEBHOOK_QUEUE_URL: this.firstAttemptQueue.queueUrl },

@@ -46,18 +46,26 @@ describe('cdk-nag AwsSolutions checks', () => {
     expect(unacknowledgedFindings(app)).toEqual([]);
   });
 
-  it('also pass with every optional setting on (alarm topic, CORS, custom throttling)', () => {
-    const { app } = synth({
-      stage: 'prod',
-      withoutNag: true,
-      context: {
-        alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:ops-alarms',
-        corsOrigins: 'https://app.example.com',
-        throttleRateLimit: '100',
-        throttleBurstLimit: '200',
-      },
-    });
-    expect(unacknowledgedFindings(app)).toEqual([]);
+  it('also pass with every optional setting on (CORS, throttling, latency, tracing, cost tags, a key)', () => {
+    const keys: Array<Record<string, string>> = [
+      { kms: 'true' },
+      { kmsKey: 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab' },
+    ];
+    for (const kms of keys) {
+      const { app } = synthProd({
+        withoutNag: true,
+        context: {
+          corsOrigins: 'https://app.example.com',
+          throttleRateLimit: '100',
+          throttleBurstLimit: '200',
+          apiLatencyP99Ms: '300',
+          tracing: 'true',
+          costTags: 'team=growth,project=referrals',
+          ...kms,
+        },
+      });
+      expect(unacknowledgedFindings(app)).toEqual([]);
+    }
   });
 
   it('pass in prod with alarms=none (no topic, on purpose)', () => {
@@ -129,6 +137,16 @@ describe('cdk-nag AwsSolutions checks', () => {
       ['AwsSolutions-IAM5[Resource::*]', 'Webhooks/StreamConsumerRole'],
     ]);
     for (const ack of iam5) expect(ack.reason).toContain('dynamodb:ListStreams');
+  });
+
+  it('with -c tracing=true, acknowledge IAM5 `*` for X-Ray on every role, and nothing more', () => {
+    const { stack } = synthProd({ context: { tracing: 'true' } });
+    const iam5 = acknowledgments(stack).filter((a) => a.id.startsWith('AwsSolutions-IAM5'));
+    expect(iam5).toHaveLength(stack.allFunctions.length);
+    for (const ack of iam5) {
+      expect(ack.id).toBe('AwsSolutions-IAM5[Resource::*]');
+      expect(ack.reason, ack.path).toContain('xray:PutTraceSegments');
+    }
   });
 
   it('are registered by the app entry, so `cdk synth` runs them too', () => {
