@@ -4,8 +4,16 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
-import type { DynamoAction } from '../lib/routes.ts';
 import type { IndexName } from '../lib/table-definition.ts';
+import type { TableGrant } from './grant-lists.ts';
+
+export {
+  AUTHORIZER_GRANT,
+  DELIVERY_LANE_GRANT,
+  PURGE_GRANT,
+  type TableGrant,
+  WEBHOOK_STREAM_GRANT,
+} from './grant-lists.ts';
 
 /**
  * Exact grants: every function gets the actions its code sends and nothing else, each on the one
@@ -13,53 +21,12 @@ import type { IndexName } from '../lib/table-definition.ts';
  * bundles, which give every reader `Scan` and every index (`table/index/*`), every writer
  * `DeleteItem` and `BatchWriteItem`, and every queue consumer or sender `GetQueueUrl` and more.
  *
- * The lists themselves are next to the code that needs them: the route table's `dynamo` and
- * `queryIndexes` (`lib/routes.ts`) for the HTTP functions, and the constants below for the
- * authorizer and the queue and stream consumers. `test/integration/round-trips.test.ts` fails when
- * a route sends an action its row does not list; `test/infra/least-privilege.test.ts` compares
- * every synthesized role with a written-out list.
+ * The lists themselves are plain data: the route table's `dynamo` and `queryIndexes`
+ * (`lib/routes.ts`) for the HTTP functions, `grant-lists.ts` for the authorizer and the queue and
+ * stream consumers. `test/integration/round-trips.test.ts` runs the code against DynamoDB Local and
+ * fails when it sends an action its list lacks; `test/infra/least-privilege.test.ts` compares every
+ * synthesized role with a written-out list.
  */
-
-/** What one function may do to the table: actions on the table, and `Query` on some indexes. */
-export interface TableGrant {
-  /** Actions on the table's ARN (`Query` here reads a partition of the table itself). */
-  readonly actions: readonly DynamoAction[];
-  /** Indexes read with `Query`, each on its own index ARN (never `index/*`). */
-  readonly queryIndexes?: readonly IndexName[];
-}
-
-/**
- * The authorizer looks an api key up by its hash: one GetItem (`ApiKeyStore.tenantOf`), never a
- * Query, a Scan or a write.
- */
-export const AUTHORIZER_GRANT: TableGrant = { actions: ['GetItem'] };
-
-/**
- * A webhook delivery lane reads the campaign's URL and secret (GetItem) and sets or clears its
- * slow-lane flag (one conditional UpdateItem; `lib/webhooks/target.ts`).
- */
-export const DELIVERY_LANE_GRANT: TableGrant = { actions: ['GetItem', 'UpdateItem'] };
-
-/**
- * The webhook stream consumer writes a referred user's action item: one transaction of a
- * conditional Put (two with the stored answer of its `Idempotency-Key`) and a ConditionCheck of the
- * campaign, then takes the action and any expired held keys off the link (conditional UpdateItems;
- * `materializeLinkAction` in `lib/db/actions.ts`).
- */
-export const WEBHOOK_STREAM_GRANT: TableGrant = {
-  actions: ['PutItem', 'ConditionCheckItem', 'UpdateItem'],
-};
-
-/**
- * The purge (`lib/db/purge.ts`): GetItem (is the campaign really gone?), Query of the campaign's
- * partition and of its links in GSI2, the links' code reservations as conditional Puts in
- * transactions of 100 (authorized as PutItem per item), BatchWriteItem for the other deletes
- * (BatchWriteItem cannot be limited to deletes; the purge sends no put requests in it).
- */
-export const PURGE_GRANT: TableGrant = {
-  actions: ['GetItem', 'Query', 'PutItem', 'BatchWriteItem'],
-  queryIndexes: ['GSI2'],
-};
 
 /** The ARN of one index of the table (what `Query` with `IndexName` is authorized on). */
 export function indexArn(table: dynamodb.ITable, indexName: IndexName): string {
