@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { api, rawRequest, TENANT_A } from '../support/api.ts';
+import { urlSafeRequestId } from '../../lib/http/request.ts';
+import { type ApiResponse, api, rawRequest, TENANT_A } from '../support/api.ts';
 import { expectError, expectRequestId, expectValidation } from '../support/assertions.ts';
 import { createCampaign, randomId } from '../support/records.ts';
 
@@ -268,4 +269,40 @@ describe('x-request-id', () => {
     const ids = [...responses, del].map((res) => expectRequestId(res));
     expect(new Set(ids).size).toBe(ids.length);
   });
+
+  it('is URL-safe (A-Z a-z 0-9 _ -) on every response: 600 requests, successes and errors of every origin', async () => {
+    const c = await createCampaign();
+    // The handlers', the fallback's and the gateway's own answers (a missing key is refused by it).
+    const requests: Array<() => Promise<ApiResponse>> = [
+      () => api('GET', withId(c.id)),
+      () => api('HEAD', withId(c.id)),
+      () => api('GET', withId(randomId())),
+      () => api('GET', withId('not-a-uuid')),
+      () => api('GET', '/nope'),
+      () => api('PUT', CAMPAIGN),
+      () => api('GET', CAMPAIGN, { key: null }),
+      () => api('GET', CAMPAIGN, { key: 'not-a-key-of-anyone-0000' }),
+      () => api('POST', CAMPAIGN, { rawBody: '[', headers: json }),
+      () => api('GET', '/api/v1/openapi.json'),
+      () => api('GET', '/r/NOSUCHCODE'),
+    ];
+    const ids: string[] = [];
+    let withPlusOrSlash = 0;
+    for (let round = 0; round < 600 / requests.length; round++) {
+      const responses = await Promise.all(requests.map((send) => send()));
+      for (const res of responses) {
+        const id = expectRequestId(res);
+        expect(id).toMatch(/^[A-Za-z0-9_-]+$/);
+        // The local gateway's ids are API Gateway's kind (base64, `+`, `/`, `=`): the same bytes.
+        const gatewayId = res.headers.get('apigw-requestid');
+        expect(gatewayId).toMatch(/^[A-Za-z0-9+/]+=*$/);
+        expect(id).toBe(urlSafeRequestId(gatewayId!));
+        if (/[+/]/.test(gatewayId!)) withPlusOrSlash++;
+        ids.push(id);
+      }
+    }
+    expect(new Set(ids).size).toBe(ids.length);
+    // Not vacuous: every gateway id ends in `=`, and many hold `+` or `/` (15 random base64 digits).
+    expect(withPlusOrSlash).toBeGreaterThan(100);
+  }, 120_000);
 });
