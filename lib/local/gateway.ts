@@ -9,7 +9,7 @@ import type {
 } from 'aws-lambda';
 import { ApiError } from '../domain/errors.ts';
 import { urlSafeRequestId } from '../http/request.ts';
-import { errorResponse } from '../http/responses.ts';
+import { errorResponse, originOf } from '../http/responses.ts';
 import {
   DEFAULT_ROUTE_KEY,
   type RouteDefinition,
@@ -83,6 +83,7 @@ export function createGateway(options: GatewayOptions): Server {
           errorResponse(
             new ApiError('internal_error', 'An unexpected error occurred.'),
             urlSafeRequestId(requestId),
+            { origin: originOf('http', req.headers.host) },
           ),
           requestId,
         );
@@ -90,8 +91,10 @@ export function createGateway(options: GatewayOptions): Server {
   });
 
   async function handle(req: IncomingMessage, requestId: string): Promise<APIGatewayProxyStructuredResultV2> {
-    // What the gateway answers itself echoes the id as the handlers do.
+    // What the gateway answers itself echoes the id and links the error's documentation as the
+    // handlers do.
     const echoedId = urlSafeRequestId(requestId);
+    const own = { origin: originOf('http', req.headers.host) };
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const rawPath = q === -1 ? url : url.slice(0, q);
@@ -112,13 +115,17 @@ export function createGateway(options: GatewayOptions): Server {
           `Too many requests; retry after ${seconds} second${seconds === 1 ? '' : 's'}.`,
         ),
         echoedId,
-        { 'retry-after': String(seconds) },
+        { ...own, headers: { 'retry-after': String(seconds) } },
       );
     }
 
     const body = await readBody(req);
     if (body === 'too_large') {
-      return errorResponse(new ApiError('payload_too_large', 'The request body is too large.'), echoedId);
+      return errorResponse(
+        new ApiError('payload_too_large', 'The request body is too large.'),
+        echoedId,
+        own,
+      );
     }
     const event = buildEvent({
       req,
@@ -137,7 +144,11 @@ export function createGateway(options: GatewayOptions): Server {
       const key = event.headers['api-key'];
       // API Gateway answers a missing identity source itself; locally we answer the contract's 401.
       if (!key)
-        return errorResponse(new ApiError('unauthorized', 'A valid api-key header is required.'), echoedId);
+        return errorResponse(
+          new ApiError('unauthorized', 'A valid api-key header is required.'),
+          echoedId,
+          own,
+        );
       const auth = await options.authorizer(authorizerEvent(event, key));
       if (!auth.isAuthorized) return { statusCode: 403, headers: {}, body: '{"message":"Forbidden"}' };
       (event.requestContext as unknown as Record<string, unknown>).authorizer = {
@@ -185,6 +196,8 @@ function buildEvent(input: {
       cookies.push(...(Array.isArray(value) ? value : [value]).flatMap((v) => v.split('; ')));
     else headers[name] = Array.isArray(value) ? value.join(',') : value;
   }
+  // As API Gateway does (always `https` there): the scheme the client used, whatever it sent.
+  headers['x-forwarded-proto'] = 'http';
   const now = new Date();
   const contentType = headers['content-type'] ?? '';
   const hasBody = input.body.length > 0;

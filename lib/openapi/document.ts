@@ -24,9 +24,11 @@ import {
   Uuid,
 } from '../domain/schemas.ts';
 import { MAX_BODY_BYTES } from '../http/request.ts';
+import { errorDocUrl } from '../http/responses.ts';
 import type { OperationDefinition, ResponseHeader } from '../operations/definition.ts';
 import { tags } from '../operations/definition.ts';
 import { operations as operationTable } from '../operations/definitions.ts';
+import { LOCAL_BASE_URL } from '../operations/examples.ts';
 import { answersHead, type RouteDefinition, routes as routeTable } from '../routes.ts';
 import { errorMeanings } from './errors.ts';
 import { type JsonSchema, SchemaRegistry } from './json-schema.ts';
@@ -69,9 +71,11 @@ const headerRefs: Record<ResponseHeader | 'x-request-id', string> = {
 
 const headerComponents: Record<string, JsonSchema> = {
   XRequestId: {
-    description: 'Id of this request; quote it when asking for support.',
+    description:
+      "Id of this request, URL-safe: API Gateway's request id in base64url without padding. Quote it when asking for support.",
     required: true,
-    schema: { type: 'string' },
+    schema: { type: 'string', pattern: '^[A-Za-z0-9_-]+$' },
+    example: 'JBq7LgBLoAMEbwA',
   },
   Link: {
     description:
@@ -148,6 +152,7 @@ function errorExample(code: ErrorCode): JsonSchema {
   const error: JsonSchema = { code, message: errorMeanings[code].example };
   if (code === 'validation_failed') error.details = [{ field: 'campaign_id', message: 'must be a UUID' }];
   if (code === 'missing_parameter') error.details = [{ field: 'id', message: 'is required' }];
+  error.doc_url = errorDocUrl(code, LOCAL_BASE_URL);
   return { summary: code, value: { error } };
 }
 
@@ -348,31 +353,34 @@ function webhooks(): Record<string, JsonSchema> {
   );
 }
 
-function errorTable(): string {
-  const rows = (Object.keys(errorStatus) as ErrorCode[]).map(
-    (code) => `| ${errorStatus[code]} | \`${code}\` | ${errorMeanings[code].when.replace(/\|/g, '\\|')} |`,
-  );
-  return ['| status | code | when |', '|---|---|---|', ...rows].join('\n');
+/**
+ * One entry per code under `# Errors`: Redoc names a `##` heading under a `#` one
+ * `section/<parent>/<heading>`, the anchor each error body's `doc_url` points at (`errorAnchor`).
+ */
+function errorEntries(): string {
+  return (Object.keys(errorStatus) as ErrorCode[])
+    .map((code) => `## ${code}\nStatus **${errorStatus[code]}**. ${errorMeanings[code].when}`)
+    .join('\n\n');
 }
 
 const overview = `Campaigns, referral links, referred users and actions, with signed webhooks.
 
-## Authentication
+# Authentication
 Every \`/api/v1\` request except \`GET /api/v1/openapi.json\` carries the \`api-key\` header. A missing, unknown or revoked key is 401 \`unauthorized\`. A resource of another account answers exactly like one that does not exist (404).
 
-## Conventions
+# Conventions
 - Requests and responses are JSON. A request with a body must send \`Content-Type: application/json\` (415 otherwise) and at most ${MAX_BODY_BYTES / 1024} KiB (413). Unknown fields are rejected (400 \`validation_failed\`).
 - Every \`created_at\` is UTC in the form \`YYYY-MM-DD_HH-MM-SS\`.
-- Every response carries \`x-request-id\`.
+- Every response carries \`x-request-id\`, made of \`A-Z a-z 0-9 _ -\` only: quote it when asking for support.
 - Lists return a plain JSON array, oldest first, \`limit\` (1–1000) items at most (${DEFAULT_LIST_LIMIT} by default). While more items remain, the response has a \`Link: <…>; rel="next"\` header and \`x-next-cursor\`; pass that cursor as \`cursor\` to get the next page. A page may hold fewer than \`limit\` items (item sizes vary); follow cursors until there is none to reach every item. A cursor works only on the list it came from: on another list, campaign or account it is 400 \`validation_failed\` (field \`cursor\`).
 
-## Retries
+# Retries
 Every \`POST\` may carry an \`Idempotency-Key\` (1–255 printable ASCII characters): a retry with the same key, method, path and body gets the first 2xx answer again, with \`Idempotent-Replayed: true\`, and writes nothing; answers are kept at least 24 hours. A dependency that throttles, fails or does not answer within about 5 seconds gives 503 \`service_unavailable\` with \`Retry-After\`: the write may or may not have happened, so retry with the same key.
 
-## Errors
-Every 4xx and 5xx body is \`{ "error": { "code", "message", "details"? } }\`; \`details\` lists the offending fields of a validation error.
+# Errors
+Every 4xx and 5xx body is \`{ "error": { "code", "message", "details"?, "doc_url" } }\`. Branch on \`code\`; \`message\` is for people and may change; \`details\` lists the offending fields of a validation error; \`doc_url\` links the code's entry below: absolute on the host the request reached (\`https://<host>/docs#section/Errors/<code>\`), or relative (\`/docs#section/Errors/<code>\`) where that host is not known.
 
-${errorTable()}
+${errorEntries()}
 `;
 
 /** Build the document for a route table (the real one unless a test passes another). */

@@ -343,6 +343,8 @@ export interface components {
           field: string;
           message: string;
         }[];
+        /** @description This code's entry in the API reference (`/docs#section/Errors/<code>`): absolute on the host the request reached, relative where that host is not known. */
+        doc_url: string;
       };
     };
     CreateCampaignBody: {
@@ -622,7 +624,10 @@ export interface components {
   };
   requestBodies: never;
   headers: {
-    /** @description Id of this request; quote it when asking for support. */
+    /**
+     * @description Id of this request, URL-safe: API Gateway's request id in base64url without padding. Quote it when asking for support.
+     * @example JBq7LgBLoAMEbwA
+     */
     XRequestId: string;
     /**
      * @description Present while more items remain: `<path?limit=…&cursor=…>; rel="next"`, the URL of the next page. Absent on the last page.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { urlSafeRequestId } from '../../lib/http/request.ts';
-import { type ApiResponse, api, rawRequest, TENANT_A } from '../support/api.ts';
-import { expectError, expectRequestId, expectValidation } from '../support/assertions.ts';
+import { type ApiResponse, api, baseUrl, rawRequest, TENANT_A } from '../support/api.ts';
+import { errorOf, expectError, expectRequestId, expectValidation } from '../support/assertions.ts';
 import { createCampaign, randomId } from '../support/records.ts';
 
 const CAMPAIGN = '/api/v1/campaign';
@@ -249,6 +249,33 @@ describe('unsupported_media_type (415)', () => {
       headers: { 'content-type': 'text/plain' },
     });
     expectError(res, 415, 'unsupported_media_type');
+  });
+});
+
+describe('doc_url', () => {
+  it("is the absolute link to the code's entry on the host the request reached, whoever answers", async () => {
+    const origin = new URL(baseUrl()).origin;
+    const c = await createCampaign();
+    const cases: Array<[Promise<ApiResponse>, number, string]> = [
+      [api('GET', withId(randomId())), 404, 'campaign_not_found'], // a handler
+      [api('GET', withId('x')), 400, 'validation_failed'], // the operation's rules
+      [api('PATCH', withId(c.id), { body: { url: 'x' } }), 400, 'url_immutable'],
+      [api('GET', '/nope'), 404, 'route_not_found'], // the fallback
+      [api('PUT', CAMPAIGN), 405, 'method_not_allowed'],
+      [api('GET', CAMPAIGN, { key: null }), 401, 'unauthorized'], // the gateway itself
+      [api('GET', CAMPAIGN, { key: 'not-a-key-of-anyone-0000' }), 401, 'unauthorized'], // the authorizer
+    ];
+    for (const [pending, status, code] of cases) {
+      const res = await pending;
+      expectError(res, status, code);
+      expect(errorOf(res).doc_url).toBe(`${origin}/docs#section/Errors/${code}`);
+    }
+  });
+
+  it('is relative where no Host was read: a 431 refused before any handler', async () => {
+    const res = await rawRequest('GET', '/nope', { headers: { 'x-padding': 'a'.repeat(20 * 1024) } });
+    expectError(res, 431, 'request_headers_too_large');
+    expect(errorOf(res).doc_url).toBe('/docs#section/Errors/request_headers_too_large');
   });
 });
 

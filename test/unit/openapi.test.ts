@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { errorStatus } from '../../lib/domain/errors.ts';
+import { type ErrorCode, errorStatus } from '../../lib/domain/errors.ts';
+import { errorAnchor } from '../../lib/http/responses.ts';
 import { buildOpenApiDocument, openApiDocument } from '../../lib/openapi/document.ts';
 import { operations } from '../../lib/operations/definitions.ts';
 import { routes } from '../../lib/routes.ts';
@@ -153,6 +154,24 @@ describe('the OpenAPI document', () => {
       (c) => c !== 'route_not_found' && c !== 'method_not_allowed',
     );
     expect([...codes].sort()).toEqual(routeLevel.sort()); // those two are the gateway fallback's
+  });
+
+  it("has an entry per error code in the description's Errors section, the anchor of every doc_url", () => {
+    const description = doc.info.description as string;
+    const [, errors = ''] = description.split(/^# Errors$/m);
+    // The last top-level section, so that its `##` entries are its own (Redoc nests them under it).
+    expect(errors).not.toMatch(/^# /m);
+    const entries = [...errors.matchAll(/^## (\S+)$/gm)].map((m) => m[1]);
+    expect(entries).toEqual(Object.keys(errorStatus));
+    for (const code of Object.keys(errorStatus) as ErrorCode[]) {
+      expect(errorAnchor(code)).toBe(`section/Errors/${code}`);
+      expect(errors).toContain(`## ${code}\nStatus **${errorStatus[code]}**.`);
+    }
+    // Every error body carries doc_url; the examples show it.
+    expect(doc.components.schemas.ErrorResponse.properties.error.required).toContain('doc_url');
+    for (const [code, example] of Object.entries(doc.components.examples as Record<string, Json>)) {
+      expect(example.value.error.doc_url).toBe(`http://127.0.0.1:3000/docs#section/Errors/${code}`);
+    }
   });
 
   it('documents Retry-After (whole seconds, optional) on every 429', () => {
