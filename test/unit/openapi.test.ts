@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type ErrorCode, errorStatus } from '../../lib/domain/errors.ts';
 import { errorAnchor } from '../../lib/http/responses.ts';
+import { DOCS_CSP } from '../../lib/openapi/docs-page.ts';
 import { buildOpenApiDocument, openApiDocument } from '../../lib/openapi/document.ts';
 import { operations } from '../../lib/operations/definitions.ts';
 import { routes } from '../../lib/routes.ts';
@@ -50,6 +51,24 @@ describe('per-route operations', () => {
   it('makes the document builder fail loudly for a row without an operation', () => {
     const row = { ...routes[0]!, name: 'NoSuchRoute' };
     expect(() => buildOpenApiDocument([row])).toThrow(/NoSuchRoute has no operation/);
+  });
+});
+
+describe("the reference page's content security policy", () => {
+  it('lets the page use nothing but its own origin, its own bootstrap, inline styles and data:/blob: URLs it makes', () => {
+    const directives = Object.fromEntries(
+      DOCS_CSP.split(';').map((d) => {
+        const [name = '', ...sources] = d.trim().split(/\s+/);
+        return [name, sources];
+      }),
+    );
+    expect(directives['default-src']).toEqual(["'none'"]);
+    const allowed = /^(?:'self'|'none'|'unsafe-inline'|'sha256-[A-Za-z0-9+/]+=*'|data:|blob:)$/;
+    for (const [name, sources] of Object.entries(directives)) {
+      for (const source of sources) expect(source, `${name} ${source}`).toMatch(allowed);
+    }
+    expect(directives['script-src']).not.toContain("'unsafe-inline'");
+    expect(directives['connect-src']).toEqual(["'self'"]);
   });
 });
 
