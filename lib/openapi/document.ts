@@ -3,7 +3,8 @@
  * route's operation (`lib/operations/definitions.ts`): the very schemas and request rules its
  * validators are generated from. Nothing here restates a schema or a rule: it only arranges them.
  */
-import type { TObject, TSchema } from '@sinclair/typebox';
+import { createHmac } from 'node:crypto';
+import type { TSchema } from '@sinclair/typebox';
 import { type ErrorCode, errorStatus } from '../domain/errors.ts';
 import {
   Action,
@@ -25,10 +26,10 @@ import {
 } from '../domain/schemas.ts';
 import { MAX_BODY_BYTES } from '../http/request.ts';
 import { errorDocUrl } from '../http/responses.ts';
-import type { OperationDefinition, ResponseHeader } from '../operations/definition.ts';
+import type { MediaType, OperationDefinition, ResponseHeader } from '../operations/definition.ts';
 import { tags } from '../operations/definition.ts';
 import { operations as operationTable } from '../operations/definitions.ts';
-import { LOCAL_BASE_URL } from '../operations/examples.ts';
+import { examples, LOCAL_BASE_URL } from '../operations/examples.ts';
 import { answersHead, type RouteDefinition, routes as routeTable } from '../routes.ts';
 import { errorMeanings } from './errors.ts';
 import { type JsonSchema, SchemaRegistry } from './json-schema.ts';
@@ -75,34 +76,37 @@ const headerComponents: Record<string, JsonSchema> = {
       "Id of this request, URL-safe: API Gateway's request id in base64url without padding. Quote it when asking for support.",
     required: true,
     schema: { type: 'string', pattern: '^[A-Za-z0-9_-]+$' },
-    example: 'JBq7LgBLoAMEbwA',
+    example: examples.requestId,
   },
   Link: {
     description:
       'Present while more items remain: `<path?limit=…&cursor=…>; rel="next"`, the URL of the next page. Absent on the last page.',
     schema: { type: 'string' },
-    example:
-      '</api/v1/campaign_referral_links/3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a?limit=100&cursor=eyJrIjoxfQ>; rel="next"',
+    example: `</api/v1/campaign_referral_links/${examples.campaignId}?limit=100&cursor=${examples.cursor}>; rel="next"`,
   },
   XNextCursor: {
     description:
       'Present while more items remain: the opaque cursor of the next page. Absent on the last page.',
     schema: { type: 'string' },
+    example: examples.cursor,
   },
   Location: {
     description: 'The referral link: the campaign URL with `rfa=<code>` added.',
     required: true,
     schema: { type: 'string', format: 'uri' },
+    example: examples.location,
   },
   RetryAfter: {
     description:
       "Whole seconds to wait before trying again. Sent with every 503 and with every 429 the service answers itself; a deployed stage's throttling is answered by API Gateway, without it.",
     schema: { type: 'integer', minimum: 1 },
+    example: 1,
   },
   IdempotentReplayed: {
     description:
       '`true` when this is the stored answer to an earlier request with the same `Idempotency-Key`: nothing was written again.',
     schema: { type: 'string', enum: ['true'] },
+    example: 'true',
   },
 };
 
@@ -114,7 +118,7 @@ const idempotencyKeyParameter: JsonSchema = {
   description:
     'Makes a retry safe: the first request with a key runs and its 2xx answer is stored with its write, kept at least 24 hours; a retry with the same key, method, path and body (as parsed JSON) gets that answer again, with `Idempotent-Replayed: true`, and writes nothing. Scoped to your account. Another request with a used key is 422 `idempotency_key_reused`.',
   schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]+$' },
-  example: 'order-4711-signup',
+  example: examples.idempotencyKey,
 };
 
 /** A POST behind the key: it takes `Idempotency-Key`. */
@@ -216,30 +220,66 @@ function pathParameters(route: RouteDefinition, meta: OperationDefinition): Json
   if (names.length !== declared.length || names.some((name) => !declared.includes(name))) {
     throw new Error(`Route ${route.name}: path parameters ${names} but the operation declares ${declared}`);
   }
-  return names.map((name) => parameter(name, 'path', schemas[name] as TSchema, true));
-}
-
-function queryParameters(query: TObject | undefined): JsonSchema[] {
-  if (!query) return [];
-  const required = new Set(query.required ?? []);
-  return Object.entries(query.properties).map(([name, schema]) =>
-    parameter(name, 'query', schema, required.has(name)),
+  return names.map((name) =>
+    parameter(name, 'path', schemas[name] as TSchema, true, exampleOf(route, meta.example.path, name)),
   );
 }
 
-function parameter(name: string, location: 'path' | 'query', schema: TSchema, required: boolean): JsonSchema {
+function queryParameters(route: RouteDefinition, meta: OperationDefinition): JsonSchema[] {
+  const query = meta.request?.query;
+  if (!query) return [];
+  const required = new Set(query.required ?? []);
+  return Object.entries(query.properties).map(([name, schema]) =>
+    parameter(name, 'query', schema, required.has(name), exampleOf(route, meta.example.query, name)),
+  );
+}
+
+function bodyExample(route: RouteDefinition, meta: OperationDefinition) {
+  if (!meta.example.body) throw new Error(`Route ${route.name}: no example of the request body`);
+  return meta.example.body;
+}
+
+/** A parameter's example: every parameter has one, or the document is not built. */
+function exampleOf(
+  route: RouteDefinition,
+  values: Readonly<Record<string, string>> | undefined,
+  name: string,
+) {
+  const value = values?.[name];
+  if (value === undefined) throw new Error(`Route ${route.name}: no example for the parameter ${name}`);
+  return value;
+}
+
+function parameter(
+  name: string,
+  location: 'path' | 'query',
+  schema: TSchema,
+  required: boolean,
+  example: string,
+): JsonSchema {
   return {
     name,
     in: location,
     required,
     ...(typeof schema.description === 'string' ? { description: schema.description } : {}),
     schema: registry.use(schema),
+    example,
   };
 }
 
-function successResponse(meta: OperationDefinition, withBody = true, replayable = false): JsonSchema {
-  const { success } = meta;
+function successResponse(
+  route: RouteDefinition,
+  meta: OperationDefinition,
+  withBody = true,
+  replayable = false,
+): JsonSchema {
+  const { success, example } = meta;
   const media = success.media ?? [JSON_MEDIA];
+  const exampleFor = (type: MediaType) => {
+    const value = example.responses?.[type] ?? (type === JSON_MEDIA ? example.response : undefined);
+    if (value === undefined) throw new Error(`Route ${route.name}: no example of the ${type} response`);
+    return value;
+  };
   return {
     description: success.description,
     headers: withRequestId([
@@ -249,7 +289,10 @@ function successResponse(meta: OperationDefinition, withBody = true, replayable 
     ...(success.schema && withBody
       ? {
           content: Object.fromEntries(
-            media.map((type) => [type, { schema: registry.use(success.schema as TSchema) }]),
+            media.map((type) => [
+              type,
+              { schema: registry.use(success.schema as TSchema), example: exampleFor(type) },
+            ]),
           ),
         }
       : {}),
@@ -266,19 +309,21 @@ function operation(shared: SharedComponents, route: RouteDefinition, meta: Opera
     ...(route.auth ? {} : { security: [] }),
     parameters: [
       ...pathParameters(route, meta),
-      ...queryParameters(meta.request?.query),
+      ...queryParameters(route, meta),
       ...(takesIdempotencyKey(route) ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : []),
     ],
     ...(meta.request?.body
       ? {
           requestBody: {
             required: !meta.request.bodyOptional,
-            content: { [JSON_MEDIA]: { schema: registry.use(meta.request.body) } },
+            content: {
+              [JSON_MEDIA]: { schema: registry.use(meta.request.body), example: bodyExample(route, meta) },
+            },
           },
         }
       : {}),
     responses: {
-      [String(meta.success.status)]: successResponse(meta, true, takesIdempotencyKey(route)),
+      [String(meta.success.status)]: successResponse(route, meta, true, takesIdempotencyKey(route)),
       ...errorResponses(shared, errors),
     },
   };
@@ -297,12 +342,22 @@ function headOperation(
     description: `The same as \`GET ${route.path}\` without a body; a \`HEAD\` request is never recorded.`,
     tags: [meta.tag],
     ...(route.auth ? {} : { security: [] }),
-    parameters: [...pathParameters(route, meta), ...queryParameters(meta.request?.query)],
+    parameters: [...pathParameters(route, meta), ...queryParameters(route, meta)],
     responses: {
-      [String(meta.success.status)]: successResponse(meta, false),
+      [String(meta.success.status)]: successResponse(route, meta, false),
       ...errorResponses(shared, errors, false),
     },
   };
+}
+
+/**
+ * The Standard Webhooks signature of an example delivery, made as the delivery makes it (over the
+ * compact JSON sent), so that the example headers verify with the example campaign's secret.
+ */
+function exampleSignature(id: string, timestamp: number, body: unknown): string {
+  const secret = Buffer.from(examples.campaignWithWebhook.webhook_secret.slice('whsec_'.length), 'base64');
+  const mac = createHmac('sha256', secret).update(`${id}.${timestamp}.${JSON.stringify(body)}`);
+  return `v1,${mac.digest('base64')}`;
 }
 
 function webhooks(): Record<string, JsonSchema> {
@@ -314,42 +369,46 @@ function webhooks(): Record<string, JsonSchema> {
     schema: { type: 'string' },
     example,
   });
-  const parameters = [
-    header(
-      'webhook-id',
-      'Id of the event, the same on every retry: use it to drop duplicates.',
-      'evt_action_1042',
-    ),
-    header('webhook-timestamp', 'Unix time (seconds) of this attempt.', '1795356309'),
-    header(
-      'webhook-signature',
-      "Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the campaign's `webhook_secret` after `whsec_`.",
-      'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=',
-    ),
-  ];
   return Object.fromEntries(
-    webhookEvents.map(({ type, schema, summary }) => [
-      type,
-      {
-        post: {
-          operationId: type === 'action.created' ? 'ActionCreatedWebhook' : 'ReferredUserCreatedWebhook',
-          summary,
-          description: `${schema.description} Sent as a signed \`POST\` to the campaign's \`webhook_url\`; verify it with any Standard Webhooks library (e.g. the \`standardwebhooks\` npm package) and the campaign's \`webhook_secret\`. Delivery is at least once, in no particular order.`,
-          tags: ['Webhooks'],
-          security: [],
-          parameters,
-          requestBody: { required: true, content: { [JSON_MEDIA]: { schema: registry.use(schema) } } },
-          responses: {
-            '2XX': { description: 'Delivered. Only a 2xx answer counts as delivered.' },
-            '410': { description: 'Gone: the event is not sent again.' },
-            default: {
-              description:
-                'Any other answer, a timeout (15 s) or a connection error is a failure: the event is retried with backoff for about 3 days. Redirects are not followed.',
+    webhookEvents.map(({ type, schema, summary }) => {
+      const { id, body } = examples.webhooks[type];
+      // The first attempt, a moment after the event.
+      const timestamp = Math.floor(Date.parse(body.timestamp) / 1000) + 1;
+      const parameters = [
+        header('webhook-id', 'Id of the event, the same on every retry: use it to drop duplicates.', id),
+        header('webhook-timestamp', 'Unix time (seconds) of this attempt.', String(timestamp)),
+        header(
+          'webhook-signature',
+          "Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the campaign's `webhook_secret` after `whsec_`. The example is the signature of the example body, sent as compact JSON, with the example campaign's secret.",
+          exampleSignature(id, timestamp, body),
+        ),
+      ];
+      return [
+        type,
+        {
+          post: {
+            operationId: type === 'action.created' ? 'ActionCreatedWebhook' : 'ReferredUserCreatedWebhook',
+            summary,
+            description: `${schema.description} Sent as a signed \`POST\` to the campaign's \`webhook_url\`; verify it with any Standard Webhooks library (e.g. the \`standardwebhooks\` npm package) and the campaign's \`webhook_secret\`. Delivery is at least once, in no particular order.`,
+            tags: ['Webhooks'],
+            security: [],
+            parameters,
+            requestBody: {
+              required: true,
+              content: { [JSON_MEDIA]: { schema: registry.use(schema), example: body } },
+            },
+            responses: {
+              '2XX': { description: 'Delivered. Only a 2xx answer counts as delivered.' },
+              '410': { description: 'Gone: the event is not sent again.' },
+              default: {
+                description:
+                  'Any other answer, a timeout (15 s) or a connection error is a failure: the event is retried with backoff for about 3 days. Redirects are not followed.',
+              },
             },
           },
         },
-      },
-    ]),
+      ];
+    }),
   );
 }
 

@@ -48,6 +48,23 @@ describe('per-route operations', () => {
     }
   });
 
+  it('makes the document builder fail loudly for an operation without an example of a part', () => {
+    const row = routes.find((r) => r.name === 'GetReferralLink')!;
+    const without = (example: object) => ({ GetReferralLink: { ...operations.GetReferralLink, example } });
+    const { example } = operations.GetReferralLink;
+    expect(() => buildOpenApiDocument([row], without({ ...example, query: { id: '7' } }))).toThrow(
+      /GetReferralLink: no example for the parameter referral_code/,
+    );
+    expect(() => buildOpenApiDocument([row], without({ ...example, response: undefined }))).toThrow(
+      /GetReferralLink: no example of the application\/json response/,
+    );
+    const create = routes.find((r) => r.name === 'CreateCampaign')!;
+    const { body: _, ...noBody } = operations.CreateCampaign.example;
+    expect(() =>
+      buildOpenApiDocument([create], { CreateCampaign: { ...operations.CreateCampaign, example: noBody } }),
+    ).toThrow(/CreateCampaign: no example of the request body/);
+  });
+
   it('makes the document builder fail loudly for a row without an operation', () => {
     const row = { ...routes[0]!, name: 'NoSuchRoute' };
     expect(() => buildOpenApiDocument([row])).toThrow(/NoSuchRoute has no operation/);
@@ -217,7 +234,12 @@ describe('the OpenAPI document', () => {
     ]);
     expect(doc.paths['/api/v1/campaign'].post.requestBody).toEqual({
       required: true,
-      content: { 'application/json': { schema: { $ref: '#/components/schemas/CreateCampaignBody' } } },
+      content: {
+        'application/json': {
+          schema: { $ref: '#/components/schemas/CreateCampaignBody' },
+          example: { url: 'https://shop.example.com/welcome', name: 'Spring referral promo' },
+        },
+      },
     });
     expect(doc.paths['/api/v1/campaign'].patch.requestBody.required).toBe(false);
   });
