@@ -299,6 +299,39 @@ function successResponse(
   };
 }
 
+/** Shell single quotes around any text: a `'` inside is closed, escaped and reopened. */
+const shellQuote = (text: string) => `'${text.replace(/'/g, "'\\''")}'`;
+
+/**
+ * The operation's `curl` sample (`x-codeSamples`, which Redoc shows beside the request): its example
+ * request against the local stack, with the key from `$API_KEY` where the route needs one.
+ * Headers are shown (`-i`, `-I`) where the answer is in them: a redirect, a list's next page.
+ */
+function curlSamples(route: RouteDefinition, meta: OperationDefinition, head = false): JsonSchema[] {
+  const { example } = meta;
+  const path = route.path.replace(/\{([^}]+)\}/g, (_, name: string) =>
+    encodeURIComponent(exampleOf(route, example.path, name)),
+  );
+  const sent = example.sampleQuery ?? Object.keys(example.query ?? {});
+  const query = new URLSearchParams(
+    sent.map((name): [string, string] => [name, exampleOf(route, example.query, name)]),
+  );
+  const url = `${LOCAL_BASE_URL}${path}${sent.length ? `?${query}` : ''}`;
+  const showHeaders = (meta.success.headers ?? []).some((h) => h === 'location' || h === 'link');
+  const flags = head
+    ? ['-I']
+    : [...(route.method === 'GET' ? [] : [`-X ${route.method}`]), ...(showHeaders ? ['-i'] : [])];
+  const lines = [['curl', ...flags, shellQuote(url)].join(' ')];
+  if (route.auth) lines.push('-H "api-key: $API_KEY"');
+  if (meta.request?.body && !head) {
+    lines.push(
+      `-H ${shellQuote('content-type: application/json')}`,
+      `-d ${shellQuote(JSON.stringify(bodyExample(route, meta)))}`,
+    );
+  }
+  return [{ lang: 'Shell', label: 'curl', source: lines.join(' \\\n  ') }];
+}
+
 function operation(shared: SharedComponents, route: RouteDefinition, meta: OperationDefinition): JsonSchema {
   const errors = [...commonErrors(route, meta), ...(meta.errors ?? [])];
   return {
@@ -326,6 +359,7 @@ function operation(shared: SharedComponents, route: RouteDefinition, meta: Opera
       [String(meta.success.status)]: successResponse(route, meta, true, takesIdempotencyKey(route)),
       ...errorResponses(shared, errors),
     },
+    'x-codeSamples': curlSamples(route, meta),
   };
 }
 
@@ -347,6 +381,7 @@ function headOperation(
       [String(meta.success.status)]: successResponse(route, meta, false),
       ...errorResponses(shared, errors, false),
     },
+    'x-codeSamples': curlSamples(route, meta, true),
   };
 }
 
@@ -432,6 +467,7 @@ Every \`/api/v1\` request except \`GET /api/v1/openapi.json\` carries the \`api-
 - Every \`created_at\` is UTC in the form \`YYYY-MM-DD_HH-MM-SS\`.
 - Every response carries \`x-request-id\`, made of \`A-Z a-z 0-9 _ -\` only: quote it when asking for support.
 - Lists return a plain JSON array, oldest first, \`limit\` (1–1000) items at most (${DEFAULT_LIST_LIMIT} by default). While more items remain, the response has a \`Link: <…>; rel="next"\` header and \`x-next-cursor\`; pass that cursor as \`cursor\` to get the next page. A page may hold fewer than \`limit\` items (item sizes vary); follow cursors until there is none to reach every item. A cursor works only on the list it came from: on another list, campaign or account it is 400 \`validation_failed\` (field \`cursor\`).
+- The examples of each operation are consistent with one another, and its \`curl\` sample runs against the local stack (\`npm start\`, \`http://127.0.0.1:3000\`) with \`API_KEY\` set to the key it printed.
 
 # Retries
 Every \`POST\` may carry an \`Idempotency-Key\` (1–255 printable ASCII characters): a retry with the same key, method, path and body gets the first 2xx answer again, with \`Idempotent-Replayed: true\`, and writes nothing; answers are kept at least 24 hours. A dependency that throttles, fails or does not answer within about 5 seconds gives 503 \`service_unavailable\` with \`Retry-After\`: the write may or may not have happened, so retry with the same key.

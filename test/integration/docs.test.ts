@@ -8,10 +8,30 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openApiDocument } from '../../lib/openapi/document.ts';
 import { routes } from '../../lib/routes.ts';
-import { baseUrl } from '../support/api.ts';
+import { parseCurl } from '../client/curl-samples.ts';
+import { api, baseUrl, TENANT_A } from '../support/api.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
+
+/** What a request that is not well-formed gets. */
+const MALFORMED = [
+  'invalid_json',
+  'validation_failed',
+  'missing_parameter',
+  'unsupported_media_type',
+  'unauthorized',
+];
+
+/** Every operation's curl sample (`x-codeSamples`). */
+const samples = () =>
+  Object.entries(openApiDocument.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([verb, op]) => ({
+      label: `${verb.toUpperCase()} ${path}`,
+      source: (op['x-codeSamples'] as Array<{ source: string }>)[0]!.source,
+    })),
+  );
 const OUTPUT_DIR = join(process.cwd(), 'test-output');
 
 describe('the API reference page in Chromium', () => {
@@ -92,6 +112,17 @@ describe('the API reference page in Chromium', () => {
     }
     expect(text).toContain('action.created');
     expect(text).toContain('referred_user.created');
+    // Realistic examples instead of the values Redoc makes up from a schema (in what Redoc drew, not
+    // in the document the page embeds).
+    const drawn = (await page.locator('#redoc').textContent()) ?? '';
+    expect(drawn.includes('"name": "Spring referral promo"'), 'a request example').toBe(true);
+    expect(drawn.match(/.{0,80}"string".{0,80}/g), 'a made-up "string"').toBeNull();
+    // Each operation's curl sample in its own tab (the body's example comes first where there is one).
+    const curlTabs = page.getByRole('tab', { name: 'curl', exact: true });
+    expect(await curlTabs.count()).toBe(samples().length);
+    for (const tab of await curlTabs.all()) await tab.click();
+    const shown = new Set(await page.locator('pre').allInnerTexts());
+    for (const { label, source } of samples()) expect(shown.has(source), `${label}: ${source}`).toBe(true);
     // The sidebar's footer (where Redoc's logo was asked of its CDN) is rendered by now.
     await page.getByText('API docs by Redocly').waitFor();
     await page.waitForLoadState('networkidle');
@@ -102,6 +133,24 @@ describe('the API reference page in Chromium', () => {
     await page.locator('h2', { hasText: 'Create a referral link' }).first().scrollIntoViewIfNeeded();
     await page.screenshot({ path: join(OUTPUT_DIR, 'docs.png') });
     await page.close();
+  });
+
+  it('has curl samples the local stack takes as well-formed requests, with a key of its own', async () => {
+    for (const { label, source } of samples()) {
+      const request = parseCurl(source);
+      const path = `${request.url.pathname}${request.url.search}`;
+      const { 'api-key': key, ...headers } = request.headers;
+      const res = await api(request.method, path, {
+        key: key === '$API_KEY' ? TENANT_A.key : null,
+        headers,
+        ...(request.body !== undefined ? { rawBody: request.body } : {}),
+      });
+      // The example campaign and code do not exist on this stack: a 404 is fine, a refusal of the
+      // request's form is not.
+      const code = (res.body as { error?: { code?: string } } | undefined)?.error?.code;
+      expect(MALFORMED, `${label}: ${res.text}`).not.toContain(code);
+      expect(res.status, `${label}: ${res.text}`).toBeLessThan(500);
+    }
   });
 
   it("opens an error body's doc_url at that code's entry", async () => {

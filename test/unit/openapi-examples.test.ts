@@ -4,11 +4,14 @@
  * each request body, each response body (every media type, the error bodies included) and each
  * response header. Redoc otherwise makes samples up from the schemas (`"string"`, a zero UUID).
  * Schemas are checked with the document's own JSON Schema validator (test/support/response-validator.ts).
+ * And every operation's `curl` sample (`x-codeSamples`) is a well-formed request made of them.
  */
 import { describe, expect, it } from 'vitest';
 import { openApiDocument } from '../../lib/openapi/document.ts';
-import { examples } from '../../lib/operations/examples.ts';
+import { examples, LOCAL_BASE_URL } from '../../lib/operations/examples.ts';
+import { resolveRoute } from '../../lib/routes.ts';
 import { verifyDelivery } from '../../lib/webhooks/sign.ts';
+import { parseCurl } from '../client/curl-samples.ts';
 import { documentAjv } from '../support/response-validator.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: the test walks the document as untyped JSON
@@ -163,5 +166,76 @@ describe('examples of the document', () => {
       }
       expect(headers['webhook-id']).toMatch(/^evt_(?:action|referred_user)_\d+$/);
     }
+  });
+});
+
+describe('the curl sample of every operation', () => {
+  const routed = operations.filter(({ parts }) => parts[0] === 'paths');
+
+  it('is there, one per operation, as Redoc reads it: x-codeSamples, lang Shell, label curl', () => {
+    expect(routed.length).toBeGreaterThan(20);
+    for (const { label, op } of routed) {
+      const samples = (op as Json)['x-codeSamples'];
+      expect(samples, label).toHaveLength(1);
+      expect(samples[0], label).toMatchObject({ lang: 'Shell', label: 'curl', source: expect.any(String) });
+    }
+  });
+
+  it("asks the local stack for the operation's path with valid parameters, with the key where the route needs one", () => {
+    for (const { label, parts, op } of routed) {
+      const [, path = '', verb = ''] = parts;
+      const request = parseCurl((op as Json)['x-codeSamples'][0].source);
+      expect(request.method, label).toBe(verb.toUpperCase());
+      expect(request.url.origin, label).toBe(LOCAL_BASE_URL);
+      const resolved = resolveRoute(verb === 'head' ? 'GET' : verb.toUpperCase(), request.url.pathname);
+      expect(resolved.kind, label).toBe('match');
+      if (resolved.kind !== 'match') continue;
+      expect(resolved.match.route.path, label).toBe(path);
+      const params = (op as Json).parameters.map((p: Json) => resolve(p, []).node) as Json[];
+      const values: Record<string, string | undefined> = {
+        ...resolved.match.pathParameters,
+        ...Object.fromEntries(request.url.searchParams),
+      };
+      for (const name of Object.keys(values)) {
+        expect(
+          params.map((p) => p.name),
+          `${label}: ${name} is a parameter`,
+        ).toContain(name);
+      }
+      for (const p of params.filter((p) => p.in !== 'header')) {
+        const value = values[p.name];
+        if (p.required) expect(value, `${label}: ${p.name} is required`).toBeDefined();
+        if (value === undefined) continue;
+        const validate = ajv.compile({
+          $ref: `openapi.json${pointer([...parts, 'parameters', String(params.indexOf(p)), 'schema'])}`,
+        });
+        expect(validate(value), `${label}: ${p.name}=${value}`).toBe(true);
+      }
+      const needsKey = (op as Json).security === undefined;
+      expect(request.headers['api-key'], label).toBe(needsKey ? '$API_KEY' : undefined);
+    }
+  });
+
+  it('sends a JSON body that parses and is valid against the request schema, wherever the operation takes one', () => {
+    for (const { label, parts, op } of routed) {
+      const request = parseCurl((op as Json)['x-codeSamples'][0].source);
+      const content = (op as Json).requestBody?.content?.['application/json'];
+      if (!content || parts[2] === 'head') {
+        expect(request.body, label).toBeUndefined();
+        continue;
+      }
+      expect(request.headers['content-type'], label).toBe('application/json');
+      const body = JSON.parse(request.body ?? '');
+      const validate = ajv.getSchema(
+        `openapi.json${pointer([...parts, 'requestBody', 'content', 'application/json', 'schema'])}`,
+      )!;
+      expect(validate(body), `${label}: ${ajv.errorsText(validate.errors)}`).toBe(true);
+      expect(body, label).toEqual(content.example);
+    }
+  });
+
+  it("quotes for the shell whatever a body holds (a ' included)", () => {
+    const source = `curl -X POST '${LOCAL_BASE_URL}/x' -d '${JSON.stringify({ name: "Anna's promo" }).replace(/'/g, "'\\''")}'`;
+    expect(JSON.parse(parseCurl(source).body!)).toEqual({ name: "Anna's promo" });
   });
 });
