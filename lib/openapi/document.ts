@@ -467,10 +467,13 @@ Every \`/api/v1\` request except \`GET /api/v1/openapi.json\` carries the \`api-
 - Every \`created_at\` is UTC in the form \`YYYY-MM-DD_HH-MM-SS\`.
 - Every response carries \`x-request-id\`, made of \`A-Z a-z 0-9 _ -\` only: quote it when asking for support.
 - Lists return a plain JSON array, oldest first, \`limit\` (1–1000) items at most (${DEFAULT_LIST_LIMIT} by default). While more items remain, the response has a \`Link: <…>; rel="next"\` header and \`x-next-cursor\`; pass that cursor as \`cursor\` to get the next page. A page may hold fewer than \`limit\` items (item sizes vary); follow cursors until there is none to reach every item. A cursor works only on the list it came from: on another list, campaign or account it is 400 \`validation_failed\` (field \`cursor\`).
-- The examples of each operation are consistent with one another, and its \`curl\` sample runs against the local stack (\`npm start\`, \`http://127.0.0.1:3000\`) with \`API_KEY\` set to the key it printed.
+- The examples tell one story (a campaign, a referrer's link, a visit, a signup, a purchase). Each operation's \`curl\` sample sends its example request to the local stack (\`npm start\`, \`http://127.0.0.1:3000\`), with \`API_KEY\` set to the key it printed; replace the example ids with ones of your own.
 
 # Retries
 Every \`POST\` may carry an \`Idempotency-Key\` (1–255 printable ASCII characters): a retry with the same key, method, path and body gets the first 2xx answer again, with \`Idempotent-Replayed: true\`, and writes nothing; answers are kept at least 24 hours. A dependency that throttles, fails or does not answer within about 5 seconds gives 503 \`service_unavailable\` with \`Retry-After\`: the write may or may not have happened, so retry with the same key.
+
+# Versioning
+Within \`/api/v1\` nothing documented here is removed or changed: paths, methods, fields (their names, types, meanings and whether they can be null), status codes and error codes stay, and no request field becomes required. What may be added without notice: endpoints, optional request fields and query parameters, fields of response objects, error bodies and webhook \`data\`, response headers, error codes under a status an operation already documents, and webhook event types, which are sent only to campaigns that ask for them. So ignore fields and headers you do not know, branch on \`error.code\` (never on \`message\`, whose wording may change) and treat a code you do not know by its status. \`info.version\` gains a minor number with every addition. A deprecated operation is marked so here and answers with a \`Deprecation\` header, and with \`Sunset\` once its end date is set, at least 6 months ahead; removal only comes with \`/api/v2\`, served beside \`/api/v1\` until then.
 
 # Errors
 Every 4xx and 5xx body is \`{ "error": { "code", "message", "details"?, "doc_url" } }\`. Branch on \`code\`; \`message\` is for people and may change; \`details\` lists the offending fields of a validation error; \`doc_url\` links the code's entry below: absolute on the host the request reached (\`https://<host>/docs#section/Errors/<code>\`), or relative (\`/docs#section/Errors/<code>\`) where that host is not known.
@@ -497,7 +500,8 @@ export function buildOpenApiDocument(
     openapi: '3.1.0',
     info: {
       title: 'Referral tracking API',
-      version: '1.0.0',
+      // A minor number more with every addition (README, "API versioning"): 1.1 added doc_url.
+      version: '1.1.0',
       description: overview,
     },
     servers: [{ url: '/', description: 'The deployment serving this document' }],

@@ -6,6 +6,7 @@ import { errorAnchor } from '../../lib/http/responses.ts';
 import { DOCS_CSP } from '../../lib/openapi/docs-page.ts';
 import { buildOpenApiDocument, openApiDocument } from '../../lib/openapi/document.ts';
 import { operations } from '../../lib/operations/definitions.ts';
+import { examples } from '../../lib/operations/examples.ts';
 import { routes } from '../../lib/routes.ts';
 import { projectRoot } from '../../scripts/openapi-tools.ts';
 
@@ -100,6 +101,12 @@ describe('the OpenAPI document', () => {
       if (route.method === 'GET') expect(doc.paths[route.path].head, `HEAD ${route.path}`).toBeDefined();
     }
     expect(operationsOf()).toHaveLength(routes.length + routes.filter((r) => r.method === 'GET').length);
+  });
+
+  it('says its version, which its own example repeats, and its versioning policy', () => {
+    expect(doc.info.version).toMatch(/^1\.\d+\.\d+$/);
+    expect(examples.openApiDocument.info).toEqual({ title: doc.info.title, version: doc.info.version });
+    expect(doc.info.description).toMatch(/^# Versioning$/m);
   });
 
   it('is plain JSON: no TypeBox symbol keys, and it survives a JSON round trip unchanged', () => {
