@@ -343,6 +343,8 @@ export interface components {
           field: string;
           message: string;
         }[];
+        /** @description This code's entry in the API reference (`/docs#section/Errors/<code>`): absolute on the host the request reached, relative where that host is not known. */
+        doc_url: string;
       };
     };
     CreateCampaignBody: {
@@ -616,26 +618,41 @@ export interface components {
   parameters: {
     /**
      * @description Makes a retry safe: the first request with a key runs and its 2xx answer is stored with its write, kept at least 24 hours; a retry with the same key, method, path and body (as parsed JSON) gets that answer again, with `Idempotent-Replayed: true`, and writes nothing. Scoped to your account. Another request with a used key is 422 `idempotency_key_reused`.
-     * @example order-4711-signup
+     * @example order-7731-purchase
      */
     IdempotencyKey: string;
   };
   requestBodies: never;
   headers: {
-    /** @description Id of this request; quote it when asking for support. */
+    /**
+     * @description Id of this request, URL-safe: API Gateway's request id in base64url without padding. Quote it when asking for support.
+     * @example JBq7LgBLoAMEbwA
+     */
     XRequestId: string;
     /**
      * @description Present while more items remain: `<path?limit=…&cursor=…>; rel="next"`, the URL of the next page. Absent on the last page.
-     * @example </api/v1/campaign_referral_links/3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a?limit=100&cursor=eyJrIjoxfQ>; rel="next"
+     * @example </api/v1/campaign_referral_links/3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a?limit=100&cursor=WzIsIjAwMTc5NTM0NTY1MTAwMCMwMDAwMDAwMDAwMDAxMDQzIiwiQU5OQS1TUFJJTkciLCJuY3ZtdHcwMTRyakUiXQ>; rel="next"
      */
     Link: string;
-    /** @description Present while more items remain: the opaque cursor of the next page. Absent on the last page. */
+    /**
+     * @description Present while more items remain: the opaque cursor of the next page. Absent on the last page.
+     * @example WzIsIjAwMTc5NTM0NTY1MTAwMCMwMDAwMDAwMDAwMDAxMDQzIiwiQU5OQS1TUFJJTkciLCJuY3ZtdHcwMTRyakUiXQ
+     */
     XNextCursor: string;
-    /** @description The referral link: the campaign URL with `rfa=<code>` added. */
+    /**
+     * @description The referral link: the campaign URL with `rfa=<code>` added.
+     * @example https://shop.example.com/welcome?rfa=K7TX4M2Q
+     */
     Location: string;
-    /** @description Whole seconds to wait before trying again. Sent with every 503 and with every 429 the service answers itself; a deployed stage's throttling is answered by API Gateway, without it. */
+    /**
+     * @description Whole seconds to wait before trying again. Sent with every 503 and with every 429 the service answers itself; a deployed stage's throttling is answered by API Gateway, without it.
+     * @example 1
+     */
     RetryAfter: number;
-    /** @description `true` when this is the stored answer to an earlier request with the same `Idempotency-Key`: nothing was written again. */
+    /**
+     * @description `true` when this is the stored answer to an earlier request with the same `Idempotency-Key`: nothing was written again.
+     * @example true
+     */
     IdempotentReplayed: 'true';
   };
   pathItems: never;
@@ -645,9 +662,15 @@ export interface operations {
   GetReferralLink: {
     parameters: {
       query?: {
-        /** @description a positive integer id */
+        /**
+         * @description a positive integer id
+         * @example 1042
+         */
         id?: string;
-        /** @description 4-32 characters of A-Z a-z 0-9 _ - */
+        /**
+         * @description 4-32 characters of A-Z a-z 0-9 _ -
+         * @example K7TX4M2Q
+         */
         referral_code?: string;
       };
       header?: never;
@@ -663,6 +686,18 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": 1042,
+           *       "created_at": "2026-11-22_14-07-31",
+           *       "referral_code": "K7TX4M2Q",
+           *       "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *       "referrer_id": "user_8f3a2c",
+           *       "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *       "total_clicks": 12,
+           *       "total_referrals": 3
+           *     }
+           */
           'application/json': components['schemas']['ReferralLink'];
         };
       };
@@ -700,7 +735,7 @@ export interface operations {
       header?: {
         /**
          * @description Makes a retry safe: the first request with a key runs and its 2xx answer is stored with its write, kept at least 24 hours; a retry with the same key, method, path and body (as parsed JSON) gets that answer again, with `Idempotent-Replayed: true`, and writes nothing. Scoped to your account. Another request with a used key is 422 `idempotency_key_reused`.
-         * @example order-4711-signup
+         * @example order-7731-purchase
          */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
@@ -709,6 +744,12 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+         *       "referrer_id": "user_8f3a2c"
+         *     }
+         */
         'application/json': components['schemas']['CreateLinkBody'];
       };
     };
@@ -721,6 +762,18 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": 1042,
+           *       "created_at": "2026-11-22_14-07-31",
+           *       "referral_code": "K7TX4M2Q",
+           *       "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *       "referrer_id": "user_8f3a2c",
+           *       "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *       "total_clicks": 0,
+           *       "total_referrals": 0
+           *     }
+           */
           'application/json': components['schemas']['ReferralLink'];
         };
       };
@@ -776,9 +829,15 @@ export interface operations {
   GetReferralLinkHead: {
     parameters: {
       query?: {
-        /** @description a positive integer id */
+        /**
+         * @description a positive integer id
+         * @example 1042
+         */
         id?: string;
-        /** @description 4-32 characters of A-Z a-z 0-9 _ - */
+        /**
+         * @description 4-32 characters of A-Z a-z 0-9 _ -
+         * @example K7TX4M2Q
+         */
         referral_code?: string;
       };
       header?: never;
@@ -870,14 +929,23 @@ export interface operations {
   ListCampaignLinks: {
     parameters: {
       query?: {
-        /** @description an integer from 1 to 1000, the most items of the page (100 when omitted) */
+        /**
+         * @description an integer from 1 to 1000, the most items of the page (100 when omitted)
+         * @example 100
+         */
         limit?: string;
-        /** @description a cursor from x-next-cursor */
+        /**
+         * @description a cursor from x-next-cursor
+         * @example WzIsIjAwMTc5NTM0NTY1MTAwMCMwMDAwMDAwMDAwMDAxMDQzIiwiQU5OQS1TUFJJTkciLCJuY3ZtdHcwMTRyakUiXQ
+         */
         cursor?: string;
       };
       header?: never;
       path: {
-        /** @description A UUID */
+        /**
+         * @description A UUID
+         * @example 3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
+         */
         campaign_id: components['schemas']['Uuid'];
       };
       cookie?: never;
@@ -893,6 +961,30 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example [
+           *       {
+           *         "id": 1042,
+           *         "created_at": "2026-11-22_14-07-31",
+           *         "referral_code": "K7TX4M2Q",
+           *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *         "referrer_id": "user_8f3a2c",
+           *         "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *         "total_clicks": 12,
+           *         "total_referrals": 3
+           *       },
+           *       {
+           *         "id": 1043,
+           *         "created_at": "2026-11-22_14-09-55",
+           *         "referral_code": "ANNA-SPRING",
+           *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *         "referrer_id": "user_8f3a2c",
+           *         "referral_link": "https://shop.example.com/welcome?rfa=ANNA-SPRING",
+           *         "total_clicks": 4,
+           *         "total_referrals": 1
+           *       }
+           *     ]
+           */
           'application/json': components['schemas']['ReferralLink'][];
         };
       };
@@ -909,14 +1001,23 @@ export interface operations {
   ListCampaignLinksHead: {
     parameters: {
       query?: {
-        /** @description an integer from 1 to 1000, the most items of the page (100 when omitted) */
+        /**
+         * @description an integer from 1 to 1000, the most items of the page (100 when omitted)
+         * @example 100
+         */
         limit?: string;
-        /** @description a cursor from x-next-cursor */
+        /**
+         * @description a cursor from x-next-cursor
+         * @example WzIsIjAwMTc5NTM0NTY1MTAwMCMwMDAwMDAwMDAwMDAxMDQzIiwiQU5OQS1TUFJJTkciLCJuY3ZtdHcwMTRyakUiXQ
+         */
         cursor?: string;
       };
       header?: never;
       path: {
-        /** @description A UUID */
+        /**
+         * @description A UUID
+         * @example 3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
+         */
         campaign_id: components['schemas']['Uuid'];
       };
       cookie?: never;
@@ -1004,16 +1105,28 @@ export interface operations {
   ListReferrerLinks: {
     parameters: {
       query?: {
-        /** @description an integer from 1 to 1000, the most items of the page (100 when omitted) */
+        /**
+         * @description an integer from 1 to 1000, the most items of the page (100 when omitted)
+         * @example 100
+         */
         limit?: string;
-        /** @description a cursor from x-next-cursor */
+        /**
+         * @description a cursor from x-next-cursor
+         * @example WzIsIjAwMTc5NTM0NTY1MTAwMCMwMDAwMDAwMDAwMDAxMDQzIiwiQU5OQS1TUFJJTkciLCJuY3ZtdHcwMTRyakUiXQ
+         */
         cursor?: string;
       };
       header?: never;
       path: {
-        /** @description A UUID */
+        /**
+         * @description A UUID
+         * @example 3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
+         */
         campaign_id: components['schemas']['Uuid'];
-        /** @description An id of your own. Lengths in Unicode code points, no control characters. */
+        /**
+         * @description An id of your own. Lengths in Unicode code points, no control characters.
+         * @example user_8f3a2c
+         */
         referrer_id: string;
       };
       cookie?: never;
@@ -1029,6 +1142,30 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example [
+           *       {
+           *         "id": 1042,
+           *         "created_at": "2026-11-22_14-07-31",
+           *         "referral_code": "K7TX4M2Q",
+           *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *         "referrer_id": "user_8f3a2c",
+           *         "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *         "total_clicks": 12,
+           *         "total_referrals": 3
+           *       },
+           *       {
+           *         "id": 1043,
+           *         "created_at": "2026-11-22_14-09-55",
+           *         "referral_code": "ANNA-SPRING",
+           *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *         "referrer_id": "user_8f3a2c",
+           *         "referral_link": "https://shop.example.com/welcome?rfa=ANNA-SPRING",
+           *         "total_clicks": 4,
+           *         "total_referrals": 1
+           *       }
+           *     ]
+           */
           'application/json': components['schemas']['ReferralLink'][];
         };
       };
@@ -1045,16 +1182,28 @@ export interface operations {
   ListReferrerLinksHead: {
     parameters: {
       query?: {
-        /** @description an integer from 1 to 1000, the most items of the page (100 when omitted) */
+        /**
+         * @description an integer from 1 to 1000, the most items of the page (100 when omitted)
+         * @example 100
+         */
         limit?: string;
-        /** @description a cursor from x-next-cursor */
+        /**
+         * @description a cursor from x-next-cursor
+         * @example WzIsIjAwMTc5NTM0NTY1MTAwMCMwMDAwMDAwMDAwMDAxMDQzIiwiQU5OQS1TUFJJTkciLCJuY3ZtdHcwMTRyakUiXQ
+         */
         cursor?: string;
       };
       header?: never;
       path: {
-        /** @description A UUID */
+        /**
+         * @description A UUID
+         * @example 3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
+         */
         campaign_id: components['schemas']['Uuid'];
-        /** @description An id of your own. Lengths in Unicode code points, no control characters. */
+        /**
+         * @description An id of your own. Lengths in Unicode code points, no control characters.
+         * @example user_8f3a2c
+         */
         referrer_id: string;
       };
       cookie?: never;
@@ -1145,7 +1294,7 @@ export interface operations {
       header?: {
         /**
          * @description Makes a retry safe: the first request with a key runs and its 2xx answer is stored with its write, kept at least 24 hours; a retry with the same key, method, path and body (as parsed JSON) gets that answer again, with `Idempotent-Replayed: true`, and writes nothing. Scoped to your account. Another request with a used key is 422 `idempotency_key_reused`.
-         * @example order-4711-signup
+         * @example order-7731-purchase
          */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
@@ -1154,6 +1303,18 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+         *       "action_type": "purchase",
+         *       "referred_user_id": "user_51d7e0",
+         *       "metadata": {
+         *         "order_id": "ord_7731",
+         *         "amount": 49.9,
+         *         "currency": "EUR"
+         *       }
+         *     }
+         */
         'application/json': components['schemas']['CreateUserActionBody'];
       };
     };
@@ -1166,6 +1327,43 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": 5531,
+           *       "created_at": "2026-11-23_09-52-03",
+           *       "action_type": "purchase",
+           *       "metadata": {
+           *         "order_id": "ord_7731",
+           *         "amount": 49.9,
+           *         "currency": "EUR"
+           *       },
+           *       "referral_link": {
+           *         "id": 1042,
+           *         "created_at": "2026-11-22_14-07-31",
+           *         "referral_code": "K7TX4M2Q",
+           *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *         "referrer_id": "user_8f3a2c",
+           *         "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *         "total_clicks": 4,
+           *         "total_referrals": 1
+           *       },
+           *       "referred_user": {
+           *         "id": 2207,
+           *         "created_at": "2026-11-23_09-41-27",
+           *         "referral_link": {
+           *           "id": 1042,
+           *           "created_at": "2026-11-22_14-07-31",
+           *           "referral_code": "K7TX4M2Q",
+           *           "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *           "referrer_id": "user_8f3a2c",
+           *           "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *           "total_clicks": 3,
+           *           "total_referrals": 1
+           *         },
+           *         "referred_user_id": "user_51d7e0"
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Action'];
         };
       };
@@ -1221,7 +1419,10 @@ export interface operations {
   GetCampaign: {
     parameters: {
       query: {
-        /** @description A UUID */
+        /**
+         * @description A UUID
+         * @example 3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
+         */
         id: components['schemas']['Uuid'];
       };
       header?: never;
@@ -1237,6 +1438,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *       "created_at": "2026-11-22_14-05-09",
+           *       "url": "https://shop.example.com/welcome",
+           *       "name": "Spring referral promo 2026",
+           *       "webhook_url": "https://hooks.example.com/referrals",
+           *       "webhook_secret": "whsec_FtooWMUa8tBQak0XgbzXVyekr3H2YkLNETyTB1i+q9M="
+           *     }
+           */
           'application/json': components['schemas']['Campaign'];
         };
       };
@@ -1274,7 +1485,7 @@ export interface operations {
       header?: {
         /**
          * @description Makes a retry safe: the first request with a key runs and its 2xx answer is stored with its write, kept at least 24 hours; a retry with the same key, method, path and body (as parsed JSON) gets that answer again, with `Idempotent-Replayed: true`, and writes nothing. Scoped to your account. Another request with a used key is 422 `idempotency_key_reused`.
-         * @example order-4711-signup
+         * @example order-7731-purchase
          */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
@@ -1283,6 +1494,12 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "url": "https://shop.example.com/welcome",
+         *       "name": "Spring referral promo"
+         *     }
+         */
         'application/json': components['schemas']['CreateCampaignBody'];
       };
     };
@@ -1295,6 +1512,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *       "created_at": "2026-11-22_14-05-09",
+           *       "url": "https://shop.example.com/welcome",
+           *       "name": "Spring referral promo",
+           *       "webhook_url": null,
+           *       "webhook_secret": null
+           *     }
+           */
           'application/json': components['schemas']['Campaign'];
         };
       };
@@ -1331,7 +1558,10 @@ export interface operations {
   DeleteCampaign: {
     parameters: {
       query: {
-        /** @description A UUID */
+        /**
+         * @description A UUID
+         * @example 3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
+         */
         id: components['schemas']['Uuid'];
       };
       header?: never;
@@ -1379,7 +1609,10 @@ export interface operations {
   GetCampaignHead: {
     parameters: {
       query: {
-        /** @description A UUID */
+        /**
+         * @description A UUID
+         * @example 3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
+         */
         id: components['schemas']['Uuid'];
       };
       header?: never;
@@ -1471,7 +1704,10 @@ export interface operations {
   UpdateCampaign: {
     parameters: {
       query: {
-        /** @description A UUID */
+        /**
+         * @description A UUID
+         * @example 3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
+         */
         id: components['schemas']['Uuid'];
       };
       header?: never;
@@ -1480,6 +1716,12 @@ export interface operations {
     };
     requestBody?: {
       content: {
+        /**
+         * @example {
+         *       "name": "Spring referral promo 2026",
+         *       "webhook_url": "https://hooks.example.com/referrals"
+         *     }
+         */
         'application/json': components['schemas']['UpdateCampaignBody'];
       };
     };
@@ -1491,6 +1733,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *       "created_at": "2026-11-22_14-05-09",
+           *       "url": "https://shop.example.com/welcome",
+           *       "name": "Spring referral promo 2026",
+           *       "webhook_url": "https://hooks.example.com/referrals",
+           *       "webhook_secret": "whsec_FtooWMUa8tBQak0XgbzXVyekr3H2YkLNETyTB1i+q9M="
+           *     }
+           */
           'application/json': components['schemas']['Campaign'];
         };
       };
@@ -1530,9 +1782,15 @@ export interface operations {
   GetReferredUser: {
     parameters: {
       query: {
-        /** @description A UUID */
+        /**
+         * @description A UUID
+         * @example 3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
+         */
         campaign_id: components['schemas']['Uuid'];
-        /** @description An id of your own. Lengths in Unicode code points, no control characters. */
+        /**
+         * @description An id of your own. Lengths in Unicode code points, no control characters.
+         * @example user_51d7e0
+         */
         referred_user_id: string;
       };
       header?: never;
@@ -1548,6 +1806,23 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": 2207,
+           *       "created_at": "2026-11-23_09-41-27",
+           *       "referral_link": {
+           *         "id": 1042,
+           *         "created_at": "2026-11-22_14-07-31",
+           *         "referral_code": "K7TX4M2Q",
+           *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *         "referrer_id": "user_8f3a2c",
+           *         "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *         "total_clicks": 3,
+           *         "total_referrals": 1
+           *       },
+           *       "referred_user_id": "user_51d7e0"
+           *     }
+           */
           'application/json': components['schemas']['ReferredUser'];
         };
       };
@@ -1603,7 +1878,7 @@ export interface operations {
       header?: {
         /**
          * @description Makes a retry safe: the first request with a key runs and its 2xx answer is stored with its write, kept at least 24 hours; a retry with the same key, method, path and body (as parsed JSON) gets that answer again, with `Idempotent-Replayed: true`, and writes nothing. Scoped to your account. Another request with a used key is 422 `idempotency_key_reused`.
-         * @example order-4711-signup
+         * @example order-7731-purchase
          */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
@@ -1612,6 +1887,12 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "referral_code": "K7TX4M2Q",
+         *       "referred_user_id": "user_51d7e0"
+         *     }
+         */
         'application/json': components['schemas']['CreateReferredUserBody'];
       };
     };
@@ -1624,6 +1905,23 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": 2207,
+           *       "created_at": "2026-11-23_09-41-27",
+           *       "referral_link": {
+           *         "id": 1042,
+           *         "created_at": "2026-11-22_14-07-31",
+           *         "referral_code": "K7TX4M2Q",
+           *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *         "referrer_id": "user_8f3a2c",
+           *         "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *         "total_clicks": 3,
+           *         "total_referrals": 1
+           *       },
+           *       "referred_user_id": "user_51d7e0"
+           *     }
+           */
           'application/json': components['schemas']['ReferredUser'];
         };
       };
@@ -1697,9 +1995,15 @@ export interface operations {
   GetReferredUserHead: {
     parameters: {
       query: {
-        /** @description A UUID */
+        /**
+         * @description A UUID
+         * @example 3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
+         */
         campaign_id: components['schemas']['Uuid'];
-        /** @description An id of your own. Lengths in Unicode code points, no control characters. */
+        /**
+         * @description An id of your own. Lengths in Unicode code points, no control characters.
+         * @example user_51d7e0
+         */
         referred_user_id: string;
       };
       header?: never;
@@ -1798,7 +2102,7 @@ export interface operations {
       header?: {
         /**
          * @description Makes a retry safe: the first request with a key runs and its 2xx answer is stored with its write, kept at least 24 hours; a retry with the same key, method, path and body (as parsed JSON) gets that answer again, with `Idempotent-Replayed: true`, and writes nothing. Scoped to your account. Another request with a used key is 422 `idempotency_key_reused`.
-         * @example order-4711-signup
+         * @example order-7731-purchase
          */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
@@ -1807,6 +2111,15 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "referral_code": "K7TX4M2Q",
+         *       "action_type": "share",
+         *       "metadata": {
+         *         "channel": "whatsapp"
+         *       }
+         *     }
+         */
         'application/json': components['schemas']['CreateLinkActionBody'];
       };
     };
@@ -1819,6 +2132,27 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": 5532,
+           *       "created_at": "2026-11-23_10-15-44",
+           *       "action_type": "share",
+           *       "metadata": {
+           *         "channel": "whatsapp"
+           *       },
+           *       "referral_link": {
+           *         "id": 1042,
+           *         "created_at": "2026-11-22_14-07-31",
+           *         "referral_code": "K7TX4M2Q",
+           *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *         "referrer_id": "user_8f3a2c",
+           *         "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *         "total_clicks": 5,
+           *         "total_referrals": 1
+           *       },
+           *       "referred_user": null
+           *     }
+           */
           'application/json': components['schemas']['Action'];
         };
       };
@@ -1858,7 +2192,10 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** @description 4-32 characters of A-Z a-z 0-9 _ - */
+        /**
+         * @description 4-32 characters of A-Z a-z 0-9 _ -
+         * @example K7TX4M2Q
+         */
         referral_code: string;
       };
       cookie?: never;
@@ -1887,7 +2224,10 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** @description 4-32 characters of A-Z a-z 0-9 _ - */
+        /**
+         * @description 4-32 characters of A-Z a-z 0-9 _ -
+         * @example K7TX4M2Q
+         */
         referral_code: string;
       };
       cookie?: never;
@@ -1971,6 +2311,23 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "openapi": "3.1.0",
+           *       "info": {
+           *         "title": "Referral tracking API",
+           *         "version": "1.1.0"
+           *       },
+           *       "paths": {
+           *         "/api/v1/campaign": {
+           *           "post": {
+           *             "operationId": "CreateCampaign",
+           *             "summary": "Create a campaign"
+           *           }
+           *         }
+           *       }
+           *     }
+           */
           'application/json': {
             [key: string]: unknown;
           };
@@ -2037,9 +2394,15 @@ export interface operations {
   GetApiReference: {
     parameters: {
       query?: {
-        /** @description Serve the script the page loads instead of the page */
+        /**
+         * @description Serve the script the page loads instead of the page
+         * @example redoc.standalone.js
+         */
         asset?: 'redoc.standalone.js';
-        /** @description Version of the asset, for caching; any value is accepted */
+        /**
+         * @description Version of the asset, for caching; any value is accepted
+         * @example 2.5.4-6f1d0c2a9b3e
+         */
         v?: string;
       };
       header?: never;
@@ -2055,7 +2418,18 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example <!doctype html>
+           *     <html lang="en">
+           *     <head>
+           *     <meta charset="utf-8">
+           *     <title>Referral tracking API reference</title>
+           */
           'text/html': string;
+          /**
+           * @example /*! For license information please see redoc.standalone.js.LICENSE.txt *\/
+           *     !function(e,t){…
+           */
           'text/javascript': string;
         };
       };
@@ -2069,9 +2443,15 @@ export interface operations {
   GetApiReferenceHead: {
     parameters: {
       query?: {
-        /** @description Serve the script the page loads instead of the page */
+        /**
+         * @description Serve the script the page loads instead of the page
+         * @example redoc.standalone.js
+         */
         asset?: 'redoc.standalone.js';
-        /** @description Version of the asset, for caching; any value is accepted */
+        /**
+         * @description Version of the asset, for caching; any value is accepted
+         * @example 2.5.4-6f1d0c2a9b3e
+         */
         v?: string;
       };
       header?: never;
@@ -2137,17 +2517,17 @@ export interface operations {
       header: {
         /**
          * @description Id of the event, the same on every retry: use it to drop duplicates.
-         * @example evt_action_1042
+         * @example evt_action_5530
          */
         'webhook-id': string;
         /**
          * @description Unix time (seconds) of this attempt.
-         * @example 1795356309
+         * @example 1795426693
          */
         'webhook-timestamp': string;
         /**
-         * @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the campaign's `webhook_secret` after `whsec_`.
-         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         * @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the campaign's `webhook_secret` after `whsec_`. The example is the signature of the example body, sent as compact JSON, with the example campaign's secret.
+         * @example v1,RbYJ7CM26E29KYv4Gdcjou2nvfEMllUeJ/vQVhvwcto=
          */
         'webhook-signature': string;
       };
@@ -2156,6 +2536,33 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "type": "action.created",
+         *       "timestamp": "2026-11-23T09:38:12.481Z",
+         *       "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+         *       "data": {
+         *         "id": 5530,
+         *         "created_at": "2026-11-23_09-38-12",
+         *         "action_type": "visit",
+         *         "metadata": {
+         *           "user_agent": "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36",
+         *           "referer": "https://blog.example.org/spring-deals"
+         *         },
+         *         "referral_link": {
+         *           "id": 1042,
+         *           "created_at": "2026-11-22_14-07-31",
+         *           "referral_code": "K7TX4M2Q",
+         *           "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+         *           "referrer_id": "user_8f3a2c",
+         *           "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+         *           "total_clicks": 3,
+         *           "total_referrals": 0
+         *         },
+         *         "referred_user": null
+         *       }
+         *     }
+         */
         'application/json': components['schemas']['ActionCreatedEvent'];
       };
     };
@@ -2189,17 +2596,17 @@ export interface operations {
       header: {
         /**
          * @description Id of the event, the same on every retry: use it to drop duplicates.
-         * @example evt_action_1042
+         * @example evt_referred_user_2207
          */
         'webhook-id': string;
         /**
          * @description Unix time (seconds) of this attempt.
-         * @example 1795356309
+         * @example 1795426888
          */
         'webhook-timestamp': string;
         /**
-         * @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the campaign's `webhook_secret` after `whsec_`.
-         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         * @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the campaign's `webhook_secret` after `whsec_`. The example is the signature of the example body, sent as compact JSON, with the example campaign's secret.
+         * @example v1,4WW2BzLcnl08G4mVSPiUOORyMbvHRvKQ1LyKvWpYWoI=
          */
         'webhook-signature': string;
       };
@@ -2208,6 +2615,28 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "type": "referred_user.created",
+         *       "timestamp": "2026-11-23T09:41:27.903Z",
+         *       "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+         *       "data": {
+         *         "id": 2207,
+         *         "created_at": "2026-11-23_09-41-27",
+         *         "referral_link": {
+         *           "id": 1042,
+         *           "created_at": "2026-11-22_14-07-31",
+         *           "referral_code": "K7TX4M2Q",
+         *           "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+         *           "referrer_id": "user_8f3a2c",
+         *           "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+         *           "total_clicks": 3,
+         *           "total_referrals": 1
+         *         },
+         *         "referred_user_id": "user_51d7e0"
+         *       }
+         *     }
+         */
         'application/json': components['schemas']['ReferredUserCreatedEvent'];
       };
     };

@@ -6,7 +6,12 @@ import { gunzipSync } from 'node:zlib';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REDOC_GZIP_FILE, REDOC_MANIFEST_FILE, REDOC_PACKAGE_FILE } from '../../lib/openapi/redoc-asset.ts';
+import {
+  REDOC_GZIP_FILE,
+  REDOC_MANIFEST_FILE,
+  REDOC_PACKAGE_FILE,
+  servedRedocSource,
+} from '../../lib/openapi/redoc-asset.ts';
 import { routeNamed, routes, type TableAccess } from '../../lib/routes.ts';
 import { BUNDLE_BUDGETS } from '../../scripts/bench/bundles.ts';
 import {
@@ -255,8 +260,11 @@ describe('bundles', () => {
     expect(readdirSync(bundleDir(docs)).sort()).toEqual(
       ['index.mjs', 'index.mjs.map', REDOC_GZIP_FILE, REDOC_MANIFEST_FILE].sort(),
     );
-    const packageFile = readFileSync(createRequire(import.meta.url).resolve(REDOC_PACKAGE_FILE));
-    expect(gunzipSync(readFileSync(join(bundleDir(docs), REDOC_GZIP_FILE))).equals(packageFile)).toBe(true);
+    // The package's file as served: its CDN logo's URL replaced (lib/openapi/redoc-asset.ts).
+    const served = servedRedocSource(
+      readFileSync(createRequire(import.meta.url).resolve(REDOC_PACKAGE_FILE)),
+    );
+    expect(gunzipSync(readFileSync(join(bundleDir(docs), REDOC_GZIP_FILE))).equals(served)).toBe(true);
     expect(Buffer.byteLength(code(docs))).toBeLessThanOrEqual(BUNDLE_BUDGETS.docs);
     for (const f of functions.filter((x) => x !== docs)) {
       expect(readdirSync(bundleDir(f)).sort(), f.label).toEqual(['index.mjs', 'index.mjs.map']);
@@ -345,8 +353,10 @@ describe('bundles', () => {
       );
       expect(result.statusCode).toBe(200);
       expect(result.headers['content-encoding']).toBe('gzip');
-      const packageFile = readFileSync(createRequire(import.meta.url).resolve(REDOC_PACKAGE_FILE));
-      expect(gunzipSync(Buffer.from(result.body, 'base64')).equals(packageFile)).toBe(true);
+      const served = servedRedocSource(
+        readFileSync(createRequire(import.meta.url).resolve(REDOC_PACKAGE_FILE)),
+      );
+      expect(gunzipSync(Buffer.from(result.body, 'base64')).equals(served)).toBe(true);
     });
   });
 
