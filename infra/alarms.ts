@@ -2,10 +2,13 @@ import { Duration, Stack } from 'aws-cdk-lib';
 import type * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { BusinessMetric, METRICS_NAMESPACE } from '../lib/observability/metrics.ts';
+import type { ThrottleClass } from '../lib/routes.ts';
 import { SERVICE_NAME } from './functions.ts';
 import type { Stage } from './stage.ts';
 
@@ -18,6 +21,15 @@ export const API_5XX_RATE_PERCENT = 1;
 export const API_5XX_MIN_REQUESTS = 50;
 /** A stream consumer this far behind is stuck on a batch (retrying) or cannot keep up. */
 export const ITERATOR_AGE_THRESHOLD = Duration.minutes(10);
+/**
+ * Below this many invocations in five minutes a function's p99 duration is not evaluated: with a
+ * handful of requests the p99 is the one cold start among them, not the route's latency.
+ */
+export const LATENCY_MIN_INVOCATIONS = 100;
+/** A latency alarm fires when the p99 stays above its threshold this many 5-minute periods in a row. */
+export const LATENCY_EVALUATION_PERIODS = 3;
+/** The namespace and name of the metric counted from the access logs' authorizer failures. */
+export const AUTHORIZER_ERRORS_METRIC = { namespace: 'ReferralApi', name: 'AuthorizerErrors' } as const;
 
 /** The namespace, metric and `service` dimension of the business metric `WebhookEndpointsDisabled`. */
 export const WEBHOOK_DISABLED_METRIC = {
@@ -32,6 +44,11 @@ export interface MonitoredFunction {
   readonly fn: lambda.IFunction;
 }
 
+/** A function on the request path, with the route class whose latency threshold it is held to. */
+export interface LatencyMonitoredFunction extends MonitoredFunction {
+  readonly routeClass: ThrottleClass;
+}
+
 export interface AlarmsProps {
   readonly stage: Stage;
   readonly httpStage: apigw.IHttpStage;
@@ -39,6 +56,15 @@ export interface AlarmsProps {
   readonly functions: readonly MonitoredFunction[];
   /** Functions fed by the table stream: each gets an iterator-age alarm. */
   readonly streamConsumers: readonly MonitoredFunction[];
+  /** The route functions and the authorizer: each gets a p99 duration alarm. */
+  readonly latencyFunctions: readonly LatencyMonitoredFunction[];
+  /** p99 duration threshold (ms) per route class. */
+  readonly latencyP99Ms: Readonly<Record<ThrottleClass, number>>;
+  /** The table, and the names of its global secondary indexes: each gets a throttle alarm. */
+  readonly table: dynamodb.ITable;
+  readonly indexNames: readonly string[];
+  /** The HTTP API's access log group, whose authorizer failures are counted into a metric. */
+  readonly accessLogGroup: logs.ILogGroup;
   readonly alarmTopic?: sns.ITopic;
 }
 
@@ -51,6 +77,19 @@ export interface AlarmsProps {
  *   their own errors to responses, so any Error is unexpected) and one on Throttles per function,
  *   combined into one composite alarm that notifies. The per-function alarms say which one.
  * - Stream consumers: iterator age, i.e. how far behind the table stream a consumer is.
+ * - Latency: the p99 duration of each route's function (and of the authorizer) above its route
+ *   class's threshold for 15 minutes, once the route has traffic; combined into one composite
+ *   alarm that notifies. (Lambda's Duration, free and per function; API Gateway's per-route
+ *   latency needs detailed metrics, billed as custom metrics per route.)
+ * - DynamoDB throttling: read or write throttle events on the table or any of its indexes (an
+ *   on-demand table throttles on a hot partition or a traffic jump past twice its previous peak;
+ *   an index that cannot keep up throttles the table's writes), one alarm each, combined into one
+ *   composite alarm that notifies.
+ * - Authorizer failures: a metric counted from the access logs, of requests whose authorizer
+ *   failed (API Gateway then answers 500 itself, without running the route) or could not read the
+ *   key (the route answers 503): the authorizer's own Errors alarm misses the second kind.
+ *
+ * With a topic, every alarm notifies it, directly or through exactly one composite alarm that does.
  */
 export class Alarms extends Construct {
   readonly api5xxAlarm: cloudwatch.Alarm;
@@ -58,6 +97,11 @@ export class Alarms extends Construct {
   readonly lambdaFaultsAlarm: cloudwatch.CompositeAlarm;
   readonly iteratorAgeAlarms: cloudwatch.Alarm[] = [];
   readonly webhookDisabledAlarm: cloudwatch.Alarm;
+  readonly latencyAlarms: cloudwatch.Alarm[] = [];
+  readonly latencyAlarm: cloudwatch.CompositeAlarm;
+  readonly throttleAlarms: cloudwatch.Alarm[] = [];
+  readonly dynamoThrottlesAlarm: cloudwatch.CompositeAlarm;
+  readonly authorizerErrorsAlarm: cloudwatch.Alarm;
 
   constructor(scope: Construct, id: string, props: AlarmsProps) {
     super(scope, id);
@@ -145,5 +189,104 @@ export class Alarms extends Construct {
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
     notify(this.webhookDisabledAlarm);
+    for (const { label, fn, routeClass } of props.latencyFunctions) {
+      const thresholdMs = props.latencyP99Ms[routeClass];
+      this.latencyAlarms.push(
+        new cloudwatch.Alarm(this, `${label}-latency`, {
+          alarmName: `${prefix}-${label}-latency-p99`,
+          alarmDescription: `${label} (${props.stage}, ${routeClass} route) took over ${thresholdMs} ms at p99 for ${LATENCY_EVALUATION_PERIODS * 5} minutes`,
+          metric: new cloudwatch.MathExpression({
+            label: 'p99 duration (ms)',
+            expression: `IF(invocations >= ${LATENCY_MIN_INVOCATIONS}, p99, 0)`,
+            usingMetrics: {
+              p99: fn.metricDuration({ period: fiveMinutes, statistic: cloudwatch.Stats.p(99) }),
+              invocations: fn.metricInvocations({ period: fiveMinutes, statistic: cloudwatch.Stats.SUM }),
+            },
+            period: fiveMinutes,
+          }),
+          threshold: thresholdMs,
+          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+          evaluationPeriods: LATENCY_EVALUATION_PERIODS,
+          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        }),
+      );
+    }
+    this.latencyAlarm = new cloudwatch.CompositeAlarm(this, 'ApiLatency', {
+      compositeAlarmName: `${prefix}-api-latency`,
+      alarmDescription: `A route (${props.stage}) is slow at p99: see which ${prefix}-<route>-latency-p99 alarm is in ALARM`,
+      alarmRule: cloudwatch.AlarmRule.anyOf(...this.latencyAlarms),
+    });
+    notify(this.latencyAlarm);
+
+    const tableName = props.table.tableName;
+    for (const index of [undefined, ...props.indexNames]) {
+      const dimensionsMap: Record<string, string> = index
+        ? { TableName: tableName, GlobalSecondaryIndexName: index }
+        : { TableName: tableName };
+      const throttleEvents = (metricName: string) =>
+        new cloudwatch.Metric({
+          namespace: 'AWS/DynamoDB',
+          metricName,
+          dimensionsMap,
+          period: fiveMinutes,
+          statistic: cloudwatch.Stats.SUM,
+        });
+      const label = index ?? 'table';
+      this.throttleAlarms.push(
+        new cloudwatch.Alarm(this, `DynamoThrottles-${label}`, {
+          alarmName: `${prefix}-dynamodb-${label}-throttles`,
+          alarmDescription: `DynamoDB throttled reads or writes of the ${index ? `index ${index}` : 'table'} (${props.stage}) in the last 5 minutes`,
+          metric: new cloudwatch.MathExpression({
+            label: 'throttle events',
+            expression: 'FILL(reads, 0) + FILL(writes, 0)',
+            usingMetrics: {
+              reads: throttleEvents('ReadThrottleEvents'),
+              writes: throttleEvents('WriteThrottleEvents'),
+            },
+            period: fiveMinutes,
+          }),
+          threshold: 0,
+          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        }),
+      );
+    }
+    this.dynamoThrottlesAlarm = new cloudwatch.CompositeAlarm(this, 'DynamoThrottles', {
+      compositeAlarmName: `${prefix}-dynamodb-throttles`,
+      alarmDescription: `DynamoDB throttled requests (${props.stage}): see which ${prefix}-dynamodb-<table|index>-throttles alarm is in ALARM`,
+      alarmRule: cloudwatch.AlarmRule.anyOf(...this.throttleAlarms),
+    });
+    notify(this.dynamoThrottlesAlarm);
+
+    // One count per request whose authorizer failed (any message in `authorizerError`: API Gateway
+    // logs "-" for none) or answered `unavailable` (the key could not be read in time).
+    const authorizerFailures = new logs.MetricFilter(this, 'AuthorizerErrorsFilter', {
+      logGroup: props.accessLogGroup,
+      filterPattern: logs.FilterPattern.any(
+        logs.FilterPattern.regexValue('$.authorizerError', '=', '[A-Za-z]'),
+        logs.FilterPattern.stringValue('$.authorizerUnavailable', '=', 'true'),
+      ),
+      metricNamespace: AUTHORIZER_ERRORS_METRIC.namespace,
+      metricName: AUTHORIZER_ERRORS_METRIC.name,
+      metricValue: '1',
+      // Per API, so that stages in one account count apart.
+      dimensions: { ApiId: '$.apiId' },
+      unit: cloudwatch.Unit.COUNT,
+    });
+    this.authorizerErrorsAlarm = new cloudwatch.Alarm(this, 'AuthorizerErrors', {
+      alarmName: `${prefix}-authorizer-errors`,
+      alarmDescription: `The api-key authorizer (${props.stage}) failed or could not read a key in the last 5 minutes: those requests got a 500 from API Gateway or a 503`,
+      metric: authorizerFailures.metric({
+        period: fiveMinutes,
+        statistic: cloudwatch.Stats.SUM,
+        dimensionsMap: { ApiId: props.httpStage.api.apiId },
+      }),
+      threshold: 0,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    notify(this.authorizerErrorsAlarm);
   }
 }

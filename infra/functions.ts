@@ -3,12 +3,14 @@ import { fileURLToPath } from 'node:url';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { type BundlingOptions, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import type { RouteDefinition, TableAccess } from '../lib/routes.ts';
+import type { RouteRow } from '../lib/routes.ts';
 import { afterBundlingCommands, BUNDLE_FILES, BUNDLING as SHARED_BUNDLING } from './bundling.ts';
+import { AUTHORIZER_GRANT, grantTable } from './grants.ts';
 import { isProtected, type Stage } from './stage.ts';
 
 /** Repository root, found from this file so synth works whatever the current directory is. */
@@ -65,8 +67,16 @@ export function bundlingFor(handler: string): BundlingOptions {
   };
 }
 
-export interface ServiceFunctionOptions {
+/** Settings every function of the stack shares, beyond the stage (`-c tracing`, `-c kms…`). */
+export interface FunctionDefaults {
   readonly stage: Stage;
+  /** Lambda active tracing (X-Ray) on every function; off when omitted. */
+  readonly tracing?: boolean;
+  /** Customer-managed key for the functions' log groups; CloudWatch Logs' own encryption when omitted. */
+  readonly logEncryptionKey?: kms.IKey;
+}
+
+export interface ServiceFunctionOptions extends FunctionDefaults {
   /** Handler module under `functions/`, without extension, e.g. `http/get-campaign`. */
   readonly handler: string;
   /** Memory in MB; `DEFAULT_MEMORY_MB` when omitted. */
@@ -95,6 +105,7 @@ export function serviceFunction(
 ): NodejsFunction {
   const logGroup = new logs.LogGroup(scope, `${id}LogGroup`, {
     retention: logs.RetentionDays.ONE_MONTH,
+    encryptionKey: options.logEncryptionKey,
     // Keep prod logs after a stack deletion for forensics; dev logs go with the stack.
     removalPolicy: isProtected(options.stage) ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
   });
@@ -118,6 +129,9 @@ export function serviceFunction(
     timeout: options.timeout ?? HTTP_TIMEOUT,
     reservedConcurrentExecutions: options.reservedConcurrency,
     logGroup,
+    // X-Ray segments for each invocation (Lambda's own, no SDK in the bundle); `PassThrough`, the
+    // default, otherwise. Adds xray:PutTraceSegments and PutTelemetryRecords (resource `*`) to the role.
+    tracing: options.tracing ? lambda.Tracing.ACTIVE : undefined,
     environment: {
       STAGE: options.stage,
       POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
@@ -129,32 +143,10 @@ export function serviceFunction(
   });
 }
 
-/** Least-privilege table access for one function, from the route table's `table` column. */
-export function grantTableAccess(table: dynamodb.ITable, fn: lambda.IFunction, access: TableAccess): void {
-  switch (access) {
-    case 'none':
-      return;
-    case 'read':
-      table.grantReadData(fn);
-      return;
-    case 'write':
-      table.grantWriteData(fn);
-      return;
-    case 'read-write':
-      table.grantReadWriteData(fn);
-      return;
-    default: {
-      // A new TableAccess value must be handled here, or the build fails.
-      const unhandled: never = access;
-      throw new Error(`Unknown table access ${String(unhandled)}`);
-    }
-  }
-}
-
-export interface ApiFunctionsProps {
-  readonly stage: Stage;
+export interface ApiFunctionsProps extends FunctionDefaults {
   readonly table: dynamodb.ITable;
-  readonly routes: readonly RouteDefinition[];
+  /** Route rows with their exact DynamoDB actions, which each function is granted. */
+  readonly routes: readonly RouteRow[];
 }
 
 /**
@@ -170,39 +162,44 @@ export class ApiFunctions extends Construct {
   constructor(scope: Construct, id: string, props: ApiFunctionsProps) {
     super(scope, id);
     const { stage, table } = props;
+    const defaults: FunctionDefaults = {
+      stage,
+      tracing: props.tracing,
+      logEncryptionKey: props.logEncryptionKey,
+    };
     const tableEnv = { TABLE_NAME: table.tableName };
-    // A function that never touches the table gets neither a grant nor the table's name.
-    const envFor = (access: TableAccess) => (access === 'none' ? {} : tableEnv);
 
     const byRoute = new Map<string, NodejsFunction>();
     for (const route of props.routes) {
       if (byRoute.has(route.name)) throw new Error(`Duplicate route name ${route.name} in the route table`);
+      const touchesTable = route.dynamo.length > 0 || (route.queryIndexes ?? []).length > 0;
       const fn = serviceFunction(this, route.name, {
-        stage,
+        ...defaults,
         handler: route.handler,
         memoryMb: route.memoryMb,
         timeout: route.timeoutSeconds ? Duration.seconds(route.timeoutSeconds) : undefined,
         description: `${route.method} ${route.path}: ${route.summary} (${stage})`,
-        environment: envFor(route.table),
+        // A function that never touches the table gets neither a grant nor the table's name.
+        environment: touchesTable ? tableEnv : {},
       });
-      grantTableAccess(table, fn, route.table);
+      grantTable(fn, table, { actions: route.dynamo, queryIndexes: route.queryIndexes });
       byRoute.set(route.name, fn);
     }
     this.byRoute = byRoute;
 
-    // The authorizer only looks keys up; it must never be able to change them.
+    // The authorizer only looks keys up, one GetItem each: it can neither change them nor list them.
     this.authorizer = serviceFunction(this, 'Authorizer', {
-      stage,
+      ...defaults,
       handler: 'auth/authorizer',
       description: `api-key authorizer (${stage})`,
       environment: tableEnv,
     });
-    grantTableAccess(table, this.authorizer, 'read');
+    grantTable(this.authorizer, table, AUTHORIZER_GRANT);
 
     // The fallback answers 404/405 from the route table alone: no table name, no grant, so a bug
     // in the one function every unmatched request reaches cannot touch data.
     this.fallback = serviceFunction(this, 'Fallback', {
-      stage,
+      ...defaults,
       handler: 'http/fallback',
       description: `404/405 for unmatched requests (${stage})`,
     });

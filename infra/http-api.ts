@@ -3,6 +3,7 @@ import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaAuthorizer, HttpLambdaResponseType } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct, type IConstruct } from 'constructs';
@@ -28,6 +29,8 @@ export const AUTHORIZER_CACHE_TTL = Duration.seconds(60);
 const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
   JSON.stringify({
     requestId: '$context.requestId',
+    // The dimension of the authorizer-failure metric counted from these lines (`infra/alarms.ts`).
+    apiId: '$context.apiId',
     time: '$context.requestTime',
     method: '$context.httpMethod',
     path: '$context.path',
@@ -41,6 +44,8 @@ const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
     // The gateway's own refusals (throttling, a missing api-key header) say why here.
     gatewayError: '$context.error.message',
     authorizerError: '$context.authorizer.error',
+    // "true" when the authorizer could not read the key in time (the route then answers 503).
+    authorizerUnavailable: '$context.authorizer.unavailable',
     userAgent: '$context.identity.userAgent',
   }),
 );
@@ -61,6 +66,8 @@ export interface ReferralHttpApiProps {
   readonly routeThrottles: RouteThrottles;
   /** Browser origins allowed to call the API; empty or omitted: no CORS configuration at all. */
   readonly corsOrigins?: readonly string[];
+  /** Customer-managed key for the access log group; CloudWatch Logs' own encryption when omitted. */
+  readonly logEncryptionKey?: kms.IKey;
 }
 
 /** Request headers a browser client sends: the JSON content type and the key. */
@@ -120,6 +127,7 @@ export class ReferralHttpApi extends Construct {
     // 429s (throttling) and integration failures such as a Lambda timeout.
     this.accessLogGroup = new logs.LogGroup(this, 'AccessLogs', {
       retention: logs.RetentionDays.ONE_MONTH,
+      encryptionKey: props.logEncryptionKey,
       removalPolicy: isProtected(props.stage) ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
     });
     this.stage = new apigw.HttpStage(this, 'DefaultStage', {

@@ -1,9 +1,7 @@
-import { type App, type CfnElement, Stack, Validations } from 'aws-cdk-lib';
-import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import { type App, Validations } from 'aws-cdk-lib';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
-import type { TableAccess } from '../lib/routes.ts';
 
 /**
  * cdk-nag's AwsSolutions pack as a CDK validation plugin: it runs on every synth (`cdk synth`,
@@ -37,10 +35,10 @@ const STREAM_FAILURE_QUEUE_REASON =
   'This queue is itself a dead-letter destination: the on-failure destination of a table-stream event source mapping, holding records of stream batches Lambda gave up on. SQS3 only recognises queues named in a RedrivePolicy; a DLQ behind it would add nothing, and its depth is alarmed (alarm at 1 message).';
 
 const LIST_STREAMS_REASON =
-  'dynamodb:ListStreams supports no resource-level permissions, so "*" is the only valid resource (added by the DynamoDB event source). The stream reads themselves (DescribeStream, GetRecords, GetShardIterator) are limited to this table\'s stream ARN.';
+  'dynamodb:ListStreams, which Lambda\'s stream poller needs, supports no resource-level permissions, so "*" is the only valid resource. The stream reads themselves (DescribeStream, GetRecords, GetShardIterator) are limited to this table\'s stream ARN.';
 
-const indexWildcardReason = (access: string) =>
-  `grant${access}Data on the table also covers its indexes as "table/index/*". Every index of the table is this service's own (GSI1-GSI3, lib/table-definition.ts) and the wildcard matches nothing else; the actions stay those of the function's access class (${access}).`;
+const XRAY_REASON =
+  'Active tracing (-c tracing=true) lets the function send its X-Ray segments: xray:PutTraceSegments and xray:PutTelemetryRecords support no resource-level permissions, so "*" is the only valid resource. Nothing else of the role uses "*".';
 
 const acknowledge = (construct: IConstruct, id: string, reason: string) =>
   Validations.of(construct).acknowledge({ id, reason });
@@ -52,17 +50,12 @@ const acknowledge = (construct: IConstruct, id: string, reason: string) =>
 export interface NagSubjects {
   /** Routes without the api-key authorizer, by path (APIG4). */
   readonly publicRoutes: ReadonlyArray<{ readonly path: string; readonly route: IConstruct }>;
-  /** Every function of the stack (L1). */
+  /** Every function of the stack (L1; IAM5 `*` for X-Ray with tracing on). */
   readonly functions: readonly lambda.IFunction[];
-  /** The service table, whose `index/*` the table grants add (IAM5). */
-  readonly table: dynamodb.ITable;
-  /** Each function with a grant on the table, and the access class of that grant (IAM5). */
-  readonly tableGrants: ReadonlyArray<{
-    readonly fn: lambda.IFunction;
-    readonly access: Exclude<TableAccess, 'none'>;
-  }>;
   /** Functions reading the table stream (IAM5 `*` for ListStreams). */
   readonly streamConsumers: readonly lambda.IFunction[];
+  /** Whether the functions have active tracing, whose X-Ray actions take no resource (IAM5 `*`). */
+  readonly tracing: boolean;
   /** The stream mappings' on-failure destination queues (SQS3). */
   readonly streamFailureQueues: readonly IConstruct[];
 }
@@ -81,19 +74,18 @@ export function addNagSuppressions(subjects: NagSubjects): void {
   // L1: the pinned runtime, on every function.
   for (const fn of subjects.functions) acknowledge(fn, 'AwsSolutions-L1', L1_REASON);
 
-  // IAM5: `table/index/*` from the route table's grants and the authorizer's read grant.
-  const table = subjects.table;
-  const tableId = Stack.of(table).getLogicalId(table.node.defaultChild as CfnElement);
-  const indexWildcard = `AwsSolutions-IAM5[Resource::<${tableId}.Arn>/index/*]`;
-  const accessName = { read: 'Read', write: 'Write', 'read-write': 'ReadWrite' } as const;
-  for (const { fn, access } of subjects.tableGrants) {
-    acknowledge(fn.role ?? fn, indexWildcard, indexWildcardReason(accessName[access]));
+  // IAM5 `*`: ListStreams on the stream consumers, the X-Ray actions on every function when traced.
+  // (No table grant has a wildcard: each names the table and the indexes it queries.)
+  const streamConsumers = new Set(subjects.streamConsumers);
+  for (const fn of subjects.functions) {
+    const reasons = [
+      ...(streamConsumers.has(fn) ? [LIST_STREAMS_REASON] : []),
+      ...(subjects.tracing ? [XRAY_REASON] : []),
+    ];
+    if (reasons.length > 0) acknowledge(fn.role ?? fn, 'AwsSolutions-IAM5[Resource::*]', reasons.join(' '));
   }
 
-  // IAM5 `*` (ListStreams) and SQS3 (on-failure destinations) of the stream consumers.
-  for (const fn of subjects.streamConsumers) {
-    acknowledge(fn.role ?? fn, 'AwsSolutions-IAM5[Resource::*]', LIST_STREAMS_REASON);
-  }
+  // SQS3: the stream mappings' on-failure destinations.
   for (const queue of subjects.streamFailureQueues) {
     acknowledge(queue, 'AwsSolutions-SQS3', STREAM_FAILURE_QUEUE_REASON);
   }

@@ -1,22 +1,19 @@
 import { Duration, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { PURGE_RECORD_FILTER } from '../lib/db/purge-filter.ts';
-import { serviceFunction } from './functions.ts';
+import { type FunctionDefaults, serviceFunction } from './functions.ts';
+import { addQueueEventSource, addTableStreamSource, grantQueue, grantTable, PURGE_GRANT } from './grants.ts';
 import { alarmedDeadLetterQueue, notify, queueWithDeadLetters } from './queues.ts';
-import type { Stage } from './stage.ts';
 
-export interface PurgeProps {
+export interface PurgeProps extends FunctionDefaults {
   /** The service table; it must have a stream (the real one does). */
   readonly table: dynamodb.ITable;
-  readonly stage: Stage;
   /** Where the backlog, dead-letter and stream-failure alarms notify; alarms exist either way. */
   readonly alarmTopic?: sns.ITopic;
   /** Upper bound on concurrent purge functions: purges share the table with live traffic. */
@@ -56,9 +53,6 @@ export const PURGE_MAX_CONCURRENCY = 5;
 /** Messages older than this on the purge queue mean passes are not keeping up or not running. */
 export const PURGE_BACKLOG_AGE = Duration.hours(1);
 
-/** The index a deleted campaign's links are found through (`lib/db/purge.ts`). */
-export const PURGE_LINK_INDEX = 'GSI2';
-
 /**
  * Background purge of deleted campaigns: table stream (REMOVE of a campaign item) -> trigger
  * function -> purge queue -> purge function, which replaces the campaign's links by their codes'
@@ -85,6 +79,11 @@ export class Purge extends Construct {
     super(scope, id);
     const { table, stage } = props;
     if (!table.tableStreamArn) throw new Error('Purge needs a table with a stream');
+    const defaults: FunctionDefaults = {
+      stage,
+      tracing: props.tracing,
+      logEncryptionKey: props.logEncryptionKey,
+    };
 
     const { alarmTopic } = props;
     const purgeLane = queueWithDeadLetters(this, {
@@ -113,7 +112,7 @@ export class Purge extends Construct {
     this.streamFailureAlarm = streamFailures.alarm;
 
     this.purgeFunction = serviceFunction(this, 'PurgeFunction', {
-      stage,
+      ...defaults,
       handler: 'queue/purge-campaign',
       memoryMb: PURGE_MEMORY_MB,
       timeout: PURGE_TIMEOUT,
@@ -124,61 +123,42 @@ export class Purge extends Construct {
         PURGE_SWEEP_DELAY_SECONDS: String(PURGE_SWEEP_DELAY_SECONDS),
       },
     });
-    // Exactly what lib/db/purge.ts calls: GetItem (is the campaign really gone?), Query of the
-    // campaign's partition and of its links in GSI2, conditional Puts of its links' code
-    // reservations (in TransactWriteItems of 100, which IAM authorizes as PutItem per item),
-    // BatchWriteItem of the other deletes. Named resources rather than
-    // `grantReadWriteData`, which would add every index (`index/*`) and UpdateItem, DeleteItem the
-    // purge never uses. (BatchWriteItem cannot be limited to deletes.)
-    const linkIndexArn = Stack.of(this).formatArn({
-      service: 'dynamodb',
-      resource: 'table',
-      resourceName: `${table.tableName}/index/${PURGE_LINK_INDEX}`,
-    });
-    this.purgeFunction.addToRolePolicy(
-      new iam.PolicyStatement({
-        actions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem'],
-        resources: [table.tableArn],
-      }),
-    );
-    this.purgeFunction.addToRolePolicy(
-      new iam.PolicyStatement({ actions: ['dynamodb:Query'], resources: [linkIndexArn] }),
-    );
+    // Exactly what lib/db/purge.ts sends (`PURGE_GRANT`): on the table's ARN and on GSI2's alone,
+    // not `grantReadWriteData`, which would add every index (`index/*`), Scan, UpdateItem and
+    // DeleteItem the purge never uses.
+    grantTable(this.purgeFunction, table, PURGE_GRANT);
     // The continuation of a large purge, and the follow-up sweep, go back on the same queue.
-    this.queue.grantSendMessages(this.purgeFunction);
-    this.purgeFunction.addEventSource(
-      new SqsEventSource(this.queue, {
-        // One campaign per invocation: a pass uses the whole timeout on its own.
-        batchSize: 1,
-        reportBatchItemFailures: true,
-        maxConcurrency: props.maxConcurrency ?? PURGE_MAX_CONCURRENCY,
-      }),
-    );
+    grantQueue(this.purgeFunction, this.queue, ['SendMessage']);
+    addQueueEventSource(this.purgeFunction, this.queue, {
+      // One campaign per invocation: a pass uses the whole timeout on its own.
+      batchSize: 1,
+      reportBatchItemFailures: true,
+      maxConcurrency: props.maxConcurrency ?? PURGE_MAX_CONCURRENCY,
+    });
 
     this.streamConsumer = serviceFunction(this, 'StreamConsumer', {
-      stage,
+      ...defaults,
       handler: 'stream/enqueue-purge',
       timeout: PURGE_TRIGGER_TIMEOUT,
       description: `Turns a campaign's REMOVE on the table stream into a purge job (${stage})`,
       environment: { PURGE_QUEUE_URL: this.queue.queueUrl },
     });
-    this.queue.grantSendMessages(this.streamConsumer);
+    // It reads nothing of the table but its stream, and only sends purge jobs.
+    grantQueue(this.streamConsumer, this.queue, ['SendMessage']);
     // The table stream's second reader, next to the webhook consumer: DynamoDB serves at most two
     // readers per shard without throttling them, so a third consumer would need a fan-out instead.
-    this.streamConsumer.addEventSource(
-      new DynamoEventSource(table, {
-        // Not LATEST: a campaign deleted before the mapping existed is still purged.
-        startingPosition: lambda.StartingPosition.TRIM_HORIZON,
-        batchSize: 10,
-        // Only REMOVEs of campaign items invoke the function at all.
-        filters: [lambda.FilterCriteria.filter({ ...PURGE_RECORD_FILTER })],
-        reportBatchItemFailures: true,
-        bisectBatchOnError: true,
-        retryAttempts: PURGE_STREAM_RETRY_ATTEMPTS,
-        maxRecordAge: PURGE_STREAM_MAX_RECORD_AGE,
-        onFailure: new SqsDlq(this.streamFailureQueue),
-      }),
-    );
+    addTableStreamSource(this.streamConsumer, table, {
+      // Not LATEST: a campaign deleted before the mapping existed is still purged.
+      startingPosition: lambda.StartingPosition.TRIM_HORIZON,
+      batchSize: 10,
+      // Only REMOVEs of campaign items invoke the function at all.
+      filters: [lambda.FilterCriteria.filter({ ...PURGE_RECORD_FILTER })],
+      reportBatchItemFailures: true,
+      bisectBatchOnError: true,
+      retryAttempts: PURGE_STREAM_RETRY_ATTEMPTS,
+      maxRecordAge: PURGE_STREAM_MAX_RECORD_AGE,
+      onFailure: this.streamFailureQueue,
+    });
 
     this.backlogAlarm = new cloudwatch.Alarm(this, 'BacklogAlarm', {
       alarmName: `${Stack.of(this).stackName}-purge-backlog`,

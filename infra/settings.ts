@@ -23,8 +23,25 @@ export interface StackSettings {
   readonly routeThrottles: RouteThrottles;
   /** Browser origins allowed by CORS; empty means no CORS configuration at all. */
   readonly corsOrigins: readonly string[];
-  /** SNS topic that receives every alarm (and its return to OK); none means alarms only. */
+  /** SNS topic that receives every alarm (and its return to OK). */
   readonly alarmTopicArn?: string;
+  /**
+   * `-c alarms=none`: the operator's explicit choice to deploy alarms that notify nobody. Without it
+   * a protected stage (prod) refuses to synthesize when no `alarmTopicArn` is given.
+   */
+  readonly alarmsWithoutTopic: boolean;
+  /** p99 duration (ms) above which a route function's latency alarm fires, by the route's class. */
+  readonly latencyP99Ms: Readonly<Record<ThrottleClass, number>>;
+  /** Lambda active tracing (X-Ray) on every function. */
+  readonly tracing: boolean;
+  /** Extra tags on every resource, for cost allocation (`-c costTags=team=growth,project=referrals`). */
+  readonly costTags: Readonly<Record<string, string>>;
+  /**
+   * A customer-managed KMS key for the table and the log groups: `create` makes one in the stack
+   * (`-c kms=true`), `keyArn` uses an existing one (`-c kmsKey=arn:aws:kms:…`); AWS-owned keys when
+   * omitted.
+   */
+  readonly kms?: { readonly create: true } | { readonly keyArn: string };
 }
 
 /** The context keys, as an operator types them. */
@@ -33,7 +50,34 @@ export const CONTEXT_KEYS = {
   burstLimit: 'throttleBurstLimit',
   corsOrigins: 'corsOrigins',
   alarmTopicArn: 'alarmTopicArn',
+  alarms: 'alarms',
+  tracing: 'tracing',
+  costTags: 'costTags',
+  kms: 'kms',
+  kmsKey: 'kmsKey',
 } as const;
+
+/** The context keys of each route class's latency threshold, e.g. `-c apiLatencyP99Ms=400`. */
+export const LATENCY_CONTEXT_KEYS: Readonly<Record<ThrottleClass, string>> = {
+  redirect: 'redirectLatencyP99Ms',
+  api: 'apiLatencyP99Ms',
+  docs: 'docsLatencyP99Ms',
+};
+
+/**
+ * p99 Lambda duration per route class that raises a route's latency alarm (sustained 15 minutes,
+ * once the route has traffic). Warm handlers answer in tens of milliseconds (a few DynamoDB calls;
+ * `bench/results.md` measures p99 ≤ 55 ms locally), so these leave room for cold starts and
+ * DynamoDB's slower moments and still catch a real regression:
+ * - `redirect` 250 ms: the visitor waits for the 302 before the landing page even starts.
+ * - `api` 500 ms: server-to-server calls, the authorizer included (its own function, same class).
+ * - `docs` 1,000 ms: the reference page and its 1 MB script, gzipped and base64-encoded.
+ */
+export const DEFAULT_LATENCY_P99_MS: Readonly<Record<ThrottleClass, number>> = {
+  redirect: 250,
+  api: 500,
+  docs: 1000,
+};
 
 /** The context keys of each throttle class's figures, e.g. `-c redirectThrottleRateLimit=3000`. */
 export const ROUTE_THROTTLE_CONTEXT_KEYS: Readonly<
@@ -76,11 +120,29 @@ export function readStackSettings(node: Node): StackSettings {
       ];
     }),
   ) as Record<ThrottleClass, RouteThrottle>;
+  const latencyP99Ms = Object.fromEntries(
+    THROTTLE_CLASSES.map((c): [ThrottleClass, number] => [
+      c,
+      positiveNumber(LATENCY_CONTEXT_KEYS[c], ctx(LATENCY_CONTEXT_KEYS[c]), DEFAULT_LATENCY_P99_MS[c]),
+    ]),
+  ) as Record<ThrottleClass, number>;
+  const alarmTopicArn = parseTopicArn(ctx(CONTEXT_KEYS.alarmTopicArn));
+  const alarmsWithoutTopic = parseAlarmsOptOut(ctx(CONTEXT_KEYS.alarms));
+  if (alarmTopicArn && alarmsWithoutTopic) {
+    throw new Error(
+      `-c ${CONTEXT_KEYS.alarms}=none and -c ${CONTEXT_KEYS.alarmTopicArn} contradict each other: give one of them`,
+    );
+  }
   return {
     throttle: { rateLimit, burstLimit },
     routeThrottles,
     corsOrigins: parseCorsOrigins(ctx(CONTEXT_KEYS.corsOrigins)),
-    alarmTopicArn: parseTopicArn(ctx(CONTEXT_KEYS.alarmTopicArn)),
+    alarmTopicArn,
+    alarmsWithoutTopic,
+    latencyP99Ms,
+    tracing: parseBoolean(CONTEXT_KEYS.tracing, ctx(CONTEXT_KEYS.tracing)),
+    costTags: parseCostTags(ctx(CONTEXT_KEYS.costTags)),
+    kms: parseKms(ctx(CONTEXT_KEYS.kms), ctx(CONTEXT_KEYS.kmsKey)),
   };
 }
 
@@ -132,4 +194,79 @@ export function parseTopicArn(value: unknown): string | undefined {
     throw new Error(`-c ${CONTEXT_KEYS.alarmTopicArn}: ${JSON.stringify(arn)} is not an SNS topic ARN`);
   }
   return arn;
+}
+
+/** `-c alarms=none`, the explicit opt-out; unset means "notify" (and prod then needs a topic). */
+export function parseAlarmsOptOut(value: unknown): boolean {
+  if (isUnset(value)) return false;
+  if (String(value).trim() === 'none') return true;
+  throw new Error(
+    `-c ${CONTEXT_KEYS.alarms}=${String(value)}: the only value is "none" (alarms that notify nobody); to notify, give -c ${CONTEXT_KEYS.alarmTopicArn}=<SNS topic ARN>`,
+  );
+}
+
+/** `true`/`false` (a string from `-c`, a boolean from cdk.json); false when unset. */
+export function parseBoolean(key: string, value: unknown): boolean {
+  if (isUnset(value)) return false;
+  if (value === true || value === 'true') return true;
+  if (value === false || value === 'false') return false;
+  throw new Error(`-c ${key}=${String(value)}: expected true or false`);
+}
+
+/** What AWS accepts in a tag key or value (letters, digits, spaces and `_ . : / = + - @`). */
+const TAG_CHARS = /^[\p{L}\p{Z}\p{N}_.:/=+\-@]*$/u;
+/** Tags the stack sets itself, which a cost tag must not replace. */
+export const RESERVED_TAG_KEYS = ['service', 'stage'] as const;
+
+/**
+ * `team=growth,project=referrals` (a comma list of key=value, or an object in cdk.json). Keys are
+ * 1-128 characters, values up to 256, both of the characters AWS allows; `aws:` is AWS's own prefix
+ * and `service`/`stage` are set by the stack.
+ */
+export function parseCostTags(value: unknown): Record<string, string> {
+  if (isUnset(value)) return {};
+  const entries: Array<[string, string]> =
+    typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, String(v)])
+      : String(value)
+          .split(',')
+          .filter((pair) => pair.trim() !== '')
+          .map((pair) => {
+            const eq = pair.indexOf('=');
+            if (eq < 0)
+              throw new Error(`-c ${CONTEXT_KEYS.costTags}: ${JSON.stringify(pair)} is not key=value`);
+            return [pair.slice(0, eq), pair.slice(eq + 1)];
+          });
+  const tags: Record<string, string> = {};
+  for (const [rawKey, rawValue] of entries) {
+    const key = rawKey.trim();
+    const tagValue = rawValue.trim();
+    const bad = (why: string) => new Error(`-c ${CONTEXT_KEYS.costTags}: tag ${JSON.stringify(key)} ${why}`);
+    if (key === '' || key.length > 128 || !TAG_CHARS.test(key)) throw bad('is not a valid tag key');
+    if (tagValue.length > 256 || !TAG_CHARS.test(tagValue)) throw bad('has an invalid value');
+    if (key.toLowerCase().startsWith('aws:')) throw bad('uses the reserved aws: prefix');
+    if ((RESERVED_TAG_KEYS as readonly string[]).includes(key)) throw bad('is set by the stack itself');
+    if (key in tags) throw bad('is given twice');
+    tags[key] = tagValue;
+  }
+  return tags;
+}
+
+/** `-c kms=true` (a key made by the stack) or `-c kmsKey=<key ARN>` (an existing key). */
+export function parseKms(
+  create: unknown,
+  keyArn: unknown,
+): { readonly create: true } | { readonly keyArn: string } | undefined {
+  const wanted = parseBoolean(CONTEXT_KEYS.kms, create);
+  if (isUnset(keyArn)) return wanted ? { create: true } : undefined;
+  const arn = String(keyArn).trim();
+  if (!isUnset(create) && !wanted) {
+    throw new Error(`-c ${CONTEXT_KEYS.kms}=false and -c ${CONTEXT_KEYS.kmsKey} contradict each other`);
+  }
+  if (!Token.isUnresolved(arn) && !/^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]+$/.test(arn)) {
+    throw new Error(
+      `-c ${CONTEXT_KEYS.kmsKey}: ${JSON.stringify(arn)} is not a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>)`,
+    );
+  }
+  return { keyArn: arn };
 }

@@ -1,16 +1,25 @@
-import { type App, Aws, CfnOutput, Stack, type StackProps, Tags } from 'aws-cdk-lib';
+import { type App, Aws, CfnOutput, RemovalPolicy, Stack, type StackProps, Tags } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
-import { type RouteDefinition, routes as routeTable } from '../lib/routes.ts';
+import { type RouteRow, routes as routeTable, type ThrottleClass } from '../lib/routes.ts';
+import { tableDefinition } from '../lib/table-definition.ts';
 import { DEFAULT_ROUTE_THROTTLES, type RouteThrottles } from '../lib/throttling.ts';
-import { Alarms, type MonitoredFunction } from './alarms.ts';
-import { ApiFunctions } from './functions.ts';
+import { Alarms, type LatencyMonitoredFunction, type MonitoredFunction } from './alarms.ts';
+import { ApiFunctions, type FunctionDefaults } from './functions.ts';
 import { ReferralHttpApi } from './http-api.ts';
 import { addNagSuppressions } from './nag.ts';
 import { Purge } from './purge.ts';
-import { DEFAULT_THROTTLE, readStackSettings } from './settings.ts';
+import {
+  CONTEXT_KEYS,
+  DEFAULT_LATENCY_P99_MS,
+  DEFAULT_THROTTLE,
+  readStackSettings,
+  type StackSettings,
+} from './settings.ts';
 import { isProtected, parseStage, type Stage, stackNameFor } from './stage.ts';
 import { ReferralTable } from './table.ts';
 import { Webhooks } from './webhooks.ts';
@@ -21,15 +30,28 @@ export interface ReferralApiStackProps extends StackProps {
    * The route table to deploy. Always `lib/routes.ts` in the app; tests pass a table with rows the
    * real one does not have yet (public, HEAD) to exercise those paths of the wiring.
    */
-  readonly routes?: readonly RouteDefinition[];
+  readonly routes?: readonly RouteRow[];
   /** Default-stage throttling of the HTTP API; `DEFAULT_THROTTLE` (1,000/s, burst 2,000) when omitted. */
   readonly throttle?: { readonly rateLimit: number; readonly burstLimit: number };
   /** Per-route throttling by class; `DEFAULT_ROUTE_THROTTLES` of `lib/throttling.ts` when omitted. */
   readonly routeThrottles?: RouteThrottles;
   /** Browser origins allowed by CORS; none (no CORS configuration) when omitted or empty. */
   readonly corsOrigins?: readonly string[];
-  /** SNS topic ARN that receives every alarm and its return to OK; alarms only when omitted. */
+  /** SNS topic ARN that receives every alarm and its return to OK. */
   readonly alarmTopicArn?: string;
+  /**
+   * Deploy the alarms without a topic on purpose (`-c alarms=none`). A protected stage (prod)
+   * without a topic and without this refuses to synthesize: its alarms would page nobody.
+   */
+  readonly alarmsWithoutTopic?: boolean;
+  /** p99 duration thresholds (ms) per route class; `DEFAULT_LATENCY_P99_MS` when omitted. */
+  readonly latencyP99Ms?: Readonly<Record<ThrottleClass, number>>;
+  /** Lambda active tracing (X-Ray) on every function; off when omitted. */
+  readonly tracing?: boolean;
+  /** Tags added to every resource for cost allocation, beside `service` and `stage`. */
+  readonly costTags?: Readonly<Record<string, string>>;
+  /** A customer-managed key for the table and the log groups, made here or an existing one. */
+  readonly kms?: StackSettings['kms'];
 }
 
 /**
@@ -39,8 +61,11 @@ export interface ReferralApiStackProps extends StackProps {
 export class ReferralApiStack extends Stack {
   readonly stage: Stage;
   /** The route table this stack was built from. */
-  readonly routes: readonly RouteDefinition[];
+  readonly routes: readonly RouteRow[];
   readonly table: dynamodb.Table;
+  /** The customer-managed key of the table and the log groups, with `-c kms=true` or `-c kmsKey=`. */
+  readonly dataKey?: kms.IKey;
+  readonly tracing: boolean;
   readonly functions: ApiFunctions;
   readonly api: ReferralHttpApi;
   readonly webhooks: Webhooks;
@@ -53,14 +78,35 @@ export class ReferralApiStack extends Stack {
     this.stage = props.stage;
     const routes = props.routes ?? routeTable;
     this.routes = routes;
-    // Tags on every resource (not only the stack) so cost reports can split by service and stage.
+    if (isProtected(props.stage) && !props.alarmTopicArn && !props.alarmsWithoutTopic) {
+      throw new Error(
+        `${this.stackName}: the alarms of stage ${props.stage} would notify nobody. Give ` +
+          `-c ${CONTEXT_KEYS.alarmTopicArn}=arn:aws:sns:<region>:<account>:<topic> (every alarm and its ` +
+          `return to OK are sent there), or -c ${CONTEXT_KEYS.alarms}=none to deploy them without ` +
+          'notifications on purpose.',
+      );
+    }
+    this.tracing = props.tracing ?? false;
+    // Tags on every resource (not only the stack) so cost reports can split by service and stage,
+    // and by whatever the operator adds (`-c costTags=`; activate them in the Billing console).
     Tags.of(this).add('service', 'referral-api');
     Tags.of(this).add('stage', props.stage);
+    for (const [key, value] of Object.entries(props.costTags ?? {})) Tags.of(this).add(key, value);
 
-    this.table = new ReferralTable(this, 'Storage', { stage: props.stage }).table;
+    this.dataKey = props.kms ? this.dataKeyFor(props.kms) : undefined;
+    const defaults: FunctionDefaults = {
+      stage: props.stage,
+      tracing: this.tracing,
+      logEncryptionKey: this.dataKey,
+    };
+
+    this.table = new ReferralTable(this, 'Storage', {
+      stage: props.stage,
+      encryptionKey: this.dataKey,
+    }).table;
 
     this.functions = new ApiFunctions(this, 'Functions', {
-      stage: props.stage,
+      ...defaults,
       table: this.table,
       routes,
     });
@@ -74,6 +120,7 @@ export class ReferralApiStack extends Stack {
       throttle: props.throttle ?? DEFAULT_THROTTLE,
       routeThrottles: props.routeThrottles ?? DEFAULT_ROUTE_THROTTLES,
       corsOrigins: props.corsOrigins,
+      logEncryptionKey: this.dataKey,
     });
 
     this.alarmTopic = props.alarmTopicArn
@@ -81,15 +128,15 @@ export class ReferralApiStack extends Stack {
       : undefined;
 
     this.webhooks = new Webhooks(this, 'Webhooks', {
+      ...defaults,
       table: this.table,
-      stage: props.stage,
       alarmTopic: this.alarmTopic,
       reserveConcurrency: isProtected(props.stage),
     });
 
     this.purge = new Purge(this, 'Purge', {
+      ...defaults,
       table: this.table,
-      stage: props.stage,
       alarmTopic: this.alarmTopic,
     });
 
@@ -101,6 +148,11 @@ export class ReferralApiStack extends Stack {
         { label: 'WebhookStreamConsumer', fn: this.webhooks.streamConsumer },
         { label: 'PurgeStreamConsumer', fn: this.purge.streamConsumer },
       ],
+      latencyFunctions: this.latencyMonitoredFunctions,
+      latencyP99Ms: props.latencyP99Ms ?? DEFAULT_LATENCY_P99_MS,
+      table: this.table,
+      indexNames: tableDefinition.globalSecondaryIndexes.map((gsi) => gsi.indexName),
+      accessLogGroup: this.api.accessLogGroup,
       alarmTopic: this.alarmTopic,
     });
 
@@ -151,17 +203,47 @@ export class ReferralApiStack extends Stack {
     addNagSuppressions({
       publicRoutes: this.api.publicRoutes,
       functions: this.allFunctions,
-      table: this.table,
-      tableGrants: [
-        ...routes.flatMap((route) => {
-          const fn = this.functions.byRoute.get(route.name);
-          return route.table === 'none' || !fn ? [] : [{ fn, access: route.table }];
-        }),
-        { fn: this.functions.authorizer, access: 'read' as const },
-      ],
       streamConsumers: [this.webhooks.streamConsumer, this.purge.streamConsumer],
+      tracing: this.tracing,
       streamFailureQueues: [this.webhooks.streamFailureQueue, this.purge.streamFailureQueue],
     });
+  }
+
+  /**
+   * The customer-managed key: an existing one by ARN, or one made here with yearly rotation, kept
+   * with the prod data it protects. Its policy is the default (the account's IAM policies decide,
+   * which is how each function gets `kms:Decrypt` through DynamoDB only) plus CloudWatch Logs,
+   * which encrypts the log groups with it, for this stack's log groups alone.
+   */
+  private dataKeyFor(setting: NonNullable<StackSettings['kms']>): kms.IKey {
+    if ('keyArn' in setting) return kms.Key.fromKeyArn(this, 'DataKey', setting.keyArn);
+    const key = new kms.Key(this, 'DataKey', {
+      description: `Table and logs of ${this.stackName}`,
+      enableKeyRotation: true,
+      removalPolicy: isProtected(this.stage) ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    });
+    key.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'CloudWatchLogsOfThisStack',
+        principals: [new iam.ServicePrincipal(`logs.${Aws.REGION}.amazonaws.com`)],
+        actions: [
+          'kms:Decrypt',
+          'kms:DescribeKey',
+          'kms:Encrypt',
+          'kms:GenerateDataKey',
+          'kms:GenerateDataKeyWithoutPlaintext',
+          'kms:ReEncryptFrom',
+          'kms:ReEncryptTo',
+        ],
+        resources: ['*'],
+        conditions: {
+          ArnLike: {
+            'kms:EncryptionContext:aws:logs:arn': `arn:${Aws.PARTITION}:logs:${Aws.REGION}:${Aws.ACCOUNT_ID}:log-group:${this.stackName}-*`,
+          },
+        },
+      }),
+    );
+    return key;
   }
 
   /** Every function with the short label its alarms are named after. */
@@ -178,6 +260,21 @@ export class ReferralApiStack extends Stack {
     ];
   }
 
+  /** The functions on the request path, each with the class its latency threshold comes from. */
+  get latencyMonitoredFunctions(): LatencyMonitoredFunction[] {
+    return [
+      // A row with a timeout of its own waits on something outside the service (the webhook test
+      // on the customer's endpoint, up to 18 s): its duration is the customer's, not ours to page on.
+      ...this.routes.filter((route) => route.timeoutSeconds === undefined).map((route) => {
+        const fn = this.functions.byRoute.get(route.name);
+        if (!fn) throw new Error(`No function for route ${route.name}`);
+        return { label: route.name, fn, routeClass: route.throttle };
+      }),
+      // Every keyed request waits for it (when API Gateway's cache misses).
+      { label: 'Authorizer', fn: this.functions.authorizer, routeClass: 'api' as const },
+    ];
+  }
+
   /** Every Lambda function of the stack: the API's, webhook delivery's and the purge's. */
   get allFunctions(): NodejsFunction[] {
     return this.monitoredFunctions.map((f) => f.fn as NodejsFunction);
@@ -190,7 +287,7 @@ export class ReferralApiStack extends Stack {
  */
 export function addReferralApiStack(
   app: App,
-  options: { routes?: readonly RouteDefinition[] } = {},
+  options: { routes?: readonly RouteRow[] } = {},
 ): ReferralApiStack {
   const stage = parseStage(app.node.tryGetContext('stage'));
   const settings = readStackSettings(app.node);
@@ -201,6 +298,11 @@ export function addReferralApiStack(
     routeThrottles: settings.routeThrottles,
     corsOrigins: settings.corsOrigins,
     alarmTopicArn: settings.alarmTopicArn,
+    alarmsWithoutTopic: settings.alarmsWithoutTopic,
+    latencyP99Ms: settings.latencyP99Ms,
+    tracing: settings.tracing,
+    costTags: settings.costTags,
+    kms: settings.kms,
     description: `Referral tracking API (${stage})`,
   });
 }

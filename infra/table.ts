@@ -1,11 +1,17 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
 import { tableDefinition } from '../lib/table-definition.ts';
 import { isProtected, type Stage } from './stage.ts';
 
 export interface ReferralTableProps {
   readonly stage: Stage;
+  /**
+   * A customer-managed key for the table (its items, indexes, stream and backups); DynamoDB's
+   * AWS-owned key when omitted. Switching either way is an in-place update of the table.
+   */
+  readonly encryptionKey?: kms.IKey;
 }
 
 /**
@@ -30,6 +36,9 @@ export class ReferralTable extends Construct {
       billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
       timeToLiveAttribute: d.ttlAttribute,
       stream: dynamodb.StreamViewType[d.streamViewType],
+      ...(props.encryptionKey
+        ? { encryption: dynamodb.TableEncryption.CUSTOMER_MANAGED, encryptionKey: props.encryptionKey }
+        : {}),
       // PITR everywhere: a bad deploy or script can corrupt dev data too, and it costs little.
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       // prod data outlives the stack: deletion protection stops an API/console delete, RETAIN

@@ -1,9 +1,7 @@
 import { Duration } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
@@ -11,14 +9,20 @@ import { Construct } from 'constructs';
 import { FIRST_ATTEMPT_CONCURRENCY, RETRY_CONCURRENCY } from '../lib/webhooks/lanes.ts';
 import { DEFAULT_RETRY_DELAYS, maxAttempts } from '../lib/webhooks/schedule.ts';
 import { STREAM_CONSUMER_FILTERS } from '../lib/webhooks/stream-filter.ts';
-import { serviceFunction } from './functions.ts';
+import { type FunctionDefaults, serviceFunction } from './functions.ts';
+import {
+  addQueueEventSource,
+  addTableStreamSource,
+  DELIVERY_LANE_GRANT,
+  grantQueue,
+  grantTable,
+  WEBHOOK_STREAM_GRANT,
+} from './grants.ts';
 import { alarmedDeadLetterQueue, queueWithDeadLetters } from './queues.ts';
-import type { Stage } from './stage.ts';
 
-export interface WebhooksProps {
+export interface WebhooksProps extends FunctionDefaults {
   /** The service table; it must have a stream with new images (the real one does). */
   readonly table: dynamodb.ITable;
-  readonly stage: Stage;
   /** Where the dead-letter and stream-failure alarms notify; alarms exist either way. */
   readonly alarmTopic?: sns.ITopic;
   /**
@@ -127,6 +131,11 @@ export class Webhooks extends Construct {
     super(scope, id);
     const { table, stage } = props;
     if (!table.tableStreamArn) throw new Error('Webhooks needs a table with a stream (NEW_IMAGE)');
+    const defaults: FunctionDefaults = {
+      stage,
+      tracing: props.tracing,
+      logEncryptionKey: props.logEncryptionKey,
+    };
 
     const { alarmTopic } = props;
     // The construct ids `Queue` and `DeliveryFunction` are the retry lane's: a stack that had a
@@ -193,39 +202,36 @@ export class Webhooks extends Construct {
       queue: sqs.Queue,
       maxConcurrency: number,
       description: string,
+      backsOff: boolean,
     ) => {
       const fn = serviceFunction(this, functionId, {
-        stage,
+        ...defaults,
         handler,
         timeout: DELIVERY_TIMEOUT,
         description: `${description} (${stage})`,
         environment: laneEnvironment,
         reservedConcurrency: props.reserveConcurrency ? maxConcurrency : undefined,
       });
-      // Least privilege on the table: the campaign's URL and secret are one GetItem, its
-      // slow-lane flag and failure clock conditional UpdateItems, and each attempt's line in the
-      // delivery log one BatchWriteItem of two puts; nothing else of the table. (On the table ARN
-      // alone: `table.grant` would add its indexes, which delivery never touches.)
-      fn.addToRolePolicy(
-        new iam.PolicyStatement({
-          actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:BatchWriteItem'],
-          resources: [table.tableArn],
-        }),
+      // The campaign's URL and secret are one GetItem, its slow-lane flag and failure clock
+      // conditional UpdateItems, each attempt's log line one BatchWriteItem, on the table's ARN
+      // alone (delivery reads no index).
+      grantTable(fn, table, DELIVERY_LANE_GRANT);
+      // Send to the retry queue (a failed first attempt, a slow-lane hand-off, a retry not yet
+      // due) and the DLQ; the retry lane also backs a failed message off on its own queue
+      // (ChangeMessageVisibility), which the first-attempt lane never does.
+      grantQueue(
+        fn,
+        this.retryQueue,
+        backsOff ? ['SendMessage', 'ChangeMessageVisibility'] : ['SendMessage'],
       );
-      // Receive, delete and ChangeMessageVisibility on its own queue; send to the retry queue
-      // (a failed first attempt, a slow-lane hand-off, a retry not yet due) and the DLQ.
-      queue.grantConsumeMessages(fn);
-      this.retryQueue.grantSendMessages(fn);
-      this.deadLetterQueue.grantSendMessages(fn);
-      fn.addEventSource(
-        new SqsEventSource(queue, {
-          batchSize: 1,
-          reportBatchItemFailures: true,
-          // Caps the lane's load on customers' endpoints and on the table, and keeps the mapping
-          // from receiving messages it has no function to run (which would count as receives).
-          maxConcurrency,
-        }),
-      );
+      grantQueue(fn, this.deadLetterQueue, ['SendMessage']);
+      addQueueEventSource(fn, queue, {
+        batchSize: 1,
+        reportBatchItemFailures: true,
+        // Caps the lane's load on customers' endpoints and on the table, and keeps the mapping
+        // from receiving messages it has no function to run (which would count as receives).
+        maxConcurrency,
+      });
       return fn;
     };
     this.firstAttemptFunction = lane(
@@ -234,6 +240,7 @@ export class Webhooks extends Construct {
       this.firstAttemptQueue,
       FIRST_ATTEMPT_CONCURRENCY,
       'webhook first attempts',
+      false,
     );
     this.retryFunction = lane(
       'DeliveryFunction',
@@ -241,35 +248,29 @@ export class Webhooks extends Construct {
       this.retryQueue,
       RETRY_CONCURRENCY,
       'webhook retries and slow endpoints',
+      true,
     );
 
     this.streamConsumer = serviceFunction(this, 'StreamConsumer', {
-      stage,
+      ...defaults,
       handler: 'stream/enqueue-webhook-events',
       timeout: DELIVERY_TIMEOUT,
       environment: { TABLE_NAME: table.tableName, WEBHOOK_QUEUE_URL: this.firstAttemptQueue.queueUrl },
     });
-    this.firstAttemptQueue.grantSendMessages(this.streamConsumer);
-    // Least privilege: writing an action item recorded on its link is one transaction of a
-    // conditional Put and a ConditionCheck of the campaign, and an event's feed and lookup items
-    // one transaction of Puts; no reads, updates or deletes.
-    this.streamConsumer.addToRolePolicy(
-      new iam.PolicyStatement({
-        actions: ['dynamodb:PutItem', 'dynamodb:ConditionCheckItem'],
-        resources: [table.tableArn],
-      }),
-    );
-    this.streamConsumer.addEventSource(
-      new DynamoEventSource(table, {
-        // Not LATEST: events committed before the mapping existed are still delivered.
-        startingPosition: lambda.StartingPosition.TRIM_HORIZON,
-        batchSize: 100,
-        filters: STREAM_CONSUMER_FILTERS.map((f) => lambda.FilterCriteria.filter({ ...f })),
-        reportBatchItemFailures: true,
-        bisectBatchOnError: true,
-        maxRecordAge: Duration.hours(23),
-        onFailure: new SqsDlq(this.streamFailureQueue),
-      }),
-    );
+    // Events go on the first-attempt queue in SendMessageBatch calls (authorized as SendMessage).
+    grantQueue(this.streamConsumer, this.firstAttemptQueue, ['SendMessage']);
+    // Writing an action item recorded on its link: a transaction of conditional Puts and a
+    // ConditionCheck of the campaign, then conditional UpdateItems of the link; no reads, no deletes.
+    grantTable(this.streamConsumer, table, WEBHOOK_STREAM_GRANT);
+    addTableStreamSource(this.streamConsumer, table, {
+      // Not LATEST: events committed before the mapping existed are still delivered.
+      startingPosition: lambda.StartingPosition.TRIM_HORIZON,
+      batchSize: 100,
+      filters: STREAM_CONSUMER_FILTERS.map((f) => lambda.FilterCriteria.filter({ ...f })),
+      reportBatchItemFailures: true,
+      bisectBatchOnError: true,
+      maxRecordAge: Duration.hours(23),
+      onFailure: this.streamFailureQueue,
+    });
   }
 }

@@ -5,13 +5,52 @@
  * dispatches by the same rows, and later the OpenAPI document is built from them. Adding an
  * endpoint is one row here plus one handler file under `functions/`.
  */
+import type { IndexName } from './table-definition.ts';
+
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
 /**
- * What a function may do to the table: the CDK stack turns this into least-privilege grants.
- * `none`: the function never touches the table (the OpenAPI document and the reference page).
+ * A DynamoDB IAM action on the table's items, without the `dynamodb:` prefix. A transaction needs
+ * no action of its own: IAM authorizes each of its items by the action it stands for (a Put as
+ * `PutItem`, an Update as `UpdateItem`, a ConditionCheck as `ConditionCheckItem`), so a route that
+ * sends `TransactWriteItems` declares those. `Scan` is not in the list on purpose: no route may
+ * read the whole table.
+ */
+export type DynamoAction =
+  | 'GetItem'
+  | 'BatchGetItem'
+  | 'Query'
+  | 'PutItem'
+  | 'UpdateItem'
+  | 'DeleteItem'
+  | 'ConditionCheckItem'
+  | 'BatchWriteItem';
+
+/**
+ * Whether a function reads, writes or never touches the table, derived from its `dynamo` actions
+ * (`tableAccessOf`). Only a summary for readers that need no more (the OpenAPI document's 503);
+ * the grants come from the exact actions.
  */
 export type TableAccess = 'none' | 'read' | 'write' | 'read-write';
+
+const READ_ACTIONS: ReadonlySet<DynamoAction> = new Set([
+  'GetItem',
+  'BatchGetItem',
+  'Query',
+  'ConditionCheckItem',
+]);
+
+/** The summary of a list of actions: `none` for none, else read, write or both. */
+export function tableAccessOf(
+  dynamo: readonly DynamoAction[],
+  queryIndexes: readonly string[] = [],
+): TableAccess {
+  const reads = queryIndexes.length > 0 || dynamo.some((a) => READ_ACTIONS.has(a));
+  const writes = dynamo.some((a) => !READ_ACTIONS.has(a));
+  if (reads && writes) return 'read-write';
+  if (reads) return 'read';
+  return writes ? 'write' : 'none';
+}
 
 /**
  * Which request-rate budget a route draws on (figures in `lib/throttling.ts`): `redirect` for the
@@ -31,6 +70,7 @@ export interface RouteDefinition {
   readonly handler: string;
   /** Whether the route sits behind the api-key authorizer. */
   readonly auth: boolean;
+  /** Derived from `dynamo` for the rows of this table (see `TableAccess`). */
   readonly table: TableAccess;
   /** Memory in MB; small JSON handlers are I/O bound, so 256 MB buys enough CPU for cold starts. */
   readonly memoryMb?: number;
@@ -53,14 +93,42 @@ export interface RouteDefinition {
   readonly summary: string;
 }
 
-export const routes: readonly RouteDefinition[] = [
+/**
+ * A row of the route table: a route with the exact DynamoDB actions its handler may send, which
+ * the CDK stack grants and nothing more (`infra/grants.ts`). What the handler really sends is
+ * checked against this list by `test/integration/round-trips.test.ts`, every request of every
+ * case, and the synthesized policies by `test/infra/least-privilege.test.ts`.
+ */
+export interface RouteRow extends RouteDefinition {
+  /**
+   * Actions on the table itself (its ARN; a `Query` there reads a partition of the table, not an
+   * index), id-block reservations (`UpdateItem` of a sequence item) and an `Idempotency-Key`
+   * replay's read of the stored answer (`GetItem`) included. Empty for a function that never
+   * touches the table: it gets no grant and no `TABLE_NAME`.
+   */
+  readonly dynamo: readonly DynamoAction[];
+  /** Indexes the handler reads with `Query` (on those index ARNs only); none when omitted. */
+  readonly queryIndexes?: readonly IndexName[];
+}
+
+/** A row as written below: its `table` summary is derived from its actions. */
+type RowInput = Omit<RouteRow, 'table'>;
+
+const row = (input: RowInput): RouteRow => ({
+  ...input,
+  table: tableAccessOf(input.dynamo, input.queryIndexes),
+});
+
+const rows: readonly RowInput[] = [
   {
     name: 'CreateReferralLink',
     method: 'POST',
     path: '/api/v1/referral_link',
     handler: 'http/post-referral-link',
     auth: true,
-    table: 'read-write',
+    // The campaign (GetItem), an id block (UpdateItem of its sequence item), one transaction of the
+    // link's Put, the campaign's ConditionCheck and, with a key, the answer's Put; a replay reads it.
+    dynamo: ['GetItem', 'PutItem', 'UpdateItem', 'ConditionCheckItem'],
     dynamoCalls: 2,
     throttle: 'api',
     summary: 'Create a referral link',
@@ -71,7 +139,9 @@ export const routes: readonly RouteDefinition[] = [
     path: '/api/v1/referral_link',
     handler: 'http/get-referral-link',
     auth: true,
-    table: 'read',
+    // The link by code (GetItem) or by id (Query of GSI1), then the campaign's existence.
+    dynamo: ['GetItem'],
+    queryIndexes: ['GSI1'],
     dynamoCalls: 2,
     throttle: 'api',
     summary: 'Fetch one referral link by id or code',
@@ -82,7 +152,9 @@ export const routes: readonly RouteDefinition[] = [
     path: '/api/v1/campaign_referral_links/{campaign_id}',
     handler: 'http/list-campaign-links',
     auth: true,
-    table: 'read',
+    // A page of the campaign's links (Query of GSI2) beside the campaign's existence.
+    dynamo: ['GetItem'],
+    queryIndexes: ['GSI2'],
     dynamoCalls: 2,
     throttle: 'api',
     summary: "List a campaign's referral links, oldest first",
@@ -93,7 +165,9 @@ export const routes: readonly RouteDefinition[] = [
     path: '/api/v1/referral_link/{campaign_id}/{referrer_id}',
     handler: 'http/list-referrer-links',
     auth: true,
-    table: 'read',
+    // A page of the referrer's links (Query of GSI3) beside the campaign's existence.
+    dynamo: ['GetItem'],
+    queryIndexes: ['GSI3'],
     dynamoCalls: 2,
     throttle: 'api',
     summary: "List one referrer's links in a campaign, oldest first",
@@ -104,7 +178,9 @@ export const routes: readonly RouteDefinition[] = [
     path: '/api/v1/action/referred_user',
     handler: 'http/post-referred-user-action',
     auth: true,
-    table: 'read-write',
+    // Referred user, campaign and stored answer in one BatchGetItem, then the link's UpdateItem and
+    // an id block; a key still held on the link reads the stored answer (GetItem).
+    dynamo: ['BatchGetItem', 'GetItem', 'UpdateItem'],
     dynamoCalls: 2,
     throttle: 'api',
     summary: 'Record an action of a referred user',
@@ -115,7 +191,8 @@ export const routes: readonly RouteDefinition[] = [
     path: '/api/v1/campaign',
     handler: 'http/post-campaign',
     auth: true,
-    table: 'write',
+    // One Put (with a key, a transaction of it and the answer's Put); a replay reads the answer.
+    dynamo: ['PutItem', 'GetItem'],
     dynamoCalls: 1,
     throttle: 'api',
     summary: 'Create a campaign',
@@ -126,7 +203,7 @@ export const routes: readonly RouteDefinition[] = [
     path: '/api/v1/campaign',
     handler: 'http/get-campaign',
     auth: true,
-    table: 'read',
+    dynamo: ['GetItem'],
     dynamoCalls: 1,
     throttle: 'api',
     summary: 'Fetch a campaign',
@@ -137,7 +214,8 @@ export const routes: readonly RouteDefinition[] = [
     path: '/api/v1/campaign',
     handler: 'http/patch-campaign',
     auth: true,
-    table: 'read-write',
+    // One UpdateItem; a PATCH that changes nothing is a GetItem.
+    dynamo: ['UpdateItem', 'GetItem'],
     dynamoCalls: 1,
     throttle: 'api',
     summary: 'Update a campaign',
@@ -148,7 +226,7 @@ export const routes: readonly RouteDefinition[] = [
     path: '/api/v1/campaign',
     handler: 'http/delete-campaign',
     auth: true,
-    table: 'write',
+    dynamo: ['DeleteItem'],
     dynamoCalls: 1,
     throttle: 'api',
     summary: 'Delete a campaign',
@@ -159,7 +237,10 @@ export const routes: readonly RouteDefinition[] = [
     path: '/api/v1/referred_user',
     handler: 'http/post-referred-user',
     auth: true,
-    table: 'read-write',
+    // The link by code (GetItem) or id (Query of GSI1), an id block, one transaction of the referred
+    // user's Put, the link's Update and the campaign's ConditionCheck (and the answer's Put).
+    dynamo: ['GetItem', 'PutItem', 'UpdateItem', 'ConditionCheckItem'],
+    queryIndexes: ['GSI1'],
     dynamoCalls: 2,
     throttle: 'api',
     summary: 'Create a referred user (a signup through a link)',
@@ -170,7 +251,8 @@ export const routes: readonly RouteDefinition[] = [
     path: '/api/v1/referred_user',
     handler: 'http/get-referred-user',
     auth: true,
-    table: 'read',
+    // Referred user and campaign in one BatchGetItem, then the link (GetItem).
+    dynamo: ['BatchGetItem', 'GetItem'],
     dynamoCalls: 2,
     throttle: 'api',
     summary: 'Fetch a referred user of a campaign',
@@ -181,7 +263,10 @@ export const routes: readonly RouteDefinition[] = [
     path: '/api/v1/action/referral_link',
     handler: 'http/post-link-action',
     auth: true,
-    table: 'read-write',
+    // The link by code (GetItem) or id (Query of GSI1), an id block, one transaction of the action's
+    // Put, the link's Update and the campaign's ConditionCheck (and the answer's Put).
+    dynamo: ['GetItem', 'PutItem', 'UpdateItem', 'ConditionCheckItem'],
+    queryIndexes: ['GSI1'],
     dynamoCalls: 2,
     throttle: 'api',
     summary: 'Record an action on a referral link',
@@ -192,7 +277,9 @@ export const routes: readonly RouteDefinition[] = [
     path: '/r/{referral_code}',
     handler: 'http/visit',
     auth: false,
-    table: 'read-write',
+    // The link by code (GetItem); HEAD and bots read the campaign, a counted visit takes an id block
+    // and one transaction of the action's Put, the link's Update and the campaign's ConditionCheck.
+    dynamo: ['GetItem', 'PutItem', 'UpdateItem', 'ConditionCheckItem'],
     dynamoCalls: 2,
     throttle: 'redirect',
     summary: 'Redirect a visitor to the link and record a visit',
@@ -203,7 +290,8 @@ export const routes: readonly RouteDefinition[] = [
     path: '/api/v1/webhook_deliveries/{campaign_id}',
     handler: 'http/list-webhook-deliveries',
     auth: true,
-    table: 'read',
+    // The campaign check (GetItem) beside one Query of the log's partition in the table itself.
+    dynamo: ['GetItem', 'Query'],
     dynamoCalls: 2,
     throttle: 'api',
     summary: "List a campaign's webhook delivery attempts, newest first",
@@ -214,7 +302,8 @@ export const routes: readonly RouteDefinition[] = [
     path: '/api/v1/events/{campaign_id}',
     handler: 'http/list-events',
     auth: true,
-    table: 'read',
+    // The campaign check (GetItem) beside one Query of the campaign's partition (its feed items).
+    dynamo: ['GetItem', 'Query'],
     dynamoCalls: 2,
     throttle: 'api',
     summary: "List a campaign's events (the webhook bodies), oldest first",
@@ -225,7 +314,9 @@ export const routes: readonly RouteDefinition[] = [
     path: '/api/v1/events/{event_id}/redeliver',
     handler: 'http/post-event-redelivery',
     auth: true,
-    table: 'read-write',
+    // The event's lookup item (GetItem), then one transaction of the redelivery item's Put, the
+    // campaign's ConditionCheck and, with a key, the answer's Put; a replay reads the answer.
+    dynamo: ['GetItem', 'PutItem', 'ConditionCheckItem'],
     dynamoCalls: 2,
     throttle: 'api',
     summary: 'Deliver an event again',
@@ -236,8 +327,8 @@ export const routes: readonly RouteDefinition[] = [
     path: '/api/v1/campaign/webhook_test',
     handler: 'http/post-webhook-test',
     auth: true,
-    // The campaign read, and the attempt's line in the delivery log.
-    table: 'read-write',
+    // The campaign read (GetItem), and the attempt's two log items (one BatchWriteItem).
+    dynamo: ['GetItem', 'BatchWriteItem'],
     dynamoCalls: 2,
     throttle: 'api',
     timeoutSeconds: 25,
@@ -249,7 +340,9 @@ export const routes: readonly RouteDefinition[] = [
     path: '/api/v1/campaign/rotate_webhook_secret',
     handler: 'http/post-webhook-secret-rotation',
     auth: true,
-    table: 'read-write',
+    // One conditional UpdateItem; with a key the campaign's GetItem and one transaction of the
+    // Update and the answer's Put; a replay reads the answer.
+    dynamo: ['UpdateItem', 'GetItem', 'PutItem'],
     // One UpdateItem; with an Idempotency-Key a read and a transaction (the stored answer is the campaign).
     dynamoCalls: 2,
     throttle: 'api',
@@ -261,7 +354,7 @@ export const routes: readonly RouteDefinition[] = [
     path: '/api/v1/openapi.json',
     handler: 'http/get-openapi',
     auth: false,
-    table: 'none',
+    dynamo: [],
     dynamoCalls: 0,
     throttle: 'docs',
     summary: 'The OpenAPI 3.1 document of this API',
@@ -272,12 +365,14 @@ export const routes: readonly RouteDefinition[] = [
     path: '/docs',
     handler: 'http/get-docs',
     auth: false,
-    table: 'none',
+    dynamo: [],
     dynamoCalls: 0,
     throttle: 'docs',
     summary: 'The API reference page',
   },
 ];
+
+export const routes: readonly RouteRow[] = rows.map(row);
 
 /** The row of a route, by name: for handlers that build URLs of their own route. */
 export function routeNamed(name: string): RouteDefinition {

@@ -1,5 +1,6 @@
 import { ApiError } from '../../lib/domain/errors.ts';
 import { httpHandler } from '../../lib/http/handler.ts';
+import { errorBody, publicOrigin } from '../../lib/http/responses.ts';
 import { resolveRoute } from '../../lib/routes.ts';
 
 /**
@@ -17,7 +18,10 @@ export const handler = httpHandler({ name: 'Fallback', auth: false }, async ({ e
     return {
       status: 405,
       headers: { allow: allowed.join(', ') },
-      body: new ApiError('method_not_allowed', `Method ${method} is not allowed here.`).toBody(),
+      body: errorBody(
+        new ApiError('method_not_allowed', `Method ${method} is not allowed here.`),
+        publicOrigin(event),
+      ),
     };
   }
   throw new ApiError('route_not_found', 'No route matches this path.');

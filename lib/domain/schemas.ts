@@ -128,6 +128,11 @@ export const ErrorResponse = Type.Object(
             Type.Object({ field: Type.String(), message: Type.String() }, { additionalProperties: false }),
           ),
         ),
+        doc_url: Type.String({
+          pattern: '^(?:https?://[^/?#]+)?/docs#section/Errors/[a-z_]+$',
+          description:
+            "This code's entry in the API reference (`/docs#section/Errors/<code>`): absolute on the host the request reached, relative where that host is not known.",
+        }),
       },
       { additionalProperties: false },
     ),

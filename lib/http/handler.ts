@@ -17,6 +17,7 @@ import {
   errorResponse,
   type HttpResult,
   internalError,
+  publicOrigin,
   serviceUnavailable,
   toResponse,
 } from './responses.ts';
@@ -214,19 +215,20 @@ export function contractErrors(): MiddlewareObj<Event, Result, Error, Context> {
     },
     onError: (request) => {
       const requestId = requestIdOf(request.event);
+      const options = { origin: publicOrigin(request.event) };
       const error = request.error;
       if (error instanceof ApiError) {
-        request.response = errorResponse(error, requestId);
+        request.response = errorResponse(error, requestId, options);
         logger.info('request', { status: error.status, code: error.code, duration_ms: ms(request.event) });
       } else if (isDependencyFailure(error)) {
         logger.warn('dependency unavailable', {
           error: (error as Error).name,
           message: (error as Error).message,
         });
-        request.response = errorResponse(serviceUnavailable(), requestId);
+        request.response = errorResponse(serviceUnavailable(), requestId, options);
       } else {
         logger.error('unhandled error', error as Error);
-        request.response = errorResponse(internalError(), requestId);
+        request.response = errorResponse(internalError(), requestId, options);
       }
       withoutBodyForHead(request);
     },

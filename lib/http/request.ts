@@ -5,9 +5,31 @@ import { serviceUnavailable } from './responses.ts';
 /** Largest accepted request body, per the contract. */
 export const MAX_BODY_BYTES = 32 * 1024;
 
-/** The request id API Gateway assigned (the local gateway makes one the same way). */
+const URL_SAFE = /^[A-Za-z0-9_-]+$/;
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+
+/**
+ * The request id as it is echoed in `x-request-id` and logged: only `A-Z a-z 0-9 _ -`, so a client
+ * can put it in a URL, a file name or a support ticket as it is. API Gateway's ids are base64
+ * (`JBq7LgBLoAMEbwA=`, and `+` or `/` may occur): they become base64url without padding
+ * (`JBq7LgBLoAMEbwA`), the same bytes, so `apigw-requestid` and the access log's `requestId` are
+ * found from it by putting back `+`, `/` and the `=`. An id that is URL-safe already is kept as
+ * it is; anything else is base64url of its UTF-8 bytes.
+ */
+export function urlSafeRequestId(raw: string): string {
+  if (URL_SAFE.test(raw)) return raw;
+  if (BASE64.test(raw)) {
+    return raw.replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_');
+  }
+  return raw === '' ? 'unknown' : Buffer.from(raw, 'utf8').toString('base64url');
+}
+
+/**
+ * The id of this request: the one API Gateway assigned (the local gateway makes one the same way),
+ * URL-safe (`urlSafeRequestId`).
+ */
 export function requestIdOf(event: APIGatewayProxyEventV2): string {
-  return event.requestContext?.requestId ?? 'unknown';
+  return urlSafeRequestId(event.requestContext?.requestId ?? 'unknown');
 }
 
 /**

@@ -8,7 +8,8 @@ import type {
   Context,
 } from 'aws-lambda';
 import { ApiError } from '../domain/errors.ts';
-import { errorResponse } from '../http/responses.ts';
+import { urlSafeRequestId } from '../http/request.ts';
+import { errorResponse, originOf } from '../http/responses.ts';
 import {
   DEFAULT_ROUTE_KEY,
   type RouteDefinition,
@@ -41,7 +42,11 @@ export interface GatewayOptions {
 /** API Gateway's own payload limit; the handlers enforce the contract's 32 KiB themselves. */
 const GATEWAY_MAX_BODY = 10 * 1024 * 1024;
 
-/** API Gateway style request id (base64 of random bytes). */
+/**
+ * API Gateway style request id (base64 of random bytes, `+`, `/` and `=` included), as the event's
+ * `requestContext.requestId` and the `apigw-requestid` header carry it; the handlers and this
+ * gateway echo it URL-safe in `x-request-id` (`urlSafeRequestId`).
+ */
 const newRequestId = () => randomBytes(10).toString('base64').replace(/=+$/, '=');
 
 /**
@@ -75,13 +80,21 @@ export function createGateway(options: GatewayOptions): Server {
         // The handlers map their own errors; this is the gateway's last resort, like API Gateway's 500.
         writeResult(
           res,
-          errorResponse(new ApiError('internal_error', 'An unexpected error occurred.'), requestId),
+          errorResponse(
+            new ApiError('internal_error', 'An unexpected error occurred.'),
+            urlSafeRequestId(requestId),
+            { origin: originOf('http', req.headers.host) },
+          ),
           requestId,
         );
       });
   });
 
   async function handle(req: IncomingMessage, requestId: string): Promise<APIGatewayProxyStructuredResultV2> {
+    // What the gateway answers itself echoes the id and links the error's documentation as the
+    // handlers do.
+    const echoedId = urlSafeRequestId(requestId);
+    const own = { origin: originOf('http', req.headers.host) };
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const rawPath = q === -1 ? url : url.slice(0, q);
@@ -101,14 +114,18 @@ export function createGateway(options: GatewayOptions): Server {
           'rate_limited',
           `Too many requests; retry after ${seconds} second${seconds === 1 ? '' : 's'}.`,
         ),
-        requestId,
-        { 'retry-after': String(seconds) },
+        echoedId,
+        { ...own, headers: { 'retry-after': String(seconds) } },
       );
     }
 
     const body = await readBody(req);
     if (body === 'too_large') {
-      return errorResponse(new ApiError('payload_too_large', 'The request body is too large.'), requestId);
+      return errorResponse(
+        new ApiError('payload_too_large', 'The request body is too large.'),
+        echoedId,
+        own,
+      );
     }
     const event = buildEvent({
       req,
@@ -127,7 +144,11 @@ export function createGateway(options: GatewayOptions): Server {
       const key = event.headers['api-key'];
       // API Gateway answers a missing identity source itself; locally we answer the contract's 401.
       if (!key)
-        return errorResponse(new ApiError('unauthorized', 'A valid api-key header is required.'), requestId);
+        return errorResponse(
+          new ApiError('unauthorized', 'A valid api-key header is required.'),
+          echoedId,
+          own,
+        );
       const auth = await options.authorizer(authorizerEvent(event, key));
       if (!auth.isAuthorized) return { statusCode: 403, headers: {}, body: '{"message":"Forbidden"}' };
       (event.requestContext as unknown as Record<string, unknown>).authorizer = {
@@ -175,6 +196,8 @@ function buildEvent(input: {
       cookies.push(...(Array.isArray(value) ? value : [value]).flatMap((v) => v.split('; ')));
     else headers[name] = Array.isArray(value) ? value.join(',') : value;
   }
+  // As API Gateway does (always `https` there): the scheme the client used, whatever it sent.
+  headers['x-forwarded-proto'] = 'http';
   const now = new Date();
   const contentType = headers['content-type'] ?? '';
   const hasBody = input.body.length > 0;
@@ -284,7 +307,8 @@ function writeResult(
 ): void {
   if (res.headersSent) return;
   const headers: Record<string, string | number | boolean | string[]> = { ...(result.headers ?? {}) };
-  headers['x-request-id'] ??= requestId;
+  headers['x-request-id'] ??= urlSafeRequestId(requestId);
+  // API Gateway's own header, with its id as it is.
   headers['apigw-requestid'] = requestId;
   const body = result.body
     ? Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8')

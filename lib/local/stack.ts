@@ -6,7 +6,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ApiKeyStore, generateApiKey } from '../auth/api-keys.ts';
 import { createDocumentClient } from '../aws/clients.ts';
 import { ApiError } from '../domain/errors.ts';
-import { JSON_CONTENT_TYPE } from '../http/responses.ts';
+import { errorBody, JSON_CONTENT_TYPE } from '../http/responses.ts';
 import type { RouteDefinition, ThrottleClass } from '../routes.ts';
 import {
   DEFAULT_ROUTE_THROTTLES,
@@ -192,7 +192,8 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
       err.code === 'HPE_HEADER_OVERFLOW'
         ? new ApiError('request_headers_too_large', 'The request line and headers are too large.')
         : new ApiError('validation_failed', 'The HTTP request is malformed.');
-    const body = JSON.stringify(error.toBody());
+    // No Host is parsed yet: the documentation link is relative.
+    const body = JSON.stringify(errorBody(error));
     socket.end(
       `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\ncontent-type: ${JSON_CONTENT_TYPE}\r\n` +
         `x-request-id: ${randomUUID()}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,

@@ -3,7 +3,8 @@
  * route's operation (`lib/operations/definitions.ts`): the very schemas and request rules its
  * validators are generated from. Nothing here restates a schema or a rule: it only arranges them.
  */
-import type { TObject, TSchema } from '@sinclair/typebox';
+import { createHmac } from 'node:crypto';
+import type { TSchema } from '@sinclair/typebox';
 import { type ErrorCode, errorStatus } from '../domain/errors.ts';
 import {
   Action,
@@ -25,9 +26,11 @@ import {
 } from '../domain/schemas.ts';
 import { DeliveryAttempt, FeedEvent, WebhookTestResult } from '../domain/webhook-schemas.ts';
 import { MAX_BODY_BYTES } from '../http/request.ts';
-import type { OperationDefinition, ResponseHeader } from '../operations/definition.ts';
+import { errorDocUrl } from '../http/responses.ts';
+import type { MediaType, OperationDefinition, ResponseHeader } from '../operations/definition.ts';
 import { tags } from '../operations/definition.ts';
 import { operations as operationTable } from '../operations/definitions.ts';
+import { examples, LOCAL_BASE_URL } from '../operations/examples.ts';
 import { answersHead, type RouteDefinition, routes as routeTable } from '../routes.ts';
 import { errorMeanings } from './errors.ts';
 import { type JsonSchema, SchemaRegistry } from './json-schema.ts';
@@ -75,42 +78,48 @@ const headerRefs: Record<ResponseHeader | 'x-request-id', string> = {
 
 const headerComponents: Record<string, JsonSchema> = {
   XRequestId: {
-    description: 'Id of this request; quote it when asking for support.',
+    description:
+      "Id of this request, URL-safe: API Gateway's request id in base64url without padding. Quote it when asking for support.",
     required: true,
-    schema: { type: 'string' },
+    schema: { type: 'string', pattern: '^[A-Za-z0-9_-]+$' },
+    example: examples.requestId,
   },
   Link: {
     description:
       'Present while more items remain: `<path?limit=…&cursor=…>; rel="next"`, the URL of the next page. Absent on the last page.',
     schema: { type: 'string' },
-    example:
-      '</api/v1/campaign_referral_links/3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a?limit=100&cursor=eyJrIjoxfQ>; rel="next"',
+    example: `</api/v1/campaign_referral_links/${examples.campaignId}?limit=100&cursor=${examples.cursor}>; rel="next"`,
   },
   XNextCursor: {
     description:
       'Present while more items remain: the opaque cursor of the next page. Absent on the last page.',
     schema: { type: 'string' },
+    example: examples.cursor,
   },
   XPollCursor: {
     description:
       'On every page of the events feed: where a later request continues (after the last event of this page, or where an empty page started). Keep the last one and poll with it as `cursor`: it yields only events newer than those already read.',
     required: true,
     schema: { type: 'string' },
+    example: examples.feedCursor,
   },
   Location: {
     description: 'The referral link: the campaign URL with `rfa=<code>` added.',
     required: true,
     schema: { type: 'string', format: 'uri' },
+    example: examples.location,
   },
   RetryAfter: {
     description:
       "Whole seconds to wait before trying again. Sent with every 503 and with every 429 the service answers itself; a deployed stage's throttling is answered by API Gateway, without it.",
     schema: { type: 'integer', minimum: 1 },
+    example: 1,
   },
   IdempotentReplayed: {
     description:
       '`true` when this is the stored answer to an earlier request with the same `Idempotency-Key`: nothing was written again.',
     schema: { type: 'string', enum: ['true'] },
+    example: 'true',
   },
 };
 
@@ -122,7 +131,7 @@ const idempotencyKeyParameter: JsonSchema = {
   description:
     'Makes a retry safe: the first request with a key runs and its 2xx answer is stored with its write, kept at least 24 hours; a retry with the same key, method, path and body (as parsed JSON) gets that answer again, with `Idempotent-Replayed: true`, and writes nothing. Scoped to your account. Another request with a used key is 422 `idempotency_key_reused`.',
   schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]+$' },
-  example: 'order-4711-signup',
+  example: examples.idempotencyKey,
 };
 
 /** A POST behind the key: it takes `Idempotency-Key`. */
@@ -160,6 +169,7 @@ function errorExample(code: ErrorCode): JsonSchema {
   const error: JsonSchema = { code, message: errorMeanings[code].example };
   if (code === 'validation_failed') error.details = [{ field: 'campaign_id', message: 'must be a UUID' }];
   if (code === 'missing_parameter') error.details = [{ field: 'id', message: 'is required' }];
+  error.doc_url = errorDocUrl(code, LOCAL_BASE_URL);
   return { summary: code, value: { error } };
 }
 
@@ -223,30 +233,66 @@ function pathParameters(route: RouteDefinition, meta: OperationDefinition): Json
   if (names.length !== declared.length || names.some((name) => !declared.includes(name))) {
     throw new Error(`Route ${route.name}: path parameters ${names} but the operation declares ${declared}`);
   }
-  return names.map((name) => parameter(name, 'path', schemas[name] as TSchema, true));
-}
-
-function queryParameters(query: TObject | undefined): JsonSchema[] {
-  if (!query) return [];
-  const required = new Set(query.required ?? []);
-  return Object.entries(query.properties).map(([name, schema]) =>
-    parameter(name, 'query', schema, required.has(name)),
+  return names.map((name) =>
+    parameter(name, 'path', schemas[name] as TSchema, true, exampleOf(route, meta.example.path, name)),
   );
 }
 
-function parameter(name: string, location: 'path' | 'query', schema: TSchema, required: boolean): JsonSchema {
+function queryParameters(route: RouteDefinition, meta: OperationDefinition): JsonSchema[] {
+  const query = meta.request?.query;
+  if (!query) return [];
+  const required = new Set(query.required ?? []);
+  return Object.entries(query.properties).map(([name, schema]) =>
+    parameter(name, 'query', schema, required.has(name), exampleOf(route, meta.example.query, name)),
+  );
+}
+
+function bodyExample(route: RouteDefinition, meta: OperationDefinition) {
+  if (!meta.example.body) throw new Error(`Route ${route.name}: no example of the request body`);
+  return meta.example.body;
+}
+
+/** A parameter's example: every parameter has one, or the document is not built. */
+function exampleOf(
+  route: RouteDefinition,
+  values: Readonly<Record<string, string>> | undefined,
+  name: string,
+) {
+  const value = values?.[name];
+  if (value === undefined) throw new Error(`Route ${route.name}: no example for the parameter ${name}`);
+  return value;
+}
+
+function parameter(
+  name: string,
+  location: 'path' | 'query',
+  schema: TSchema,
+  required: boolean,
+  example: string,
+): JsonSchema {
   return {
     name,
     in: location,
     required,
     ...(typeof schema.description === 'string' ? { description: schema.description } : {}),
     schema: registry.use(schema),
+    example,
   };
 }
 
-function successResponse(meta: OperationDefinition, withBody = true, replayable = false): JsonSchema {
-  const { success } = meta;
+function successResponse(
+  route: RouteDefinition,
+  meta: OperationDefinition,
+  withBody = true,
+  replayable = false,
+): JsonSchema {
+  const { success, example } = meta;
   const media = success.media ?? [JSON_MEDIA];
+  const exampleFor = (type: MediaType) => {
+    const value = example.responses?.[type] ?? (type === JSON_MEDIA ? example.response : undefined);
+    if (value === undefined) throw new Error(`Route ${route.name}: no example of the ${type} response`);
+    return value;
+  };
   return {
     description: success.description,
     headers: withRequestId([
@@ -256,11 +302,47 @@ function successResponse(meta: OperationDefinition, withBody = true, replayable 
     ...(success.schema && withBody
       ? {
           content: Object.fromEntries(
-            media.map((type) => [type, { schema: registry.use(success.schema as TSchema) }]),
+            media.map((type) => [
+              type,
+              { schema: registry.use(success.schema as TSchema), example: exampleFor(type) },
+            ]),
           ),
         }
       : {}),
   };
+}
+
+/** Shell single quotes around any text: a `'` inside is closed, escaped and reopened. */
+const shellQuote = (text: string) => `'${text.replace(/'/g, "'\\''")}'`;
+
+/**
+ * The operation's `curl` sample (`x-codeSamples`, which Redoc shows beside the request): its example
+ * request against the local stack, with the key from `$API_KEY` where the route needs one.
+ * Headers are shown (`-i`, `-I`) where the answer is in them: a redirect, a list's next page.
+ */
+function curlSamples(route: RouteDefinition, meta: OperationDefinition, head = false): JsonSchema[] {
+  const { example } = meta;
+  const path = route.path.replace(/\{([^}]+)\}/g, (_, name: string) =>
+    encodeURIComponent(exampleOf(route, example.path, name)),
+  );
+  const sent = example.sampleQuery ?? Object.keys(example.query ?? {});
+  const query = new URLSearchParams(
+    sent.map((name): [string, string] => [name, exampleOf(route, example.query, name)]),
+  );
+  const url = `${LOCAL_BASE_URL}${path}${sent.length ? `?${query}` : ''}`;
+  const showHeaders = (meta.success.headers ?? []).some((h) => h === 'location' || h === 'link');
+  const flags = head
+    ? ['-I']
+    : [...(route.method === 'GET' ? [] : [`-X ${route.method}`]), ...(showHeaders ? ['-i'] : [])];
+  const lines = [['curl', ...flags, shellQuote(url)].join(' ')];
+  if (route.auth) lines.push('-H "api-key: $API_KEY"');
+  if (meta.request?.body && !head) {
+    lines.push(
+      `-H ${shellQuote('content-type: application/json')}`,
+      `-d ${shellQuote(JSON.stringify(bodyExample(route, meta)))}`,
+    );
+  }
+  return [{ lang: 'Shell', label: 'curl', source: lines.join(' \\\n  ') }];
 }
 
 function operation(shared: SharedComponents, route: RouteDefinition, meta: OperationDefinition): JsonSchema {
@@ -273,21 +355,24 @@ function operation(shared: SharedComponents, route: RouteDefinition, meta: Opera
     ...(route.auth ? {} : { security: [] }),
     parameters: [
       ...pathParameters(route, meta),
-      ...queryParameters(meta.request?.query),
+      ...queryParameters(route, meta),
       ...(takesIdempotencyKey(route) ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : []),
     ],
     ...(meta.request?.body
       ? {
           requestBody: {
             required: !meta.request.bodyOptional,
-            content: { [JSON_MEDIA]: { schema: registry.use(meta.request.body) } },
+            content: {
+              [JSON_MEDIA]: { schema: registry.use(meta.request.body), example: bodyExample(route, meta) },
+            },
           },
         }
       : {}),
     responses: {
-      [String(meta.success.status)]: successResponse(meta, true, takesIdempotencyKey(route)),
+      [String(meta.success.status)]: successResponse(route, meta, true, takesIdempotencyKey(route)),
       ...errorResponses(shared, errors),
     },
+    'x-codeSamples': curlSamples(route, meta),
   };
 }
 
@@ -304,12 +389,23 @@ function headOperation(
     description: `The same as \`GET ${route.path}\` without a body; a \`HEAD\` request is never recorded.`,
     tags: [meta.tag],
     ...(route.auth ? {} : { security: [] }),
-    parameters: [...pathParameters(route, meta), ...queryParameters(meta.request?.query)],
+    parameters: [...pathParameters(route, meta), ...queryParameters(route, meta)],
     responses: {
-      [String(meta.success.status)]: successResponse(meta, false),
+      [String(meta.success.status)]: successResponse(route, meta, false),
       ...errorResponses(shared, errors, false),
     },
+    'x-codeSamples': curlSamples(route, meta, true),
   };
+}
+
+/**
+ * The Standard Webhooks signature of an example delivery, made as the delivery makes it (over the
+ * compact JSON sent), so that the example headers verify with the example campaign's secret.
+ */
+function exampleSignature(id: string, timestamp: number, body: unknown): string {
+  const secret = Buffer.from(examples.campaignWithWebhook.webhook_secret.slice('whsec_'.length), 'base64');
+  const mac = createHmac('sha256', secret).update(`${id}.${timestamp}.${JSON.stringify(body)}`);
+  return `v1,${mac.digest('base64')}`;
 }
 
 function webhooks(): Record<string, JsonSchema> {
@@ -321,70 +417,81 @@ function webhooks(): Record<string, JsonSchema> {
     schema: { type: 'string' },
     example,
   });
-  const parameters = [
-    header(
-      'webhook-id',
-      'Id of the event, the same on every retry: use it to drop duplicates.',
-      'evt_action_1042',
-    ),
-    header('webhook-timestamp', 'Unix time (seconds) of this attempt.', '1795356309'),
-    header(
-      'webhook-signature',
-      "Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the campaign's `webhook_secret` after `whsec_`. For 24 h after a secret rotation it holds two signatures, space-separated (new secret first): accept the request when either verifies.",
-      'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=',
-    ),
-  ];
   return Object.fromEntries(
-    webhookEvents.map(({ type, schema, summary, operationId }) => [
-      type,
-      {
-        post: {
-          operationId,
-          summary,
-          description: `${schema.description} Sent as a signed \`POST\` to the campaign's \`webhook_url\`; verify it with any Standard Webhooks library (e.g. the \`standardwebhooks\` npm package) and the campaign's \`webhook_secret\`. ${type === 'webhook.test' ? 'Sent once, on demand, and never retried.' : 'Delivery is at least once, in no particular order.'}`,
-          tags: ['Webhooks'],
-          security: [],
-          parameters,
-          requestBody: { required: true, content: { [JSON_MEDIA]: { schema: registry.use(schema) } } },
-          responses: {
-            '2XX': { description: 'Delivered. Only a 2xx answer counts as delivered.' },
-            '410': { description: 'Gone: the event is not sent again.' },
-            default: {
-              description:
-                'Any other answer, a timeout (15 s) or a connection error is a failure: the event is retried with backoff for about 3 days. Redirects are not followed.',
+    webhookEvents.map(({ type, schema, summary, operationId }) => {
+      const { id, body } = examples.webhooks[type];
+      // The first attempt, a moment after the event.
+      const timestamp = Math.floor(Date.parse(body.timestamp) / 1000) + 1;
+      const parameters = [
+        header('webhook-id', 'Id of the event, the same on every retry: use it to drop duplicates.', id),
+        header('webhook-timestamp', 'Unix time (seconds) of this attempt.', String(timestamp)),
+        header(
+          'webhook-signature',
+          "Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the campaign's `webhook_secret` after `whsec_`. For 24 h after a secret rotation it holds two signatures, space-separated (new secret first): accept the request when either verifies. The example is the signature of the example body, sent as compact JSON, with the example campaign's secret.",
+          exampleSignature(id, timestamp, body),
+        ),
+      ];
+      return [
+        type,
+        {
+          post: {
+            operationId,
+            summary,
+            description: `${schema.description} Sent as a signed \`POST\` to the campaign's \`webhook_url\`; verify it with any Standard Webhooks library (e.g. the \`standardwebhooks\` npm package) and the campaign's \`webhook_secret\`. ${type === 'webhook.test' ? 'Sent once, on demand, and never retried.' : 'Delivery is at least once, in no particular order.'}`,
+            tags: ['Webhooks'],
+            security: [],
+            parameters,
+            requestBody: {
+              required: true,
+              content: { [JSON_MEDIA]: { schema: registry.use(schema), example: body } },
+            },
+            responses: {
+              '2XX': { description: 'Delivered. Only a 2xx answer counts as delivered.' },
+              '410': { description: 'Gone: the event is not sent again.' },
+              default: {
+                description:
+                  'Any other answer, a timeout (15 s) or a connection error is a failure: the event is retried with backoff for about 3 days. Redirects are not followed.',
+              },
             },
           },
         },
-      },
-    ]),
+      ];
+    }),
   );
 }
 
-function errorTable(): string {
-  const rows = (Object.keys(errorStatus) as ErrorCode[]).map(
-    (code) => `| ${errorStatus[code]} | \`${code}\` | ${errorMeanings[code].when.replace(/\|/g, '\\|')} |`,
-  );
-  return ['| status | code | when |', '|---|---|---|', ...rows].join('\n');
+/**
+ * One entry per code under `# Errors`: Redoc names a `##` heading under a `#` one
+ * `section/<parent>/<heading>`, the anchor each error body's `doc_url` points at (`errorAnchor`).
+ */
+function errorEntries(): string {
+  return (Object.keys(errorStatus) as ErrorCode[])
+    .map((code) => `## ${code}\nStatus **${errorStatus[code]}**. ${errorMeanings[code].when}`)
+    .join('\n\n');
 }
 
 const overview = `Campaigns, referral links, referred users and actions, with signed webhooks.
 
-## Authentication
+# Authentication
 Every \`/api/v1\` request except \`GET /api/v1/openapi.json\` carries the \`api-key\` header. A missing, unknown or revoked key is 401 \`unauthorized\`. A resource of another account answers exactly like one that does not exist (404).
 
-## Conventions
+# Conventions
 - Requests and responses are JSON. A request with a body must send \`Content-Type: application/json\` (415 otherwise) and at most ${MAX_BODY_BYTES / 1024} KiB (413). Unknown fields are rejected (400 \`validation_failed\`).
 - Every \`created_at\` is UTC in the form \`YYYY-MM-DD_HH-MM-SS\`.
-- Every response carries \`x-request-id\`.
+- Every response carries \`x-request-id\`, made of \`A-Z a-z 0-9 _ -\` only: quote it when asking for support.
 - Lists return a plain JSON array, oldest first, \`limit\` (1–1000) items at most (${DEFAULT_LIST_LIMIT} by default). While more items remain, the response has a \`Link: <…>; rel="next"\` header and \`x-next-cursor\`; pass that cursor as \`cursor\` to get the next page. A page may hold fewer than \`limit\` items (item sizes vary); follow cursors until there is none to reach every item. A cursor works only on the list it came from: on another list, campaign or account it is 400 \`validation_failed\` (field \`cursor\`).
+- The examples tell one story (a campaign, a referrer's link, a visit, a signup, a purchase). Each operation's \`curl\` sample sends its example request to the local stack (\`npm start\`, \`http://127.0.0.1:3000\`), with \`API_KEY\` set to the key it printed; replace the example ids with ones of your own.
 
-## Retries
+# Retries
 Every \`POST\` may carry an \`Idempotency-Key\` (1–255 printable ASCII characters): a retry with the same key, method, path and body gets the first 2xx answer again, with \`Idempotent-Replayed: true\`, and writes nothing; answers are kept at least 24 hours. A dependency that throttles, fails or does not answer within about 5 seconds gives 503 \`service_unavailable\` with \`Retry-After\`: the write may or may not have happened, so retry with the same key.
 
-## Errors
-Every 4xx and 5xx body is \`{ "error": { "code", "message", "details"? } }\`; \`details\` lists the offending fields of a validation error.
+# Versioning
+Within \`/api/v1\` nothing documented here is removed or changed: paths, methods, fields (their names, types, meanings and whether they can be null), status codes and error codes stay, and no request field becomes required. What may be added without notice: endpoints, optional request fields and query parameters, fields of response objects, error bodies and webhook \`data\`, response headers, error codes under a status an operation already documents, and webhook event types, which are sent only to campaigns that ask for them. So ignore fields and headers you do not know, branch on \`error.code\` (never on \`message\`, whose wording may change) and treat a code you do not know by its status. \`info.version\` gains a minor number with every addition. A deprecated operation is marked so here and answers with a \`Deprecation\` header, and with \`Sunset\` once its end date is set, at least 6 months ahead; removal only comes with \`/api/v2\`, served beside \`/api/v1\` until then.
 
-${errorTable()}
+# Errors
+Every 4xx and 5xx body is \`{ "error": { "code", "message", "details"?, "doc_url" } }\`. Branch on \`code\`; \`message\` is for people and may change; \`details\` lists the offending fields of a validation error; \`doc_url\` links the code's entry below: absolute on the host the request reached (\`https://<host>/docs#section/Errors/<code>\`), or relative (\`/docs#section/Errors/<code>\`) where that host is not known.
+
+${errorEntries()}
 `;
 
 /** Build the document for a route table (the real one unless a test passes another). */
@@ -406,7 +513,8 @@ export function buildOpenApiDocument(
     openapi: '3.1.0',
     info: {
       title: 'Referral tracking API',
-      version: '1.0.0',
+      // A minor number more with every addition (README, "API versioning"): 1.1 added doc_url.
+      version: '1.1.0',
       description: overview,
     },
     servers: [{ url: '/', description: 'The deployment serving this document' }],

@@ -1,6 +1,7 @@
 /**
  * Redoc's standalone bundle, the one script the reference page loads (`/docs?asset=…`). It comes
- * from the installed `redoc` package, never from a committed copy:
+ * from the installed `redoc` package, never from a committed copy, with one change
+ * (`servedRedocSource`: no request to Redocly's CDN):
  *
  * - at build time the docs function's bundling step (`infra/bundling.ts`, NodejsFunction's
  *   `afterBundling` hook) writes it gzipped beside the function's `index.mjs`, with a small
@@ -29,8 +30,26 @@ export const REDOC_MANIFEST_FILE = 'redoc.standalone.json';
 export interface RedocManifest {
   package: 'redoc';
   version: string;
-  /** SHA-256 (hex) of the file as the package ships it, uncompressed. */
+  /** SHA-256 (hex) of the file as served (`servedRedocSource`), uncompressed. */
   sha256: string;
+}
+
+/**
+ * The one thing in the package's file that makes the page ask another origin for something: the
+ * sidebar footer's logo, `<img src="https://cdn.redoc.ly/redoc/logo-mini.svg">`, which no Redoc
+ * option turns off and the page's CSP refused (a request attempted, a violation reported). It
+ * becomes `data:,`, an empty image that fails to decode, on which Redoc drops the `<img>`: the page
+ * looks as it did when the CSP refused the CDN, without the request or the violation.
+ * test/integration/docs.test.ts fails on any request to another origin and any CSP violation, so a
+ * Redoc version that fetches something else shows there; test/unit/docs-asset.test.ts fails when
+ * the package no longer holds this URL (the change no longer applies).
+ */
+export const REDOC_CDN_LOGO = 'https://cdn.redoc.ly/redoc/logo-mini.svg';
+const EMPTY_IMAGE = 'data:,';
+
+/** The package's file as the page gets it: with `REDOC_CDN_LOGO` replaced, nothing else. */
+export function servedRedocSource(packageSource: Buffer): Buffer {
+  return Buffer.from(packageSource.toString('utf8').replaceAll(REDOC_CDN_LOGO, EMPTY_IMAGE), 'utf8');
 }
 
 export interface RedocAsset extends RedocManifest {
@@ -56,10 +75,10 @@ function asset(manifest: RedocManifest, gzip: () => Buffer): RedocAsset {
   };
 }
 
-/** The file from the installed package (build time, and the local stack). */
+/** The file served, from the installed package (build time, and the local stack). */
 export function redocFromPackage(): { manifest: RedocManifest; source: Buffer } {
   const require = createRequire(import.meta.url);
-  const source = readFileSync(require.resolve(REDOC_PACKAGE_FILE));
+  const source = servedRedocSource(readFileSync(require.resolve(REDOC_PACKAGE_FILE)));
   const { version } = JSON.parse(readFileSync(require.resolve('redoc/package.json'), 'utf8')) as {
     version: string;
   };

@@ -75,11 +75,34 @@ export interface RequestDefinition {
   bodyExactlyOne?: readonly string[];
 }
 
+/**
+ * One realistic request of the operation and its answer, with values from `examples.ts`: the
+ * document shows each part beside its schema (a parameter's `example`, the body's, the success
+ * response's) and makes the operation's `curl` sample from it. test/unit/openapi-examples.test.ts
+ * validates every part against its schema.
+ */
+export interface OperationExample {
+  /** A value for every path parameter. */
+  path?: Readonly<Record<string, string>>;
+  /** A value for every query parameter the operation declares. */
+  query?: Readonly<Record<string, string>>;
+  /**
+   * The query parameters the `curl` sample sends, when not all of them: not a cursor, which only
+   * the API makes, nor both of two alternatives.
+   */
+  sampleQuery?: readonly string[];
+  body?: Readonly<Record<string, unknown>>;
+  /** The success body (of its JSON media type), or one per media type. */
+  response?: unknown;
+  responses?: Readonly<Partial<Record<MediaType, unknown>>>;
+}
+
 export interface OperationDefinition {
   tag: Tag;
   description: string;
   request?: RequestDefinition;
   success: SuccessResponse;
+  example: OperationExample;
   /**
    * Errors particular to the route beyond those its request rules give. The document adds the
    * common ones: 401 on rows with `auth`, 400/415 where there is a body, 400 for a query or path

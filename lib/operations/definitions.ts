@@ -29,8 +29,9 @@ import {
   WebhookDeliveriesQuery,
   WebhookTestResult,
 } from '../domain/webhook-schemas.ts';
-import { DocsQuery } from '../openapi/docs-query.ts';
+import { DocsQuery, REDOC_ASSET } from '../openapi/docs-query.ts';
 import { type OperationDefinition, type RuleError, tags } from './definition.ts';
+import { examples as ex } from './examples.ts';
 
 /**
  * The same code and message as `urlImmutable()` (`lib/domain/campaign-rules.ts`) and `linkNotFound()`
@@ -56,6 +57,7 @@ export const operations = {
     request: { body: CreateLinkBody },
     success: { status: 201, description: 'The new referral link.', schema: ReferralLink },
     errors: ['campaign_not_found', 'referral_code_taken'],
+    example: { body: ex.createLink, response: ex.linkCreated },
   },
   GetReferralLink: {
     tag: tags.links,
@@ -64,6 +66,11 @@ export const operations = {
     request: { query: GetLinkQuery, queryAtLeastOne: ['id', 'referral_code'] },
     success: { status: 200, description: 'The referral link.', schema: ReferralLink },
     errors: ['referral_link_not_found'],
+    example: {
+      query: { id: ex.linkId, referral_code: ex.referralCode },
+      sampleQuery: ['referral_code'],
+      response: ex.linkNow,
+    },
   },
   ListCampaignLinks: {
     tag: tags.links,
@@ -77,6 +84,12 @@ export const operations = {
       headers: listHeaders,
     },
     errors: ['campaign_not_found'],
+    example: {
+      path: { campaign_id: ex.campaignId },
+      query: { limit: '100', cursor: ex.cursor },
+      sampleQuery: ['limit'],
+      response: ex.linkPage,
+    },
   },
   ListReferrerLinks: {
     tag: tags.links,
@@ -90,6 +103,12 @@ export const operations = {
       headers: listHeaders,
     },
     errors: ['campaign_not_found'],
+    example: {
+      path: { campaign_id: ex.campaignId, referrer_id: ex.referrerId },
+      query: { limit: '100', cursor: ex.cursor },
+      sampleQuery: ['limit'],
+      response: ex.linkPage,
+    },
   },
   CreateReferredUserAction: {
     tag: tags.actions,
@@ -98,6 +117,7 @@ export const operations = {
     request: { body: CreateUserActionBody },
     success: { status: 201, description: 'The new action.', schema: Action },
     errors: ['campaign_not_found', 'referred_user_not_found'],
+    example: { body: ex.createUserAction, response: ex.purchase },
   },
   CreateCampaign: {
     tag: tags.campaigns,
@@ -105,6 +125,7 @@ export const operations = {
       'Creates a campaign. `url` is trimmed and gets `https://` in front when it has no scheme; it must then be an absolute http(s) URL. `webhook_url` and `webhook_secret` start as null.',
     request: { body: CreateCampaignBody },
     success: { status: 201, description: 'The new campaign.', schema: Campaign },
+    example: { body: ex.createCampaign, response: ex.campaignCreated },
   },
   GetCampaign: {
     tag: tags.campaigns,
@@ -112,6 +133,7 @@ export const operations = {
     request: { query: CampaignIdQuery },
     success: { status: 200, description: 'The campaign.', schema: Campaign },
     errors: ['campaign_not_found'],
+    example: { query: { id: ex.campaignId }, response: ex.campaignWithWebhook },
   },
   UpdateCampaign: {
     tag: tags.campaigns,
@@ -125,6 +147,7 @@ export const operations = {
     },
     success: { status: 200, description: 'The updated campaign.', schema: Campaign },
     errors: ['campaign_not_found'],
+    example: { query: { id: ex.campaignId }, body: ex.updateCampaign, response: ex.campaignWithWebhook },
   },
   DeleteCampaign: {
     tag: tags.campaigns,
@@ -133,6 +156,7 @@ export const operations = {
     request: { query: CampaignIdQuery },
     success: { status: 204, description: 'Deleted; no body.' },
     errors: ['campaign_not_found'],
+    example: { query: { id: ex.campaignId } },
   },
   CreateReferredUser: {
     tag: tags.referredUsers,
@@ -141,6 +165,7 @@ export const operations = {
     request: { body: CreateReferredUserBody, bodyExactlyOne: LINK_TARGET },
     success: { status: 201, description: 'The new referred user.', schema: ReferredUser },
     errors: ['referral_link_not_found', 'referred_user_exists', 'self_referral'],
+    example: { body: ex.createReferredUser, response: ex.referredUser },
   },
   GetReferredUser: {
     tag: tags.referredUsers,
@@ -148,6 +173,10 @@ export const operations = {
     request: { query: GetReferredUserQuery },
     success: { status: 200, description: 'The referred user.', schema: ReferredUser },
     errors: ['campaign_not_found', 'referred_user_not_found'],
+    example: {
+      query: { campaign_id: ex.campaignId, referred_user_id: ex.referredUserId },
+      response: ex.referredUser,
+    },
   },
   CreateLinkAction: {
     tag: tags.actions,
@@ -156,6 +185,7 @@ export const operations = {
     request: { body: CreateLinkActionBody, bodyExactlyOne: LINK_TARGET },
     success: { status: 201, description: 'The new action.', schema: Action },
     errors: ['referral_link_not_found'],
+    example: { body: ex.createLinkAction, response: ex.share },
   },
   Visit: {
     tag: tags.redirect,
@@ -163,6 +193,7 @@ export const operations = {
       "Public, no key: redirects to the link's `referral_link` and records a `visit` action whose metadata holds the `user_agent` and `referer` of the request when present (no IP address is stored). `HEAD` requests and link-preview or crawler user agents are redirected without being recorded.",
     request: { path: VisitPath, pathNotFound: LINK_NOT_FOUND },
     success: { status: 302, description: 'Redirect to the referral link.', headers: ['location'] },
+    example: { path: { referral_code: ex.referralCode } },
   },
   ListWebhookDeliveries: {
     tag: tags.webhooks,
@@ -176,6 +207,12 @@ export const operations = {
       headers: listHeaders,
     },
     errors: ['campaign_not_found'],
+    example: {
+      path: { campaign_id: ex.campaignId },
+      query: { status: 'failed', limit: '100', cursor: ex.cursor },
+      sampleQuery: ['limit'],
+      response: ex.deliveryPage,
+    },
   },
   ListEvents: {
     tag: tags.webhooks,
@@ -189,6 +226,12 @@ export const operations = {
       headers: [...listHeaders, 'x-poll-cursor'],
     },
     errors: ['campaign_not_found'],
+    example: {
+      path: { campaign_id: ex.campaignId },
+      query: { limit: '100', cursor: ex.feedCursor },
+      sampleQuery: ['limit'],
+      response: ex.feedPage,
+    },
   },
   RedeliverEvent: {
     tag: tags.webhooks,
@@ -197,6 +240,7 @@ export const operations = {
     request: { path: EventIdPath },
     success: { status: 202, description: 'The delivery is queued.', schema: RedeliveryAccepted },
     errors: ['event_not_found'],
+    example: { path: { event_id: ex.eventId }, response: ex.redelivery },
   },
   TestWebhook: {
     tag: tags.webhooks,
@@ -205,6 +249,7 @@ export const operations = {
     request: { query: CampaignIdQuery },
     success: { status: 200, description: 'What the endpoint answered.', schema: WebhookTestResult },
     errors: ['campaign_not_found', 'webhook_url_not_set'],
+    example: { query: { id: ex.campaignId }, response: ex.webhookTest },
   },
   RotateWebhookSecret: {
     tag: tags.webhooks,
@@ -213,6 +258,7 @@ export const operations = {
     request: { query: CampaignIdQuery },
     success: { status: 200, description: 'The campaign with its new secret.', schema: Campaign },
     errors: ['campaign_not_found', 'webhook_url_not_set'],
+    example: { query: { id: ex.campaignId }, response: ex.campaignRotated },
   },
   GetOpenApiDocument: {
     tag: tags.meta,
@@ -222,6 +268,7 @@ export const operations = {
       description: 'The OpenAPI document.',
       schema: Type.Object({}, { description: 'An OpenAPI 3.1 document', additionalProperties: true }),
     },
+    example: { response: ex.openApiDocument },
   },
   GetApiReference: {
     tag: tags.meta,
@@ -233,6 +280,11 @@ export const operations = {
       description: 'The reference page, or with `asset` the script it loads.',
       schema: Type.String(),
       media: ['text/html', 'text/javascript'],
+    },
+    example: {
+      query: { asset: REDOC_ASSET, v: ex.redocVersion },
+      sampleQuery: [],
+      responses: { 'text/html': ex.referencePage, 'text/javascript': ex.redocScript },
     },
   },
 } satisfies Readonly<Record<string, OperationDefinition>>;

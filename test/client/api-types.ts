@@ -477,6 +477,8 @@ export interface components {
           field: string;
           message: string;
         }[];
+        /** @description This code's entry in the API reference (`/docs#section/Errors/<code>`): absolute on the host the request reached, relative where that host is not known. */
+        doc_url: string;
       };
     };
     CreateCampaignBody: {
@@ -844,28 +846,46 @@ export interface components {
   parameters: {
     /**
      * @description Makes a retry safe: the first request with a key runs and its 2xx answer is stored with its write, kept at least 24 hours; a retry with the same key, method, path and body (as parsed JSON) gets that answer again, with `Idempotent-Replayed: true`, and writes nothing. Scoped to your account. Another request with a used key is 422 `idempotency_key_reused`.
-     * @example order-4711-signup
+     * @example order-7731-purchase
      */
     IdempotencyKey: string;
   };
   requestBodies: never;
   headers: {
-    /** @description Id of this request; quote it when asking for support. */
+    /**
+     * @description Id of this request, URL-safe: API Gateway's request id in base64url without padding. Quote it when asking for support.
+     * @example JBq7LgBLoAMEbwA
+     */
     XRequestId: string;
     /**
      * @description Present while more items remain: `<path?limit=…&cursor=…>; rel="next"`, the URL of the next page. Absent on the last page.
-     * @example </api/v1/campaign_referral_links/3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a?limit=100&cursor=eyJrIjoxfQ>; rel="next"
+     * @example </api/v1/campaign_referral_links/3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a?limit=100&cursor=WzIsIjAwMTc5NTM0NTY1MTAwMCMwMDAwMDAwMDAwMDAxMDQzIiwiQU5OQS1TUFJJTkciLCJuY3ZtdHcwMTRyakUiXQ>; rel="next"
      */
     Link: string;
-    /** @description Present while more items remain: the opaque cursor of the next page. Absent on the last page. */
+    /**
+     * @description Present while more items remain: the opaque cursor of the next page. Absent on the last page.
+     * @example WzIsIjAwMTc5NTM0NTY1MTAwMCMwMDAwMDAwMDAwMDAxMDQzIiwiQU5OQS1TUFJJTkciLCJuY3ZtdHcwMTRyakUiXQ
+     */
     XNextCursor: string;
-    /** @description On every page of the events feed: where a later request continues (after the last event of this page, or where an empty page started). Keep the last one and poll with it as `cursor`: it yields only events newer than those already read. */
+    /**
+     * @description On every page of the events feed: where a later request continues (after the last event of this page, or where an empty page started). Keep the last one and poll with it as `cursor`: it yields only events newer than those already read.
+     * @example WzMsIjE3OTU0MjcxMDc5MDMwMDAiLCJKVHJ2c1I0dHY3cGQiXQ
+     */
     XPollCursor: string;
-    /** @description The referral link: the campaign URL with `rfa=<code>` added. */
+    /**
+     * @description The referral link: the campaign URL with `rfa=<code>` added.
+     * @example https://shop.example.com/welcome?rfa=K7TX4M2Q
+     */
     Location: string;
-    /** @description Whole seconds to wait before trying again. Sent with every 503 and with every 429 the service answers itself; a deployed stage's throttling is answered by API Gateway, without it. */
+    /**
+     * @description Whole seconds to wait before trying again. Sent with every 503 and with every 429 the service answers itself; a deployed stage's throttling is answered by API Gateway, without it.
+     * @example 1
+     */
     RetryAfter: number;
-    /** @description `true` when this is the stored answer to an earlier request with the same `Idempotency-Key`: nothing was written again. */
+    /**
+     * @description `true` when this is the stored answer to an earlier request with the same `Idempotency-Key`: nothing was written again.
+     * @example true
+     */
     IdempotentReplayed: 'true';
   };
   pathItems: never;
@@ -875,9 +895,15 @@ export interface operations {
   GetReferralLink: {
     parameters: {
       query?: {
-        /** @description a positive integer id */
+        /**
+         * @description a positive integer id
+         * @example 1042
+         */
         id?: string;
-        /** @description 4-32 characters of A-Z a-z 0-9 _ - */
+        /**
+         * @description 4-32 characters of A-Z a-z 0-9 _ -
+         * @example K7TX4M2Q
+         */
         referral_code?: string;
       };
       header?: never;
@@ -893,6 +919,18 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": 1042,
+           *       "created_at": "2026-11-22_14-07-31",
+           *       "referral_code": "K7TX4M2Q",
+           *       "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *       "referrer_id": "user_8f3a2c",
+           *       "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *       "total_clicks": 12,
+           *       "total_referrals": 3
+           *     }
+           */
           'application/json': components['schemas']['ReferralLink'];
         };
       };
@@ -930,7 +968,7 @@ export interface operations {
       header?: {
         /**
          * @description Makes a retry safe: the first request with a key runs and its 2xx answer is stored with its write, kept at least 24 hours; a retry with the same key, method, path and body (as parsed JSON) gets that answer again, with `Idempotent-Replayed: true`, and writes nothing. Scoped to your account. Another request with a used key is 422 `idempotency_key_reused`.
-         * @example order-4711-signup
+         * @example order-7731-purchase
          */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
@@ -939,6 +977,12 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+         *       "referrer_id": "user_8f3a2c"
+         *     }
+         */
         'application/json': components['schemas']['CreateLinkBody'];
       };
     };
@@ -951,6 +995,18 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": 1042,
+           *       "created_at": "2026-11-22_14-07-31",
+           *       "referral_code": "K7TX4M2Q",
+           *       "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *       "referrer_id": "user_8f3a2c",
+           *       "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *       "total_clicks": 0,
+           *       "total_referrals": 0
+           *     }
+           */
           'application/json': components['schemas']['ReferralLink'];
         };
       };
@@ -1006,9 +1062,15 @@ export interface operations {
   GetReferralLinkHead: {
     parameters: {
       query?: {
-        /** @description a positive integer id */
+        /**
+         * @description a positive integer id
+         * @example 1042
+         */
         id?: string;
-        /** @description 4-32 characters of A-Z a-z 0-9 _ - */
+        /**
+         * @description 4-32 characters of A-Z a-z 0-9 _ -
+         * @example K7TX4M2Q
+         */
         referral_code?: string;
       };
       header?: never;
@@ -1100,14 +1162,23 @@ export interface operations {
   ListCampaignLinks: {
     parameters: {
       query?: {
-        /** @description an integer from 1 to 1000, the most items of the page (100 when omitted) */
+        /**
+         * @description an integer from 1 to 1000, the most items of the page (100 when omitted)
+         * @example 100
+         */
         limit?: string;
-        /** @description a cursor from x-next-cursor */
+        /**
+         * @description a cursor from x-next-cursor
+         * @example WzIsIjAwMTc5NTM0NTY1MTAwMCMwMDAwMDAwMDAwMDAxMDQzIiwiQU5OQS1TUFJJTkciLCJuY3ZtdHcwMTRyakUiXQ
+         */
         cursor?: string;
       };
       header?: never;
       path: {
-        /** @description A UUID */
+        /**
+         * @description A UUID
+         * @example 3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
+         */
         campaign_id: components['schemas']['Uuid'];
       };
       cookie?: never;
@@ -1123,6 +1194,30 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example [
+           *       {
+           *         "id": 1042,
+           *         "created_at": "2026-11-22_14-07-31",
+           *         "referral_code": "K7TX4M2Q",
+           *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *         "referrer_id": "user_8f3a2c",
+           *         "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *         "total_clicks": 12,
+           *         "total_referrals": 3
+           *       },
+           *       {
+           *         "id": 1043,
+           *         "created_at": "2026-11-22_14-09-55",
+           *         "referral_code": "ANNA-SPRING",
+           *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *         "referrer_id": "user_8f3a2c",
+           *         "referral_link": "https://shop.example.com/welcome?rfa=ANNA-SPRING",
+           *         "total_clicks": 4,
+           *         "total_referrals": 1
+           *       }
+           *     ]
+           */
           'application/json': components['schemas']['ReferralLink'][];
         };
       };
@@ -1139,14 +1234,23 @@ export interface operations {
   ListCampaignLinksHead: {
     parameters: {
       query?: {
-        /** @description an integer from 1 to 1000, the most items of the page (100 when omitted) */
+        /**
+         * @description an integer from 1 to 1000, the most items of the page (100 when omitted)
+         * @example 100
+         */
         limit?: string;
-        /** @description a cursor from x-next-cursor */
+        /**
+         * @description a cursor from x-next-cursor
+         * @example WzIsIjAwMTc5NTM0NTY1MTAwMCMwMDAwMDAwMDAwMDAxMDQzIiwiQU5OQS1TUFJJTkciLCJuY3ZtdHcwMTRyakUiXQ
+         */
         cursor?: string;
       };
       header?: never;
       path: {
-        /** @description A UUID */
+        /**
+         * @description A UUID
+         * @example 3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
+         */
         campaign_id: components['schemas']['Uuid'];
       };
       cookie?: never;
@@ -1234,16 +1338,28 @@ export interface operations {
   ListReferrerLinks: {
     parameters: {
       query?: {
-        /** @description an integer from 1 to 1000, the most items of the page (100 when omitted) */
+        /**
+         * @description an integer from 1 to 1000, the most items of the page (100 when omitted)
+         * @example 100
+         */
         limit?: string;
-        /** @description a cursor from x-next-cursor */
+        /**
+         * @description a cursor from x-next-cursor
+         * @example WzIsIjAwMTc5NTM0NTY1MTAwMCMwMDAwMDAwMDAwMDAxMDQzIiwiQU5OQS1TUFJJTkciLCJuY3ZtdHcwMTRyakUiXQ
+         */
         cursor?: string;
       };
       header?: never;
       path: {
-        /** @description A UUID */
+        /**
+         * @description A UUID
+         * @example 3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
+         */
         campaign_id: components['schemas']['Uuid'];
-        /** @description An id of your own. Lengths in Unicode code points, no control characters. */
+        /**
+         * @description An id of your own. Lengths in Unicode code points, no control characters.
+         * @example user_8f3a2c
+         */
         referrer_id: string;
       };
       cookie?: never;
@@ -1259,6 +1375,30 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example [
+           *       {
+           *         "id": 1042,
+           *         "created_at": "2026-11-22_14-07-31",
+           *         "referral_code": "K7TX4M2Q",
+           *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *         "referrer_id": "user_8f3a2c",
+           *         "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *         "total_clicks": 12,
+           *         "total_referrals": 3
+           *       },
+           *       {
+           *         "id": 1043,
+           *         "created_at": "2026-11-22_14-09-55",
+           *         "referral_code": "ANNA-SPRING",
+           *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *         "referrer_id": "user_8f3a2c",
+           *         "referral_link": "https://shop.example.com/welcome?rfa=ANNA-SPRING",
+           *         "total_clicks": 4,
+           *         "total_referrals": 1
+           *       }
+           *     ]
+           */
           'application/json': components['schemas']['ReferralLink'][];
         };
       };
@@ -1275,16 +1415,28 @@ export interface operations {
   ListReferrerLinksHead: {
     parameters: {
       query?: {
-        /** @description an integer from 1 to 1000, the most items of the page (100 when omitted) */
+        /**
+         * @description an integer from 1 to 1000, the most items of the page (100 when omitted)
+         * @example 100
+         */
         limit?: string;
-        /** @description a cursor from x-next-cursor */
+        /**
+         * @description a cursor from x-next-cursor
+         * @example WzIsIjAwMTc5NTM0NTY1MTAwMCMwMDAwMDAwMDAwMDAxMDQzIiwiQU5OQS1TUFJJTkciLCJuY3ZtdHcwMTRyakUiXQ
+         */
         cursor?: string;
       };
       header?: never;
       path: {
-        /** @description A UUID */
+        /**
+         * @description A UUID
+         * @example 3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
+         */
         campaign_id: components['schemas']['Uuid'];
-        /** @description An id of your own. Lengths in Unicode code points, no control characters. */
+        /**
+         * @description An id of your own. Lengths in Unicode code points, no control characters.
+         * @example user_8f3a2c
+         */
         referrer_id: string;
       };
       cookie?: never;
@@ -1375,7 +1527,7 @@ export interface operations {
       header?: {
         /**
          * @description Makes a retry safe: the first request with a key runs and its 2xx answer is stored with its write, kept at least 24 hours; a retry with the same key, method, path and body (as parsed JSON) gets that answer again, with `Idempotent-Replayed: true`, and writes nothing. Scoped to your account. Another request with a used key is 422 `idempotency_key_reused`.
-         * @example order-4711-signup
+         * @example order-7731-purchase
          */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
@@ -1384,6 +1536,18 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+         *       "action_type": "purchase",
+         *       "referred_user_id": "user_51d7e0",
+         *       "metadata": {
+         *         "order_id": "ord_7731",
+         *         "amount": 49.9,
+         *         "currency": "EUR"
+         *       }
+         *     }
+         */
         'application/json': components['schemas']['CreateUserActionBody'];
       };
     };
@@ -1396,6 +1560,43 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": 5531,
+           *       "created_at": "2026-11-23_09-52-03",
+           *       "action_type": "purchase",
+           *       "metadata": {
+           *         "order_id": "ord_7731",
+           *         "amount": 49.9,
+           *         "currency": "EUR"
+           *       },
+           *       "referral_link": {
+           *         "id": 1042,
+           *         "created_at": "2026-11-22_14-07-31",
+           *         "referral_code": "K7TX4M2Q",
+           *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *         "referrer_id": "user_8f3a2c",
+           *         "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *         "total_clicks": 4,
+           *         "total_referrals": 1
+           *       },
+           *       "referred_user": {
+           *         "id": 2207,
+           *         "created_at": "2026-11-23_09-41-27",
+           *         "referral_link": {
+           *           "id": 1042,
+           *           "created_at": "2026-11-22_14-07-31",
+           *           "referral_code": "K7TX4M2Q",
+           *           "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *           "referrer_id": "user_8f3a2c",
+           *           "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *           "total_clicks": 3,
+           *           "total_referrals": 1
+           *         },
+           *         "referred_user_id": "user_51d7e0"
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Action'];
         };
       };
@@ -1451,7 +1652,10 @@ export interface operations {
   GetCampaign: {
     parameters: {
       query: {
-        /** @description A UUID */
+        /**
+         * @description A UUID
+         * @example 3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
+         */
         id: components['schemas']['Uuid'];
       };
       header?: never;
@@ -1467,6 +1671,22 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *       "created_at": "2026-11-22_14-05-09",
+           *       "url": "https://shop.example.com/welcome",
+           *       "name": "Spring referral promo 2026",
+           *       "webhook_url": "https://hooks.example.com/referrals",
+           *       "webhook_secret": "whsec_FtooWMUa8tBQak0XgbzXVyekr3H2YkLNETyTB1i+q9M=",
+           *       "webhook_events": [
+           *         "action.created",
+           *         "referred_user.created"
+           *       ],
+           *       "webhook_status": "enabled",
+           *       "webhook_disabled_reason": null
+           *     }
+           */
           'application/json': components['schemas']['Campaign'];
         };
       };
@@ -1504,7 +1724,7 @@ export interface operations {
       header?: {
         /**
          * @description Makes a retry safe: the first request with a key runs and its 2xx answer is stored with its write, kept at least 24 hours; a retry with the same key, method, path and body (as parsed JSON) gets that answer again, with `Idempotent-Replayed: true`, and writes nothing. Scoped to your account. Another request with a used key is 422 `idempotency_key_reused`.
-         * @example order-4711-signup
+         * @example order-7731-purchase
          */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
@@ -1513,6 +1733,12 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "url": "https://shop.example.com/welcome",
+         *       "name": "Spring referral promo"
+         *     }
+         */
         'application/json': components['schemas']['CreateCampaignBody'];
       };
     };
@@ -1525,6 +1751,22 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *       "created_at": "2026-11-22_14-05-09",
+           *       "url": "https://shop.example.com/welcome",
+           *       "name": "Spring referral promo",
+           *       "webhook_url": null,
+           *       "webhook_secret": null,
+           *       "webhook_events": [
+           *         "action.created",
+           *         "referred_user.created"
+           *       ],
+           *       "webhook_status": "enabled",
+           *       "webhook_disabled_reason": null
+           *     }
+           */
           'application/json': components['schemas']['Campaign'];
         };
       };
@@ -1561,7 +1803,10 @@ export interface operations {
   DeleteCampaign: {
     parameters: {
       query: {
-        /** @description A UUID */
+        /**
+         * @description A UUID
+         * @example 3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
+         */
         id: components['schemas']['Uuid'];
       };
       header?: never;
@@ -1609,7 +1854,10 @@ export interface operations {
   GetCampaignHead: {
     parameters: {
       query: {
-        /** @description A UUID */
+        /**
+         * @description A UUID
+         * @example 3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
+         */
         id: components['schemas']['Uuid'];
       };
       header?: never;
@@ -1701,7 +1949,10 @@ export interface operations {
   UpdateCampaign: {
     parameters: {
       query: {
-        /** @description A UUID */
+        /**
+         * @description A UUID
+         * @example 3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
+         */
         id: components['schemas']['Uuid'];
       };
       header?: never;
@@ -1710,6 +1961,12 @@ export interface operations {
     };
     requestBody?: {
       content: {
+        /**
+         * @example {
+         *       "name": "Spring referral promo 2026",
+         *       "webhook_url": "https://hooks.example.com/referrals"
+         *     }
+         */
         'application/json': components['schemas']['UpdateCampaignBody'];
       };
     };
@@ -1721,6 +1978,22 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *       "created_at": "2026-11-22_14-05-09",
+           *       "url": "https://shop.example.com/welcome",
+           *       "name": "Spring referral promo 2026",
+           *       "webhook_url": "https://hooks.example.com/referrals",
+           *       "webhook_secret": "whsec_FtooWMUa8tBQak0XgbzXVyekr3H2YkLNETyTB1i+q9M=",
+           *       "webhook_events": [
+           *         "action.created",
+           *         "referred_user.created"
+           *       ],
+           *       "webhook_status": "enabled",
+           *       "webhook_disabled_reason": null
+           *     }
+           */
           'application/json': components['schemas']['Campaign'];
         };
       };
@@ -1760,9 +2033,15 @@ export interface operations {
   GetReferredUser: {
     parameters: {
       query: {
-        /** @description A UUID */
+        /**
+         * @description A UUID
+         * @example 3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
+         */
         campaign_id: components['schemas']['Uuid'];
-        /** @description An id of your own. Lengths in Unicode code points, no control characters. */
+        /**
+         * @description An id of your own. Lengths in Unicode code points, no control characters.
+         * @example user_51d7e0
+         */
         referred_user_id: string;
       };
       header?: never;
@@ -1778,6 +2057,23 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": 2207,
+           *       "created_at": "2026-11-23_09-41-27",
+           *       "referral_link": {
+           *         "id": 1042,
+           *         "created_at": "2026-11-22_14-07-31",
+           *         "referral_code": "K7TX4M2Q",
+           *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *         "referrer_id": "user_8f3a2c",
+           *         "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *         "total_clicks": 3,
+           *         "total_referrals": 1
+           *       },
+           *       "referred_user_id": "user_51d7e0"
+           *     }
+           */
           'application/json': components['schemas']['ReferredUser'];
         };
       };
@@ -1833,7 +2129,7 @@ export interface operations {
       header?: {
         /**
          * @description Makes a retry safe: the first request with a key runs and its 2xx answer is stored with its write, kept at least 24 hours; a retry with the same key, method, path and body (as parsed JSON) gets that answer again, with `Idempotent-Replayed: true`, and writes nothing. Scoped to your account. Another request with a used key is 422 `idempotency_key_reused`.
-         * @example order-4711-signup
+         * @example order-7731-purchase
          */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
@@ -1842,6 +2138,12 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "referral_code": "K7TX4M2Q",
+         *       "referred_user_id": "user_51d7e0"
+         *     }
+         */
         'application/json': components['schemas']['CreateReferredUserBody'];
       };
     };
@@ -1854,6 +2156,23 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": 2207,
+           *       "created_at": "2026-11-23_09-41-27",
+           *       "referral_link": {
+           *         "id": 1042,
+           *         "created_at": "2026-11-22_14-07-31",
+           *         "referral_code": "K7TX4M2Q",
+           *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *         "referrer_id": "user_8f3a2c",
+           *         "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *         "total_clicks": 3,
+           *         "total_referrals": 1
+           *       },
+           *       "referred_user_id": "user_51d7e0"
+           *     }
+           */
           'application/json': components['schemas']['ReferredUser'];
         };
       };
@@ -1927,9 +2246,15 @@ export interface operations {
   GetReferredUserHead: {
     parameters: {
       query: {
-        /** @description A UUID */
+        /**
+         * @description A UUID
+         * @example 3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
+         */
         campaign_id: components['schemas']['Uuid'];
-        /** @description An id of your own. Lengths in Unicode code points, no control characters. */
+        /**
+         * @description An id of your own. Lengths in Unicode code points, no control characters.
+         * @example user_51d7e0
+         */
         referred_user_id: string;
       };
       header?: never;
@@ -2028,7 +2353,7 @@ export interface operations {
       header?: {
         /**
          * @description Makes a retry safe: the first request with a key runs and its 2xx answer is stored with its write, kept at least 24 hours; a retry with the same key, method, path and body (as parsed JSON) gets that answer again, with `Idempotent-Replayed: true`, and writes nothing. Scoped to your account. Another request with a used key is 422 `idempotency_key_reused`.
-         * @example order-4711-signup
+         * @example order-7731-purchase
          */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
@@ -2037,6 +2362,15 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "referral_code": "K7TX4M2Q",
+         *       "action_type": "share",
+         *       "metadata": {
+         *         "channel": "whatsapp"
+         *       }
+         *     }
+         */
         'application/json': components['schemas']['CreateLinkActionBody'];
       };
     };
@@ -2049,6 +2383,27 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": 5532,
+           *       "created_at": "2026-11-23_10-15-44",
+           *       "action_type": "share",
+           *       "metadata": {
+           *         "channel": "whatsapp"
+           *       },
+           *       "referral_link": {
+           *         "id": 1042,
+           *         "created_at": "2026-11-22_14-07-31",
+           *         "referral_code": "K7TX4M2Q",
+           *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *         "referrer_id": "user_8f3a2c",
+           *         "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *         "total_clicks": 5,
+           *         "total_referrals": 1
+           *       },
+           *       "referred_user": null
+           *     }
+           */
           'application/json': components['schemas']['Action'];
         };
       };
@@ -2088,7 +2443,10 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** @description 4-32 characters of A-Z a-z 0-9 _ - */
+        /**
+         * @description 4-32 characters of A-Z a-z 0-9 _ -
+         * @example K7TX4M2Q
+         */
         referral_code: string;
       };
       cookie?: never;
@@ -2117,7 +2475,10 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** @description 4-32 characters of A-Z a-z 0-9 _ - */
+        /**
+         * @description 4-32 characters of A-Z a-z 0-9 _ -
+         * @example K7TX4M2Q
+         */
         referral_code: string;
       };
       cookie?: never;
@@ -2188,16 +2549,28 @@ export interface operations {
   ListWebhookDeliveries: {
     parameters: {
       query?: {
-        /** @description an integer from 1 to 1000, the most items of the page (100 when omitted) */
+        /**
+         * @description an integer from 1 to 1000, the most items of the page (100 when omitted)
+         * @example 100
+         */
         limit?: string;
-        /** @description a cursor from x-next-cursor */
+        /**
+         * @description a cursor from x-next-cursor
+         * @example WzIsIjAwMTc5NTM0NTY1MTAwMCMwMDAwMDAwMDAwMDAxMDQzIiwiQU5OQS1TUFJJTkciLCJuY3ZtdHcwMTRyakUiXQ
+         */
         cursor?: string;
-        /** @description An attempt status: succeeded (a 2xx), failed (no attempt follows it) or pending (failed, with a next attempt scheduled) */
+        /**
+         * @description An attempt status: succeeded (a 2xx), failed (no attempt follows it) or pending (failed, with a next attempt scheduled)
+         * @example failed
+         */
         status?: string;
       };
       header?: never;
       path: {
-        /** @description A UUID */
+        /**
+         * @description A UUID
+         * @example 3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
+         */
         campaign_id: components['schemas']['Uuid'];
       };
       cookie?: never;
@@ -2213,6 +2586,36 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example [
+           *       {
+           *         "id": "att_1795427525114_evt_action_5531_2",
+           *         "event_id": "evt_action_5531",
+           *         "event_type": "action.created",
+           *         "attempt": 2,
+           *         "status": "succeeded",
+           *         "attempted_at": "2026-11-23T09:52:05.114Z",
+           *         "url": "https://hooks.example.com/referrals",
+           *         "status_code": 200,
+           *         "error": null,
+           *         "duration_ms": 84,
+           *         "next_attempt_at": null
+           *       },
+           *       {
+           *         "id": "att_1795427523301_evt_action_5531_1",
+           *         "event_id": "evt_action_5531",
+           *         "event_type": "action.created",
+           *         "attempt": 1,
+           *         "status": "pending",
+           *         "attempted_at": "2026-11-23T09:52:03.301Z",
+           *         "url": "https://hooks.example.com/referrals",
+           *         "status_code": 503,
+           *         "error": "HTTP 503",
+           *         "duration_ms": 1210,
+           *         "next_attempt_at": "2026-11-23T09:52:09.512Z"
+           *       }
+           *     ]
+           */
           'application/json': components['schemas']['DeliveryAttempt'][];
         };
       };
@@ -2229,16 +2632,28 @@ export interface operations {
   ListWebhookDeliveriesHead: {
     parameters: {
       query?: {
-        /** @description an integer from 1 to 1000, the most items of the page (100 when omitted) */
+        /**
+         * @description an integer from 1 to 1000, the most items of the page (100 when omitted)
+         * @example 100
+         */
         limit?: string;
-        /** @description a cursor from x-next-cursor */
+        /**
+         * @description a cursor from x-next-cursor
+         * @example WzIsIjAwMTc5NTM0NTY1MTAwMCMwMDAwMDAwMDAwMDAxMDQzIiwiQU5OQS1TUFJJTkciLCJuY3ZtdHcwMTRyakUiXQ
+         */
         cursor?: string;
-        /** @description An attempt status: succeeded (a 2xx), failed (no attempt follows it) or pending (failed, with a next attempt scheduled) */
+        /**
+         * @description An attempt status: succeeded (a 2xx), failed (no attempt follows it) or pending (failed, with a next attempt scheduled)
+         * @example failed
+         */
         status?: string;
       };
       header?: never;
       path: {
-        /** @description A UUID */
+        /**
+         * @description A UUID
+         * @example 3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
+         */
         campaign_id: components['schemas']['Uuid'];
       };
       cookie?: never;
@@ -2326,14 +2741,23 @@ export interface operations {
   ListEvents: {
     parameters: {
       query?: {
-        /** @description an integer from 1 to 1000, the most items of the page (100 when omitted) */
+        /**
+         * @description an integer from 1 to 1000, the most items of the page (100 when omitted)
+         * @example 100
+         */
         limit?: string;
-        /** @description a cursor from x-next-cursor */
+        /**
+         * @description a cursor from x-next-cursor
+         * @example WzMsIjE3OTU0MjcxMDc5MDMwMDAiLCJKVHJ2c1I0dHY3cGQiXQ
+         */
         cursor?: string;
       };
       header?: never;
       path: {
-        /** @description A UUID */
+        /**
+         * @description A UUID
+         * @example 3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
+         */
         campaign_id: components['schemas']['Uuid'];
       };
       cookie?: never;
@@ -2350,6 +2774,57 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example [
+           *       {
+           *         "id": "evt_action_5530",
+           *         "type": "action.created",
+           *         "timestamp": "2026-11-23T09:38:12.481Z",
+           *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *         "data": {
+           *           "id": 5530,
+           *           "created_at": "2026-11-23_09-38-12",
+           *           "action_type": "visit",
+           *           "metadata": {
+           *             "user_agent": "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36",
+           *             "referer": "https://blog.example.org/spring-deals"
+           *           },
+           *           "referral_link": {
+           *             "id": 1042,
+           *             "created_at": "2026-11-22_14-07-31",
+           *             "referral_code": "K7TX4M2Q",
+           *             "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *             "referrer_id": "user_8f3a2c",
+           *             "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *             "total_clicks": 3,
+           *             "total_referrals": 0
+           *           },
+           *           "referred_user": null
+           *         }
+           *       },
+           *       {
+           *         "id": "evt_referred_user_2207",
+           *         "type": "referred_user.created",
+           *         "timestamp": "2026-11-23T09:41:27.903Z",
+           *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *         "data": {
+           *           "id": 2207,
+           *           "created_at": "2026-11-23_09-41-27",
+           *           "referral_link": {
+           *             "id": 1042,
+           *             "created_at": "2026-11-22_14-07-31",
+           *             "referral_code": "K7TX4M2Q",
+           *             "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *             "referrer_id": "user_8f3a2c",
+           *             "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *             "total_clicks": 3,
+           *             "total_referrals": 1
+           *           },
+           *           "referred_user_id": "user_51d7e0"
+           *         }
+           *       }
+           *     ]
+           */
           'application/json': components['schemas']['FeedEvent'][];
         };
       };
@@ -2366,14 +2841,23 @@ export interface operations {
   ListEventsHead: {
     parameters: {
       query?: {
-        /** @description an integer from 1 to 1000, the most items of the page (100 when omitted) */
+        /**
+         * @description an integer from 1 to 1000, the most items of the page (100 when omitted)
+         * @example 100
+         */
         limit?: string;
-        /** @description a cursor from x-next-cursor */
+        /**
+         * @description a cursor from x-next-cursor
+         * @example WzMsIjE3OTU0MjcxMDc5MDMwMDAiLCJKVHJ2c1I0dHY3cGQiXQ
+         */
         cursor?: string;
       };
       header?: never;
       path: {
-        /** @description A UUID */
+        /**
+         * @description A UUID
+         * @example 3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
+         */
         campaign_id: components['schemas']['Uuid'];
       };
       cookie?: never;
@@ -2465,12 +2949,15 @@ export interface operations {
       header?: {
         /**
          * @description Makes a retry safe: the first request with a key runs and its 2xx answer is stored with its write, kept at least 24 hours; a retry with the same key, method, path and body (as parsed JSON) gets that answer again, with `Idempotent-Replayed: true`, and writes nothing. Scoped to your account. Another request with a used key is 422 `idempotency_key_reused`.
-         * @example order-4711-signup
+         * @example order-7731-purchase
          */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
       path: {
-        /** @description An event id, the webhook-id of its deliveries (e.g. evt_action_123) */
+        /**
+         * @description An event id, the webhook-id of its deliveries (e.g. evt_action_123)
+         * @example evt_action_5531
+         */
         event_id: string;
       };
       cookie?: never;
@@ -2485,6 +2972,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "event_id": "evt_action_5531",
+           *       "status": "queued"
+           *     }
+           */
           'application/json': {
             event_id: string;
             /**
@@ -2510,13 +3003,16 @@ export interface operations {
   TestWebhook: {
     parameters: {
       query: {
-        /** @description A UUID */
+        /**
+         * @description A UUID
+         * @example 3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
+         */
         id: components['schemas']['Uuid'];
       };
       header?: {
         /**
          * @description Makes a retry safe: the first request with a key runs and its 2xx answer is stored with its write, kept at least 24 hours; a retry with the same key, method, path and body (as parsed JSON) gets that answer again, with `Idempotent-Replayed: true`, and writes nothing. Scoped to your account. Another request with a used key is 422 `idempotency_key_reused`.
-         * @example order-4711-signup
+         * @example order-7731-purchase
          */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
@@ -2533,6 +3029,14 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "delivered": true,
+           *       "status_code": 200,
+           *       "error": null,
+           *       "duration_ms": 96
+           *     }
+           */
           'application/json': components['schemas']['WebhookTestResult'];
         };
       };
@@ -2587,13 +3091,16 @@ export interface operations {
   RotateWebhookSecret: {
     parameters: {
       query: {
-        /** @description A UUID */
+        /**
+         * @description A UUID
+         * @example 3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
+         */
         id: components['schemas']['Uuid'];
       };
       header?: {
         /**
          * @description Makes a retry safe: the first request with a key runs and its 2xx answer is stored with its write, kept at least 24 hours; a retry with the same key, method, path and body (as parsed JSON) gets that answer again, with `Idempotent-Replayed: true`, and writes nothing. Scoped to your account. Another request with a used key is 422 `idempotency_key_reused`.
-         * @example order-4711-signup
+         * @example order-7731-purchase
          */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
       };
@@ -2610,6 +3117,22 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *       "created_at": "2026-11-22_14-05-09",
+           *       "url": "https://shop.example.com/welcome",
+           *       "name": "Spring referral promo 2026",
+           *       "webhook_url": "https://hooks.example.com/referrals",
+           *       "webhook_secret": "whsec_q2Wc7m0p1rJt3yH9bQe8ZkVfXo4LaNdS6uGiE5TwBvM=",
+           *       "webhook_events": [
+           *         "action.created",
+           *         "referred_user.created"
+           *       ],
+           *       "webhook_status": "enabled",
+           *       "webhook_disabled_reason": null
+           *     }
+           */
           'application/json': components['schemas']['Campaign'];
         };
       };
@@ -2677,6 +3200,23 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "openapi": "3.1.0",
+           *       "info": {
+           *         "title": "Referral tracking API",
+           *         "version": "1.1.0"
+           *       },
+           *       "paths": {
+           *         "/api/v1/campaign": {
+           *           "post": {
+           *             "operationId": "CreateCampaign",
+           *             "summary": "Create a campaign"
+           *           }
+           *         }
+           *       }
+           *     }
+           */
           'application/json': {
             [key: string]: unknown;
           };
@@ -2743,9 +3283,15 @@ export interface operations {
   GetApiReference: {
     parameters: {
       query?: {
-        /** @description Serve the script the page loads instead of the page */
+        /**
+         * @description Serve the script the page loads instead of the page
+         * @example redoc.standalone.js
+         */
         asset?: 'redoc.standalone.js';
-        /** @description Version of the asset, for caching; any value is accepted */
+        /**
+         * @description Version of the asset, for caching; any value is accepted
+         * @example 2.5.4-6f1d0c2a9b3e
+         */
         v?: string;
       };
       header?: never;
@@ -2761,7 +3307,18 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example <!doctype html>
+           *     <html lang="en">
+           *     <head>
+           *     <meta charset="utf-8">
+           *     <title>Referral tracking API reference</title>
+           */
           'text/html': string;
+          /**
+           * @example /*! For license information please see redoc.standalone.js.LICENSE.txt *\/
+           *     !function(e,t){…
+           */
           'text/javascript': string;
         };
       };
@@ -2775,9 +3332,15 @@ export interface operations {
   GetApiReferenceHead: {
     parameters: {
       query?: {
-        /** @description Serve the script the page loads instead of the page */
+        /**
+         * @description Serve the script the page loads instead of the page
+         * @example redoc.standalone.js
+         */
         asset?: 'redoc.standalone.js';
-        /** @description Version of the asset, for caching; any value is accepted */
+        /**
+         * @description Version of the asset, for caching; any value is accepted
+         * @example 2.5.4-6f1d0c2a9b3e
+         */
         v?: string;
       };
       header?: never;
@@ -2843,17 +3406,17 @@ export interface operations {
       header: {
         /**
          * @description Id of the event, the same on every retry: use it to drop duplicates.
-         * @example evt_action_1042
+         * @example evt_action_5530
          */
         'webhook-id': string;
         /**
          * @description Unix time (seconds) of this attempt.
-         * @example 1795356309
+         * @example 1795426693
          */
         'webhook-timestamp': string;
         /**
-         * @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the campaign's `webhook_secret` after `whsec_`. For 24 h after a secret rotation it holds two signatures, space-separated (new secret first): accept the request when either verifies.
-         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         * @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the campaign's `webhook_secret` after `whsec_`. For 24 h after a secret rotation it holds two signatures, space-separated (new secret first): accept the request when either verifies. The example is the signature of the example body, sent as compact JSON, with the example campaign's secret.
+         * @example v1,RbYJ7CM26E29KYv4Gdcjou2nvfEMllUeJ/vQVhvwcto=
          */
         'webhook-signature': string;
       };
@@ -2862,6 +3425,33 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "type": "action.created",
+         *       "timestamp": "2026-11-23T09:38:12.481Z",
+         *       "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+         *       "data": {
+         *         "id": 5530,
+         *         "created_at": "2026-11-23_09-38-12",
+         *         "action_type": "visit",
+         *         "metadata": {
+         *           "user_agent": "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36",
+         *           "referer": "https://blog.example.org/spring-deals"
+         *         },
+         *         "referral_link": {
+         *           "id": 1042,
+         *           "created_at": "2026-11-22_14-07-31",
+         *           "referral_code": "K7TX4M2Q",
+         *           "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+         *           "referrer_id": "user_8f3a2c",
+         *           "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+         *           "total_clicks": 3,
+         *           "total_referrals": 0
+         *         },
+         *         "referred_user": null
+         *       }
+         *     }
+         */
         'application/json': components['schemas']['ActionCreatedEvent'];
       };
     };
@@ -2895,17 +3485,17 @@ export interface operations {
       header: {
         /**
          * @description Id of the event, the same on every retry: use it to drop duplicates.
-         * @example evt_action_1042
+         * @example evt_referred_user_2207
          */
         'webhook-id': string;
         /**
          * @description Unix time (seconds) of this attempt.
-         * @example 1795356309
+         * @example 1795426888
          */
         'webhook-timestamp': string;
         /**
-         * @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the campaign's `webhook_secret` after `whsec_`. For 24 h after a secret rotation it holds two signatures, space-separated (new secret first): accept the request when either verifies.
-         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         * @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the campaign's `webhook_secret` after `whsec_`. For 24 h after a secret rotation it holds two signatures, space-separated (new secret first): accept the request when either verifies. The example is the signature of the example body, sent as compact JSON, with the example campaign's secret.
+         * @example v1,4WW2BzLcnl08G4mVSPiUOORyMbvHRvKQ1LyKvWpYWoI=
          */
         'webhook-signature': string;
       };
@@ -2914,6 +3504,28 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "type": "referred_user.created",
+         *       "timestamp": "2026-11-23T09:41:27.903Z",
+         *       "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+         *       "data": {
+         *         "id": 2207,
+         *         "created_at": "2026-11-23_09-41-27",
+         *         "referral_link": {
+         *           "id": 1042,
+         *           "created_at": "2026-11-22_14-07-31",
+         *           "referral_code": "K7TX4M2Q",
+         *           "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+         *           "referrer_id": "user_8f3a2c",
+         *           "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+         *           "total_clicks": 3,
+         *           "total_referrals": 1
+         *         },
+         *         "referred_user_id": "user_51d7e0"
+         *       }
+         *     }
+         */
         'application/json': components['schemas']['ReferredUserCreatedEvent'];
       };
     };
@@ -2947,17 +3559,17 @@ export interface operations {
       header: {
         /**
          * @description Id of the event, the same on every retry: use it to drop duplicates.
-         * @example evt_action_1042
+         * @example evt_test_1795428120331482
          */
         'webhook-id': string;
         /**
          * @description Unix time (seconds) of this attempt.
-         * @example 1795356309
+         * @example 1795428121
          */
         'webhook-timestamp': string;
         /**
-         * @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the campaign's `webhook_secret` after `whsec_`. For 24 h after a secret rotation it holds two signatures, space-separated (new secret first): accept the request when either verifies.
-         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         * @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the campaign's `webhook_secret` after `whsec_`. For 24 h after a secret rotation it holds two signatures, space-separated (new secret first): accept the request when either verifies. The example is the signature of the example body, sent as compact JSON, with the example campaign's secret.
+         * @example v1,33GeDj0IUrG+L9JEvi1Uyt/Z2CaojAKztPc+6+Zz8Go=
          */
         'webhook-signature': string;
       };
@@ -2966,6 +3578,16 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "type": "webhook.test",
+         *       "timestamp": "2026-11-23T10:02:00.331Z",
+         *       "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+         *       "data": {
+         *         "message": "This is a test event sent from the referral API."
+         *       }
+         *     }
+         */
         'application/json': components['schemas']['WebhookTestEvent'];
       };
     };

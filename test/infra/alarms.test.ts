@@ -107,9 +107,7 @@ describe('alarms', () => {
   });
 
   it('watch Errors and Throttles of every function, combined into one composite alarm', () => {
-    const composites = resourcesOfType(dev.json, 'AWS::CloudWatch::CompositeAlarm');
-    expect(composites).toHaveLength(1);
-    const rule = composites[0]![1].Properties?.AlarmRule;
+    const rule = compositeNamed(dev, 'ReferralApi-dev-lambda-faults').Properties?.AlarmRule;
     const inRule = referencedIds(rule);
     for (const fn of dev.stack.allFunctions) {
       const fnId = logicalIdOf(fn);
@@ -207,28 +205,226 @@ describe('alarms', () => {
     }
   });
 
-  it('notify nobody without an alarm topic', () => {
+  it("watch each route function's p99 duration, and the authorizer's, by route class; one composite", () => {
+    // Thresholds in ms, written out: `redirect` 250, `api` 500, `docs` 1,000.
+    const expected: Record<string, number> = {
+      CreateReferralLink: 500,
+      GetReferralLink: 500,
+      ListCampaignLinks: 500,
+      ListReferrerLinks: 500,
+      CreateReferredUserAction: 500,
+      CreateCampaign: 500,
+      GetCampaign: 500,
+      UpdateCampaign: 500,
+      DeleteCampaign: 500,
+      CreateReferredUser: 500,
+      GetReferredUser: 500,
+      CreateLinkAction: 500,
+      ListWebhookDeliveries: 500,
+      ListEvents: 500,
+      RedeliverEvent: 500,
+      RotateWebhookSecret: 500,
+      // Not TestWebhook: its duration is the customer's endpoint's.
+      Visit: 250,
+      GetOpenApiDocument: 1000,
+      GetApiReference: 1000,
+      Authorizer: 500,
+    };
+    const rule = referencedIds(compositeNamed(dev, 'ReferralApi-dev-api-latency').Properties?.AlarmRule);
+    expect(rule.size).toBe(Object.keys(expected).length);
+    const fnOf = (label: string) =>
+      label === 'Authorizer' ? dev.stack.functions.authorizer : dev.stack.functions.byRoute.get(label)!;
+    for (const [label, threshold] of Object.entries(expected)) {
+      const [id, alarm] = alarmEntryNamed(dev, `ReferralApi-dev-${label}-latency-p99`);
+      expect(rule.has(id), label).toBe(true);
+      expect(alarm.Properties, label).toMatchObject({
+        Threshold: threshold,
+        ComparisonOperator: 'GreaterThanThreshold',
+        // 15 minutes in a row.
+        EvaluationPeriods: 3,
+        TreatMissingData: 'notBreaching',
+      });
+      const metrics = alarm.Properties?.Metrics as Array<{
+        Id: string;
+        Expression?: string;
+        MetricStat?: unknown;
+      }>;
+      // Only once the function had 100 invocations in the 5 minutes.
+      expect(metrics.find((m) => m.Expression)?.Expression, label).toBe('IF(invocations >= 100, p99, 0)');
+      const dimensions = [{ Name: 'FunctionName', Value: { Ref: logicalIdOf(fnOf(label)) } }];
+      expect(metrics.find((m) => m.Id === 'p99')?.MetricStat, label).toEqual({
+        Metric: { Namespace: 'AWS/Lambda', MetricName: 'Duration', Dimensions: dimensions },
+        Period: 300,
+        Stat: 'p99',
+      });
+      expect(metrics.find((m) => m.Id === 'invocations')?.MetricStat, label).toEqual({
+        Metric: { Namespace: 'AWS/Lambda', MetricName: 'Invocations', Dimensions: dimensions },
+        Period: 300,
+        Stat: 'Sum',
+      });
+    }
+  });
+
+  it('take the latency thresholds from -c <class>LatencyP99Ms=', () => {
+    const s = synth({
+      stage: 'dev',
+      context: { redirectLatencyP99Ms: '120', apiLatencyP99Ms: '300', docsLatencyP99Ms: '2000' },
+    });
+    expect(alarmNamed(s, '-Visit-latency-p99').Properties?.Threshold).toBe(120);
+    expect(alarmNamed(s, '-GetCampaign-latency-p99').Properties?.Threshold).toBe(300);
+    expect(alarmNamed(s, '-Authorizer-latency-p99').Properties?.Threshold).toBe(300);
+    expect(alarmNamed(s, '-GetApiReference-latency-p99').Properties?.Threshold).toBe(2000);
+    const app = new App({
+      outdir: tempOutdir(),
+      context: { apiLatencyP99Ms: 'fast', 'aws:cdk:bundling-stacks': [] },
+    });
+    expect(() => addReferralApiStack(app)).toThrow(/apiLatencyP99Ms/);
+  });
+
+  it('watch DynamoDB read and write throttle events of the table and of each index; one composite', () => {
+    const tableRef = { Ref: logicalIdOf(dev.stack.table) };
+    const rule = referencedIds(
+      compositeNamed(dev, 'ReferralApi-dev-dynamodb-throttles').Properties?.AlarmRule,
+    );
+    const expected: Array<[string, Array<{ Name: string; Value: unknown }>]> = [
+      ['table', [{ Name: 'TableName', Value: tableRef }]],
+      ...['GSI1', 'GSI2', 'GSI3'].map((gsi): [string, Array<{ Name: string; Value: unknown }>] => [
+        gsi,
+        [
+          { Name: 'GlobalSecondaryIndexName', Value: gsi },
+          { Name: 'TableName', Value: tableRef },
+        ],
+      ]),
+    ];
+    expect(rule.size).toBe(expected.length);
+    for (const [label, dimensions] of expected) {
+      const [id, alarm] = alarmEntryNamed(dev, `ReferralApi-dev-dynamodb-${label}-throttles`);
+      expect(rule.has(id), label).toBe(true);
+      expect(alarm.Properties, label).toMatchObject({
+        Threshold: 0,
+        ComparisonOperator: 'GreaterThanThreshold',
+        EvaluationPeriods: 1,
+        TreatMissingData: 'notBreaching',
+      });
+      const metrics = alarm.Properties?.Metrics as Array<{
+        Id: string;
+        Expression?: string;
+        MetricStat?: { Metric: { Dimensions: Array<{ Name: string }> } };
+      }>;
+      expect(metrics.find((m) => m.Expression)?.Expression).toBe('FILL(reads, 0) + FILL(writes, 0)');
+      for (const [metricId, name] of [
+        ['reads', 'ReadThrottleEvents'],
+        ['writes', 'WriteThrottleEvents'],
+      ] as const) {
+        const stat = metrics.find((m) => m.Id === metricId)?.MetricStat;
+        const sortedDimensions = [...(stat?.Metric.Dimensions ?? [])].sort((a, b) =>
+          a.Name.localeCompare(b.Name),
+        );
+        expect(
+          { ...stat, Metric: { ...stat?.Metric, Dimensions: sortedDimensions } },
+          `${label} ${name}`,
+        ).toEqual({
+          Metric: { Namespace: 'AWS/DynamoDB', MetricName: name, Dimensions: dimensions },
+          Period: 300,
+          Stat: 'Sum',
+        });
+      }
+    }
+  });
+
+  it('count authorizer failures from the access logs, per API, and alarm at the first one', () => {
+    const filters = resourcesOfType(dev.json, 'AWS::Logs::MetricFilter');
+    expect(filters).toHaveLength(1);
+    expect(filters[0]![1].Properties).toEqual({
+      LogGroupName: { Ref: logicalIdOf(dev.stack.api.accessLogGroup) },
+      // A message in `authorizerError` (API Gateway logs "-" for none), or the authorizer's
+      // `unavailable` answer.
+      FilterPattern: '{ ($.authorizerError = %[A-Za-z]%) || ($.authorizerUnavailable = "true") }',
+      MetricTransformations: [
+        {
+          MetricNamespace: 'ReferralApi',
+          MetricName: 'AuthorizerErrors',
+          MetricValue: '1',
+          Dimensions: [{ Key: 'ApiId', Value: '$.apiId' }],
+          Unit: 'Count',
+        },
+      ],
+    });
+    const stage = dev.json.Resources[logicalIdOf(dev.stack.api.stage)];
+    const format = JSON.parse(String(stage?.Properties?.AccessLogSettings?.Format)) as Record<string, string>;
+    expect(format).toMatchObject({
+      apiId: '$context.apiId',
+      authorizerError: '$context.authorizer.error',
+      authorizerUnavailable: '$context.authorizer.unavailable',
+    });
+    expect(alarmNamed(dev, '-authorizer-errors').Properties).toMatchObject({
+      Namespace: 'ReferralApi',
+      MetricName: 'AuthorizerErrors',
+      Dimensions: [{ Name: 'ApiId', Value: { Ref: logicalIdOf(dev.stack.api.httpApi) } }],
+      Statistic: 'Sum',
+      Period: 300,
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+      EvaluationPeriods: 1,
+      TreatMissingData: 'notBreaching',
+    });
+  });
+
+  it('notify nobody without an alarm topic (dev)', () => {
     for (const [id, a] of [...alarms(dev), ...resourcesOfType(dev.json, 'AWS::CloudWatch::CompositeAlarm')]) {
       expect(a.Properties?.AlarmActions, id).toBeUndefined();
       expect(a.Properties?.OKActions, id).toBeUndefined();
     }
   });
 
-  it('with -c alarmTopicArn=, send every alarm and its return to OK to that topic, once', () => {
-    const perFunction = new Set(referencedIds(withTopicComposite().Properties?.AlarmRule));
-    const notifying = [
-      ...alarms(withTopic),
-      ...resourcesOfType(withTopic.json, 'AWS::CloudWatch::CompositeAlarm'),
-    ].filter(([id]) => !perFunction.has(id));
-    // API 5xx, the composite, 2 iterator ages, 3 webhook queues, 3 purge queues, disabled webhooks.
-    expect(notifying).toHaveLength(11);
-    for (const [id, a] of notifying) {
-      expect(a.Properties?.AlarmActions, id).toEqual([TOPIC_ARN]);
-      expect(a.Properties?.OKActions, id).toEqual([TOPIC_ARN]);
+  it('with -c alarmTopicArn=, none is silent: each notifies the topic itself or through exactly one composite', () => {
+    const composites = resourcesOfType(withTopic.json, 'AWS::CloudWatch::CompositeAlarm');
+    expect(composites.map(([, c]) => c.Properties?.AlarmName).sort()).toEqual([
+      'ReferralApi-prod-api-latency',
+      'ReferralApi-prod-dynamodb-throttles',
+      'ReferralApi-prod-lambda-faults',
+    ]);
+    const children = new Map<string, number>();
+    for (const [, c] of composites) {
+      for (const id of referencedIds(c.Properties?.AlarmRule)) children.set(id, (children.get(id) ?? 0) + 1);
     }
-    // The per-function alarms reach the topic through the composite only: one page, not two.
-    for (const id of perFunction)
-      expect(withTopic.json.Resources[id]?.Properties?.AlarmActions, id).toBeUndefined();
+    const notifying: string[] = [];
+    for (const [id, a] of [...alarms(withTopic), ...composites]) {
+      const actions = a.Properties?.AlarmActions;
+      if (children.has(id)) {
+        // Through one composite only: one incident pages once.
+        expect(children.get(id), id).toBe(1);
+        expect(actions, id).toBeUndefined();
+        continue;
+      }
+      expect(actions, id).toEqual([TOPIC_ARN]);
+      expect(a.Properties?.OKActions, id).toEqual([TOPIC_ARN]);
+      notifying.push(id);
+    }
+    // API 5xx, authorizer errors, 2 iterator ages, 3 webhook queues, 3 purge queues, 3 composites,
+    // disabled webhooks.
+    expect(notifying).toHaveLength(14);
+    // 2 per function, a latency alarm per route (but the webhook test's) and the authorizer, the
+    // table and its 3 indexes.
+    const functions = withTopic.stack.allFunctions.length;
+    expect(children.size).toBe(2 * functions + withTopic.stack.routes.length + 4);
+  });
+
+  it('refuse to synthesize prod without an alarm topic, unless -c alarms=none says so', () => {
+    expect(() => synth({ stage: 'prod' })).toThrow(
+      /ReferralApi-prod: the alarms of stage prod would notify nobody\. Give -c alarmTopicArn=.*or -c alarms=none/,
+    );
+    const optedOut = synth({ stage: 'prod', context: { alarms: 'none' } });
+    for (const [id, a] of [
+      ...alarms(optedOut),
+      ...resourcesOfType(optedOut.json, 'AWS::CloudWatch::CompositeAlarm'),
+    ]) {
+      expect(a.Properties?.AlarmActions, id).toBeUndefined();
+    }
+    expect(() => synth({ stage: 'prod', context: { alarms: 'none', alarmTopicArn: TOPIC_ARN } })).toThrow(
+      /contradict/,
+    );
+    expect(() => synth({ stage: 'prod', context: { alarms: 'off' } })).toThrow(/alarms=off/);
   });
 
   it('refuses an alarm topic that is not an SNS topic ARN', () => {
@@ -240,6 +436,16 @@ describe('alarms', () => {
   });
 });
 
-function withTopicComposite(): CfnResource {
-  return resourcesOfType(withTopic.json, 'AWS::CloudWatch::CompositeAlarm')[0]![1];
+function alarmEntryNamed(s: Synthesized, name: string): [string, CfnResource] {
+  const found = alarms(s).filter(([, a]) => a.Properties?.AlarmName === name);
+  expect(found, name).toHaveLength(1);
+  return found[0]!;
+}
+
+function compositeNamed(s: Synthesized, name: string): CfnResource {
+  const found = resourcesOfType(s.json, 'AWS::CloudWatch::CompositeAlarm').filter(
+    ([, a]) => a.Properties?.AlarmName === name,
+  );
+  expect(found, name).toHaveLength(1);
+  return found[0]![1];
 }

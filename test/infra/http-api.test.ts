@@ -2,7 +2,7 @@ import { App } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { addReferralApiStack } from '../../infra/stack.ts';
-import { type RouteDefinition, routes } from '../../lib/routes.ts';
+import { type RouteDefinition, type RouteRow, routes } from '../../lib/routes.ts';
 import {
   type CfnResource,
   logicalIdOf,
@@ -11,6 +11,7 @@ import {
   resourcesOfType,
   type Synthesized,
   synth,
+  synthProd,
   tempOutdir,
 } from './synth.ts';
 
@@ -27,7 +28,7 @@ const expectedRouteKeys = (table: readonly RouteDefinition[]) => [
  * Rows the real table does not (yet) have, so the public and HEAD paths of the wiring are tested
  * whatever `lib/routes.ts` holds. Handlers point at existing modules: only the wiring matters here.
  */
-const syntheticRoutes: readonly RouteDefinition[] = [
+const syntheticRoutes: readonly RouteRow[] = [
   {
     name: 'PrivateThing',
     method: 'GET',
@@ -35,6 +36,7 @@ const syntheticRoutes: readonly RouteDefinition[] = [
     handler: 'http/get-campaign',
     auth: true,
     table: 'read',
+    dynamo: ['GetItem'],
     dynamoCalls: 2,
     throttle: 'api',
     summary: 'private',
@@ -46,6 +48,7 @@ const syntheticRoutes: readonly RouteDefinition[] = [
     handler: 'http/fallback',
     auth: false,
     table: 'read',
+    dynamo: ['GetItem'],
     dynamoCalls: 2,
     throttle: 'docs',
     summary: 'public document',
@@ -57,6 +60,7 @@ const syntheticRoutes: readonly RouteDefinition[] = [
     handler: 'http/fallback',
     auth: false,
     table: 'read',
+    dynamo: ['GetItem'],
     dynamoCalls: 2,
     throttle: 'redirect',
     summary: 'public, with HEAD',
@@ -207,7 +211,7 @@ describe('HTTP API throttling and CORS (stack properties from context)', () => {
   const apiOf = (s: Synthesized) => resourcesOfType(s.json, 'AWS::ApiGatewayV2::Api')[0]![1].Properties ?? {};
 
   it('throttles the default stage at 1,000 requests/s with a burst of 2,000 by default, in every stage', () => {
-    for (const s of [real, synth({ stage: 'prod' })]) {
+    for (const s of [real, synthProd()]) {
       expect(stageOf(s).DefaultRouteSettings).toEqual({
         ThrottlingRateLimit: 1000,
         ThrottlingBurstLimit: 2000,
@@ -269,7 +273,7 @@ describe('HTTP API throttling and CORS (stack properties from context)', () => {
       'HEAD /docs': DOCS,
       $default: API,
     };
-    for (const s of [real, synth({ stage: 'prod' })]) {
+    for (const s of [real, synthProd()]) {
       s.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', { RouteSettings: Match.exact(expected) });
     }
     // Exactly the routes the API has: none without limits of its own, none for a missing route.
@@ -342,7 +346,7 @@ describe('HTTP API throttling and CORS (stack properties from context)', () => {
 
   it('has no CORS configuration unless origins are configured', () => {
     expect(apiOf(real).CorsConfiguration).toBeUndefined();
-    expect(apiOf(synth({ stage: 'prod' })).CorsConfiguration).toBeUndefined();
+    expect(apiOf(synthProd()).CorsConfiguration).toBeUndefined();
   });
 
   it('allows exactly the configured origins with -c corsOrigins=a,b', () => {

@@ -1,14 +1,17 @@
+import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   actionsOf,
   type CfnResource,
   logicalIdOf,
+  type PolicyStatement,
   referencedId,
   referencedIds,
   resourcesOfType,
   roleStatementsOf,
   type Synthesized,
   synth,
+  synthProd,
 } from './synth.ts';
 
 /**
@@ -20,7 +23,164 @@ let prod: Synthesized;
 
 beforeAll(() => {
   dev = synth({ stage: 'dev' });
-  prod = synth({ stage: 'prod' });
+  prod = synthProd();
+});
+
+/**
+ * Every permission of every function beyond its own log group, written out: resource -> actions.
+ * `table` is the table's ARN, `index/<name>` one index's ARN, `stream` the table's stream, a queue
+ * by its construct path, `*` no resource. Literal on purpose (not read from infra/ or
+ * lib/routes.ts): a grant that grows, shrinks or moves fails here and is reviewed with this list.
+ */
+const GET = 'dynamodb:GetItem';
+const PUT = 'dynamodb:PutItem';
+const UPDATE = 'dynamodb:UpdateItem';
+const CHECK = 'dynamodb:ConditionCheckItem';
+const QUERY = 'dynamodb:Query';
+const STREAM_READ = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'];
+const SEND = 'sqs:SendMessage';
+const POLL = ['sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ReceiveMessage'];
+
+const EXPECTED_GRANTS: Record<string, Record<string, string[]>> = {
+  CreateReferralLink: { table: [CHECK, GET, PUT, UPDATE] },
+  GetReferralLink: { table: [GET], 'index/GSI1': [QUERY] },
+  ListCampaignLinks: { table: [GET], 'index/GSI2': [QUERY] },
+  ListReferrerLinks: { table: [GET], 'index/GSI3': [QUERY] },
+  CreateReferredUserAction: { table: ['dynamodb:BatchGetItem', GET, UPDATE] },
+  CreateCampaign: { table: [GET, PUT] },
+  GetCampaign: { table: [GET] },
+  UpdateCampaign: { table: [GET, UPDATE] },
+  DeleteCampaign: { table: ['dynamodb:DeleteItem'] },
+  CreateReferredUser: { table: [CHECK, GET, PUT, UPDATE], 'index/GSI1': [QUERY] },
+  GetReferredUser: { table: ['dynamodb:BatchGetItem', GET] },
+  CreateLinkAction: { table: [CHECK, GET, PUT, UPDATE], 'index/GSI1': [QUERY] },
+  Visit: { table: [CHECK, GET, PUT, UPDATE] },
+  ListWebhookDeliveries: { table: [GET, QUERY] },
+  ListEvents: { table: [GET, QUERY] },
+  RedeliverEvent: { table: [CHECK, GET, PUT] },
+  TestWebhook: { table: ['dynamodb:BatchWriteItem', GET] },
+  RotateWebhookSecret: { table: [GET, PUT, UPDATE] },
+  GetOpenApiDocument: {},
+  GetApiReference: {},
+  Authorizer: { table: [GET] },
+  Fallback: {},
+  WebhookDelivery: {
+    table: ['dynamodb:BatchWriteItem', GET, UPDATE],
+    'Webhooks/FirstAttemptQueue': POLL,
+    'Webhooks/Queue': [SEND],
+    'Webhooks/DeadLetterQueue': [SEND],
+  },
+  WebhookRetry: {
+    table: ['dynamodb:BatchWriteItem', GET, UPDATE],
+    'Webhooks/Queue': ['sqs:ChangeMessageVisibility', ...POLL, SEND],
+    'Webhooks/DeadLetterQueue': [SEND],
+  },
+  WebhookStreamConsumer: {
+    table: [CHECK, PUT, UPDATE],
+    stream: STREAM_READ,
+    '*': ['dynamodb:ListStreams'],
+    'Webhooks/FirstAttemptQueue': [SEND],
+    'Webhooks/StreamFailureQueue': [SEND],
+  },
+  Purge: {
+    table: ['dynamodb:BatchWriteItem', GET, PUT, QUERY],
+    'index/GSI2': [QUERY],
+    'Purge/Queue': [...POLL, SEND],
+  },
+  PurgeStreamConsumer: {
+    stream: STREAM_READ,
+    '*': ['dynamodb:ListStreams'],
+    'Purge/Queue': [SEND],
+    'Purge/StreamFailureQueue': [SEND],
+  },
+};
+
+/** A statement resource as the short names of `EXPECTED_GRANTS`. */
+function resourceName(s: Synthesized, resource: unknown, queues: Map<string, string>): string {
+  if (resource === '*') return '*';
+  const tableId = logicalIdOf(s.stack.table);
+  const json = JSON.stringify(resource);
+  if (json === JSON.stringify({ 'Fn::GetAtt': [tableId, 'Arn'] })) return 'table';
+  if (json === JSON.stringify({ 'Fn::GetAtt': [tableId, 'StreamArn'] })) return 'stream';
+  const index = /^\{"Fn::Join":\["",\[\{"Fn::GetAtt":\["(\w+)","Arn"\]\},"\/index\/(\w+)"\]\]\}$/.exec(json);
+  if (index?.[1] === tableId) return `index/${index[2]}`;
+  const queue = referencedId(resource);
+  if (queue && queues.has(queue) && json === JSON.stringify({ 'Fn::GetAtt': [queue, 'Arn'] })) {
+    return queues.get(queue)!;
+  }
+  return json;
+}
+
+/** A function's permissions beyond writing its own logs, as resource -> sorted actions. */
+function grantsOf(s: Synthesized, functionId: string): Record<string, string[]> {
+  const queues = new Map(
+    s.stack.node
+      .findAll()
+      .filter((c): c is sqs.Queue => c instanceof sqs.Queue)
+      .map((q) => [logicalIdOf(q), q.node.path.split('/').slice(1).join('/')]),
+  );
+  const out: Record<string, Set<string>> = {};
+  for (const st of roleStatementsOf(s.json, functionId)) {
+    expect(st.Effect, functionId).toBe('Allow');
+    if (actionsOf(st).every((a) => a.startsWith('logs:'))) continue;
+    const resources = Array.isArray(st.Resource) ? st.Resource : [st.Resource];
+    for (const r of resources) {
+      const name = resourceName(s, r, queues);
+      out[name] ??= new Set();
+      for (const a of actionsOf(st)) out[name].add(a);
+    }
+  }
+  return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, [...v].sort()]));
+}
+
+const allStatements = (s: Synthesized): PolicyStatement[] => [
+  ...resourcesOfType(s.json, 'AWS::IAM::Policy').flatMap(
+    ([, p]) => (p.Properties?.PolicyDocument?.Statement ?? []) as PolicyStatement[],
+  ),
+  ...resourcesOfType(s.json, 'AWS::IAM::Role').flatMap(([, r]) =>
+    ((r.Properties?.Policies ?? []) as Array<{ PolicyDocument: { Statement: PolicyStatement[] } }>).flatMap(
+      (p) => p.PolicyDocument.Statement,
+    ),
+  ),
+];
+
+describe('exact grants', () => {
+  it('every function has exactly the permissions written out here, in dev and prod', () => {
+    for (const s of [dev, prod]) {
+      const labels = s.stack.monitoredFunctions.map((f) => f.label);
+      expect(labels.sort()).toEqual(Object.keys(EXPECTED_GRANTS).sort());
+      for (const { label, fn } of s.stack.monitoredFunctions) {
+        expect(grantsOf(s, logicalIdOf(fn)), `${s.stack.stage} ${label}`).toEqual(EXPECTED_GRANTS[label]);
+      }
+    }
+  });
+
+  it('no statement anywhere allows dynamodb:Scan, a wildcard action or a table-wide index/*', () => {
+    for (const s of [dev, prod]) {
+      const statements = allStatements(s);
+      expect(statements.length).toBeGreaterThan(0);
+      for (const st of statements) {
+        for (const action of actionsOf(st)) {
+          expect(action).not.toBe('dynamodb:Scan');
+          expect(action).not.toContain('*');
+        }
+        expect(JSON.stringify(st.Resource)).not.toContain('/index/*');
+        if (JSON.stringify(st.Resource) === '"*"') expect(actionsOf(st)).toEqual(['dynamodb:ListStreams']);
+      }
+    }
+  });
+
+  it('a route that Queries names the index it reads, and only routes that Query get one', () => {
+    const s = dev;
+    for (const route of s.stack.routes) {
+      const grants = grantsOf(s, logicalIdOf(s.stack.functions.byRoute.get(route.name)!));
+      const indexes = Object.keys(grants).filter((k) => k.startsWith('index/'));
+      expect(
+        indexes.map((k) => k.slice('index/'.length)),
+        route.name,
+      ).toEqual([...(route.queryIndexes ?? [])]);
+    }
+  });
 });
 
 const fnOf = (s: Synthesized, id: string): CfnResource => {
@@ -172,10 +332,12 @@ describe('every function of the stack', () => {
 });
 
 describe('functions that never touch the table', () => {
-  it('get neither TABLE_NAME nor any DynamoDB permission (route rows with table: none, the fallback)', () => {
+  it('get neither TABLE_NAME nor any DynamoDB permission (route rows without actions, the fallback)', () => {
     const s = dev;
     const none = [
-      ...s.stack.routes.filter((r) => r.table === 'none').map((r) => s.stack.functions.byRoute.get(r.name)!),
+      ...s.stack.routes
+        .filter((r) => r.dynamo.length === 0 && !r.queryIndexes?.length)
+        .map((r) => s.stack.functions.byRoute.get(r.name)!),
       s.stack.functions.fallback,
     ];
     for (const fn of none) {

@@ -4,8 +4,8 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { describe, expect, it } from 'vitest';
 import { PUBLIC_ROUTE_REASONS } from '../../infra/nag.ts';
-import { type RouteDefinition, routes } from '../../lib/routes.ts';
-import { synth } from './synth.ts';
+import { type RouteRow, routes } from '../../lib/routes.ts';
+import { synth, synthProd } from './synth.ts';
 
 /** Every finding of the AwsSolutions pack that nothing acknowledged, as `rule at path`. */
 function unacknowledgedFindings(app: App): string[] {
@@ -42,32 +42,46 @@ function acknowledgments(root: IConstruct): Acknowledged[] {
 describe('cdk-nag AwsSolutions checks', () => {
   it.each(['dev', 'prod'] as const)('report nothing unacknowledged, error or warning, in %s', (stage) => {
     // Without the plugin in the synth, so that findings are listed here rather than thrown.
-    const { app } = synth({ stage, withoutNag: true });
+    const { app } = stage === 'prod' ? synthProd({ withoutNag: true }) : synth({ stage, withoutNag: true });
     expect(unacknowledgedFindings(app)).toEqual([]);
   });
 
-  it('also pass with every optional setting on (alarm topic, CORS, custom throttling)', () => {
-    const { app } = synth({
-      stage: 'prod',
-      withoutNag: true,
-      context: {
-        alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:ops-alarms',
-        corsOrigins: 'https://app.example.com',
-        throttleRateLimit: '100',
-        throttleBurstLimit: '200',
-      },
-    });
+  it('also pass with every optional setting on (CORS, throttling, latency, tracing, cost tags, a key)', () => {
+    const keys: Array<Record<string, string>> = [
+      { kms: 'true' },
+      { kmsKey: 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab' },
+    ];
+    for (const kms of keys) {
+      const { app } = synthProd({
+        withoutNag: true,
+        context: {
+          corsOrigins: 'https://app.example.com',
+          throttleRateLimit: '100',
+          throttleBurstLimit: '200',
+          apiLatencyP99Ms: '300',
+          tracing: 'true',
+          costTags: 'team=growth,project=referrals',
+          ...kms,
+        },
+      });
+      expect(unacknowledgedFindings(app)).toEqual([]);
+    }
+  });
+
+  it('pass in prod with alarms=none (no topic, on purpose)', () => {
+    const { app } = synth({ stage: 'prod', withoutNag: true, context: { alarms: 'none' } });
     expect(unacknowledgedFindings(app)).toEqual([]);
   });
 
   it('run inside the synth itself, as in `cdk synth`: an unexplained public route fails it', () => {
-    const extra: RouteDefinition = {
+    const extra: RouteRow = {
       name: 'PublicThing',
       method: 'GET',
       path: '/public/{id}',
       handler: 'http/fallback',
       auth: false,
       table: 'none',
+      dynamo: [],
       dynamoCalls: 0,
       throttle: 'docs',
       summary: 'a public route nobody explained',
@@ -81,7 +95,7 @@ describe('cdk-nag AwsSolutions checks', () => {
   });
 
   it('acknowledge each finding on its own resource, for a named rule, with a reason', () => {
-    const { stack } = synth({ stage: 'prod' });
+    const { stack } = synthProd();
     const acks = acknowledgments(stack);
     expect(acks.length).toBeGreaterThan(0);
     for (const ack of acks) {
@@ -100,7 +114,7 @@ describe('cdk-nag AwsSolutions checks', () => {
   });
 
   it('acknowledge APIG4 only on the public routes of the contract, each with its own reason', () => {
-    const { stack } = synth({ stage: 'prod' });
+    const { stack } = synthProd();
     const apig4 = acknowledgments(stack).filter((a) => a.id === 'AwsSolutions-APIG4');
     const publicKeys = routes
       .filter((r) => !r.auth)
@@ -115,14 +129,23 @@ describe('cdk-nag AwsSolutions checks', () => {
     ).toBe(true);
   });
 
-  it('acknowledge IAM5 wildcards only for the table indexes and dynamodb:ListStreams', () => {
-    const { stack } = synth({ stage: 'prod' });
+  it('acknowledge IAM5 only for dynamodb:ListStreams on the stream consumers: no table grant has a wildcard', () => {
+    const { stack } = synthProd();
     const iam5 = acknowledgments(stack).filter((a) => a.id.startsWith('AwsSolutions-IAM5'));
+    expect(iam5.map((a) => [a.id, a.path.replace(/^ReferralApi-prod\//, '')]).sort()).toEqual([
+      ['AwsSolutions-IAM5[Resource::*]', 'Purge/StreamConsumerRole'],
+      ['AwsSolutions-IAM5[Resource::*]', 'Webhooks/StreamConsumerRole'],
+    ]);
+    for (const ack of iam5) expect(ack.reason).toContain('dynamodb:ListStreams');
+  });
+
+  it('with -c tracing=true, acknowledge IAM5 `*` for X-Ray on every role, and nothing more', () => {
+    const { stack } = synthProd({ context: { tracing: 'true' } });
+    const iam5 = acknowledgments(stack).filter((a) => a.id.startsWith('AwsSolutions-IAM5'));
+    expect(iam5).toHaveLength(stack.allFunctions.length);
     for (const ack of iam5) {
-      expect(ack.id, ack.path).toMatch(
-        /^AwsSolutions-IAM5\[Resource::(<StorageTable[0-9A-F]+\.Arn>\/index\/\*|\*)\]$/,
-      );
-      if (ack.id.endsWith('[Resource::*]')) expect(ack.path, ack.id).toMatch(/StreamConsumerRole$/);
+      expect(ack.id).toBe('AwsSolutions-IAM5[Resource::*]');
+      expect(ack.reason, ack.path).toContain('xray:PutTraceSegments');
     }
   });
 

@@ -123,22 +123,8 @@ describe('campaign purge (infra/purge.ts)', () => {
       {
         Effect: 'Allow',
         Action: 'dynamodb:Query',
-        Resource: {
-          'Fn::Join': [
-            '',
-            [
-              'arn:',
-              { Ref: 'AWS::Partition' },
-              ':dynamodb:',
-              { Ref: 'AWS::Region' },
-              ':',
-              { Ref: 'AWS::AccountId' },
-              ':table/',
-              { Ref: tableId },
-              '/index/GSI2',
-            ],
-          ],
-        },
+        // GSI2 alone: its links by campaign. Never `index/*`.
+        Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [tableId, 'Arn'] }, '/index/GSI2']] },
       },
     ]);
   });

@@ -9,6 +9,7 @@ import {
   resourcesOfType,
   type Synthesized,
   synth,
+  synthProd,
   tempOutdir,
 } from './synth.ts';
 
@@ -18,7 +19,7 @@ let unset: Synthesized;
 
 beforeAll(() => {
   dev = synth({ stage: 'dev' });
-  prod = synth({ stage: 'prod' });
+  prod = synthProd();
   unset = synth({});
 });
 

@@ -17,7 +17,7 @@ import { projectRoot } from '../../infra/functions.ts';
 import { addNagChecks } from '../../infra/nag.ts';
 import { addReferralApiStack, type ReferralApiStack } from '../../infra/stack.ts';
 import type { Stage } from '../../infra/stage.ts';
-import type { RouteDefinition } from '../../lib/routes.ts';
+import type { RouteRow } from '../../lib/routes.ts';
 
 export interface SynthOptions {
   /** The `-c stage=` value; omitted means no stage context at all (the default applies). */
@@ -25,11 +25,23 @@ export interface SynthOptions {
   /** Run esbuild for every function. Off by default: only bundle tests need the output. */
   bundle?: boolean;
   /** A route table other than `lib/routes.ts`. */
-  routes?: readonly RouteDefinition[];
+  routes?: readonly RouteRow[];
   /** More `-c key=value` context (throttling, CORS, alarm topic). */
   context?: Record<string, string>;
   /** Leave the cdk-nag plugin out (to inspect findings with `validateScope` instead of a throw). */
   withoutNag?: boolean;
+}
+
+/** The alarm topic of the tests' prod synths: prod refuses to synthesize without one (or `alarms=none`). */
+export const TEST_ALARM_TOPIC_ARN = 'arn:aws:sns:eu-west-1:123456789012:ops-alarms';
+
+/** Prod as it is deployed: with an alarm topic. `context` adds to it. */
+export function synthProd(options: Omit<SynthOptions, 'stage'> = {}): Synthesized {
+  return synth({
+    ...options,
+    stage: 'prod',
+    context: { alarmTopicArn: TEST_ALARM_TOPIC_ARN, ...options.context },
+  });
 }
 
 export interface Synthesized {

@@ -96,7 +96,11 @@ function expectUnavailable(result: { statusCode: number; headers?: Record<string
   expect(result.statusCode).toBe(503);
   expect(result.headers?.['retry-after']).toBe('1');
   expect(JSON.parse(result.body ?? '')).toEqual({
-    error: { code: 'service_unavailable', message: expect.stringMatching(/retry/i) },
+    error: {
+      code: 'service_unavailable',
+      message: expect.stringMatching(/retry/i),
+      doc_url: '/docs#section/Errors/service_unavailable',
+    },
   });
 }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { api, rawRequest, TENANT_A } from '../support/api.ts';
-import { expectError, expectRequestId, expectValidation } from '../support/assertions.ts';
+import { urlSafeRequestId } from '../../lib/http/request.ts';
+import { type ApiResponse, api, baseUrl, rawRequest, TENANT_A } from '../support/api.ts';
+import { errorOf, expectError, expectRequestId, expectValidation } from '../support/assertions.ts';
 import { createCampaign, randomId } from '../support/records.ts';
 
 const CAMPAIGN = '/api/v1/campaign';
@@ -251,6 +252,33 @@ describe('unsupported_media_type (415)', () => {
   });
 });
 
+describe('doc_url', () => {
+  it("is the absolute link to the code's entry on the host the request reached, whoever answers", async () => {
+    const origin = new URL(baseUrl()).origin;
+    const c = await createCampaign();
+    const cases: Array<[Promise<ApiResponse>, number, string]> = [
+      [api('GET', withId(randomId())), 404, 'campaign_not_found'], // a handler
+      [api('GET', withId('x')), 400, 'validation_failed'], // the operation's rules
+      [api('PATCH', withId(c.id), { body: { url: 'x' } }), 400, 'url_immutable'],
+      [api('GET', '/nope'), 404, 'route_not_found'], // the fallback
+      [api('PUT', CAMPAIGN), 405, 'method_not_allowed'],
+      [api('GET', CAMPAIGN, { key: null }), 401, 'unauthorized'], // the gateway itself
+      [api('GET', CAMPAIGN, { key: 'not-a-key-of-anyone-0000' }), 401, 'unauthorized'], // the authorizer
+    ];
+    for (const [pending, status, code] of cases) {
+      const res = await pending;
+      expectError(res, status, code);
+      expect(errorOf(res).doc_url).toBe(`${origin}/docs#section/Errors/${code}`);
+    }
+  });
+
+  it('is relative where no Host was read: a 431 refused before any handler', async () => {
+    const res = await rawRequest('GET', '/nope', { headers: { 'x-padding': 'a'.repeat(20 * 1024) } });
+    expectError(res, 431, 'request_headers_too_large');
+    expect(errorOf(res).doc_url).toBe('/docs#section/Errors/request_headers_too_large');
+  });
+});
+
 describe('x-request-id', () => {
   it('is on every response, success or error, and differs per request', async () => {
     const c = await createCampaign();
@@ -268,4 +296,40 @@ describe('x-request-id', () => {
     const ids = [...responses, del].map((res) => expectRequestId(res));
     expect(new Set(ids).size).toBe(ids.length);
   });
+
+  it('is URL-safe (A-Z a-z 0-9 _ -) on every response: 600 requests, successes and errors of every origin', async () => {
+    const c = await createCampaign();
+    // The handlers', the fallback's and the gateway's own answers (a missing key is refused by it).
+    const requests: Array<() => Promise<ApiResponse>> = [
+      () => api('GET', withId(c.id)),
+      () => api('HEAD', withId(c.id)),
+      () => api('GET', withId(randomId())),
+      () => api('GET', withId('not-a-uuid')),
+      () => api('GET', '/nope'),
+      () => api('PUT', CAMPAIGN),
+      () => api('GET', CAMPAIGN, { key: null }),
+      () => api('GET', CAMPAIGN, { key: 'not-a-key-of-anyone-0000' }),
+      () => api('POST', CAMPAIGN, { rawBody: '[', headers: json }),
+      () => api('GET', '/api/v1/openapi.json'),
+      () => api('GET', '/r/NOSUCHCODE'),
+    ];
+    const ids: string[] = [];
+    let withPlusOrSlash = 0;
+    for (let round = 0; round < 600 / requests.length; round++) {
+      const responses = await Promise.all(requests.map((send) => send()));
+      for (const res of responses) {
+        const id = expectRequestId(res);
+        expect(id).toMatch(/^[A-Za-z0-9_-]+$/);
+        // The local gateway's ids are API Gateway's kind (base64, `+`, `/`, `=`): the same bytes.
+        const gatewayId = res.headers.get('apigw-requestid');
+        expect(gatewayId).toMatch(/^[A-Za-z0-9+/]+=*$/);
+        expect(id).toBe(urlSafeRequestId(gatewayId!));
+        if (/[+/]/.test(gatewayId!)) withPlusOrSlash++;
+        ids.push(id);
+      }
+    }
+    expect(new Set(ids).size).toBe(ids.length);
+    // Not vacuous: every gateway id ends in `=`, and many hold `+` or `/` (15 random base64 digits).
+    expect(withPlusOrSlash).toBeGreaterThan(100);
+  }, 120_000);
 });

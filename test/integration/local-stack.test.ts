@@ -156,7 +156,7 @@ describe('npm start (scripts/start.ts)', () => {
       });
       const refused = await apiAt(baseUrl, key)('GET', path);
       expectError(refused, 401, 'unauthorized');
-      expect(Object.keys(refused.body.error)).toEqual(['code', 'message']);
+      expect(Object.keys(refused.body.error)).toEqual(['code', 'message', 'doc_url']);
       expect((await apiKeyCli(dir, 'list')).stdout).toMatch(
         new RegExp(`^${id}\\s+acme\\s+created \\S+  revoked \\S+$`, 'm'),
       );

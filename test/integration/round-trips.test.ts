@@ -3,6 +3,11 @@
  * at most `dynamoCalls` calls (lib/routes.ts), reads and transactions alike, id-block
  * reservations and the authorizer's api-key lookup excepted.
  *
+ * And its grant: every DynamoDB request a route's handler sends, in any case, warm-up, replay or
+ * setup request, id blocks included, needs only IAM actions its row declares (`dynamo`, and
+ * `Query` on its `queryIndexes`), which are all the stack grants it (`infra/grants.ts`). A handler
+ * that starts sending something new fails here, before AWS would refuse it.
+ *
  * Counted on the wire by the DynamoDB call counter the bench also uses (lib/local/dynamodb-counter.ts,
  * a proxy in front of the run's DynamoDB Local that the in-process handlers are pointed at), in a
  * window that is exactly the route handler's invocation: the requests go through an in-process
@@ -16,15 +21,27 @@
  * The table is the run's DynamoDB Local (test/support/global-setup.ts); the global stack's
  * stream and queue pollers run in another process and never touch this client.
  */
+import { createHash } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DynamoCounter, diffCounts, startDynamoCounter } from '../../lib/local/dynamodb-counter.ts';
-import { type RouteDefinition, routes } from '../../lib/routes.ts';
+import {
+  AUTHORIZER_GRANT,
+  DELIVERY_LANE_GRANT,
+  PURGE_GRANT,
+  WEBHOOK_STREAM_GRANT,
+} from '../../infra/grant-lists.ts';
+import {
+  type DynamoCounter,
+  diffCounts,
+  type RecordedCall,
+  startDynamoCounter,
+} from '../../lib/local/dynamodb-counter.ts';
+import { type RouteDefinition, type RouteRow, routes } from '../../lib/routes.ts';
 import { BROWSER_UA } from '../support/records.ts';
-import { configureInProcessHandlers } from '../support/table.ts';
+import { configureInProcessHandlers, linkItem } from '../support/table.ts';
 
 // The handlers read their configuration when their modules load (lib/db/client.ts makes the
 // module-scope client from it), so everything from lib/ and functions/ past this point is
@@ -50,6 +67,74 @@ interface Invocation {
 let last: Invocation | undefined;
 
 let counter: DynamoCounter;
+
+/**
+ * The IAM actions one DynamoDB request needs, each on the table or on the index it names. IAM
+ * authorizes a transaction by its items (a Put as PutItem, an Update as UpdateItem, a
+ * ConditionCheck as ConditionCheckItem, a Get as GetItem), not by `TransactWriteItems` itself.
+ */
+function iamActionsOf(call: RecordedCall): Array<{ action: string; index?: string }> {
+  let body: {
+    IndexName?: string;
+    TransactItems?: Array<Record<string, unknown>>;
+  } = {};
+  try {
+    body = JSON.parse(call.body) as typeof body;
+  } catch {
+    // Not JSON: judged by its operation alone.
+  }
+  if (call.op === 'TransactWriteItems' || call.op === 'TransactGetItems') {
+    const kinds: Record<string, string> = {
+      Put: 'PutItem',
+      Update: 'UpdateItem',
+      Delete: 'DeleteItem',
+      ConditionCheck: 'ConditionCheckItem',
+      Get: 'GetItem',
+    };
+    return (body.TransactItems ?? []).flatMap((item) =>
+      Object.keys(item).map((kind) => ({ action: kinds[kind] ?? `${call.op}.${kind}` })),
+    );
+  }
+  return [{ action: call.op, index: body.IndexName }];
+}
+
+/** A function's grant on the table: a route row's `dynamo` and `queryIndexes`, or `infra/grant-lists.ts`. */
+interface Grant {
+  readonly actions: readonly string[];
+  readonly queryIndexes?: readonly string[];
+}
+
+const grantOf = (route: RouteRow): Grant => ({ actions: route.dynamo, queryIndexes: route.queryIndexes });
+
+/** What `grant` does not allow among `calls`, as readable lines (none when all is granted). */
+function outsideGrant(grant: Grant, calls: readonly RecordedCall[]): string[] {
+  const onTable = new Set<string>(grant.actions);
+  const indexes = new Set<string>(grant.queryIndexes ?? []);
+  return calls.flatMap((call) =>
+    iamActionsOf(call)
+      .filter(({ action, index }) =>
+        index ? !(action === 'Query' && indexes.has(index)) : !onTable.has(action),
+      )
+      .map(({ action, index }) => `${action}${index ? ` on index ${index}` : ''} (in ${call.op})`),
+  );
+}
+
+/** Every handler invocation of the run (setup, warm-ups, samples, replays) and what it sent. */
+const granted: Array<{ route: RouteRow; calls: RecordedCall[] }> = [];
+/** Every authorizer invocation of the run and what it sent. */
+const authorizerCalls: RecordedCall[][] = [];
+
+/** The DynamoDB requests `run` sends through the counter. */
+async function recording(run: () => Promise<unknown>): Promise<RecordedCall[]> {
+  counter.record();
+  try {
+    await run();
+    return counter.recorded();
+  } catch (err) {
+    counter.recorded();
+    throw err;
+  }
+}
 
 // ---------------------------------------------------------------------------------------------
 // The in-process gateway and a small HTTP client
@@ -149,6 +234,7 @@ const newReferredUser = async (link: Link): Promise<string> => {
 };
 
 const data = {} as {
+  tenant: string;
   campaignId: string;
   /** A campaign with nothing in it but a webhook URL (no events ever reach that URL). */
   webhookCampaignId: string;
@@ -500,23 +586,38 @@ beforeAll(async () => {
   const { TENANT_A } = await import('../support/global-setup.ts');
   type Gateway = Parameters<typeof createGateway>[0];
   apiKey = TENANT_A.key;
+  data.tenant = TENANT_A.tenant;
 
   const load = async (module: string) =>
     (await import(pathToFileURL(join(projectRoot, 'functions', `${module}.ts`)).href)) as {
       handler: unknown;
     };
-  const authorizer = (await load('auth/authorizer')).handler as Gateway['authorizer'];
+  const authorize = (await load('auth/authorizer')).handler as Gateway['authorizer'];
+  // Its key lookup, recorded apart from the route's window like the counts are.
+  const authorizer: Gateway['authorizer'] = async (event) => {
+    counter.record();
+    try {
+      return await authorize(event);
+    } finally {
+      authorizerCalls.push(counter.recorded());
+    }
+  };
   const fallback = (await load('http/fallback')).handler as Gateway['fallback'];
   server = createGateway({
     authorizer,
     fallback,
     loadHandler: async (route) => {
       const handler = (await load(route.handler)).handler as Awaited<ReturnType<Gateway['loadHandler']>>;
+      const row = routes.find((r) => r.name === route.name);
+      if (!row) throw new Error(`no route row named ${route.name}`);
       return async (event, context) => {
         const before = counter.snapshot().counts;
+        // Every request of this invocation, bodies included (requests are sent one at a time).
+        counter.record();
         try {
           return await handler(event, context);
         } finally {
+          granted.push({ route: row, calls: counter.recorded() });
           const seen = diffCounts(before, counter.snapshot().counts);
           last = {
             route: route.name,
@@ -586,10 +687,17 @@ const routeId = (route: RouteDefinition) => `${route.method} ${route.path}`;
 async function measure(route: RouteDefinition, c: Case): Promise<Invocation> {
   const req = await c.request();
   last = undefined;
+  const sent = granted.length;
   const res = await send(req);
   const seen = last as Invocation | undefined;
   expect(res.status, `${routeId(route)} [${c.label}]: ${res.text.slice(0, 300)}`).toBe(c.status);
   expect(seen?.route, `${routeId(route)} [${c.label}] did not reach its handler`).toBe(route.name);
+  // This request's own invocation (the case's setup requests are checked at the end).
+  const own = granted.slice(sent).filter((g) => g.route.name === route.name);
+  expect(
+    own.flatMap((g) => outsideGrant(grantOf(g.route), g.calls)),
+    `${routeId(route)} [${c.label}] sent DynamoDB actions its row in lib/routes.ts does not grant`,
+  ).toEqual([]);
   return seen!;
 }
 
@@ -640,5 +748,121 @@ describe('DynamoDB calls per request, once warm', () => {
           `(${ops.join(' + ') || 'none'}), budget ${route.dynamoCalls}`,
       ).toBeLessThanOrEqual(route.dynamoCalls);
     }
+  });
+});
+
+/**
+ * Granted actions a run may not send: reached only when timing allows. Everything else a row
+ * grants must be sent by some request of the run, so no row keeps an action its handler dropped.
+ */
+const MAY_GO_UNSEEN: Readonly<Record<string, readonly string[]>> = {
+  // A keyed retry that meets its key still held on the link (the stream consumer has not stored
+  // the answer yet) reads the stored answer (GetItem) and answers 409; once the answer is stored,
+  // the batch read finds it instead.
+  CreateReferredUserAction: ['GetItem'],
+};
+
+describe('DynamoDB actions per route, against its grant', () => {
+  it('every request of the run sent only actions its row grants, and every row was seen', () => {
+    const byRoute = new Map<string, Set<string>>();
+    const violations: string[] = [];
+    for (const { route, calls } of granted) {
+      const seen = byRoute.get(route.name) ?? new Set<string>();
+      for (const call of calls) {
+        for (const { action, index } of iamActionsOf(call)) seen.add(index ? `${action}(${index})` : action);
+      }
+      byRoute.set(route.name, seen);
+      for (const line of outsideGrant(grantOf(route), calls)) violations.push(`${routeId(route)}: ${line}`);
+    }
+    for (const [name, seen] of byRoute)
+      console.log(`ACTIONS ${name}: ${[...seen].sort().join(', ') || 'none'}`);
+    expect(violations).toEqual([]);
+    expect(routes.filter((r) => !byRoute.has(r.name)).map(routeId)).toEqual([]);
+  });
+
+  it('every action a row grants was sent by some request of the run (no grant outlives its use)', () => {
+    const unused = routes.flatMap((route) => {
+      const seen = new Set(
+        granted
+          .filter((g) => g.route.name === route.name)
+          .flatMap((g) => g.calls.flatMap(iamActionsOf))
+          .map(({ action, index }) => (index ? `${action}(${index})` : action)),
+      );
+      const declared = [...route.dynamo, ...(route.queryIndexes ?? []).map((index) => `Query(${index})`)];
+      const exempt = new Set(MAY_GO_UNSEEN[route.name] ?? []);
+      return declared.filter((a) => !seen.has(a) && !exempt.has(a)).map((a) => `${routeId(route)}: ${a}`);
+    });
+    expect(unused).toEqual([]);
+  });
+});
+
+/** The actions `calls` needed, each once, sorted (`Query(GSI2)` for an index). */
+const actionsIn = (calls: readonly RecordedCall[]) =>
+  [
+    ...new Set(
+      calls.flatMap(iamActionsOf).map(({ action, index }) => (index ? `${action}(${index})` : action)),
+    ),
+  ].sort();
+
+describe('DynamoDB actions of the authorizer and the consumers, against infra/grant-lists.ts', () => {
+  it("the authorizer's key lookups sent only its grant", () => {
+    expect(authorizerCalls.length).toBeGreaterThan(0);
+    expect(actionsIn(authorizerCalls.flat())).toEqual(['GetItem']);
+    expect(authorizerCalls.flatMap((calls) => outsideGrant(AUTHORIZER_GRANT, calls))).toEqual([]);
+  });
+
+  it("the webhook stream consumer writes a referred user's action item with only its grant", async () => {
+    const { materializeStreamRecords } = await import('../../lib/webhooks/link-actions.ts');
+    const { storedLinkAction } = await import('../../lib/db/entities/link.ts');
+    const { marshall } = await import('@aws-sdk/util-dynamodb');
+    // A link image as the UpdateItem of POST /action/referred_user leaves it, built here rather
+    // than read back: the run's own stream consumer takes the action off the link within moments.
+    const link = await newLink(await newCampaign('Grant check: stream consumer'), null);
+    const stored = await linkItem(link.referral_code);
+    const keyHash = createHash('sha256').update(uid('key')).digest('hex');
+    const image = {
+      ...stored,
+      last_action: storedLinkAction({
+        // Far above any id block of the run.
+        id: 7_000_000_000_000_000 + unique++,
+        at: new Date().toISOString(),
+        action_type: 'grant_check',
+        metadata: {},
+        referred_user: null,
+        idempotency: { key_hash: keyHash, request_hash: keyHash },
+      }),
+      // A held key whose hold has ended, which the consumer takes off the link.
+      [`idem_${keyHash}`]: Date.now() - 11 * 60_000,
+    };
+    const calls = await recording(async () => {
+      const result = await materializeStreamRecords([
+        { eventName: 'MODIFY', dynamodb: { NewImage: marshall(image), SequenceNumber: '1' } },
+      ]);
+      expect(result).toEqual({ written: 1, failedSequenceNumbers: [] });
+    });
+    expect(actionsIn(calls)).toEqual(['ConditionCheckItem', 'PutItem', 'UpdateItem']);
+    expect(outsideGrant(WEBHOOK_STREAM_GRANT, calls)).toEqual([]);
+  });
+
+  it('a delivery lane reads its campaign and flags its endpoint with only its grant', async () => {
+    const { loadWebhookTarget, setSlowLane } = await import('../../lib/webhooks/target.ts');
+    const calls = await recording(async () => {
+      await loadWebhookTarget(data.tenant, data.webhookCampaignId);
+      // Another URL than the campaign's: the conditional write changes nothing.
+      await setSlowLane(data.tenant, data.webhookCampaignId, 'http://127.0.0.1:9/not-the-campaigns', true);
+    });
+    expect(actionsIn(calls)).toEqual(['GetItem', 'UpdateItem']);
+    expect(outsideGrant(DELIVERY_LANE_GRANT, calls)).toEqual([]);
+  });
+
+  it('the purge of a deleted campaign sends only its grant', async () => {
+    const { purgeCampaign } = await import('../../lib/db/purge.ts');
+    const campaignId = await newCampaign('Grant check: purge');
+    await newReferredUser(await newLink(campaignId, 'referrer-purge'));
+    await expectStatus({ method: 'DELETE', path: `/api/v1/campaign?id=${campaignId}` }, 204);
+    // The run's own purge may get there first: whatever this pass still finds, it may touch.
+    const calls = await recording(() => purgeCampaign(data.tenant, campaignId, Date.now() + 20_000));
+    expect(actionsIn(calls)).toEqual(expect.arrayContaining(['GetItem', 'Query', 'Query(GSI2)']));
+    expect(outsideGrant(PURGE_GRANT, calls)).toEqual([]);
   });
 });

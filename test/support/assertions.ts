@@ -34,8 +34,9 @@ export function expectRequestId(res: { headers: Headers }): string {
 }
 
 /**
- * The contract's error response, exactly: this status, `{ error: { code, message, details? } }`
- * of the schema with this code, a JSON content type, an x-request-id and nothing internal.
+ * The contract's error response, exactly: this status, `{ error: { code, message, details?, doc_url } }`
+ * of the schema with this code and its reference entry, a JSON content type, an x-request-id and
+ * nothing internal.
  */
 export function expectError(res: ApiResponse, status: number, code: string): void {
   expect({ status: res.status, body: res.body }, res.text).toMatchObject({
@@ -48,7 +49,8 @@ export function expectError(res: ApiResponse, status: number, code: string): voi
   const body = res.body as { error: Record<string, unknown> };
   expect(Object.keys(body)).toEqual(['error']);
   const keys = Object.keys(body.error).sort();
-  expect(keys.filter((k) => k !== 'details')).toEqual(['code', 'message']);
+  expect(keys.filter((k) => k !== 'details')).toEqual(['code', 'doc_url', 'message']);
+  expect(body.error.doc_url).toMatch(new RegExp(`^(?:http://[^/]+)?/docs#section/Errors/${code}$`));
   expect(typeof body.error.message).toBe('string');
   expect((body.error.message as string).length).toBeGreaterThan(0);
   if ('details' in body.error) {
@@ -71,6 +73,7 @@ export function errorOf(res: ApiResponse): {
   code: string;
   message: string;
   details?: Array<{ field: string; message: string }>;
+  doc_url: string;
 } {
   return (res.body as { error: ReturnType<typeof errorOf> }).error;
 }

@@ -1,6 +1,7 @@
 /**
  * The Redoc script of the reference page comes from the installed `redoc` package, never from a
- * committed copy: the docs function serves that file byte for byte, the bundling step writes it
+ * committed copy: the docs function serves that file byte for byte but for its CDN logo's URL
+ * (`servedRedocSource`), the bundling step writes it
  * (gzipped, with its manifest) beside the function's bundle, and the function reads it from there.
  * test/infra/functions.test.ts checks the same files in the CDK asset and runs the bundle on them.
  */
@@ -18,15 +19,19 @@ import { afterBundlingCommands, BUNDLE_FILES, writeBundleFiles } from '../../inf
 import { redocScript } from '../../lib/openapi/docs-page.ts';
 import {
   loadRedoc,
+  REDOC_CDN_LOGO,
   REDOC_GZIP_FILE,
   REDOC_MANIFEST_FILE,
   REDOC_PACKAGE_FILE,
+  servedRedocSource,
 } from '../../lib/openapi/redoc-asset.ts';
 import { routes } from '../../lib/routes.ts';
 import { projectRoot } from '../../scripts/bench/bundles.ts';
 
 const require = createRequire(import.meta.url);
 const packageFile = readFileSync(require.resolve(REDOC_PACKAGE_FILE));
+/** What the page gets: the package file with its CDN logo's URL replaced. */
+const servedFile = servedRedocSource(packageFile);
 const packageVersion = (require('redoc/package.json') as { version: string }).version;
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
@@ -67,20 +72,28 @@ afterAll(() => {
 });
 
 describe('the Redoc script of /docs', () => {
-  it('is the installed package file, byte for byte, gzipped or not', async () => {
+  it("is the installed package file but for the CDN logo's URL, an empty data: image instead", () => {
+    // When this fails, the Redoc version at hand no longer has that logo: see REDOC_CDN_LOGO.
+    const parts = packageFile.toString('utf8').split(REDOC_CDN_LOGO);
+    expect(parts.length).toBeGreaterThan(1);
+    expect(servedFile.toString('utf8')).toBe(parts.join('data:,'));
+    expect(servedFile.includes('cdn.redoc.ly')).toBe(false);
+  });
+
+  it('is that file, byte for byte, gzipped or not', async () => {
     const gzipped = await get({ asset: 'redoc.standalone.js', v: redocScript.urlVersion }, 'gzip, br');
     expect(gzipped.result.statusCode).toBe(200);
     expect(gzipped.result.headers?.['content-encoding']).toBe('gzip');
     expect(gzipped.result.headers?.['cache-control']).toBe('public, max-age=31536000, immutable');
-    expect(sha256(gunzipSync(gzipped.bytes))).toBe(sha256(packageFile));
+    expect(sha256(gunzipSync(gzipped.bytes))).toBe(sha256(servedFile));
 
     const plain = await get({ asset: 'redoc.standalone.js' }, 'identity');
     expect(plain.result.headers?.['content-encoding']).toBeUndefined();
-    expect(plain.bytes.equals(packageFile)).toBe(true);
+    expect(plain.bytes.equals(servedFile)).toBe(true);
   });
 
   it('is loaded by a URL versioned by the package version and the file hash', async () => {
-    expect(redocScript.urlVersion).toBe(`${packageVersion}-${sha256(packageFile).slice(0, 12)}`);
+    expect(redocScript.urlVersion).toBe(`${packageVersion}-${sha256(servedFile).slice(0, 12)}`);
     const page = await get({}, 'identity');
     expect(page.bytes.toString('utf8')).toContain(
       `<script src="docs?asset=redoc.standalone.js&amp;v=${redocScript.urlVersion}"></script>`,
@@ -96,7 +109,7 @@ describe('the files written beside the docs function bundle', () => {
     expect(afterBundlingCommands('http/get-campaign', '/in', '/out')).toEqual([]);
   });
 
-  it('are the gzipped package file and its manifest, the same bytes at every build, and what the function reads', () => {
+  it('are the gzipped served file and its manifest, the same bytes at every build, and what the function reads', () => {
     const [a, b] = [tempDir(), tempDir()];
     writeBundleFiles('http/get-docs', a);
     writeBundleFiles('http/get-docs', b);
@@ -108,8 +121,8 @@ describe('the files written beside the docs function bundle', () => {
     expect(fromFiles.version).toBe(packageVersion);
     expect(fromFiles.urlVersion).toBe(redocScript.urlVersion);
     expect(fromFiles.gzip().equals(readFileSync(join(a, REDOC_GZIP_FILE)))).toBe(true);
-    expect(fromFiles.plain().equals(packageFile)).toBe(true);
-    expect(fromFiles.gzip().length).toBeLessThan(packageFile.length / 3);
+    expect(fromFiles.plain().equals(servedFile)).toBe(true);
+    expect(fromFiles.gzip().length).toBeLessThan(servedFile.length / 3);
   });
 
   it('writes nothing for a function that needs no file', () => {
@@ -123,6 +136,6 @@ describe('the files written beside the docs function bundle', () => {
     const [command, ...rest] = afterBundlingCommands('http/get-docs', projectRoot, dir);
     expect(rest).toEqual([]);
     execSync(command!, { cwd: tmpdir(), stdio: 'pipe' });
-    expect(sha256(loadRedoc(dir).plain())).toBe(sha256(packageFile));
+    expect(sha256(loadRedoc(dir).plain())).toBe(sha256(servedFile));
   }, 30_000);
 });

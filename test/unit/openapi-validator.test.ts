@@ -80,7 +80,13 @@ describe('responses that match the document pass', () => {
         method: 'GET',
         path: '/api/v1/campaign?id=x',
         status: 404,
-        body: { error: { code: 'campaign_not_found', message: 'No.' } },
+        body: {
+          error: {
+            code: 'campaign_not_found',
+            message: 'No.',
+            doc_url: '/docs#section/Errors/campaign_not_found',
+          },
+        },
       }),
     ],
     [
@@ -89,7 +95,9 @@ describe('responses that match the document pass', () => {
         method: 'GET',
         path: '/nope',
         status: 404,
-        body: { error: { code: 'route_not_found', message: 'No.' } },
+        body: {
+          error: { code: 'route_not_found', message: 'No.', doc_url: '/docs#section/Errors/route_not_found' },
+        },
       }),
     ],
     [
@@ -144,11 +152,30 @@ describe('a response that drifts from the document fails', () => {
       method: 'GET',
       path: '/api/v1/campaign?id=x',
       status: 404,
-      body: { error: { code: 'referral_link_not_found', message: 'No.' } },
+      body: {
+        error: {
+          code: 'referral_link_not_found',
+          message: 'No.',
+          doc_url: '/docs#section/Errors/referral_link_not_found',
+        },
+      },
     });
     expect(problemsOf(r)).toEqual([
       expect.stringMatching(/^body\/error\/code must be equal to one of the allowed values/),
     ]);
+  });
+
+  it('with an error body without its doc_url, or one that points elsewhere than its entry', () => {
+    const notFound = (error: Record<string, unknown>) =>
+      response({ method: 'GET', path: '/api/v1/campaign?id=x', status: 404, body: { error } });
+    expect(problemsOf(notFound({ code: 'campaign_not_found', message: 'No.' }))).toEqual([
+      "body/error must have required property 'doc_url'",
+    ]);
+    expect(
+      problemsOf(
+        notFound({ code: 'campaign_not_found', message: 'No.', doc_url: 'https://example.com/errors' }),
+      ),
+    ).toEqual([expect.stringMatching(/^body\/error\/doc_url must match pattern/)]);
   });
 
   it('with a status the route does not document', () => {

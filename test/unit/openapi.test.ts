@@ -1,9 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { errorStatus } from '../../lib/domain/errors.ts';
+import { type ErrorCode, errorStatus } from '../../lib/domain/errors.ts';
+import { errorAnchor } from '../../lib/http/responses.ts';
+import { DOCS_CSP } from '../../lib/openapi/docs-page.ts';
 import { buildOpenApiDocument, openApiDocument } from '../../lib/openapi/document.ts';
 import { operations } from '../../lib/operations/definitions.ts';
+import { examples } from '../../lib/operations/examples.ts';
 import { routes } from '../../lib/routes.ts';
 import { projectRoot } from '../../scripts/openapi-tools.ts';
 
@@ -46,9 +49,44 @@ describe('per-route operations', () => {
     }
   });
 
+  it('makes the document builder fail loudly for an operation without an example of a part', () => {
+    const row = routes.find((r) => r.name === 'GetReferralLink')!;
+    const without = (example: object) => ({ GetReferralLink: { ...operations.GetReferralLink, example } });
+    const { example } = operations.GetReferralLink;
+    expect(() => buildOpenApiDocument([row], without({ ...example, query: { id: '7' } }))).toThrow(
+      /GetReferralLink: no example for the parameter referral_code/,
+    );
+    expect(() => buildOpenApiDocument([row], without({ ...example, response: undefined }))).toThrow(
+      /GetReferralLink: no example of the application\/json response/,
+    );
+    const create = routes.find((r) => r.name === 'CreateCampaign')!;
+    const { body: _, ...noBody } = operations.CreateCampaign.example;
+    expect(() =>
+      buildOpenApiDocument([create], { CreateCampaign: { ...operations.CreateCampaign, example: noBody } }),
+    ).toThrow(/CreateCampaign: no example of the request body/);
+  });
+
   it('makes the document builder fail loudly for a row without an operation', () => {
     const row = { ...routes[0]!, name: 'NoSuchRoute' };
     expect(() => buildOpenApiDocument([row])).toThrow(/NoSuchRoute has no operation/);
+  });
+});
+
+describe("the reference page's content security policy", () => {
+  it('lets the page use nothing but its own origin, its own bootstrap, inline styles and data:/blob: URLs it makes', () => {
+    const directives = Object.fromEntries(
+      DOCS_CSP.split(';').map((d) => {
+        const [name = '', ...sources] = d.trim().split(/\s+/);
+        return [name, sources];
+      }),
+    );
+    expect(directives['default-src']).toEqual(["'none'"]);
+    const allowed = /^(?:'self'|'none'|'unsafe-inline'|'sha256-[A-Za-z0-9+/]+=*'|data:|blob:)$/;
+    for (const [name, sources] of Object.entries(directives)) {
+      for (const source of sources) expect(source, `${name} ${source}`).toMatch(allowed);
+    }
+    expect(directives['script-src']).not.toContain("'unsafe-inline'");
+    expect(directives['connect-src']).toEqual(["'self'"]);
   });
 });
 
@@ -63,6 +101,12 @@ describe('the OpenAPI document', () => {
       if (route.method === 'GET') expect(doc.paths[route.path].head, `HEAD ${route.path}`).toBeDefined();
     }
     expect(operationsOf()).toHaveLength(routes.length + routes.filter((r) => r.method === 'GET').length);
+  });
+
+  it('says its version, which its own example repeats, and its versioning policy', () => {
+    expect(doc.info.version).toMatch(/^1\.\d+\.\d+$/);
+    expect(examples.openApiDocument.info).toEqual({ title: doc.info.title, version: doc.info.version });
+    expect(doc.info.description).toMatch(/^# Versioning$/m);
   });
 
   it('is plain JSON: no TypeBox symbol keys, and it survives a JSON round trip unchanged', () => {
@@ -155,6 +199,24 @@ describe('the OpenAPI document', () => {
     expect([...codes].sort()).toEqual(routeLevel.sort()); // those two are the gateway fallback's
   });
 
+  it("has an entry per error code in the description's Errors section, the anchor of every doc_url", () => {
+    const description = doc.info.description as string;
+    const [, errors = ''] = description.split(/^# Errors$/m);
+    // The last top-level section, so that its `##` entries are its own (Redoc nests them under it).
+    expect(errors).not.toMatch(/^# /m);
+    const entries = [...errors.matchAll(/^## (\S+)$/gm)].map((m) => m[1]);
+    expect(entries).toEqual(Object.keys(errorStatus));
+    for (const code of Object.keys(errorStatus) as ErrorCode[]) {
+      expect(errorAnchor(code)).toBe(`section/Errors/${code}`);
+      expect(errors).toContain(`## ${code}\nStatus **${errorStatus[code]}**.`);
+    }
+    // Every error body carries doc_url; the examples show it.
+    expect(doc.components.schemas.ErrorResponse.properties.error.required).toContain('doc_url');
+    for (const [code, example] of Object.entries(doc.components.examples as Record<string, Json>)) {
+      expect(example.value.error.doc_url).toBe(`http://127.0.0.1:3000/docs#section/Errors/${code}`);
+    }
+  });
+
   it('documents Retry-After (whole seconds, optional) on every 429', () => {
     for (const { path, verb, op } of operationsOf()) {
       const tooMany = deref((op.responses as Record<string, Json>)['429'] as Json);
@@ -179,7 +241,12 @@ describe('the OpenAPI document', () => {
     ]);
     expect(doc.paths['/api/v1/campaign'].post.requestBody).toEqual({
       required: true,
-      content: { 'application/json': { schema: { $ref: '#/components/schemas/CreateCampaignBody' } } },
+      content: {
+        'application/json': {
+          schema: { $ref: '#/components/schemas/CreateCampaignBody' },
+          example: { url: 'https://shop.example.com/welcome', name: 'Spring referral promo' },
+        },
+      },
     });
     expect(doc.paths['/api/v1/campaign'].patch.requestBody.required).toBe(false);
   });

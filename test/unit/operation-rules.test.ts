@@ -52,6 +52,7 @@ describe('operation rules enforced by httpHandler', () => {
         code: 'missing_parameter',
         message: 'Give id or referral_code.',
         details: [{ field: 'id', message: 'id or referral_code is required' }],
+        doc_url: '/docs#section/Errors/missing_parameter',
       },
     });
     const byCode = await call(

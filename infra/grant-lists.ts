@@ -1,0 +1,51 @@
+/**
+ * The exact DynamoDB actions of the functions that are not route rows (those are in
+ * `lib/routes.ts`). Plain data without CDK imports: `infra/grants.ts` grants them, and
+ * `test/integration/round-trips.test.ts` runs the code they are for and checks every request it
+ * sends against them.
+ */
+import type { DynamoAction } from '../lib/routes.ts';
+import type { IndexName } from '../lib/table-definition.ts';
+
+/** What one function may do to the table: actions on the table, and `Query` on some indexes. */
+export interface TableGrant {
+  /** Actions on the table's ARN (`Query` here reads a partition of the table itself). */
+  readonly actions: readonly DynamoAction[];
+  /** Indexes read with `Query`, each on its own index ARN (never `index/*`). */
+  readonly queryIndexes?: readonly IndexName[];
+}
+
+/**
+ * The authorizer looks an api key up by its hash: one GetItem (`ApiKeyStore.tenantOf`), never a
+ * Query, a Scan or a write.
+ */
+export const AUTHORIZER_GRANT: TableGrant = { actions: ['GetItem'] };
+
+/**
+ * A webhook delivery lane reads the campaign's URL and secret (GetItem), sets or clears its
+ * slow-lane flag and failure clock and disables it (conditional UpdateItems; `lib/webhooks/target.ts`,
+ * `failures.ts`), and logs each attempt (one BatchWriteItem of two puts; `lib/db/webhook-attempts.ts`).
+ */
+export const DELIVERY_LANE_GRANT: TableGrant = { actions: ['GetItem', 'UpdateItem', 'BatchWriteItem'] };
+
+/**
+ * The webhook stream consumer writes a referred user's action item: one transaction of a
+ * conditional Put (two with the stored answer of its `Idempotency-Key`) and a ConditionCheck of the
+ * campaign, then takes the action and any expired held keys off the link (conditional UpdateItems;
+ * `materializeLinkAction` in `lib/db/actions.ts`), and writes each event into its campaign's feed
+ * (transactions of conditional Puts; `recordFeedEvents` in `lib/db/webhook-events.ts`).
+ */
+export const WEBHOOK_STREAM_GRANT: TableGrant = {
+  actions: ['PutItem', 'ConditionCheckItem', 'UpdateItem'],
+};
+
+/**
+ * The purge (`lib/db/purge.ts`): GetItem (is the campaign really gone?), Query of the campaign's
+ * partition and of its links in GSI2, the links' code reservations as conditional Puts in
+ * transactions of 100 (authorized as PutItem per item), BatchWriteItem for the other deletes
+ * (BatchWriteItem cannot be limited to deletes; the purge sends no put requests in it).
+ */
+export const PURGE_GRANT: TableGrant = {
+  actions: ['GetItem', 'Query', 'PutItem', 'BatchWriteItem'],
+  queryIndexes: ['GSI2'],
+};

@@ -1,0 +1,284 @@
+/**
+ * Example values of the operations (`definitions.ts`) and the webhooks, written once: the document
+ * shows them beside each schema and builds each operation's `curl` sample from them. They tell one
+ * story (a campaign, a link of one referrer, a visit, a signup, a purchase), so the examples of
+ * different operations agree with each other. Typed by the schemas' static types here, and
+ * test/unit/openapi-examples.test.ts validates each one against its schema in the document.
+ */
+
+import type { Static } from '@sinclair/typebox';
+import type {
+  Action,
+  CreateLinkActionBody,
+  CreateLinkBody,
+  CreateReferredUserBody,
+  CreateUserActionBody,
+  ReferralLink,
+  ReferredUser,
+} from '../domain/link-schemas.ts';
+import type { Campaign, CreateCampaignBody, UpdateCampaignBody } from '../domain/schemas.ts';
+import type { WebhookBody } from '../domain/webhook-events.ts';
+import type {
+  DeliveryAttemptList,
+  FeedEventList,
+  RedeliveryAccepted,
+  WebhookTestResult,
+} from '../domain/webhook-schemas.ts';
+
+/** The local stack's address (`npm start`), which the `curl` samples call. */
+export const LOCAL_BASE_URL = 'http://127.0.0.1:3000';
+
+const campaignId = '3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a';
+const campaignUrl = 'https://shop.example.com/welcome';
+/** A generated code: 8 characters of `A-Z` and `2-9` without `I` and `O`. */
+const referralCode = 'K7TX4M2Q';
+/** A custom code, as a client may choose one. */
+const customCode = 'ANNA-SPRING';
+const referrerId = 'user_8f3a2c';
+const referredUserId = 'user_51d7e0';
+
+const campaignCreated = {
+  id: campaignId,
+  created_at: '2026-11-22_14-05-09',
+  url: campaignUrl,
+  name: 'Spring referral promo',
+  webhook_url: null,
+  webhook_secret: null,
+  webhook_events: ['action.created', 'referred_user.created'],
+  webhook_status: 'enabled',
+  webhook_disabled_reason: null,
+} satisfies Campaign;
+
+const campaignWithWebhook = {
+  ...campaignCreated,
+  name: 'Spring referral promo 2026',
+  webhook_url: 'https://hooks.example.com/referrals',
+  webhook_secret: 'whsec_FtooWMUa8tBQak0XgbzXVyekr3H2YkLNETyTB1i+q9M=',
+} satisfies Campaign;
+
+/** After `POST /api/v1/campaign/rotate_webhook_secret`: a new secret, the old one signs for 24 h more. */
+const campaignRotated = {
+  ...campaignWithWebhook,
+  webhook_secret: 'whsec_q2Wc7m0p1rJt3yH9bQe8ZkVfXo4LaNdS6uGiE5TwBvM=',
+} satisfies Campaign;
+
+/** The referrer's link, with its counters as of a given moment of the story. */
+const link = (total_clicks: number, total_referrals: number) =>
+  ({
+    id: 1042,
+    created_at: '2026-11-22_14-07-31',
+    referral_code: referralCode,
+    campaign_id: campaignId,
+    referrer_id: referrerId,
+    referral_link: `${campaignUrl}?rfa=${referralCode}`,
+    total_clicks,
+    total_referrals,
+  }) satisfies ReferralLink;
+
+const customLink = {
+  id: 1043,
+  created_at: '2026-11-22_14-09-55',
+  referral_code: customCode,
+  campaign_id: campaignId,
+  referrer_id: referrerId,
+  referral_link: `${campaignUrl}?rfa=${customCode}`,
+  total_clicks: 4,
+  total_referrals: 1,
+} satisfies ReferralLink;
+
+/** The signup: its link's `total_referrals` includes it. */
+const referredUser = {
+  id: 2207,
+  created_at: '2026-11-23_09-41-27',
+  referral_link: link(3, 1),
+  referred_user_id: referredUserId,
+} satisfies ReferredUser;
+
+const visitor = {
+  user_agent:
+    'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36',
+  referer: 'https://blog.example.org/spring-deals',
+};
+
+/** A visit through `/r/K7TX4M2Q`, as its `action.created` event carries it. */
+const visit = {
+  id: 5530,
+  created_at: '2026-11-23_09-38-12',
+  action_type: 'visit',
+  metadata: visitor,
+  referral_link: link(3, 0),
+  referred_user: null,
+} satisfies Action;
+
+const purchaseMetadata = { order_id: 'ord_7731', amount: 49.9, currency: 'EUR' };
+
+/** The referred user's purchase: its link's `total_clicks` includes it. */
+const purchase = {
+  id: 5531,
+  created_at: '2026-11-23_09-52-03',
+  action_type: 'purchase',
+  metadata: purchaseMetadata,
+  referral_link: link(4, 1),
+  referred_user: referredUser,
+} satisfies Action;
+
+const shareMetadata = { channel: 'whatsapp' };
+
+/** A share recorded on the link alone. */
+const share = {
+  id: 5532,
+  created_at: '2026-11-23_10-15-44',
+  action_type: 'share',
+  metadata: shareMetadata,
+  referral_link: link(5, 1),
+  referred_user: null,
+} satisfies Action;
+
+const hookUrl = 'https://hooks.example.com/referrals';
+
+/** The delivery log: the purchase's event failed once (a 503), then went through. */
+const deliveryPage = [
+  {
+    id: 'att_1795427525114_evt_action_5531_2',
+    event_id: 'evt_action_5531',
+    event_type: 'action.created',
+    attempt: 2,
+    status: 'succeeded',
+    attempted_at: '2026-11-23T09:52:05.114Z',
+    url: hookUrl,
+    status_code: 200,
+    error: null,
+    duration_ms: 84,
+    next_attempt_at: null,
+  },
+  {
+    id: 'att_1795427523301_evt_action_5531_1',
+    event_id: 'evt_action_5531',
+    event_type: 'action.created',
+    attempt: 1,
+    status: 'pending',
+    attempted_at: '2026-11-23T09:52:03.301Z',
+    url: hookUrl,
+    status_code: 503,
+    error: 'HTTP 503',
+    duration_ms: 1210,
+    next_attempt_at: '2026-11-23T09:52:09.512Z',
+  },
+] satisfies Static<typeof DeliveryAttemptList>;
+
+export const examples = {
+  campaignId,
+  referralCode,
+  referrerId,
+  referredUserId,
+  linkId: String(link(0, 0).id),
+  /** A cursor of the campaign's list, as `x-next-cursor` gives one (opaque: only the API makes them). */
+  cursor: 'WzIsIjAwMTc5NTM0NTY1MTAwMCMwMDAwMDAwMDAwMDAxMDQzIiwiQU5OQS1TUFJJTkciLCJuY3ZtdHcwMTRyakUiXQ',
+  requestId: 'JBq7LgBLoAMEbwA',
+  idempotencyKey: 'order-7731-purchase',
+
+  createCampaign: { url: campaignUrl, name: campaignCreated.name } satisfies CreateCampaignBody,
+  campaignCreated,
+  updateCampaign: {
+    name: campaignWithWebhook.name,
+    webhook_url: campaignWithWebhook.webhook_url,
+  } satisfies UpdateCampaignBody,
+  campaignWithWebhook,
+  campaignRotated,
+  deliveryPage,
+  /** The campaign's events feed: the visit and the signup, oldest first. */
+  feedPage: [
+    {
+      id: 'evt_action_5530',
+      type: 'action.created',
+      timestamp: '2026-11-23T09:38:12.481Z',
+      campaign_id: campaignId,
+      data: visit,
+    },
+    {
+      id: 'evt_referred_user_2207',
+      type: 'referred_user.created',
+      timestamp: '2026-11-23T09:41:27.903Z',
+      campaign_id: campaignId,
+      data: referredUser,
+    },
+  ] satisfies Static<typeof FeedEventList>,
+  /** A cursor of the events feed, as `x-next-cursor` and `x-poll-cursor` give one. */
+  feedCursor: 'WzMsIjE3OTU0MjcxMDc5MDMwMDAiLCJKVHJ2c1I0dHY3cGQiXQ',
+  eventId: 'evt_action_5531',
+  redelivery: { event_id: 'evt_action_5531', status: 'queued' } satisfies Static<typeof RedeliveryAccepted>,
+  webhookTest: { delivered: true, status_code: 200, error: null, duration_ms: 96 } satisfies Static<
+    typeof WebhookTestResult
+  >,
+
+  createLink: { campaign_id: campaignId, referrer_id: referrerId } satisfies CreateLinkBody,
+  linkCreated: link(0, 0),
+  /** The link later on: 12 clicks (visits and other actions), 3 signups. */
+  linkNow: link(12, 3),
+  /** A page of a campaign's (or that referrer's) links, oldest first. */
+  linkPage: [link(12, 3), customLink],
+  /** The redirect's target. */
+  location: `${campaignUrl}?rfa=${referralCode}`,
+
+  createReferredUser: {
+    referral_code: referralCode,
+    referred_user_id: referredUserId,
+  } satisfies CreateReferredUserBody,
+  referredUser,
+
+  createUserAction: {
+    campaign_id: campaignId,
+    action_type: 'purchase',
+    referred_user_id: referredUserId,
+    metadata: purchaseMetadata,
+  } satisfies CreateUserActionBody,
+  purchase,
+  createLinkAction: {
+    referral_code: referralCode,
+    action_type: 'share',
+    metadata: shareMetadata,
+  } satisfies CreateLinkActionBody,
+  share,
+
+  /** The start of this document (the real one is long). */
+  openApiDocument: {
+    openapi: '3.1.0',
+    info: { title: 'Referral tracking API', version: '1.1.0' },
+    paths: { '/api/v1/campaign': { post: { operationId: 'CreateCampaign', summary: 'Create a campaign' } } },
+  },
+  /** The start of the reference page and of the script it loads. */
+  referencePage:
+    '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>Referral tracking API reference</title>',
+  redocScript: '/*! For license information please see redoc.standalone.js.LICENSE.txt */\n!function(e,t){…',
+  redocVersion: '2.5.4-6f1d0c2a9b3e',
+
+  webhooks: {
+    'action.created': {
+      id: 'evt_action_5530',
+      body: {
+        type: 'action.created',
+        timestamp: '2026-11-23T09:38:12.481Z',
+        campaign_id: campaignId,
+        data: visit,
+      } satisfies WebhookBody,
+    },
+    'referred_user.created': {
+      id: 'evt_referred_user_2207',
+      body: {
+        type: 'referred_user.created',
+        timestamp: '2026-11-23T09:41:27.903Z',
+        campaign_id: campaignId,
+        data: referredUser,
+      } satisfies WebhookBody,
+    },
+    'webhook.test': {
+      id: 'evt_test_1795428120331482',
+      body: {
+        type: 'webhook.test',
+        timestamp: '2026-11-23T10:02:00.331Z',
+        campaign_id: campaignId,
+        data: { message: 'This is a test event sent from the referral API.' },
+      },
+    },
+  },
+} as const;
