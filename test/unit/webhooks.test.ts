@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import { signingSecretsOf } from '../../lib/db/entities/campaign.ts';
 import { eventAttributes } from '../../lib/domain/webhook-events.ts';
 import {
   attemptDelivery,
@@ -791,5 +792,42 @@ describe('delivery', () => {
     } finally {
       server.close();
     }
+  });
+});
+
+describe('signing after a secret rotation', () => {
+  const oldSecret = `whsec_${Buffer.alloc(32, 1).toString('base64')}`;
+  const newSecret = `whsec_${Buffer.alloc(32, 2).toString('base64')}`;
+  const message = {
+    event_id: 'evt_action_7',
+    event_type: 'action.created' as const,
+    event_time: '2026-11-22T14:05:09.123Z',
+    tenant: 't',
+    campaign_id: '3f0c2a9e-4b1d-4c5e-9f00-0123456789ab',
+    event_json: '{"id":7}',
+  };
+
+  it('carries one signature per secret, space-separated; standardwebhooks accepts either secret', () => {
+    const now = new Date();
+    const signed = signDelivery(message, [newSecret, oldSecret], now);
+    expect(signed.headers['webhook-signature'].split(' ')).toHaveLength(2);
+    for (const secret of [newSecret, oldSecret]) {
+      expect(new Webhook(secret).verify(signed.body, signed.headers)).toEqual(JSON.parse(signed.body));
+    }
+    expect(() =>
+      new Webhook(`whsec_${Buffer.alloc(32, 3).toString('base64')}`).verify(signed.body, signed.headers),
+    ).toThrow();
+  });
+
+  it('signs with the previous secret only until it expires', () => {
+    const item = {
+      webhook_secret: newSecret,
+      webhook_previous_secret: oldSecret,
+      webhook_previous_secret_expires_at: '2026-11-23T12:00:00.000Z',
+    };
+    expect(signingSecretsOf(item, new Date('2026-11-23T11:59:59.000Z'))).toEqual([newSecret, oldSecret]);
+    expect(signingSecretsOf(item, new Date('2026-11-23T12:00:00.000Z'))).toEqual([newSecret]);
+    expect(signingSecretsOf({ webhook_secret: newSecret })).toEqual([newSecret]);
+    expect(signingSecretsOf({})).toEqual([]);
   });
 });
