@@ -138,7 +138,7 @@ export const operations = {
   UpdateCampaign: {
     tag: tags.campaigns,
     description:
-      'Changes the name and/or the webhook URL of a campaign (`null` clears the webhook URL). The first `webhook_url` set creates the `webhook_secret`, which stays the same afterwards. The campaign `url` is immutable: sending it is 400 `url_immutable`.',
+      'Changes the name and/or the webhook URL of a campaign (`null` clears the webhook URL). The first `webhook_url` set creates the `webhook_secret`, which stays the same afterwards. `webhook_events` chooses the event types sent (a non-empty array of distinct types; the others stay in the events feed) and `webhook_status` enables a disabled webhook again (`enabled`, restarting its failure clock) or stops deliveries (`disabled`). The campaign `url` is immutable: sending it is 400 `url_immutable`.',
     request: {
       query: CampaignIdQuery,
       body: UpdateCampaignBody,

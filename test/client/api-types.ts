@@ -131,7 +131,7 @@ export interface paths {
     head: operations['GetCampaignHead'];
     /**
      * Update a campaign
-     * @description Changes the name and/or the webhook URL of a campaign (`null` clears the webhook URL). The first `webhook_url` set creates the `webhook_secret`, which stays the same afterwards. The campaign `url` is immutable: sending it is 400 `url_immutable`.
+     * @description Changes the name and/or the webhook URL of a campaign (`null` clears the webhook URL). The first `webhook_url` set creates the `webhook_secret`, which stays the same afterwards. `webhook_events` chooses the event types sent (a non-empty array of distinct types; the others stay in the events feed) and `webhook_status` enables a disabled webhook again (`enabled`, restarting its failure clock) or stops deliveries (`disabled`). The campaign `url` is immutable: sending it is 400 `url_immutable`.
      */
     patch: operations['UpdateCampaign'];
     trace?: never;

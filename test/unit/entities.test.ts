@@ -29,6 +29,20 @@ import {
 } from '../../lib/db/entities/link.ts';
 import { referredUserFromItem, referredUserKey } from '../../lib/db/entities/referred-user.ts';
 import { lastIdOf, sequenceKey } from '../../lib/db/entities/sequence.ts';
+import {
+  attemptFromItem,
+  attemptLogPartition,
+  attemptSortKey,
+  newAttemptItems,
+} from '../../lib/db/entities/webhook-attempt.ts';
+import {
+  eventLookupKey,
+  feedKey,
+  newEventItems,
+  newRedeliveryItem,
+  nextSequence,
+  storedEventFromItem,
+} from '../../lib/db/entities/webhook-event.ts';
 
 const campaignId = '3f0c2a9e-4b1d-4c5e-9f00-0123456789ab';
 const now = new Date('2026-11-22T14:05:09.123Z');
@@ -57,6 +71,50 @@ describe('the key layout (README, "Data model and round trips")', () => {
     expect(sequenceKey('link')).toEqual({ PK: 'SEQ#link', SK: 'SEQ' });
     expect(idempotencyKey('acme', 'ab12')).toEqual({ PK: 'IDEM#acme#ab12', SK: 'IDEM' });
     expect(apiKeyItemKey('ff00')).toEqual({ PK: 'APIKEY#ff00', SK: 'APIKEY' });
+    expect(feedKey('acme', campaignId, '1795427107903000')).toEqual({
+      PK: `T#acme#C#${campaignId}`,
+      SK: 'EV#1795427107903000',
+    });
+    expect(eventLookupKey('acme', 'evt_action_7')).toEqual({ PK: 'T#acme#EVT#evt_action_7', SK: 'EVENT' });
+    expect(attemptLogPartition('acme', campaignId)).toBe(`T#acme#C#${campaignId}#WD`);
+    expect(attemptLogPartition('acme', campaignId, 'failed')).toBe(`T#acme#C#${campaignId}#WD#failed`);
+    expect(attemptSortKey(1795427107903, 'evt_action_7', 3)).toBe('1795427107903#evt_action_7#03');
+  });
+
+  it('writes no webhook item that the stream would take for an event (no `event_type`), but the redelivery request', () => {
+    const event = {
+      event_id: 'evt_action_7',
+      event_type: 'action.created' as const,
+      event_time: now.toISOString(),
+      event_json: '{"id":7}',
+      tenant: 'acme',
+      campaign_id: campaignId,
+    };
+    const { feed, lookup } = newEventItems(event, nextSequence(now.getTime()));
+    expect(feed).not.toHaveProperty('event_type');
+    expect(lookup).not.toHaveProperty('event_type');
+    expect(storedEventFromItem(feed)).toMatchObject(event);
+    expect(storedEventFromItem(lookup)).toMatchObject(event);
+    for (const item of newAttemptItems('acme', campaignId, {
+      id: 'att_1',
+      event_id: 'evt_action_7',
+      event_type: 'action.created',
+      attempt: 1,
+      status: 'failed',
+      attempted_at: now.toISOString(),
+      url: 'https://h.example',
+      status_code: 500,
+      error: 'HTTP 500',
+      duration_ms: 3,
+      next_attempt_at: null,
+    })) {
+      expect(item).not.toHaveProperty('event_type');
+      expect(attemptFromItem(item).event_type).toBe('action.created');
+    }
+    expect(newRedeliveryItem(event, 'n1')).toMatchObject({ event_type: 'action.created', redelivery: 'n1' });
+    // Sequences only grow, whatever the clock does.
+    const a = nextSequence(now.getTime());
+    expect(nextSequence(now.getTime() - 1000) > a).toBe(true);
   });
 
   it("gives a link its three indexes' keys, campaign ids in lower case", () => {
