@@ -516,6 +516,7 @@ export function buildOpenApiDocument(
       { name: tags.actions, description: 'Anything recorded against a link: visits, purchases, sign-ins…' },
       { name: tags.redirect, description: 'The public short link that visitors follow.' },
       { name: tags.meta, description: 'This document and the reference page.' },
+      { name: tags.health, description: 'Checks for load balancers, uptime monitors and operators.' },
       { name: 'Webhooks', description: "Events sent to the campaign's `webhook_url`." },
     ],
     paths,

@@ -19,6 +19,7 @@ export const tags = {
   actions: 'Actions',
   redirect: 'Redirect',
   meta: 'Documentation',
+  health: 'Health',
 } as const;
 export type Tag = (typeof tags)[keyof typeof tags];
 

@@ -194,6 +194,8 @@ describe('alarms', () => {
       GetReferredUser: 500,
       CreateLinkAction: 500,
       Visit: 250,
+      Health: 1000,
+      Readiness: 500,
       GetOpenApiDocument: 1000,
       GetApiReference: 1000,
       Authorizer: 500,

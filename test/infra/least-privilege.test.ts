@@ -55,6 +55,8 @@ const EXPECTED_GRANTS: Record<string, Record<string, string[]>> = {
   GetReferredUser: { table: ['dynamodb:BatchGetItem', GET] },
   CreateLinkAction: { table: [CHECK, GET, PUT, UPDATE], 'index/GSI1': [QUERY] },
   Visit: { table: [CHECK, GET, PUT, UPDATE] },
+  Health: {},
+  Readiness: { table: [GET] },
   GetOpenApiDocument: {},
   GetApiReference: {},
   Authorizer: { table: [GET] },
