@@ -12,6 +12,7 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, release, tmpdir, totalmem, type } from 'node:os';
 import { join } from 'node:path';
+import { measureOutage } from '../test/support/outage.ts';
 import { projectRoot } from './bench/bundles.ts';
 import { measureCalls, recordFloors } from './bench/calls.ts';
 import { measureColdStart } from './bench/coldstart.ts';
@@ -20,7 +21,6 @@ import { createFixtures, endpointCases, warmUp } from './bench/endpoints.ts';
 import { type BenchEnvironment, startBenchEnvironment } from './bench/environment.ts';
 import { measureLatency } from './bench/latency.ts';
 import { measureLoad } from './bench/load.ts';
-import { measureOutage } from './bench/outage.ts';
 import {
   type BenchResults,
   consoleReport,

@@ -2,13 +2,14 @@
  * The bench's results as sections of tables (Markdown for bench/results.md, plain text for the
  * console) with Mermaid charts, which the code host renders, and the summary and goals-missed lists.
  */
+
+import type { OutageResult } from '../../test/support/outage.ts';
 import { BUDGET_DESCRIPTIONS, BUNDLE_BUDGETS, budgetClassOf } from './bundles.ts';
 import { type CallsResult, formatOps } from './calls.ts';
 import type { ColdStartResult } from './coldstart.ts';
 import { type CostLine, type CostModel, PRICES } from './cost.ts';
 import type { LatencyRow } from './latency.ts';
 import type { LoadResultSet } from './load.ts';
-import type { OutageResult } from './outage.ts';
 import type { ScaleResult } from './scale.ts';
 import { kib, ms, ratio } from './stats.ts';
 import type { IsolationOutcome, IsolationResult, WebhookOutcome } from './webhooks.ts';
