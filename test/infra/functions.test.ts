@@ -8,7 +8,7 @@ import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REDOC_GZIP_FILE, REDOC_MANIFEST_FILE, REDOC_PACKAGE_FILE } from '../../lib/openapi/redoc-asset.ts';
 import { routeNamed, routes, type TableAccess } from '../../lib/routes.ts';
-import { BUNDLE_BUDGETS } from '../../scripts/bench/bundles.ts';
+import { BUNDLE_BUDGETS } from '../support/bundles.ts';
 import {
   actionsOf,
   type CfnResource,
