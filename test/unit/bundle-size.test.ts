@@ -13,7 +13,7 @@ import {
   functionEntries,
   projectRoot,
   removeBundleDir,
-} from '../../scripts/bench/bundles.ts';
+} from '../support/bundles.ts';
 
 /**
  * Every function bundle, built as CDK builds it, stays within the budget `npm run bench` reports
@@ -27,7 +27,7 @@ describe('function bundle sizes', () => {
 
   beforeAll(async () => {
     dir = bundleDir();
-    bundles = await buildBundles(functionEntries(), dir, 'shared');
+    bundles = await buildBundles(functionEntries(), dir);
   }, 60_000);
 
   afterAll(() => {
