@@ -10,7 +10,7 @@
  * on a shared machine hardly moves (wall time there is mostly waiting for a core).
  */
 import { execFile } from 'node:child_process';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import {
   BUNDLE_BUDGETS,
@@ -18,6 +18,12 @@ import {
   budgetClassOf,
   buildBundles,
   bundleDir,
+  CLIENTS,
+  FLOOR_GOAL,
+  FLOORS,
+  type FloorName,
+  floorEntries,
+  floorOf,
   functionEntries,
   removeBundleDir,
 } from '../../test/support/bundles.ts';
@@ -25,20 +31,7 @@ import { type BenchPart, settings } from './environment.ts';
 import { chart } from './report.ts';
 import { kib, median, ms, pct, yes } from './stats.ts';
 
-const GOAL = 1.15;
-/** The floors, by the AWS SDK clients a function bundles: a bundle of those clients alone, one command each. */
-const CLIENTS = { dynamodb: 'DynamoDB', 'dynamodb-sqs': 'DynamoDB + SQS', sqs: 'SQS' };
-type FloorName = keyof typeof CLIENTS;
-const FLOORS = Object.keys(CLIENTS) as FloorName[];
-/** A bundle's floor: its SDK clients (`@aws-sdk/client-*`), DynamoDB's for one with none. */
-function floorOf(packages: Record<string, number>): FloorName {
-  const sdk = Object.keys(packages).filter((p) => p.startsWith('@aws-sdk/client-'));
-  const clients = sdk
-    .map((p) => p.slice('@aws-sdk/client-'.length))
-    .sort()
-    .join('-');
-  return clients in CLIENTS ? (clients as FloorName) : 'dynamodb';
-}
+const GOAL = FLOOR_GOAL;
 
 /** One import in a fresh process: wall time, and the process's CPU time while importing (ms). */
 type Sample = { wall: number; cpu: number };
@@ -75,11 +68,7 @@ export async function measureColdStart(pairs: number) {
   const dir = bundleDir();
   try {
     const t = performance.now();
-    const floorEntries = FLOORS.map((name) => ({
-      name: `floor/${name}`,
-      entry: fileURLToPath(new URL(`./floors/${name}.ts`, import.meta.url)),
-    }));
-    const all = await buildBundles([...functionEntries(), ...floorEntries], dir);
+    const all = await buildBundles([...functionEntries(), ...floorEntries()], dir);
     const buildSeconds = (performance.now() - t) / 1000;
     const floors = Object.fromEntries(
       FLOORS.map((name) => [name, all.find((b) => b.name === `floor/${name}`)!]),

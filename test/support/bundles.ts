@@ -49,6 +49,31 @@ export function functionEntries(): BundleEntry[] {
   return [...all, ...consumers].filter((e, i, list) => list.findIndex((x) => x.name === e.name) === i);
 }
 
+/** Each function's bundle is held within 15 % of its floor's size (and import time, in the bench). */
+export const FLOOR_GOAL = 1.15;
+/** The floors, by the AWS SDK clients a function bundles: a bundle of those clients alone, one command each. */
+export const CLIENTS = { dynamodb: 'DynamoDB', 'dynamodb-sqs': 'DynamoDB + SQS', sqs: 'SQS' } as const;
+export type FloorName = keyof typeof CLIENTS;
+export const FLOORS = Object.keys(CLIENTS) as FloorName[];
+
+/** The floors' entries (`scripts/bench/floors/<name>.ts`), named `floor/<name>`. */
+export function floorEntries(): BundleEntry[] {
+  return FLOORS.map((name) => ({
+    name: `floor/${name}`,
+    entry: join(projectRoot, 'scripts', 'bench', 'floors', `${name}.ts`),
+  }));
+}
+
+/** A bundle's floor: its SDK clients (`@aws-sdk/client-*`), DynamoDB's for one with none. */
+export function floorOf(packages: Record<string, number>): FloorName {
+  const clients = Object.keys(packages)
+    .filter((p) => p.startsWith('@aws-sdk/client-'))
+    .map((p) => p.slice('@aws-sdk/client-'.length))
+    .sort()
+    .join('-');
+  return clients in CLIENTS ? (clients as FloorName) : 'dynamodb';
+}
+
 export interface BuiltBundle extends BundleEntry {
   /** The bundle's `index.mjs`. */
   file: string;
