@@ -265,11 +265,13 @@ export class ReferralApiStack extends Stack {
     return [
       // A row with a timeout of its own waits on something outside the service (the webhook test
       // on the customer's endpoint, up to 18 s): its duration is the customer's, not ours to page on.
-      ...this.routes.filter((route) => route.timeoutSeconds === undefined).map((route) => {
-        const fn = this.functions.byRoute.get(route.name);
-        if (!fn) throw new Error(`No function for route ${route.name}`);
-        return { label: route.name, fn, routeClass: route.throttle };
-      }),
+      ...this.routes
+        .filter((route) => route.timeoutSeconds === undefined)
+        .map((route) => {
+          const fn = this.functions.byRoute.get(route.name);
+          if (!fn) throw new Error(`No function for route ${route.name}`);
+          return { label: route.name, fn, routeClass: route.throttle };
+        }),
       // Every keyed request waits for it (when API Gateway's cache misses).
       { label: 'Authorizer', fn: this.functions.authorizer, routeClass: 'api' as const },
     ];

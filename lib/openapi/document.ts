@@ -534,6 +534,7 @@ export function buildOpenApiDocument(
         description:
           "Events sent to the campaign's `webhook_url` (the `webhooks` of this document), and the operations to see, test and replay them: the delivery log, the events feed, redelivery, a test event and secret rotation.",
       },
+      { name: tags.health, description: 'Checks for load balancers, uptime monitors and operators.' },
     ],
     paths,
     webhooks: webhooks(),

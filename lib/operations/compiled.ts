@@ -512,6 +512,18 @@ export const RotateWebhookSecret: CompiledOperationOf<typeof operations.RotateWe
   },
 };
 
+/** GET /health: Liveness: the service answers (no dependency is called). */
+export const Health: CompiledOperationOf<typeof operations.Health> = {
+  name: "Health",
+  auth: false,
+};
+
+/** GET /api/v1/health/ready: Readiness: the table answers a read. */
+export const Readiness: CompiledOperationOf<typeof operations.Readiness> = {
+  name: "Readiness",
+  auth: true,
+};
+
 /** GET /api/v1/openapi.json: The OpenAPI 3.1 document of this API. */
 export const GetOpenApiDocument: CompiledOperationOf<typeof operations.GetOpenApiDocument> = {
   name: "GetOpenApiDocument",

@@ -20,6 +20,7 @@ export const tags = {
   redirect: 'Redirect',
   webhooks: 'Webhooks',
   meta: 'Documentation',
+  health: 'Health',
 } as const;
 export type Tag = (typeof tags)[keyof typeof tags];
 

@@ -44,6 +44,29 @@ const URL_IMMUTABLE: RuleError = {
 };
 const LINK_NOT_FOUND: RuleError = { code: 'referral_link_not_found', message: 'No such referral link.' };
 
+const Health = Type.Object(
+  { status: Type.Literal('ok', { description: 'Always `ok`: an answer at all is the signal.' }) },
+  { additionalProperties: false },
+);
+const Readiness = Type.Object(
+  {
+    status: Type.Literal('ready'),
+    checks: Type.Object(
+      {
+        dynamodb: Type.Object(
+          {
+            status: Type.Literal('ok'),
+            latency_ms: Type.Number({ minimum: 0, description: 'How long the read took, in milliseconds.' }),
+          },
+          { additionalProperties: false },
+        ),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+
 /** Endpoints 10 and 12 name their link by exactly one of these (`linkTargetOf` then reads it). */
 const LINK_TARGET = ['referral_code', 'referral_link_id'] as const;
 
@@ -259,6 +282,20 @@ export const operations = {
     success: { status: 200, description: 'The campaign with its new secret.', schema: Campaign },
     errors: ['campaign_not_found', 'webhook_url_not_set'],
     example: { query: { id: ex.campaignId }, response: ex.campaignRotated },
+  },
+  Health: {
+    tag: tags.health,
+    description:
+      'Public, no key: answers 200 whenever the service can answer at all, and calls nothing (no DynamoDB call), so a load balancer or an uptime check may call it as often as it likes. Never cached. For whether the service can also reach its table, see the readiness check.',
+    success: { status: 200, description: 'The service answers.', schema: Health },
+    example: { response: ex.health },
+  },
+  Readiness: {
+    tag: tags.health,
+    description:
+      "For operators, with a key: reads one item of the table (an item that never exists, so no account's data is read) and answers 200 with the read's latency when it succeeds, or 503 `service_unavailable` when the table throttles, fails or does not answer in time.",
+    success: { status: 200, description: 'The table answered.', schema: Readiness },
+    example: { response: ex.readiness },
   },
   GetOpenApiDocument: {
     tag: tags.meta,

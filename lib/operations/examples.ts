@@ -240,6 +240,9 @@ export const examples = {
   } satisfies CreateLinkActionBody,
   share,
 
+  health: { status: 'ok' as const },
+  readiness: { status: 'ready' as const, checks: { dynamodb: { status: 'ok' as const, latency_ms: 4.2 } } },
+
   /** The start of this document (the real one is long). */
   openApiDocument: {
     openapi: '3.1.0',

@@ -1,71 +1,51 @@
-/** Parent side of the counting proxy: start it as a child process and read its counters. */
-import { type ChildProcess, fork } from 'node:child_process';
+/** Parent side of the counting proxy (`proxy-server.ts`): start it as a child process, ask it over IPC. */
+import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Counts, RecordedCall } from '../../lib/local/dynamodb-counter.ts';
+import { sleep } from './stats.ts';
 
-export { type Counts, diffCounts, type RecordedCall } from '../../lib/local/dynamodb-counter.ts';
-
-export interface Snapshot {
-  counts: Counts;
-  /** Epoch ms of the last request that was not a stream poll. */
-  lastActivity: number;
-}
-
-export interface CountingProxy {
-  url: string;
-  snapshot(): Promise<Snapshot>;
-  /** Keep every request from now until `recorded()`, which returns them. */
-  record(): void;
-  recorded(): Promise<RecordedCall[]>;
-  stop(): Promise<void>;
-}
-
-export async function startCountingProxy(targetEndpoint: string): Promise<CountingProxy> {
-  const child: ChildProcess = fork(
-    fileURLToPath(new URL('./proxy-server.ts', import.meta.url)),
-    [targetEndpoint],
-    {
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    },
-  );
-  const killOnExit = () => child.kill('SIGKILL');
-  process.on('exit', killOnExit);
+export async function startCountingProxy(target: string) {
+  const child = fork(fileURLToPath(new URL('./proxy-server.ts', import.meta.url)), [target], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const kill = () => child.kill('SIGKILL');
+  process.on('exit', kill);
+  const pending = new Map<number, (value: never) => void>();
+  let next = 0;
   const url = await new Promise<string>((resolve, reject) => {
-    child.once('error', reject);
     child.once('exit', (code) => reject(new Error(`counting proxy exited with ${code}`)));
-    child.on('message', (m: { type: string; endpoint?: string }) => {
-      if (m.type === 'ready' && m.endpoint) resolve(m.endpoint);
+    child.on('message', (m: { ready?: string; id: number; value: never }) => {
+      if (m.ready) resolve(m.ready);
+      else pending.get(m.id)?.(m.value);
+      pending.delete(m.id);
     });
   });
-  let nextId = 0;
-  const waiting = new Map<number, (m: never) => void>();
-  child.on('message', (m: { type: string; id?: number } & Snapshot & { calls: RecordedCall[] }) => {
-    if (m.id === undefined) return;
-    if (m.type === 'snapshot')
-      waiting.get(m.id)?.({ counts: m.counts, lastActivity: m.lastActivity } as never);
-    else if (m.type === 'recorded') waiting.get(m.id)?.(m.calls as never);
-    waiting.delete(m.id);
-  });
-  const ask = <T>(type: string) => {
-    const id = nextId++;
-    return new Promise<T>((resolve) => {
-      waiting.set(id, resolve as (m: never) => void);
-      child.send({ type, id });
+  const ask = <T>(method: string) =>
+    new Promise<T>((resolve) => {
+      pending.set(next, resolve as (value: never) => void);
+      child.send({ id: next++, method });
     });
-  };
+  /** Counts by `category:operation`, and when the last call that was not a stream poll or a floor came. */
+  const snapshot = () => ask<{ counts: Counts; lastActivity: number }>('snapshot');
   return {
     url,
-    snapshot: () => ask<Snapshot>('snapshot'),
-    record: () => child.send({ type: 'record', id: -1 }),
+    snapshot,
+    /** Keep every request from now until `recorded()`, which returns them. */
+    record: () => ask<void>('record'),
     recorded: () => ask<RecordedCall[]>('recorded'),
-    async stop() {
-      process.off('exit', killOnExit);
-      if (child.exitCode !== null) return;
-      const exited = new Promise<void>((r) => child.once('exit', () => r()));
-      child.send({ type: 'stop', id: -1 });
-      const timer = setTimeout(() => child.kill('SIGKILL'), 3_000);
-      await exited;
-      clearTimeout(timer);
+    /** Wait until no call but stream polls has come for `quietMs` (at most `maxMs`). */
+    async quiet(quietMs = 250, maxMs = 5_000) {
+      const started = Date.now();
+      for (;;) {
+        const idle = Date.now() - (await snapshot()).lastActivity;
+        if (idle >= quietMs || Date.now() - started > maxMs) return;
+        await sleep(quietMs - idle + 5);
+      }
+    },
+    stop() {
+      process.off('exit', kill);
+      kill();
     },
   };
 }
+export type CountingProxy = Awaited<ReturnType<typeof startCountingProxy>>;

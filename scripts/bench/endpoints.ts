@@ -1,319 +1,278 @@
 /**
- * Every endpoint the bench measures, as data: the request it sends through the gateway, and what
- * must exist first. Its DynamoDB budget comes from its route-table row; its floor is recorded,
- * not written here: the DynamoDB requests the stack made for one request, replayed without our
- * code (`floor.ts`, `recordFloors` in `calls.ts`).
+ * Every endpoint the bench measures, and part 1 (DynamoDB calls per request). A case is a row of
+ * `lib/routes.ts` (its method, path and DynamoDB budget) with the values its request fills in (path
+ * parameters from the fixtures by name); the status it expects is its operation's
+ * (`lib/operations/definitions.ts`). A row without a recipe and without path parameters is
+ * measured with a plain GET (the OpenAPI document, the reference page); any other is listed as not
+ * measured, so a new route never silently escapes the bench.
+ *
+ * Each case is sent three times to warm it, then three times once the table has been quiet, with
+ * the counting proxy recording: those DynamoDB requests are part 1's counts, and the last one's
+ * are the case's floor (`floor.ts`), replayed without our code in parts 2 and 3.
  */
-import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { routes } from '../../lib/routes.ts';
-import type { BenchEnvironment } from './environment.ts';
-import type { Floor } from './floor.ts';
-import type { BenchClient, RequestSpec } from './http-client.ts';
+import type { RecordedCall } from '../../lib/local/dynamodb-counter.ts';
+import { operations } from '../../lib/operations/definitions.ts';
+import { routeNamed, routes } from '../../lib/routes.ts';
+import {
+  type BenchEnvironment,
+  type BenchPart,
+  startBenchEnvironment,
+  waitPipelineIdle,
+} from './environment.ts';
+import { type Floor, replayFloor } from './floor.ts';
+import type { RequestSpec } from './http-client.ts';
 
-export interface EndpointCase {
-  /** Short stable key (chart labels, JSON). */
-  key: string;
-  /** Method and path as the contract writes it. */
-  label: string;
-  /** The route-table row it exercises: `METHOD /path/{template}`. */
+/** A campaign, a link of it with a referrer, and a referred user of the link, named as the API names them. */
+export type Fixtures = Record<
+  'campaign_id' | 'referral_code' | 'link_id' | 'referrer_id' | 'referred_user_id',
+  string
+>;
+
+type Values = Record<string, string>;
+interface Recipe {
   route: string;
-  /** DynamoDB calls allowed per request (issue 3, point 10): its route-table row's `dynamoCalls`. */
-  budget: number;
-  auth: boolean;
-  status: number;
-  /** How long the table must have been quiet before a counted request (default 250 ms). */
+  key?: string;
+  note?: string;
+  /** Query parameters. */
+  query?(f: Fixtures, fresh: string): Values;
+  body?(f: Fixtures, fresh: string): unknown;
+  headers?: Values;
+  /** Makes what one request uses up (a campaign to delete, a referred user without an action). */
+  fresh?(env: BenchEnvironment, f: Fixtures): Promise<string>;
   quietMs?: number;
-  /** Make what `n` more requests need (outside any timing). */
-  prepare(n: number): Promise<void>;
-  request(): RequestSpec;
-  /** Recorded by `recordFloors`; absent for routes that make no DynamoDB call. */
-  floor?: Floor;
 }
 
-export interface Fixtures {
-  campaign: { id: string };
-  /** A link of `campaign` (with a referrer) used by reads, visits and actions. */
-  link: { id: number; referral_code: string };
-  referrerId: string;
-  /** A referred user of `link`. */
-  referredUserId: string;
-  listLinks: number;
-}
-
-const LIST_LINKS = 150;
-const BROWSER =
+export const BROWSER =
   'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36';
-const CRAWLER = 'Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)';
 const metadata = { plan: 'pro', amount_cents: 4900, coupon: 'SPRING' };
 let unique = 0;
 const uid = () => `${Date.now().toString(36)}${(unique++).toString(36)}`;
 
-/** A campaign with 150 links of one referrer and a referred user, made through the API. */
-export async function createFixtures(env: BenchEnvironment): Promise<Fixtures> {
-  const c = env.client;
-  const post = <T>(path: string, body: unknown) => c.expect<T>({ method: 'POST', path, body }, 201);
-  const campaign = await post<{ id: string }>('/api/v1/campaign', {
-    url: 'https://example.com/landing?src=bench',
-    name: 'Bench',
-  });
-  const referrerId = 'referrer-bench';
-  const links: Array<Fixtures['link']> = [];
-  for (let i = 0; i < LIST_LINKS; i++)
-    links.push(await post('/api/v1/referral_link', { campaign_id: campaign.id, referrer_id: referrerId }));
-  const referredUserId = 'referred-bench-user';
-  await post('/api/v1/referred_user', {
-    referral_code: links[0]!.referral_code,
-    referred_user_id: referredUserId,
-  });
-  return { campaign, link: links[0]!, referrerId, referredUserId, listLinks: LIST_LINKS };
-}
-
-/** What a request needs made fresh, one per request: a campaign to delete, a referred user with no action yet. */
-type Fresh = 'campaign' | 'referredUser';
-
-interface Recipe {
-  key: string;
-  route: string;
-  label?: string;
-  status: number;
-  path(f: Fixtures, fresh: string): string;
-  body?(f: Fixtures, fresh: string): unknown;
-  headers?: Record<string, string>;
-  fresh?: Fresh;
-  quietMs?: number;
-}
-
 const RECIPES: Recipe[] = [
+  { route: 'CreateCampaign', body: () => ({ url: 'example.com/spring', name: 'Spring' }) },
+  { route: 'GetCampaign', query: (f) => ({ id: f.campaign_id }) },
   {
-    key: 'post-campaign',
-    route: 'POST /api/v1/campaign',
-    status: 201,
-    path: () => '/api/v1/campaign',
-    body: () => ({ url: 'example.com/spring', name: 'Spring' }),
-  },
-  {
-    key: 'get-campaign',
-    route: 'GET /api/v1/campaign',
-    status: 200,
-    path: (f) => `/api/v1/campaign?id=${f.campaign.id}`,
-  },
-  {
-    key: 'patch-campaign',
-    route: 'PATCH /api/v1/campaign',
-    status: 200,
-    path: (f) => `/api/v1/campaign?id=${f.campaign.id}`,
+    route: 'UpdateCampaign',
+    query: (f) => ({ id: f.campaign_id }),
     body: () => ({ name: `Bench ${uid()}` }),
   },
   {
-    key: 'delete-campaign',
-    route: 'DELETE /api/v1/campaign',
-    status: 204,
-    fresh: 'campaign',
-    // Each delete sets off a purge (stream poll, purge queue, then its Query and GetItem), which
-    // can start after 250 ms of quiet: wait it out so it never lands in the next delete's count.
+    route: 'DeleteCampaign',
+    query: (_, id) => ({ id }),
+    fresh: async (env) =>
+      (await env.client.call<{ id: string }>('POST', '/api/v1/campaign', { url: 'x.com', name: 'Gone' })).id,
+    // Each delete sets off a purge (stream poll, purge queue, its Query and GetItem), which can
+    // start after 250 ms of quiet: wait it out so it never lands in the next delete's count.
     quietMs: 1_000,
-    path: (_, id) => `/api/v1/campaign?id=${id}`,
+  },
+  { route: 'CreateReferralLink', body: (f) => ({ campaign_id: f.campaign_id, referrer_id: 'referrer-new' }) },
+  {
+    route: 'GetReferralLink',
+    key: 'GetReferralLinkByCode',
+    note: 'by referral_code',
+    query: (f) => ({ referral_code: f.referral_code }),
+  },
+  { route: 'GetReferralLink', key: 'GetReferralLinkById', note: 'by id', query: (f) => ({ id: f.link_id }) },
+  { route: 'ListCampaignLinks' },
+  { route: 'ListReferrerLinks' },
+  {
+    route: 'CreateReferredUser',
+    body: (f) => ({ referral_code: f.referral_code, referred_user_id: `signup-${uid()}` }),
   },
   {
-    key: 'post-link',
-    route: 'POST /api/v1/referral_link',
-    status: 201,
-    path: () => '/api/v1/referral_link',
-    body: (f) => ({ campaign_id: f.campaign.id, referrer_id: 'referrer-new' }),
+    route: 'GetReferredUser',
+    query: (f) => ({ campaign_id: f.campaign_id, referred_user_id: f.referred_user_id }),
   },
   {
-    key: 'get-link-code',
-    route: 'GET /api/v1/referral_link',
-    label: 'GET /api/v1/referral_link?referral_code=',
-    status: 200,
-    path: (f) => `/api/v1/referral_link?referral_code=${f.link.referral_code}`,
-  },
-  {
-    key: 'get-link-id',
-    route: 'GET /api/v1/referral_link',
-    label: 'GET /api/v1/referral_link?id=',
-    status: 200,
-    path: (f) => `/api/v1/referral_link?id=${f.link.id}`,
-  },
-  {
-    key: 'list-campaign-links',
-    route: 'GET /api/v1/campaign_referral_links/{campaign_id}',
-    status: 200,
-    path: (f) => `/api/v1/campaign_referral_links/${f.campaign.id}`,
-  },
-  {
-    key: 'list-referrer-links',
-    route: 'GET /api/v1/referral_link/{campaign_id}/{referrer_id}',
-    status: 200,
-    path: (f) => `/api/v1/referral_link/${f.campaign.id}/${f.referrerId}`,
-  },
-  {
-    key: 'post-referred-user',
-    route: 'POST /api/v1/referred_user',
-    status: 201,
-    path: () => '/api/v1/referred_user',
-    body: (f) => ({ referral_code: f.link.referral_code, referred_user_id: `signup-${uid()}` }),
-  },
-  {
-    key: 'get-referred-user',
-    route: 'GET /api/v1/referred_user',
-    status: 200,
-    path: (f) => `/api/v1/referred_user?campaign_id=${f.campaign.id}&referred_user_id=${f.referredUserId}`,
-  },
-  {
-    // Every request is the first action of a referred user made just for it (outside any
-    // timing): the worst case, which nothing a warm container remembers can help.
-    key: 'post-user-action',
-    route: 'POST /api/v1/action/referred_user',
-    label: 'POST /api/v1/action/referred_user (first action of a new referred user)',
-    status: 201,
-    fresh: 'referredUser',
-    path: () => '/api/v1/action/referred_user',
+    // A referred user made for each request (outside any timing): the worst case, which nothing a
+    // warm container remembers can help.
+    route: 'CreateReferredUserAction',
+    note: 'first action of a new referred user',
+    fresh: async (env, f) => {
+      const user = { referral_code: f.referral_code, referred_user_id: `first-action-${uid()}` };
+      await env.client.call('POST', '/api/v1/referred_user', user);
+      return user.referred_user_id;
+    },
     body: (f, user) => ({
-      campaign_id: f.campaign.id,
+      campaign_id: f.campaign_id,
       referred_user_id: user,
       action_type: 'purchase',
       metadata,
     }),
   },
   {
-    key: 'post-link-action',
-    route: 'POST /api/v1/action/referral_link',
-    status: 201,
-    path: () => '/api/v1/action/referral_link',
-    body: (f) => ({ referral_code: f.link.referral_code, action_type: 'purchase', metadata }),
+    route: 'CreateLinkAction',
+    body: (f) => ({ referral_code: f.referral_code, action_type: 'purchase', metadata }),
   },
+  { route: 'Visit', headers: { 'user-agent': BROWSER, referer: 'https://news.example.org/post/1' } },
   {
-    key: 'visit',
-    route: 'GET /r/{referral_code}',
-    status: 302,
-    path: (f) => `/r/${f.link.referral_code}`,
-    headers: { 'user-agent': BROWSER, referer: 'https://news.example.org/post/1' },
-  },
-  {
-    key: 'visit-crawler',
-    route: 'GET /r/{referral_code}',
-    label: 'GET /r/{referral_code} (crawler, not recorded)',
-    status: 302,
-    path: (f) => `/r/${f.link.referral_code}`,
-    headers: { 'user-agent': CRAWLER },
+    route: 'Visit',
+    key: 'VisitCrawler',
+    note: 'crawler, not recorded',
+    headers: { 'user-agent': 'Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)' },
   },
 ];
 
-/**
- * The cases, then a plain GET for every route-table row without a recipe and without path
- * parameters (e.g. the OpenAPI document, budget 0); any other row is listed as not measured, so
- * a new route never silently escapes the bench. `settle` waits for background work `prepare`
- * set off (the webhook pipeline) to finish before anything is measured.
- */
-export function endpointCases(
-  env: BenchEnvironment,
-  f: Fixtures,
-  settle?: () => Promise<unknown>,
-): { cases: EndpointCase[]; unmeasured: string[] } {
-  const makeFresh: Record<Fresh, () => Promise<string>> = {
-    campaign: async () =>
-      (
-        await env.client.expect<{ id: string }>(
-          { method: 'POST', path: '/api/v1/campaign', body: { url: 'example.com/gone', name: 'Delete me' } },
-          201,
-        )
-      ).id,
-    referredUser: async () => {
-      const id = `first-action-${uid()}`;
-      await env.client.expect(
-        {
-          method: 'POST',
-          path: '/api/v1/referred_user',
-          body: { referral_code: f.link.referral_code, referred_user_id: id },
-        },
-        201,
-      );
-      return id;
-    },
+/** A campaign with 150 links of one referrer and a referred user, made through the API. */
+export async function createFixtures(env: BenchEnvironment): Promise<Fixtures> {
+  const post = <T>(path: string, body: object) => env.client.call<T>('POST', path, body);
+  const { id } = await post<{ id: string }>('/api/v1/campaign', {
+    url: 'https://example.com/b',
+    name: 'Bench',
+  });
+  const links: Array<{ id: number; referral_code: string }> = [];
+  for (let i = 0; i < 150; i++)
+    links.push(await post('/api/v1/referral_link', { campaign_id: id, referrer_id: 'bench' }));
+  const [link] = links as [(typeof links)[number]];
+  const f = {
+    campaign_id: id,
+    referral_code: link.referral_code,
+    link_id: `${link.id}`,
+    referrer_id: 'bench',
+    referred_user_id: 'bench-user',
   };
-  const cases = RECIPES.map((r): EndpointCase => {
-    const route = routes.find((x) => `${x.method} ${x.path}` === r.route);
-    if (!route) throw new Error(`bench case ${r.key}: no row ${r.route} in lib/routes.ts`);
+  await post('/api/v1/referred_user', {
+    referral_code: f.referral_code,
+    referred_user_id: f.referred_user_id,
+  });
+  return f;
+}
+
+/** The cases, and the rows not measured. `settle` waits out the background work `prepare` set off. */
+export function endpointCases(env: BenchEnvironment, f: Fixtures, settle: () => Promise<unknown>) {
+  const plainGets = routes.filter((r) => r.method === 'GET' && !r.path.includes('{'));
+  const recipes = [
+    ...RECIPES,
+    ...plainGets
+      .filter((r) => !RECIPES.some((x) => x.route === r.name))
+      .map((r): Recipe => ({ route: r.name })),
+  ];
+  const unmeasured = routes
+    .filter((r) => !recipes.some((x) => x.route === r.name))
+    .map((r) => `${r.method} ${r.path}`);
+  const cases = recipes.map((r) => {
+    const route = routeNamed(r.route);
     const pool: string[] = [];
     return {
-      key: r.key,
-      label: r.label ?? r.route,
-      route: r.route,
+      /** Short stable key (chart labels, JSON): the row's name, or the recipe's own. */
+      key: r.key ?? r.route,
+      label: `${route.method} ${route.path}${r.note ? ` (${r.note})` : ''}`,
       budget: route.dynamoCalls,
-      auth: route.auth,
-      status: r.status,
+      status: operations[route.name as keyof typeof operations].success.status,
+      /** How long the table must have been quiet before a counted request (default 250 ms). */
       quietMs: r.quietMs,
-      async prepare(n) {
+      /** Recorded by `recordCases` (none for a route that makes no DynamoDB call), and what its first replay saw refused. */
+      floor: undefined as Floor | undefined,
+      refused: [] as string[],
+      /** Make what `n` more requests need (outside any timing). */
+      async prepare(n: number) {
         if (!r.fresh) return;
-        for (let i = 0; i < n; i++) pool.push(await makeFresh[r.fresh]());
-        await settle?.();
+        for (let i = 0; i < n; i++) pool.push(await r.fresh(env, f));
+        await settle();
       },
-      request() {
+      request(): RequestSpec {
         const fresh = r.fresh ? pool.shift() : '';
-        if (fresh === undefined) throw new Error(`${r.key}: prepare() was not called with enough`);
-        const [method] = r.route.split(' ');
-        return { method: method!, path: r.path(f, fresh), body: r.body?.(f, fresh), headers: r.headers };
+        if (fresh === undefined) throw new Error(`${r.route}: prepare() was not called with enough`);
+        const path = route.path.replace(/\{(\w+)\}/g, (_, name: keyof Fixtures) => f[name]);
+        const query = new URLSearchParams(r.query?.(f, fresh)).toString();
+        return {
+          method: route.method,
+          path: query ? `${path}?${query}` : path,
+          body: r.body?.(f, fresh),
+          headers: r.headers,
+        };
       },
     };
   });
-  const covered = new Set(RECIPES.map((r) => r.route));
-  const unmeasured: string[] = [];
-  for (const route of routes) {
-    const id = `${route.method} ${route.path}`;
-    if (covered.has(id)) continue;
-    if (route.method !== 'GET' || route.path.includes('{')) {
-      unmeasured.push(id);
-      continue;
-    }
-    cases.push({
-      key: route.name,
-      label: id,
-      route: id,
-      budget: route.dynamoCalls,
-      auth: route.auth,
-      status: 200,
-      prepare: async () => undefined,
-      request: () => ({ method: 'GET', path: route.path }),
-    });
-  }
   return { cases, unmeasured };
 }
+export type EndpointCase = ReturnType<typeof endpointCases>['cases'][number];
 
-/** Warm every route, so later measurements never include a module load. */
-export async function warmUp(client: BenchClient, cases: EndpointCase[], times = 3): Promise<void> {
-  for (const endpoint of cases) {
-    await endpoint.prepare(times);
-    for (let i = 0; i < times; i++) {
-      const res = await client.send(endpoint.request());
-      if (res.status !== endpoint.status)
-        throw new Error(
-          `${endpoint.label}: expected ${endpoint.status}, got ${res.status} ${res.body.slice(0, 300)}`,
-        );
-    }
-  }
-}
+const countOps = (calls: RecordedCall[], category: string) => {
+  const ops: Record<string, number> = {};
+  for (const c of calls.filter((x) => x.category === category)) ops[c.op] = (ops[c.op] ?? 0) + 1;
+  return ops;
+};
 
-/** Items put straight into the table, 25 per BatchWriteItem, `parallel` batches at a time. */
-export async function batchPut(
-  db: DynamoDBDocumentClient,
-  tableName: string,
-  items: readonly object[],
-  parallel = 8,
-): Promise<void> {
-  const batches: Record<string, unknown>[][] = [];
-  for (let i = 0; i < items.length; i += 25)
-    batches.push(items.slice(i, i + 25) as Record<string, unknown>[]);
-  let next = 0;
-  const worker = async () => {
-    for (let b = next++; b < batches.length; b = next++) {
-      let pending = batches[b]!.map((Item) => ({ PutRequest: { Item } }));
-      for (let attempt = 0; pending.length > 0; attempt++) {
-        const out = await db.send(new BatchWriteCommand({ RequestItems: { [tableName]: pending } }));
-        pending = (out.UnprocessedItems?.[tableName] as typeof pending | undefined) ?? [];
-        if (pending.length > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 20 * 2 ** attempt)));
+/** Warm each case, then send it `samples` times once the table is quiet, recording its DynamoDB requests. */
+export async function recordCases(env: BenchEnvironment, cases: EndpointCase[], samples = 3) {
+  const rows = [];
+  for (const c of cases) {
+    await c.prepare(2 * samples);
+    const seen: RecordedCall[][] = [];
+    for (let i = 0; i < 2 * samples; i++) {
+      if (i >= samples) {
+        await env.proxy.quiet(c.quietMs);
+        await env.proxy.record();
       }
+      const res = await env.client.send(c.request());
+      if (i >= samples) seen.push(await env.proxy.recorded());
+      if (res.status !== c.status)
+        throw new Error(`${c.label}: expected ${c.status}, got ${res.status} ${res.body.slice(0, 300)}`);
     }
-  };
-  await Promise.all(Array.from({ length: parallel }, worker));
+    c.floor = replayFloor(seen.at(-1)!, env.proxy.url);
+    c.refused = (await c.floor?.run()) ?? [];
+    const ops = seen.map((calls) => countOps(calls, 'request'));
+    const totals = ops.map((o) => Object.values(o).reduce((a, b) => a + b, 0));
+    const worst = totals.indexOf(Math.max(...totals));
+    rows.push({
+      label: c.label,
+      /** The request's own calls by operation (the authorizer's and id blocks apart); the most of the samples. */
+      ops: ops[worst]!,
+      calls: totals[worst]!,
+      budget: c.budget,
+      /** The authorizer's api-key GetItem (a separate Lambda in AWS, cached 60 s by API Gateway). */
+      authorizer: Math.max(...seen.map((calls) => countOps(calls, 'apikey').GetItem ?? 0)),
+      varied: new Set(ops.map((o) => JSON.stringify(Object.entries(o).sort()))).size > 1,
+    });
+  }
+  return rows;
 }
+export type CallsRow = Awaited<ReturnType<typeof recordCases>>[number];
+
+export const formatOps = (ops: Record<string, number>) =>
+  Object.entries(ops)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([op, n]) => (n === 1 ? op : `${n}× ${op}`))
+    .join(' + ') || '—';
+
+export const callsPart: BenchPart = {
+  name: 'calls',
+  title: '1. DynamoDB calls per request (warm)',
+  stack: true,
+  /** Starts the stack and makes the endpoint cases the other stack parts use. */
+  async run(ctx) {
+    ctx.env = await startBenchEnvironment();
+    console.log(`   stack at ${ctx.env.stack.baseUrl}, DynamoDB Local behind ${ctx.env.proxy.url}`);
+    ctx.fixtures = await createFixtures(ctx.env);
+    const { cases, unmeasured } = endpointCases(ctx.env, ctx.fixtures, () => waitPipelineIdle(ctx.env));
+    const rows = await recordCases(ctx.env, cases);
+    ctx.cases = cases;
+    return {
+      body: [
+        'Counted on the wire by the DynamoDB call counter between the stack and DynamoDB Local (`lib/local/dynamodb-counter.ts`, in a child process) by `X-Amz-Target`, never by the handlers: after 3 warm-up requests, 3 requests one at a time once the table has been quiet for 250 ms, each recorded; the most calls are shown. Budget: the route’s `dynamoCalls` in `lib/routes.ts`, which `test/integration/round-trips.test.ts` also enforces with the same counter. The authorizer’s api-key GetItem (a separate Lambda in AWS, cached 60 s per key), id-block reservations (one UpdateItem per 100 ids) and background work (stream polls, webhook deliveries, the stream consumer’s writes) are told apart by what they touch and not counted. Each `POST /api/v1/action/referred_user` is the first action of a referred user made for it: the worst case.',
+        [
+          ['endpoint', 'DynamoDB calls (by operation)', 'calls', 'budget', 'result', 'authorizer GetItem'],
+          ...rows.map((r) => [
+            r.label,
+            formatOps(r.ops) + (r.varied ? ' (samples varied: most shown)' : ''),
+            r.calls,
+            `≤ ${r.budget}`,
+            r.calls <= r.budget ? 'PASS' : 'OVER',
+            r.authorizer || '—',
+          ]),
+        ],
+      ],
+      summary: `DynamoDB calls per request: ${rows.filter((r) => r.calls <= r.budget).length} of ${rows.length} rows within their route budgets.`,
+      findings: [
+        ...rows.map(
+          (r) =>
+            r.calls > r.budget &&
+            `DynamoDB calls: ${r.label}: ${r.calls} calls (${formatOps(r.ops)}), budget ${r.budget}.`,
+        ),
+        unmeasured.length > 0 && `Routes without a request recipe in the bench: ${unmeasured.join(', ')}.`,
+      ],
+      data: rows,
+    };
+  },
+};

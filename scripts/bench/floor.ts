@@ -16,58 +16,44 @@
 import { Agent } from 'node:http';
 import * as sdk from '@aws-sdk/client-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
-import type { RecordedCall } from './counting-proxy.ts';
+import type { RecordedCall } from '../../lib/local/dynamodb-counter.ts';
 
 type AnyCommand = new (input: unknown) => Parameters<sdk.DynamoDBClient['send']>[0];
-
-export interface Floor {
-  /** What the floor issues, in words: `→` between steps, `‖` between parallel calls. */
-  ops: string;
-  /** Operations DynamoDB refused on replay (a condition the first run made false). */
-  refused: string[];
-  /** One replay; resolves with the number of calls DynamoDB answered with an error. */
-  run(): Promise<number>;
-}
 
 /** The calls a request makes itself (the authorizer's included; background work and id blocks not). */
 const OWN = new Set(['request', 'apikey']);
 
+/** A call in words: its operation, with its index, transaction items, keys and ReturnValues. */
 function describe(call: RecordedCall): string {
   if (call.category === 'apikey') return 'GetItem(api key)';
-  const b = JSON.parse(call.body) as {
-    IndexName?: string;
-    TransactItems?: Array<Record<string, unknown>>;
-    RequestItems?: Record<string, { Keys?: unknown[] }>;
-    ReturnValues?: string;
-  };
+  const b = JSON.parse(call.body);
   const details = [
     b.IndexName,
-    b.TransactItems?.map((i) => Object.keys(i)[0]).join(', '),
-    b.RequestItems && `${Object.values(b.RequestItems).reduce((a, t) => a + (t.Keys?.length ?? 0), 0)} keys`,
-    b.ReturnValues && b.ReturnValues !== 'NONE' ? b.ReturnValues : undefined,
+    b.TransactItems?.map((i: object) => Object.keys(i)[0]).join(', '),
+    b.RequestItems &&
+      `${Object.values<{ Keys: [] }>(b.RequestItems).reduce((a, t) => a + t.Keys.length, 0)} keys`,
+    b.ReturnValues !== 'NONE' && b.ReturnValues,
   ].filter(Boolean);
   return details.length ? `${call.op}(${details.join(', ')})` : call.op;
 }
 
-function withoutToken(body: string): string {
-  const { ClientRequestToken: _, ...rest } = JSON.parse(body) as Record<string, unknown>;
-  return JSON.stringify(rest);
+export interface Floor {
+  /** What the floor issues, in words: `→` between steps, `‖` between parallel calls. */
+  ops: string;
+  /** One replay; resolves with the operations DynamoDB refused (a condition the recorded run made false). */
+  run(): Promise<string[]>;
 }
 
-export function replayFloor(recorded: RecordedCall[], proxyUrl: string, sockets = 64): Floor | undefined {
-  const calls = recorded.filter((c) => OWN.has(c.category)).sort((a, b) => a.start - b.start);
-  if (!calls.length) return undefined;
+export function replayFloor(recorded: RecordedCall[], proxyUrl: string): Floor | undefined {
   const steps: RecordedCall[][] = [];
   let stepEnd = Number.NEGATIVE_INFINITY;
-  for (const call of calls) {
-    if (call.start < stepEnd) {
-      steps.at(-1)!.push(call);
-      stepEnd = Math.max(stepEnd, call.end);
-    } else {
-      steps.push([call]);
-      stepEnd = call.end;
-    }
+  for (const call of recorded.filter((c) => OWN.has(c.category)).sort((a, b) => a.start - b.start)) {
+    const overlaps = call.start < stepEnd;
+    if (overlaps) steps.at(-1)!.push(call);
+    else steps.push([call]);
+    stepEnd = overlaps ? Math.max(stepEnd, call.end) : call.end;
   }
+  if (!steps.length) return undefined;
   const client = new sdk.DynamoDBClient({
     endpoint: proxyUrl,
     region: 'us-east-1',
@@ -75,39 +61,27 @@ export function replayFloor(recorded: RecordedCall[], proxyUrl: string, sockets 
     // The proxy tells the floor's calls apart by this user agent and never counts them as the stack's.
     customUserAgent: 'bench-floor',
     maxAttempts: 1,
-    requestHandler: new NodeHttpHandler({ httpAgent: new Agent({ keepAlive: true, maxSockets: sockets }) }),
+    requestHandler: new NodeHttpHandler({ httpAgent: new Agent({ keepAlive: true, maxSockets: 64 }) }),
   });
-  const send = async (call: RecordedCall): Promise<{ op: string; status: number }> => {
-    const Command = (sdk as unknown as Record<string, AnyCommand | undefined>)[`${call.op}Command`];
-    if (!Command) throw new Error(`no SDK command for ${call.op}`);
-    const input = JSON.parse(call.op === 'TransactWriteItems' ? withoutToken(call.body) : call.body);
+  /** One call as recorded, its transaction's ClientRequestToken dropped; its operation if refused. */
+  const send = async ({ op, body }: RecordedCall) => {
+    const Command = (sdk as unknown as Record<string, AnyCommand>)[`${op}Command`]!;
+    const { ClientRequestToken: _, ...input } = JSON.parse(body);
     try {
       await client.send(new Command(input));
-      return { op: call.op, status: 200 };
+      return [];
     } catch (err) {
-      const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-      if (status === undefined) throw err;
-      return { op: call.op, status };
+      if ((err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === undefined)
+        throw err;
+      return [op];
     }
   };
-  const refused = new Set<string>();
-  let first = true;
   return {
     ops: steps.map((s) => s.map(describe).join(' ‖ ')).join(' → '),
-    get refused() {
-      return [...refused];
-    },
     async run() {
-      let failed = 0;
-      for (const step of steps) {
-        for (const answer of await Promise.all(step.map(send))) {
-          if (answer.status < 400) continue;
-          failed++;
-          if (first) refused.add(answer.op);
-        }
-      }
-      first = false;
-      return failed;
+      const refused: string[] = [];
+      for (const step of steps) refused.push(...(await Promise.all(step.map(send))).flat());
+      return refused;
     },
   };
 }

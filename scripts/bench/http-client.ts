@@ -1,6 +1,6 @@
 /**
- * A minimal keep-alive HTTP client for the bench (node:http, one socket): less overhead between
- * the measurement and the gateway than fetch, and the same client for every endpoint.
+ * The bench's HTTP client: node:http over one keep-alive socket, less overhead between the
+ * measurement and the gateway than fetch, and the same client for every endpoint.
  */
 import { Agent, request } from 'node:http';
 
@@ -17,70 +17,40 @@ export interface RequestSpec {
   body?: unknown;
 }
 
-export class BenchClient {
-  private readonly agent: Agent;
-  private readonly host: string;
-  private readonly port: number;
+export type BenchClient = ReturnType<typeof benchClient>;
 
-  constructor(
-    baseUrl: string,
-    private readonly apiKey?: string,
-    sockets = 1,
-  ) {
-    this.agent = new Agent({ keepAlive: true, maxSockets: sockets });
-    const url = new URL(baseUrl);
-    this.host = url.hostname;
-    this.port = Number(url.port);
-  }
-
-  send(spec: RequestSpec): Promise<Response> {
-    const body = spec.body === undefined ? undefined : Buffer.from(JSON.stringify(spec.body));
-    const headers: Record<string, string | number> = { ...(spec.headers ?? {}) };
-    if (this.apiKey && !spec.path.startsWith('/r/')) headers['api-key'] = this.apiKey;
-    if (body) {
-      headers['content-type'] = 'application/json';
-      headers['content-length'] = body.length;
-    }
-    return new Promise((resolve, reject) => {
-      const req = request(
-        {
-          host: this.host,
-          port: this.port,
-          method: spec.method,
-          path: spec.path,
-          headers,
-          agent: this.agent,
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () =>
-            resolve({
-              status: res.statusCode ?? 0,
-              headers: res.headers,
-              body: Buffer.concat(chunks).toString('utf8'),
-            }),
-          );
-          res.on('error', reject);
-        },
-      );
+/** A client of the gateway at `baseUrl`, sending `apiKey` on every path but the redirect's. */
+export function benchClient(baseUrl: string, apiKey: string) {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const send = (spec: RequestSpec) =>
+    new Promise<Response>((resolve, reject) => {
+      const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
+      const headers: Record<string, string> = { ...spec.headers };
+      if (!spec.path.startsWith('/r/')) headers['api-key'] = apiKey;
+      if (body) headers['content-type'] = 'application/json';
+      const req = request(`${baseUrl}${spec.path}`, { method: spec.method, headers, agent }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', reject);
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks).toString(),
+          }),
+        );
+      });
       req.on('error', reject);
       req.end(body);
     });
-  }
-
-  /** Send and insist on a status; returns the parsed JSON body (or undefined when empty). */
-  async expect<T = Record<string, unknown>>(spec: RequestSpec, status: number): Promise<T> {
-    const res = await this.send(spec);
-    if (res.status !== status) {
-      throw new Error(
-        `${spec.method} ${spec.path}: expected ${status}, got ${res.status} ${res.body.slice(0, 300)}`,
-      );
-    }
-    return (res.body ? JSON.parse(res.body) : undefined) as T;
-  }
-
-  close(): void {
-    this.agent.destroy();
-  }
+  return {
+    send,
+    /** Send and insist on a 2xx; the parsed JSON body. */
+    async call<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T> {
+      const res = await send({ method, path, body });
+      if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${res.body.slice(0, 300)}`);
+      return (res.body ? JSON.parse(res.body) : undefined) as T;
+    },
+    close: () => agent.destroy(),
+  };
 }

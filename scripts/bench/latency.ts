@@ -1,101 +1,111 @@
 /**
- * Part 2: latency through the local gateway against the floor (the DynamoDB requests the stack
- * made for one request, recorded by the proxy and replayed straight to DynamoDB: `floor.ts`). Floor iterations are interleaved with the
- * stack requests (one after every `floorEvery` requests, before or after it in turn), so both see
- * the same background load; the floor's spread is narrow, so a third as many samples suffice.
+ * Part 2: latency through the local gateway beside the floor (the DynamoDB requests the stack made
+ * for one request, replayed through a bare SDK client: `floor.ts`). A floor run comes after or
+ * before every `latencyFloorEvery`-th request, in turn, so both see the same background load; the
+ * floor's spread is narrow, so fewer samples suffice.
  */
-import type { CountingProxy } from './counting-proxy.ts';
 import type { EndpointCase } from './endpoints.ts';
-import type { BenchClient } from './http-client.ts';
-import { percentile } from './stats.ts';
+import { type BenchEnvironment, type BenchPart, settings } from './environment.ts';
+import { chart } from './report.ts';
+import { ms, percentile, yes } from './stats.ts';
 
-export interface LatencyRow {
-  key: string;
-  label: string;
-  n: number;
-  floorN: number;
-  floorOps: string;
-  /** Operations DynamoDB refused on replay (a condition the recorded request made false). */
-  floorRefused: string[];
-  auth: boolean;
-  stack: { p50: number; p99: number };
-  floor: { p50: number; p99: number };
-  ratioP50: number;
-  /** Id-block reservations per request over the run (the handlers', amortised). */
-  idBlocksPerRequest: number;
-  /**
-   * Every DynamoDB call of the stack during the run per request, the authorizer's and the
-   * stream polls excepted: the request's own calls plus background work it set off (webhook
-   * deliveries' campaign reads, referred users' action items written by the stream consumer, a
-   * deleted campaign's purge) and id blocks.
-   */
-  stackCallsPerRequest: number;
-}
+const GOAL = 1.25;
 
-export async function measureLatency(
-  proxy: CountingProxy,
-  client: BenchClient,
-  cases: EndpointCase[],
-  n: number,
-  floorEvery: number,
-  onProgress?: (row: LatencyRow) => void,
-): Promise<LatencyRow[]> {
-  const rows: LatencyRow[] = [];
-  for (const endpoint of cases) {
-    await endpoint.prepare(n);
-    const stack: number[] = [];
-    const floor: number[] = [];
-    const before = await proxy.snapshot();
-    for (let i = 0; i < n; i++) {
-      const runStack = async () => {
-        const spec = endpoint.request();
-        const t = performance.now();
-        const res = await client.send(spec);
-        stack.push(performance.now() - t);
-        if (res.status !== endpoint.status) {
-          throw new Error(
-            `${endpoint.label}: expected ${endpoint.status}, got ${res.status} ${res.body.slice(0, 200)}`,
-          );
-        }
-      };
-      const runFloor = async () => {
-        if (!endpoint.floor) return;
-        const t = performance.now();
-        await endpoint.floor.run();
-        floor.push(performance.now() - t);
-      };
-      if (i % floorEvery !== 0) await runStack();
-      else if ((i / floorEvery) % 2 === 0) {
-        await runStack();
-        await runFloor();
-      } else {
-        await runFloor();
-        await runStack();
-      }
-    }
-    const after = await proxy.snapshot();
-    const delta = (prefixes: string[]) =>
-      Object.entries(after.counts)
-        .filter(([k]) => prefixes.some((p) => k.startsWith(p)))
-        .reduce((a, [k, v]) => a + v - (before.counts[k] ?? 0), 0);
-    const idBlocks = delta(['idblock:']);
-    const stackCalls = delta(['request:', 'idblock:', 'webhook:', 'action:']);
-    const row: LatencyRow = {
-      key: endpoint.key,
-      label: endpoint.label,
-      n,
-      floorN: floor.length,
-      floorOps: endpoint.floor?.ops ?? 'none (no DynamoDB call)',
-      floorRefused: endpoint.floor?.refused ?? [],
-      auth: endpoint.auth,
-      stack: { p50: percentile(stack, 50), p99: percentile(stack, 99) },
-      floor: { p50: percentile(floor, 50), p99: percentile(floor, 99) },
-      ratioP50: percentile(stack, 50) / percentile(floor, 50),
-      idBlocksPerRequest: idBlocks / n,
-      stackCallsPerRequest: stackCalls / n,
-    };
-    rows.push(row);
-    onProgress?.(row);
+async function measure(env: BenchEnvironment, c: EndpointCase, n: number) {
+  await c.prepare(n);
+  const stack: number[] = [];
+  const floor: number[] = [];
+  const runStack = async () => {
+    const spec = c.request();
+    const t = performance.now();
+    const res = await env.client.send(spec);
+    stack.push(performance.now() - t);
+    if (res.status !== c.status)
+      throw new Error(`${c.label}: expected ${c.status}, got ${res.status} ${res.body}`);
+  };
+  const runFloor = async () => {
+    const t = performance.now();
+    if (c.floor) floor.push(await c.floor.run().then(() => performance.now() - t));
+  };
+  const every = settings.latencyFloorEvery;
+  const before = (await env.proxy.snapshot()).counts;
+  for (let i = 0; i < n; i++) {
+    if (i % every) await runStack();
+    else if ((i / every) % 2) await runFloor().then(runStack);
+    else await runStack().then(runFloor);
   }
-  return rows;
+  const after = (await env.proxy.snapshot()).counts;
+  const perRequest = (...categories: string[]) =>
+    Object.entries(after)
+      .filter(([k]) => categories.includes(k.split(':')[0]!))
+      .reduce((a, [k, v]) => a + v - (before[k] ?? 0), 0) / n;
+  return {
+    key: c.key,
+    label: c.label,
+    n,
+    floorN: floor.length,
+    floorOps: `${c.floor?.ops ?? 'none (no DynamoDB call)'}${c.refused.length ? ` (refused on replay: ${c.refused.join(', ')})` : ''}`,
+    p50: percentile(stack, 50),
+    p99: percentile(stack, 99),
+    floorP50: percentile(floor, 50),
+    floorP99: percentile(floor, 99),
+    /** Id-block reservations per request over the run (the handlers', amortised). */
+    idBlocks: perRequest('idblock'),
+    /** Every stack DynamoDB call per request, background work it set off and id blocks included. */
+    stackCalls: perRequest('request', 'idblock', 'webhook', 'action'),
+  };
 }
+export type LatencyRow = Awaited<ReturnType<typeof measure>>;
+
+export const latencyPart: BenchPart = {
+  name: 'latency',
+  title: '2. Latency through the local gateway vs the DynamoDB floor',
+  stack: true,
+  async run({ env, cases }) {
+    const rows: LatencyRow[] = [];
+    for (const c of cases) {
+      rows.push(await measure(env, c, settings.latencyRequests));
+      console.log(`   ${c.label}: p50 ${ms(rows.at(-1)!.p50)} ms, floor ${ms(rows.at(-1)!.floorP50)} ms`);
+    }
+    const ratio = (r: LatencyRow) => r.p50 / r.floorP50;
+    const measured = rows.filter((r) => r.floorN > 0);
+    const over = measured.filter((r) => ratio(r) > GOAL);
+    const ratios = measured.map(ratio);
+    const ids = rows.filter((r) => r.idBlocks > 0);
+    return {
+      body: [
+        `${settings.latencyRequests} sequential requests per endpoint over one keep-alive connection, after a warm-up, through the local gateway (payload 2.0 event, authorizer, middy handler, validation, serialisation). The floor is the DynamoDB requests the stack made for one request of the endpoint (the local authorizer’s api-key GetItem included), recorded by the counting proxy and replayed as recorded through a bare AWS SDK client with keep-alive (\`scripts/bench/floor.ts\`): the same operations, keys, item sizes, consistency and order (calls that overlapped are sent together), without our code. A replayed write meets the state the recorded one left, so a write guarded by a condition (a new item’s Put, a Delete of an item now gone) is refused: the same round trip (DynamoDB reads the item and evaluates the condition), no write; the floor column names them. Floor runs are interleaved with the requests (one per ${settings.latencyFloorEvery}) so both see the same background load, and both go through the proxy. The second table names the requests each floor replays, and counts every stack DynamoDB call during the run per request, background work it set off and id blocks included.`,
+        [
+          ['endpoint', 'n (floor n)', 'p50 ms', 'floor p50', 'ratio p50', `≤ ${GOAL}`, 'p99 ms', 'floor p99'],
+          ...rows.map((r) => [
+            r.label,
+            `${r.n} (${r.floorN})`,
+            ms(r.p50),
+            ms(r.floorP50),
+            r.floorN ? ratio(r).toFixed(2) : 'n/a',
+            r.floorN ? yes(ratio(r) <= GOAL) : '—',
+            ms(r.p99),
+            ms(r.floorP99),
+          ]),
+        ],
+        [
+          ['endpoint', 'floor: DynamoDB requests replayed', 'stack calls/request'],
+          ...rows.map((r) => [r.label, r.floorOps, r.stackCalls.toFixed(2)]),
+        ],
+        chart(
+          'p50 latency: bars through the gateway, line the floor',
+          'ms',
+          rows.map((r) => [r.key, r.p50, r.floorP50]),
+        ),
+        ids.length > 0 &&
+          `Id-block reservations: ${ids.map((r) => `${r.label} ${r.idBlocks.toFixed(3)}`).join(', ')} per request.`,
+      ],
+      summary: `Latency p50 vs floor: ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}× (goal ≤ ${GOAL}); ${measured.length - over.length} of ${measured.length} endpoints meet it.`,
+      findings: [
+        over.length > 0 &&
+          `Latency: p50 over ${GOAL}× the floor for ${over.map((r) => `${r.label} (${ratio(r).toFixed(2)}×, ${ms(r.p50)} vs ${ms(r.floorP50)} ms)`).join('; ')}.`,
+      ],
+      data: rows,
+    };
+  },
+};

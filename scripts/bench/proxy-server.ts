@@ -1,19 +1,13 @@
 /**
- * The bench's DynamoDB call counter (`lib/local/dynamodb-counter.ts`) run as a child process by
- * `counting-proxy.ts`, so its work never shares the stack's event loop: it answers the parent's
- * snapshot and recording requests over IPC.
+ * The DynamoDB call counter (`lib/local/dynamodb-counter.ts`) in a child process of the bench, so
+ * its work never shares the stack's event loop; `counting-proxy.ts` calls its methods over IPC.
  */
-import { startDynamoCounter } from '../../lib/local/dynamodb-counter.ts';
+import { type DynamoCounter, startDynamoCounter } from '../../lib/local/dynamodb-counter.ts';
 
 const counter = await startDynamoCounter(process.argv[2] ?? '');
-process.send?.({ type: 'ready', endpoint: counter.endpoint });
-process.on('message', (message: { type: string; id: number }) => {
-  if (message.type === 'record') counter.record();
-  else if (message.type === 'recorded')
-    process.send?.({ type: 'recorded', id: message.id, calls: counter.recorded() });
-  else if (message.type === 'snapshot')
-    process.send?.({ type: 'snapshot', id: message.id, ...counter.snapshot() });
-  else if (message.type === 'stop') void counter.stop().then(() => process.disconnect?.());
+process.send?.({ ready: counter.endpoint });
+process.on('message', ({ id, method }: { id: number; method: 'snapshot' | 'record' | 'recorded' }) => {
+  process.send?.({ id, value: (counter as DynamoCounter)[method]() });
 });
 // The parent went away: do not linger.
 process.on('disconnect', () => process.exit(0));

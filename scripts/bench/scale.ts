@@ -1,262 +1,167 @@
 /**
- * Part 6: a campaign with many links (default 100,000). The links are written straight into the
- * table in the exact item shape `createLink` writes (ids reserved from the same id sequence, so
- * they can never collide with ids the API hands out), then:
- * - the first and the last page of its list (limit 100) are timed, through the gateway and as
- *   the DynamoDB requests the stack made for each, recorded and replayed (the floor, `floor.ts`);
- *   the last page is reached with a cursor built by `encodeCursor`;
- * - the campaign is deleted, and the time from the 204 until no item of it remains is measured
- *   (the background purge; each link is left as its code's reservation), then checked item by item.
+ * Part 6: a campaign with many links (default 100,000), written straight into the table as
+ * `newLinkItem` builds them (ids reserved from the link sequence, so they never collide with the
+ * API's). Its first and last page (limit 100; the last through a cursor built by `encodeCursor`)
+ * are timed through the gateway and as the DynamoDB requests the stack made for each, recorded and
+ * replayed (the floor, `floor.ts`); then the campaign is deleted and the time from the 204 until
+ * no item of it remains is measured (the background purge), and every link key read back.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { BatchGetCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { encodeCursor } from '../../lib/db/cursor.ts';
-import { campaignKey } from '../../lib/db/entities/campaign.ts';
-import { campaignLinksPartition, linkKey, linkOrder, newLinkItem } from '../../lib/db/entities/link.ts';
-import { sequenceKey } from '../../lib/db/entities/sequence.ts';
-import { projectRoot } from './bundles.ts';
-import { waitQuiet } from './calls.ts';
-import { batchPut } from './endpoints.ts';
-import type { BenchEnvironment } from './environment.ts';
+import {
+  campaignLinksPartition,
+  isLinkItem,
+  linkKey,
+  linkOrder,
+  newLinkItem,
+} from '../../lib/db/entities/link.ts';
+import { campaignItems, putItems } from '../../test/support/table.ts';
+import { mapLimit, waitUntil } from '../../test/support/wait.ts';
+import { type BenchPart, reserveIds, settings } from './environment.ts';
 import { replayFloor } from './floor.ts';
-import { percentile, sleep } from './stats.ts';
+import { ms, percentile } from './stats.ts';
 
-export interface ScaleResult {
-  links: number;
-  loadSeconds: number;
-  pages: {
-    samples: number;
-    first: { p50: number; p95: number };
-    last: { p50: number; p95: number };
-    floorFirst: { p50: number };
-    floorLast: { p50: number };
-    ratio: number;
-    lastPageOk: boolean;
-  };
-  deleteMs: number;
-  purge:
-    | { available: true; seconds: number; itemsPerSecond: number; remaining: number; finished: boolean }
-    | { available: false; reason: string; remaining: number };
-}
-
+/** Last and first page within this factor of each other count as the same. */
+const PAGE_NOISE = 1.25;
 const CODE_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
 
-/** Where the local stack would wire the purge worker (a static hint for the report). */
-function purgeWiredLocally(): boolean {
-  const dir = join(projectRoot, 'lib', 'local');
-  if (!existsSync(dir)) return false;
-  return readdirSync(dir).some(
-    (f) => f.endsWith('.ts') && readFileSync(join(dir, f), 'utf8').includes('purge'),
-  );
-}
+export const scalePart: BenchPart = {
+  name: 'scale',
+  title: '6. Scale: a campaign with many links',
+  stack: true,
+  async run({ env }) {
+    const { tenant, table } = env;
+    const n = settings.scaleLinks;
+    const body = { url: 'https://example.com/big', name: 'Scale' };
+    const campaign = await env.client.call<{ id: string; url: string }>('POST', '/api/v1/campaign', body);
+    const firstId = await reserveIds(env, 'link', n);
+    const tag = `S${Date.now().toString(36).toUpperCase()}`;
+    const baseMs = Date.now() - n;
+    const codeOf = (i: number): string => (i < 32 ? tag : codeOf(Math.floor(i / 32))) + CODE_ALPHABET[i % 32];
+    const itemOf = (i: number) =>
+      newLinkItem({
+        tenant,
+        campaignId: campaign.id,
+        campaignUrl: campaign.url,
+        id: firstId + i,
+        code: codeOf(i),
+        referrerId: null,
+        now: new Date(baseMs + i),
+      });
+    const loadStart = performance.now();
+    await putItems(
+      Array.from({ length: n }, (_, i) => itemOf(i)),
+      table,
+    );
+    const loadSeconds = (performance.now() - loadStart) / 1000;
 
-export async function measureScale(
-  env: BenchEnvironment,
-  options: { links: number; pageSamples: number; purgeTimeoutSeconds: number },
-): Promise<ScaleResult> {
-  const { tenant, tableName: T, directDb: db } = env;
-  const n = options.links;
-  const campaign = await env.client.expect<{ id: string; url: string }>(
-    { method: 'POST', path: '/api/v1/campaign', body: { url: 'https://example.com/big', name: 'Scale' } },
-    201,
-  );
-  const campaignId = campaign.id;
+    // The last page starts after the item before it.
+    const path = `/api/v1/campaign_referral_links/${campaign.id}?limit=100`;
+    const position = { sortKey: linkOrder(baseMs + n - 101, firstId + n - 101), code: codeOf(n - 101) };
+    const lastPath = `${path}&cursor=${encodeURIComponent(encodeCursor({ tenant, campaignId: campaign.id }, position))}`;
+    const check = await env.client.send({ method: 'GET', path: lastPath });
+    const page = JSON.parse(check.body) as Array<{ id: number }>;
+    const lastPageOk =
+      check.status === 200 &&
+      page.length === 100 &&
+      page[0]?.id === firstId + n - 100 &&
+      page[99]?.id === firstId + n - 1 &&
+      check.headers['x-next-cursor'] === undefined;
+    const get = (p: string) => () => env.client.send({ method: 'GET', path: p });
+    const recordFloor = async (p: string) => {
+      await env.proxy.quiet();
+      await env.proxy.record();
+      await get(p)();
+      return replayFloor(await env.proxy.recorded(), env.proxy.url)!.run;
+    };
+    const runs = [get(path), get(lastPath), await recordFloor(path), await recordFloor(lastPath)];
+    const times = runs.map(() => [] as number[]);
+    for (let s = 0; s < settings.pageSamples; s++) {
+      for (const [i, run] of runs.entries()) {
+        const t = performance.now();
+        await run();
+        times[i]!.push(performance.now() - t);
+      }
+    }
 
-  // Reserve n ids from the link sequence, exactly as a function reserves a block.
-  const { Attributes } = await db.send(
-    new UpdateCommand({
-      TableName: T,
-      Key: sequenceKey('link'),
-      UpdateExpression: 'ADD last_id :n SET #type = :type',
-      ExpressionAttributeNames: { '#type': 'type' },
-      ExpressionAttributeValues: { ':n': n, ':type': 'sequence' },
-      ReturnValues: 'UPDATED_NEW',
-    }),
-  );
-  const firstId = Number(Attributes?.last_id) - n + 1;
-  const runTag = Date.now().toString(36).toUpperCase();
-  const baseMs = Date.now() - n;
-  const codeOf = (i: number) => {
-    let x = i;
-    let s = '';
-    do {
-      s = CODE_ALPHABET[x % 32] + s;
-      x = Math.floor(x / 32);
-    } while (x > 0);
-    return `S${runTag}${s}`;
-  };
-  const sortKeyOf = (i: number) => linkOrder(baseMs + i, firstId + i);
-  const itemOf = (i: number) =>
-    newLinkItem({
-      tenant,
-      campaignId,
-      campaignUrl: campaign.url,
-      id: firstId + i,
-      code: codeOf(i),
-      referrerId: null,
-      now: new Date(baseMs + i),
+    // Delete, then watch the purge until neither the link list nor the campaign's partition holds an item.
+    const tDelete = performance.now();
+    const deleted = await env.client.send({ method: 'DELETE', path: `/api/v1/campaign?id=${campaign.id}` });
+    const deleteMs = performance.now() - tDelete;
+    if (deleted.status !== 204) throw new Error(`DELETE of the scale campaign: ${deleted.status}`);
+    const purgeStart = performance.now();
+    const firstLink = {
+      TableName: table.name,
+      IndexName: 'GSI2',
+      KeyConditionExpression: 'GSI2PK = :pk',
+      ExpressionAttributeValues: { ':pk': campaignLinksPartition(tenant, campaign.id) },
+      Limit: 1,
+    };
+    const anyLeft = async () =>
+      (await table.db.send(new QueryCommand(firstLink))).Items?.length ||
+      (await campaignItems(tenant, campaign.id, '', table)).length;
+    const gone = await waitUntil(async () => !(await anyLeft()), settings.purgeTimeoutSeconds * 1000, 500);
+    const seconds = (performance.now() - purgeStart) / 1000;
+    // Exact check: every link key read back, 100 per BatchGetItem; a code's reservation is no link.
+    const chunks = Array.from({ length: Math.ceil(n / 100) }, (_, c) =>
+      Array.from({ length: Math.min(100, n - c * 100) }, (_, k) => linkKey(codeOf(c * 100 + k))),
+    );
+    const found = await mapLimit(chunks, 8, async (keys) => {
+      let pending: Array<Record<string, unknown>> = keys;
+      let count = 0;
+      while (pending.length) {
+        const out = await table.db.send(
+          new BatchGetCommand({ RequestItems: { [table.name]: { Keys: pending } } }),
+        );
+        count += out.Responses?.[table.name]?.filter(isLinkItem).length ?? 0;
+        pending = out.UnprocessedKeys?.[table.name]?.Keys ?? [];
+      }
+      return count;
     });
-  const loadStart = performance.now();
-  const CHUNK = 5_000;
-  for (let i = 0; i < n; i += CHUNK) {
-    await batchPut(
-      db,
-      T,
-      Array.from({ length: Math.min(CHUNK, n - i) }, (_, k) => itemOf(i + k)),
-      16,
-    );
-  }
-  const loadSeconds = (performance.now() - loadStart) / 1000;
+    const remaining = found.reduce((a, b) => a + b, 0);
 
-  // First and last page, interleaved; the last page starts after the item before it.
-  const path = `/api/v1/campaign_referral_links/${campaignId}?limit=100`;
-  const before = n - 101;
-  const cursor = encodeCursor({ tenant, campaignId }, { sortKey: sortKeyOf(before), code: codeOf(before) });
-  const lastPath = `${path}&cursor=${encodeURIComponent(cursor)}`;
-  const check = await env.client.send({ method: 'GET', path: lastPath });
-  const lastPage = JSON.parse(check.body) as Array<{ id: number }>;
-  const lastPageOk =
-    check.status === 200 &&
-    lastPage.length === 100 &&
-    lastPage[0]?.id === firstId + n - 100 &&
-    lastPage[99]?.id === firstId + n - 1 &&
-    check.headers['x-next-cursor'] === undefined;
-  const firstTimes: number[] = [];
-  const lastTimes: number[] = [];
-  const floorFirst: number[] = [];
-  const floorLast: number[] = [];
-  /** Each page's floor: its DynamoDB requests, recorded from one request and replayed. */
-  const recordPage = async (pagePath: string) => {
-    await waitQuiet(env.proxy);
-    env.proxy.record();
-    await env.client.send({ method: 'GET', path: pagePath });
-    const floor = replayFloor(await env.proxy.recorded(), env.proxy.url);
-    if (!floor) throw new Error(`${pagePath}: no DynamoDB request recorded`);
-    return floor;
-  };
-  const firstFloor = await recordPage(path);
-  const lastFloor = await recordPage(lastPath);
-  const timed = async (list: number[], f: () => Promise<unknown>) => {
-    const t = performance.now();
-    await f();
-    list.push(performance.now() - t);
-  };
-  for (let i = 0; i < options.pageSamples; i++) {
-    await timed(firstTimes, () => env.client.send({ method: 'GET', path }));
-    await timed(lastTimes, () => env.client.send({ method: 'GET', path: lastPath }));
-    await timed(floorFirst, firstFloor.run);
-    await timed(floorLast, lastFloor.run);
-  }
-
-  // Delete, then watch the purge: the oldest link goes first (the purge pages its list in order).
-  const tDelete = performance.now();
-  const deleted = await env.client.send({ method: 'DELETE', path: `/api/v1/campaign?id=${campaignId}` });
-  const deleteMs = performance.now() - tDelete;
-  if (deleted.status !== 204)
-    throw new Error(`DELETE of the scale campaign: ${deleted.status} ${deleted.body}`);
-  const purgeStart = performance.now();
-  const anyLeft = async () => {
-    const links = await db.send(
-      new QueryCommand({
-        TableName: T,
-        IndexName: 'GSI2',
-        KeyConditionExpression: 'GSI2PK = :pk',
-        ExpressionAttributeValues: { ':pk': campaignLinksPartition(tenant, campaignId) },
-        Limit: 1,
-      }),
-    );
-    const records = await db.send(
-      new QueryCommand({
-        TableName: T,
-        KeyConditionExpression: 'PK = :pk',
-        ExpressionAttributeValues: { ':pk': campaignKey(tenant, campaignId).PK },
-        ConsistentRead: true,
-        Limit: 1,
-      }),
-    );
-    return (links.Items?.length ?? 0) + (records.Items?.length ?? 0) > 0;
-  };
-  const isLink = (item: Record<string, unknown> | undefined) => item?.type === 'link';
-  const firstLinkGone = async () =>
-    !isLink(
-      (await db.send(new GetCommand({ TableName: T, Key: linkKey(codeOf(0)), ConsistentRead: true }))).Item,
-    );
-  /** Exact check: every link key read back (BatchGetItem, 100 at a time); a reservation is no link. */
-  const remaining = async () => {
-    let found = 0;
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: 8 }, async () => {
-        for (let i = next; i < n; i = next) {
-          next += 100;
-          const Keys = Array.from({ length: Math.min(100, n - i) }, (_, k) => linkKey(codeOf(i + k)));
-          let pending: Array<Record<string, unknown>> = Keys;
-          while (pending.length > 0) {
-            const out = await db.send(new BatchGetCommand({ RequestItems: { [T]: { Keys: pending } } }));
-            found += out.Responses?.[T]?.filter(isLink).length ?? 0;
-            pending = (out.UnprocessedKeys?.[T]?.Keys as typeof pending | undefined) ?? [];
-          }
-        }
-      }),
-    );
-    return found;
-  };
-
-  const noProgressLimit = 30_000;
-  let purge: ScaleResult['purge'];
-  for (;;) {
-    const elapsed = performance.now() - purgeStart;
-    if (!(await anyLeft())) {
-      const seconds = (performance.now() - purgeStart) / 1000;
-      const left = await remaining();
-      purge = {
-        available: true,
-        seconds,
-        itemsPerSecond: n / seconds,
-        remaining: left,
-        finished: left === 0,
-      };
-      break;
-    }
-    if (elapsed > noProgressLimit && !(await firstLinkGone())) {
-      purge = {
-        available: false,
-        reason: purgeWiredLocally()
-          ? `no item removed within ${noProgressLimit / 1000} s of the 204`
-          : `the local stack does not run the purge worker (functions/queue/purge-campaign.ts) yet: no item removed within ${noProgressLimit / 1000} s`,
-        remaining: await remaining(),
-      };
-      break;
-    }
-    if (elapsed > options.purgeTimeoutSeconds * 1000) {
-      const left = await remaining();
-      const seconds = elapsed / 1000;
-      purge = {
-        available: true,
-        seconds,
-        itemsPerSecond: (n - left) / seconds,
-        remaining: left,
-        finished: false,
-      };
-      break;
-    }
-    await sleep(500);
-  }
-
-  return {
-    links: n,
-    loadSeconds,
-    pages: {
-      samples: options.pageSamples,
-      first: { p50: percentile(firstTimes, 50), p95: percentile(firstTimes, 95) },
-      last: { p50: percentile(lastTimes, 50), p95: percentile(lastTimes, 95) },
-      floorFirst: { p50: percentile(floorFirst, 50) },
-      floorLast: { p50: percentile(floorLast, 50) },
-      ratio: percentile(lastTimes, 50) / percentile(firstTimes, 50),
-      lastPageOk,
-    },
-    deleteMs,
-    purge,
-  };
-}
+    const [first, last, floorFirst, floorLast] = times.map((t) => percentile(t, 50)) as [
+      number,
+      number,
+      number,
+      number,
+    ];
+    const [ratio, floorRatio] = [last / first, floorLast / floorFirst];
+    const near = (x: number) => x <= PAGE_NOISE && x >= 1 / PAGE_NOISE;
+    const verdict = near(ratio)
+      ? 'same within noise'
+      : near(floorRatio)
+        ? 'DIFFERENT'
+        : 'different, and so is the floor';
+    const finished = gone && remaining === 0;
+    const links = n.toLocaleString('en-US');
+    const p50p95 = (i: number) => `${ms(percentile(times[i]!, 50))} ms (${ms(percentile(times[i]!, 95))})`;
+    return {
+      body: [
+        `${links} links written straight into the table as \`newLinkItem\` builds them for \`createLink\` (BatchWriteItem, ${loadSeconds.toFixed(1)} s). First and last page of the campaign’s list (limit 100) timed ${settings.pageSamples} times each, interleaved; the last page through a cursor built by \`encodeCursor\`. The floor is each page’s DynamoDB requests, recorded and replayed (as in part 2).`,
+        [
+          ['measure', 'through the gateway', 'floor (DynamoDB requests replayed)'],
+          ['first page p50 (p95)', p50p95(0), `${ms(floorFirst)} ms`],
+          ['last page p50 (p95)', p50p95(1), `${ms(floorLast)} ms`],
+          ['last / first at p50', `${ratio.toFixed(2)} (${verdict})`, floorRatio.toFixed(2)],
+          ['last page holds the last 100 links, no next cursor', lastPageOk ? 'yes' : 'NO'],
+          ['DELETE of the campaign answered 204 in', `${ms(deleteMs)} ms`],
+          [
+            'from the 204 until no item of it remains',
+            finished
+              ? `${seconds.toFixed(1)} s (${(n / seconds).toFixed(0)} items/s; every link key read back: 0 left)`
+              : `not finished after ${seconds.toFixed(0)} s: ${remaining} links left`,
+          ],
+        ],
+      ],
+      summary: `Scale (${links} links): first page ${ms(first)} ms, last page ${ms(last)} ms; purge ${finished ? `${seconds.toFixed(1)} s` : `unfinished (${remaining} left)`}.`,
+      findings: [
+        !lastPageOk && 'Scale: the last page did not hold the last 100 links, or still had a next cursor.',
+        verdict !== 'same within noise' &&
+          `Scale: the last page's p50 is ${ratio.toFixed(2)}× the first page's; the floor shows ${floorRatio.toFixed(2)}× (${verdict === 'DIFFERENT' ? 'so the difference is in our code' : 'so it is DynamoDB Local’s own'}).`,
+        !finished && `Scale: the purge left ${remaining} links after ${seconds.toFixed(0)} s.`,
+      ],
+      data: { first, last, floorFirst, floorLast, deleteMs, purgeSeconds: seconds, remaining },
+    };
+  },
+};

@@ -1,16 +1,19 @@
-/** Small statistics helpers for the bench: nearest-rank percentiles over sorted copies. */
+/** Statistics and number formats of the bench: nearest-rank percentiles over sorted copies. */
 export function percentile(values: readonly number[], p: number): number {
   if (values.length === 0) return Number.NaN;
   const sorted = [...values].sort((a, b) => a - b);
-  const rank = Math.ceil((p / 100) * sorted.length);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))]!;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 }
 
 export const median = (values: readonly number[]) => percentile(values, 50);
 
-export function mean(values: readonly number[]): number {
-  return values.length ? values.reduce((a, b) => a + b, 0) / values.length : Number.NaN;
-}
+/** The percentiles every part reports, and the maximum. */
+export const spread = (values: readonly number[]) => ({
+  p50: percentile(values, 50),
+  p95: percentile(values, 95),
+  p99: percentile(values, 99),
+  max: percentile(values, 100),
+});
 
 /** Milliseconds with a precision that suits the magnitude. */
 export function ms(value: number): string {
@@ -18,12 +21,11 @@ export function ms(value: number): string {
   return value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(2);
 }
 
-export function kib(bytes: number): string {
-  return (bytes / 1024).toFixed(1);
-}
-
-export function ratio(value: number, floor: number): string {
-  return Number.isFinite(value) && Number.isFinite(floor) && floor > 0 ? (value / floor).toFixed(2) : 'n/a';
-}
+export const kib = (bytes: number) => (bytes / 1024).toFixed(1);
+export const pct = (value: number, floor: number) =>
+  `${value >= floor ? '+' : ''}${(((value - floor) / floor) * 100).toFixed(0)} %`;
+export const usd = (v: number) =>
+  v >= 0.1 ? `$${v.toFixed(2)}` : v >= 0.001 ? `$${v.toFixed(3)}` : v > 0 ? `$${v.toFixed(4)}` : '$0';
+export const yes = (ok: boolean) => (ok ? 'yes' : 'NO');
 
 export const sleep = (milliseconds: number) => new Promise<void>((r) => setTimeout(r, milliseconds));

@@ -316,6 +316,54 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/health': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Liveness: the service answers (no dependency is called)
+     * @description Public, no key: answers 200 whenever the service can answer at all, and calls nothing (no DynamoDB call), so a load balancer or an uptime check may call it as often as it likes. Never cached. For whether the service can also reach its table, see the readiness check.
+     */
+    get: operations['Health'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    /**
+     * Liveness: the service answers (no dependency is called) (HEAD: never recorded)
+     * @description The same as `GET /health` without a body; a `HEAD` request is never recorded.
+     */
+    head: operations['HealthHead'];
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/health/ready': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Readiness: the table answers a read
+     * @description For operators, with a key: reads one item of the table (an item that never exists, so no account's data is read) and answers 200 with the read's latency when it succeeds, or 503 `service_unavailable` when the table throttles, fails or does not answer in time.
+     */
+    get: operations['Readiness'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    /**
+     * Readiness: the table answers a read (HEAD: never recorded)
+     * @description The same as `GET /api/v1/health/ready` without a body; a `HEAD` request is never recorded.
+     */
+    head: operations['ReadinessHead'];
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/openapi.json': {
     parameters: {
       query?: never;
@@ -3182,6 +3230,212 @@ export interface operations {
       431: components['responses']['request_headers_too_large'];
       500: components['responses']['internal_error'];
       503: components['responses']['service_unavailable'];
+    };
+  };
+  Health: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The service answers. */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "ok"
+           *     }
+           */
+          'application/json': {
+            /**
+             * @description Always `ok`: an answer at all is the signal.
+             * @constant
+             */
+            status: 'ok';
+          };
+        };
+      };
+      413: components['responses']['payload_too_large'];
+      429: components['responses']['rate_limited'];
+      431: components['responses']['request_headers_too_large'];
+      500: components['responses']['internal_error'];
+    };
+  };
+  HealthHead: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The service answers. */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `payload_too_large`: The body is over 32 KiB. */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `rate_limited`: Too many requests on this route: its request-rate budget is spent for now. Retry after `retry-after` seconds. A deployed stage's throttling is answered by API Gateway itself, with its own body `{"message":"Too Many Requests"}` and no `retry-after`. */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `request_headers_too_large`: The request line and headers together are too large (over 16 KiB locally; API Gateway answers its own error over its 10 KiB limit). */
+      431: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `internal_error`: Anything unexpected; the message is generic and nothing internal is exposed. */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  Readiness: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The table answered. */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "ready",
+           *       "checks": {
+           *         "dynamodb": {
+           *           "status": "ok",
+           *           "latency_ms": 4.2
+           *         }
+           *       }
+           *     }
+           */
+          'application/json': {
+            /** @constant */
+            status: 'ready';
+            checks: {
+              dynamodb: {
+                /** @constant */
+                status: 'ok';
+                /** @description How long the read took, in milliseconds. */
+                latency_ms: number;
+              };
+            };
+          };
+        };
+      };
+      401: components['responses']['unauthorized'];
+      413: components['responses']['payload_too_large'];
+      429: components['responses']['rate_limited'];
+      431: components['responses']['request_headers_too_large'];
+      500: components['responses']['internal_error'];
+      503: components['responses']['service_unavailable'];
+    };
+  };
+  ReadinessHead: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The table answered. */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `unauthorized`: The `api-key` header is missing, unknown or revoked (the same body in all three cases). */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `payload_too_large`: The body is over 32 KiB. */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `rate_limited`: Too many requests on this route: its request-rate budget is spent for now. Retry after `retry-after` seconds. A deployed stage's throttling is answered by API Gateway itself, with its own body `{"message":"Too Many Requests"}` and no `retry-after`. */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `request_headers_too_large`: The request line and headers together are too large (over 16 KiB locally; API Gateway answers its own error over its 10 KiB limit). */
+      431: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `internal_error`: Anything unexpected; the message is generic and nothing internal is exposed. */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `service_unavailable`: A dependency (DynamoDB, SQS) throttled, failed or did not answer in time; `Retry-After` says when to retry. The write may or may not have happened: retry with the same `Idempotency-Key`. */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
     };
   };
   GetOpenApiDocument: {

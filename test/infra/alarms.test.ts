@@ -226,6 +226,8 @@ describe('alarms', () => {
       RotateWebhookSecret: 500,
       // Not TestWebhook: its duration is the customer's endpoint's.
       Visit: 250,
+      Health: 1000,
+      Readiness: 500,
       GetOpenApiDocument: 1000,
       GetApiReference: 1000,
       Authorizer: 500,

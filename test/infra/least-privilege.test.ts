@@ -60,6 +60,8 @@ const EXPECTED_GRANTS: Record<string, Record<string, string[]>> = {
   RedeliverEvent: { table: [CHECK, GET, PUT] },
   TestWebhook: { table: ['dynamodb:BatchWriteItem', GET] },
   RotateWebhookSecret: { table: [GET, PUT, UPDATE] },
+  Health: {},
+  Readiness: { table: [GET] },
   GetOpenApiDocument: {},
   GetApiReference: {},
   Authorizer: { table: [GET] },

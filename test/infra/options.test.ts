@@ -178,9 +178,10 @@ describe('-c kms=true', () => {
       },
     };
     const streamConsumers = new Set(['WebhookStreamConsumer', 'PurgeStreamConsumer']);
-    // Every function with a table grant, i.e. all but the two document routes, the fallback and the
-    // purge trigger (which reads only the stream).
+    // Every function with a table grant, i.e. all but liveness, the two document routes, the
+    // fallback and the purge trigger (which reads only the stream).
     const withoutTable = new Set([
+      'Health',
       'GetOpenApiDocument',
       'GetApiReference',
       'Fallback',

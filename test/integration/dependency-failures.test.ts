@@ -52,6 +52,8 @@ async function loadAgainst(endpoint: string) {
     getCampaign: (await import('../../functions/http/get-campaign.ts')).handler as unknown as Handler,
     postLinkAction: (await import('../../functions/http/post-link-action.ts')).handler as unknown as Handler,
     visit: (await import('../../functions/http/visit.ts')).handler as unknown as Handler,
+    readiness: (await import('../../functions/http/get-readiness.ts')).handler as unknown as Handler,
+    health: (await import('../../functions/http/health.ts')).handler as unknown as Handler,
     authorizer: (await import('../../functions/auth/authorizer.ts')).handler as unknown as (
       e: APIGatewayRequestAuthorizerEventV2,
     ) => Promise<{ isAuthorized: boolean; context: Record<string, string> }>,
@@ -140,6 +142,19 @@ describe.each([
       handlers.visit(event('GET', '/r/ABCD2345', {}), lambdaContext('r3', 'Visit')),
     );
     expectUnavailable(value);
+  });
+
+  it('the readiness check answers 503 within its budget; liveness, which calls nothing, still 200', async () => {
+    const { value, ms } = await timed(() =>
+      handlers.readiness(event('GET', '/api/v1/health/ready', {}), lambdaContext('r4', 'Readiness')),
+    );
+    expectUnavailable(value);
+    expect(ms).toBeLessThan(6_000);
+    const live = await handlers.health(event('GET', '/health', {}), lambdaContext('r5', 'Health'));
+    expect({ status: live.statusCode, body: JSON.parse(live.body ?? '') }).toEqual({
+      status: 200,
+      body: { status: 'ok' },
+    });
   });
 
   it('the authorizer answers within 2 s, and the handler then says 503, not 401', async () => {

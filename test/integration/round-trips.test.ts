@@ -538,6 +538,18 @@ const cases: Case[] = [
     }),
   },
   {
+    route: 'Health',
+    label: 'liveness',
+    status: 200,
+    request: () => ({ method: 'GET', path: '/health' }),
+  },
+  {
+    route: 'Readiness',
+    label: 'the table answers',
+    status: 200,
+    request: () => ({ method: 'GET', path: '/api/v1/health/ready' }),
+  },
+  {
     route: 'GetOpenApiDocument',
     label: 'document',
     status: 200,

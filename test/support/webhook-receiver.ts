@@ -12,6 +12,8 @@ export interface ReceivedRequest {
   body: string;
   /** `Date.now()` when the body had fully arrived. */
   receivedAt: number;
+  /** `performance.now()` then, for sub-millisecond timing (the bench's direct-POST floor). */
+  at: number;
 }
 
 /**
@@ -56,6 +58,7 @@ export async function startWebhookReceiver(respond?: Responder): Promise<Webhook
         headers: req.headers,
         body: Buffer.concat(chunks).toString('utf8'),
         receivedAt: Date.now(),
+        at: performance.now(),
       };
       const index = requests.push(request) - 1;
       const answer = respond?.(request, index) ?? { status: 200 };

@@ -10,10 +10,13 @@ import {
   budgetClassOf,
   buildBundles,
   bundleDir,
+  FLOOR_GOAL,
+  floorEntries,
+  floorOf,
   functionEntries,
   projectRoot,
   removeBundleDir,
-} from '../../scripts/bench/bundles.ts';
+} from '../support/bundles.ts';
 
 /**
  * Every function bundle, built as CDK builds it, stays within the budget `npm run bench` reports
@@ -24,10 +27,13 @@ import {
 describe('function bundle sizes', () => {
   let dir = '';
   let bundles: BuiltBundle[] = [];
+  let floors: BuiltBundle[] = [];
 
   beforeAll(async () => {
     dir = bundleDir();
-    bundles = await buildBundles(functionEntries(), dir, 'shared');
+    const all = await buildBundles([...functionEntries(), ...floorEntries()], dir);
+    bundles = all.filter((b) => !b.name.startsWith('floor/'));
+    floors = all.filter((b) => b.name.startsWith('floor/'));
   }, 60_000);
 
   afterAll(() => {
@@ -57,6 +63,19 @@ describe('function bundle sizes', () => {
     const over = bundles
       .map((b) => ({ name: b.name, bytes: b.bytes, budget: BUNDLE_BUDGETS[budgetClassOf(b)] }))
       .filter((b) => b.bytes > b.budget);
+    expect(over).toEqual([]);
+  });
+
+  it('keeps every function with an AWS SDK client within 15 % of its floor, the bundle of its SDK clients alone', () => {
+    expect(floors.map((f) => f.name).sort()).toEqual(['floor/dynamodb', 'floor/dynamodb-sqs', 'floor/sqs']);
+    const withSdk = bundles.filter((b) => b.usesAwsSdk);
+    expect(withSdk.length).toBeGreaterThan(10);
+    const over = withSdk
+      .map((b) => {
+        const floor = floors.find((f) => f.name === `floor/${floorOf(b.packages)}`)!;
+        return { name: b.name, floor: floor.name, ratio: Math.round((b.bytes / floor.bytes) * 1000) / 1000 };
+      })
+      .filter((b) => b.ratio > FLOOR_GOAL);
     expect(over).toEqual([]);
   });
 
