@@ -5,7 +5,7 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { type BundlingOptions, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { type BundlingOptions, LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { RouteRow } from '../lib/routes.ts';
@@ -49,6 +49,9 @@ export const BUNDLING: BundlingOptions = {
   externalModules: [...SHARED_BUNDLING.externalModules],
   mainFields: [...SHARED_BUNDLING.mainFields],
   banner: SHARED_BUNDLING.banner,
+  // esbuild's per-bundle size summary, printed for every function of every synth (the
+  // infrastructure tests synthesise a dozen stacks), says nothing a failed build would not.
+  logLevel: LogLevel.ERROR,
 };
 
 /**
