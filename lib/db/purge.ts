@@ -4,6 +4,8 @@ import { db, tableName } from './client.ts';
 import { campaignPartition } from './entities/campaign.ts';
 import { decoder } from './entities/decode.ts';
 import { CAMPAIGN_LINKS_INDEX, campaignLinksPartition, codeReservation } from './entities/link.ts';
+import { ATTEMPT_STATUSES, attemptLogPartition } from './entities/webhook-attempt.ts';
+import { eventLookupKey, FEED_SK_PREFIX } from './entities/webhook-event.ts';
 import { transactWrite } from './transactions.ts';
 
 export { parseCampaignPartition } from './entities/campaign.ts';
@@ -140,22 +142,39 @@ export async function purgeCampaign(
     start = page.LastEvaluatedKey;
   } while (start);
 
-  for (;;) {
-    if (Date.now() > deadline) return { deleted, done: false };
-    // Always the first page, read consistently: what was deleted is gone from it, so no cursor.
-    const { Items = [] } = await db.send(
-      new QueryCommand({
-        TableName: tableName,
-        KeyConditionExpression: 'PK = :pk',
-        ExpressionAttributeValues: { ':pk': campaignPartition(tenant, campaignId) },
-        ProjectionExpression: 'PK, SK',
-        ConsistentRead: true,
-        Limit: PAGE,
-      }),
-    );
-    if (Items.length === 0) break;
-    const keyList = Items.map((i) => ({ PK: recordField.string(i, 'PK'), SK: recordField.string(i, 'SK') }));
-    deleted += await sumInParallel(keyList, BATCH, PARALLEL_BATCHES, deleteBatch);
+  // The campaign's own partition (referred users, actions, its events feed), then its delivery
+  // log's partitions (the whole log and one per status). A feed item takes its event's lookup item
+  // (another partition, keyed by event id) with it, so a deleted campaign's event bodies do not
+  // wait for their 30-day expiry.
+  const partitions = [
+    campaignPartition(tenant, campaignId),
+    attemptLogPartition(tenant, campaignId),
+    ...ATTEMPT_STATUSES.map((status) => attemptLogPartition(tenant, campaignId, status)),
+  ];
+  for (const partition of partitions) {
+    for (;;) {
+      if (Date.now() > deadline) return { deleted, done: false };
+      // Always the first page, read consistently: what was deleted is gone from it, so no cursor.
+      const { Items = [] } = await db.send(
+        new QueryCommand({
+          TableName: tableName,
+          KeyConditionExpression: 'PK = :pk',
+          ExpressionAttributeValues: { ':pk': partition },
+          ProjectionExpression: 'PK, SK, evt_id',
+          ConsistentRead: true,
+          Limit: PAGE,
+        }),
+      );
+      if (Items.length === 0) break;
+      const keyList = Items.flatMap((i) => {
+        const key = { PK: recordField.string(i, 'PK'), SK: recordField.string(i, 'SK') };
+        const eventId = key.SK.startsWith(FEED_SK_PREFIX)
+          ? recordField.optionalString(i, 'evt_id')
+          : undefined;
+        return eventId ? [eventLookupKey(tenant, eventId), key] : [key];
+      });
+      deleted += await sumInParallel(keyList, BATCH, PARALLEL_BATCHES, deleteBatch);
+    }
   }
   return { deleted, done: true };
 }
