@@ -8,8 +8,8 @@
  * Written by the table stream consumer (`lib/webhooks/feed.ts`) for every event it sees, in one
  * transaction whose condition is that the lookup item is new: a stream batch that Lambda retries
  * writes an event into the feed once. The feed item sits in its campaign's partition, so the
- * campaign's purge removes it; the lookup item expires with it (30 days) and every reader checks
- * the campaign first. The sequence increases in the order the consumer writes a campaign's events,
+ * campaign's purge removes it and, by the event id it holds, the lookup item (else both expire in
+ * 30 days); every reader checks the campaign first. The sequence increases in the order the consumer writes a campaign's events,
  * which is the order of their commit (a campaign's event items share one partition, so one stream
  * shard, read in order), so a cursor holding the last sequence read yields only newer events.
  *
