@@ -9,8 +9,8 @@
  * transaction whose condition is that the lookup item is new: a stream batch that Lambda retries
  * writes an event into the feed once. The feed item sits in its campaign's partition, so the
  * campaign's purge removes it and, by the event id it holds, the lookup item (else both expire in
- * 30 days); every reader checks the campaign first. The sequence increases in the order the consumer writes a campaign's events,
- * which is the order of their commit (a campaign's event items share one partition, so one stream
+ * 30 days); every reader checks the campaign first. The sequence increases in the order the
+ * consumer writes a campaign's events, which is the order of their commit (a campaign's event items share one partition, so one stream
  * shard, read in order), so a cursor holding the last sequence read yields only newer events.
  *
  * The event attributes are stored as `evt_*`, never `event_type`: an item carrying `event_type`
