@@ -10,8 +10,9 @@
  * writes an event into the feed once. The feed item sits in its campaign's partition, so the
  * campaign's purge removes it and, by the event id it holds, the lookup item (else both expire in
  * 30 days); every reader checks the campaign first. The sequence increases in the order the
- * consumer writes a campaign's events, which is the order of their commit (a campaign's event items share one partition, so one stream
- * shard, read in order), so a cursor holding the last sequence read yields only newer events.
+ * consumer writes a campaign's events, which is the order of their commit (a campaign's event
+ * items share one partition, so one stream shard, read in order), so a cursor holding the last
+ * sequence read yields only newer events.
  *
  * The event attributes are stored as `evt_*`, never `event_type`: an item carrying `event_type`
  * is an event to the stream consumer's filter, and these items must not be sent again. The one
