@@ -732,7 +732,6 @@ describe('DynamoDB calls per request, once warm', () => {
         } else await new Promise((r) => setTimeout(r, 100));
       }
       expect(replay, `${routeId(route)}: no replay`).toBeDefined();
-      console.log(`REPLAY ${c.route}: ${replay!.ops.length} [${replay!.ops.join(' + ')}]`);
       expect(replay!.ops.length, `${routeId(route)} replay: ${replay!.ops.join(' + ')}`).toBeLessThanOrEqual(
         route.dynamoCalls + 1,
       );
@@ -749,11 +748,9 @@ describe('DynamoDB calls per request, once warm', () => {
   it.each(cases.map((c) => [`${c.route}: ${c.label}`, c] as const))('%s', async (_, c) => {
     const route = routes.find((r) => r.name === c.route);
     if (!route) throw new Error(`no route named ${c.route}`);
-    const w = await measure(route, c); // warm: the module load and anything a warm container keeps
-    console.log(`WARM ${c.route} (${c.label}): [${w.ops.join(' + ')}] idblocks=${w.idBlocks}`);
+    await measure(route, c); // warm: the module load and anything a warm container keeps
     for (let i = 0; i < SAMPLES; i++) {
-      const { ops, idBlocks } = await measure(route, c);
-      console.log(`RT ${c.route} (${c.label}): ${ops.length} [${ops.join(' + ')}] idblocks=${idBlocks}`);
+      const { ops } = await measure(route, c);
       expect(
         ops.length,
         `${routeId(route)} [${c.label}] sample ${i + 1}: ${ops.length} DynamoDB calls ` +
@@ -786,8 +783,6 @@ describe('DynamoDB actions per route, against its grant', () => {
       byRoute.set(route.name, seen);
       for (const line of outsideGrant(grantOf(route), calls)) violations.push(`${routeId(route)}: ${line}`);
     }
-    for (const [name, seen] of byRoute)
-      console.log(`ACTIONS ${name}: ${[...seen].sort().join(', ') || 'none'}`);
     expect(violations).toEqual([]);
     expect(routes.filter((r) => !byRoute.has(r.name)).map(routeId)).toEqual([]);
   });
