@@ -5,6 +5,7 @@
  * purge. Real `npm start` processes, a real webhook receiver in this process; every wait is on
  * state. The three scenarios run side by side, each on its own stack.
  */
+
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createDocumentClient } from '../../lib/aws/clients.ts';
@@ -13,6 +14,7 @@ import { campaignLinksPartition, linkKey, newLinkItem } from '../../lib/db/entit
 import { freePort } from '../../lib/local/ports.ts';
 import { LOCAL_TABLE_NAME } from '../../lib/local/stack.ts';
 import { apiAt, postAsClient } from '../support/api.ts';
+import { receiversClosedAfterAll } from '../support/receivers.ts';
 import { BROWSER_UA, createCampaignWithWebhook } from '../support/records.ts';
 import {
   cleanUpStacks,
@@ -25,23 +27,10 @@ import {
 } from '../support/stack-process.ts';
 import { putItems, TOOL_TIMEOUT_MS } from '../support/table.ts';
 import { eventually, mapLimit } from '../support/wait.ts';
-import {
-  type ReceivedRequest,
-  startWebhookReceiver,
-  type WebhookReceiver,
-} from '../support/webhook-receiver.ts';
+import type { ReceivedRequest } from '../support/webhook-receiver.ts';
 
-const receivers: WebhookReceiver[] = [];
-afterAll(async () => {
-  cleanUpStacks();
-  await Promise.all(receivers.map((r) => r.close()));
-});
-
-async function receiver(respond?: Parameters<typeof startWebhookReceiver>[0]) {
-  const rx = await startWebhookReceiver(respond);
-  receivers.push(rx);
-  return rx;
-}
+afterAll(cleanUpStacks);
+const receiver = receiversClosedAfterAll();
 
 /** A stack on `dataDir` with one tenant's key, ready; its base URL, DynamoDB and queue line. */
 async function startOn(dataDir: string, key: string, env: Record<string, string> = {}) {

@@ -5,10 +5,12 @@
  * WEBHOOK_RETRY_DELAYS=1,1,1 (4 attempts, 1 s apart). Automatic disabling needs a short setting
  * and has a stack of its own (`webhook-auto-disable.test.ts`).
  */
+
 import { Webhook } from 'standardwebhooks';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { api, TENANT_B } from '../support/api.ts';
 import { expectError, expectValidation } from '../support/assertions.ts';
+import { receiversClosedAfterAll } from '../support/receivers.ts';
 import {
   createCampaign,
   createCampaignWithWebhook,
@@ -18,21 +20,11 @@ import {
   randomId,
 } from '../support/records.ts';
 import { eventually, holdsFor } from '../support/wait.ts';
-import { type Responder, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: the tests read a few fields of known responses
 type Json = any;
 
-const receivers: WebhookReceiver[] = [];
-afterAll(async () => {
-  await Promise.all(receivers.map((r) => r.close()));
-});
-
-async function receiver(respond?: Responder) {
-  const r = await startWebhookReceiver(respond);
-  receivers.push(r);
-  return r;
-}
+const receiver = receiversClosedAfterAll();
 
 const headersOf = (r: { headers: Record<string, string | string[] | undefined> }) => {
   const out: Record<string, string> = {};

@@ -6,9 +6,11 @@
  * the table or the queue, except where a test shows that a delivery does NOT come (see
  * `noMoreWithin`).
  */
+
 import { Webhook } from 'standardwebhooks';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { api, TENANT_A } from '../support/api.ts';
+import { receiversClosedAfterAll } from '../support/receivers.ts';
 import {
   type ActionBody,
   BROWSER_UA,
@@ -19,19 +21,9 @@ import {
 } from '../support/records.ts';
 import { campaignItems, deadLetterOf } from '../support/table.ts';
 import { holdsFor, mapLimit } from '../support/wait.ts';
-import { type Responder, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
+import type { WebhookReceiver } from '../support/webhook-receiver.ts';
 
-const receivers: WebhookReceiver[] = [];
-
-afterAll(async () => {
-  await Promise.all(receivers.map((r) => r.close()));
-});
-
-async function receiver(respond?: Responder) {
-  const r = await startWebhookReceiver(respond);
-  receivers.push(r);
-  return r;
-}
+const receiver = receiversClosedAfterAll();
 
 /**
  * The longest a retry can follow the attempt before it on this stack: the 1 s delay (jittered

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { signingSecretsOf } from '../../lib/db/entities/campaign.ts';
 import { eventAttributes } from '../../lib/domain/webhook-events.ts';
 import {
@@ -38,7 +38,7 @@ import {
   messageFromStreamRecord,
 } from '../../lib/webhooks/stream.ts';
 import { EVENT_RECORD_FILTER, LINK_ACTION_RECORD_FILTER } from '../../lib/webhooks/stream-filter.ts';
-import { type Responder, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
+import { receiversClosedAfterAll } from '../support/receivers.ts';
 
 const secret = () => `whsec_${randomBytes(32).toString('base64')}`;
 const message = (overrides: Partial<WebhookMessage> = {}): WebhookMessage => ({
@@ -301,13 +301,7 @@ describe('lanes', () => {
 });
 
 describe('delivery', () => {
-  const receivers: WebhookReceiver[] = [];
-  afterAll(() => Promise.all(receivers.map((r) => r.close())));
-  const receiver = async (respond?: Responder) => {
-    const r = await startWebhookReceiver(respond);
-    receivers.push(r);
-    return r;
-  };
+  const receiver = receiversClosedAfterAll();
 
   /** A stand-in for SQS: the commands the handler sends are what these tests check. */
   function fakeSqs(fail?: (name: string) => boolean) {
