@@ -46,17 +46,22 @@ export function encodeCursor(scope: ListScope, position: Position): string {
   return Buffer.from(JSON.stringify(body), 'utf8').toString('base64url');
 }
 
-export function decodeCursor(scope: ListScope, cursor: string): Position {
-  const invalid = () =>
-    validationError([{ field: 'cursor', message: 'is not a valid cursor for this list' }]);
+const invalid = () => validationError([{ field: 'cursor', message: 'is not a valid cursor for this list' }]);
+
+/** A cursor's fields after its version, if it is the JSON array of `length` with that `version`. */
+function cursorFields(cursor: string, version: number, length: number): unknown[] {
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
   } catch {
     throw invalid();
   }
-  if (!Array.isArray(parsed) || parsed.length !== 4 || parsed[0] !== VERSION) throw invalid();
-  const [, sortKey, code, tag] = parsed as [number, unknown, unknown, unknown];
+  if (!Array.isArray(parsed) || parsed.length !== length || parsed[0] !== version) throw invalid();
+  return parsed.slice(1);
+}
+
+export function decodeCursor(scope: ListScope, cursor: string): Position {
+  const [sortKey, code, tag] = cursorFields(cursor, VERSION, 4);
   if (
     typeof sortKey !== 'string' ||
     typeof code !== 'string' ||
@@ -104,16 +109,7 @@ export function encodeSortKeyCursor(scope: SortKeyScope, sortKey: string): strin
 
 /** The sort key a cursor holds, if `valid` accepts it and the cursor is this list's. */
 export function decodeSortKeyCursor(scope: SortKeyScope, cursor: string, valid: RegExp): string {
-  const invalid = () =>
-    validationError([{ field: 'cursor', message: 'is not a valid cursor for this list' }]);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw invalid();
-  }
-  if (!Array.isArray(parsed) || parsed.length !== 3 || parsed[0] !== SORT_KEY_VERSION) throw invalid();
-  const [, sortKey, tag] = parsed as [number, unknown, unknown];
+  const [sortKey, tag] = cursorFields(cursor, SORT_KEY_VERSION, 3);
   if (
     typeof sortKey !== 'string' ||
     typeof tag !== 'string' ||
