@@ -36,7 +36,9 @@ export const DELIVERY_LANE_GRANT: TableGrant = { actions: ['GetItem', 'UpdateIte
  * (transactions of conditional Puts; `recordFeedEvents` in `lib/db/webhook-events.ts`).
  */
 export const WEBHOOK_STREAM_GRANT: TableGrant = {
-  actions: ['PutItem', 'ConditionCheckItem', 'UpdateItem'],
+  // The rollups also read their shard's checkpoint (GetItem) and the ranking items they raise
+  // (BatchGetItem), and write both in the same transactions (PutItem, UpdateItem).
+  actions: ['PutItem', 'ConditionCheckItem', 'UpdateItem', 'GetItem', 'BatchGetItem'],
 };
 
 /**

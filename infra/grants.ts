@@ -153,6 +153,8 @@ export interface TableStreamSourceOptions {
   readonly bisectBatchOnError: boolean;
   readonly maxRecordAge: import('aws-cdk-lib').Duration;
   readonly retryAttempts?: number;
+  /** A tumbling window: the one way Lambda passes the batch's shard id to the function. */
+  readonly tumblingWindow?: import('aws-cdk-lib').Duration;
   /** Where Lambda records the ranges it gave up on. */
   readonly onFailure: sqs.IQueue;
 }

@@ -269,6 +269,9 @@ export class Webhooks extends Construct {
       filters: STREAM_CONSUMER_FILTERS.map((f) => lambda.FilterCriteria.filter({ ...f })),
       reportBatchItemFailures: true,
       bisectBatchOnError: true,
+      // The rollups' per-shard checkpoint needs the batch's shard, which Lambda passes only to a
+      // mapping with a tumbling window (`lib/analytics/rollups.ts`); the window's state is unused.
+      tumblingWindow: Duration.minutes(15),
       maxRecordAge: Duration.hours(23),
       onFailure: this.streamFailureQueue,
     });

@@ -51,6 +51,17 @@ export const GSI3 = {
   projectedAttributes: LINK_INDEX_ATTRIBUTES,
 } as const;
 
+/**
+ * GSI4: a campaign's rankings (endpoint 17): one partition per ranking, sorted by value then
+ * earliest reach (`lib/db/entities/analytics.ts`). Sparse: only top items carry its keys.
+ */
+export const GSI4 = {
+  indexName: 'GSI4',
+  partitionKey: 'GSI4PK',
+  sortKey: 'GSI4SK',
+  projectedAttributes: ['value', 'referrer_id', 'link_id', 'referral_code', 'referral_link'],
+} as const;
+
 export const tableDefinition = {
   partitionKey: 'PK',
   sortKey: 'SK',
@@ -61,9 +72,9 @@ export const tableDefinition = {
   /**
    * Every index projects the table's and its own keys plus `projectedAttributes` (INCLUDE), never
    * ALL. GSI1: a link by id, and the api-key list. GSI2: a campaign's links (list and purge).
-   * GSI3: a referrer's links.
+   * GSI3: a referrer's links. GSI4: a campaign's rankings.
    */
-  globalSecondaryIndexes: [GSI1, GSI2, GSI3],
+  globalSecondaryIndexes: [GSI1, GSI2, GSI3, GSI4],
 } as const;
 
 export type IndexName = (typeof tableDefinition.globalSecondaryIndexes)[number]['indexName'];

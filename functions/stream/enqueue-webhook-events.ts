@@ -1,11 +1,15 @@
 /**
- * Table stream consumer, for two kinds of records (the event source mapping's filters,
+ * Table stream consumer, for three kinds of records (the event source mapping's filters,
  * `STREAM_CONSUMER_FILTERS`, pass nothing else):
  *
  * - INSERTs of event-bearing items: each event goes on the webhook queue, and into its
  *   campaign's events feed (`lib/webhooks/feed.ts`; not a redelivery request, which is no new event);
  * - MODIFYs of a link carrying the action that write recorded (`POST /action/referred_user`):
- *   the action's own item is written, event included, and its INSERT comes back as the first kind.
+ *   the action's own item is written, event included, and its INSERT comes back as the first kind;
+ * - INSERTs of bot visits, which, with the event items, the analytics rollups add up exactly once
+ *   (`lib/analytics/rollups.ts`, checkpointed per shard: hence the mapping's tumbling window, the
+ *   one way Lambda tells a stream consumer which shard a batch comes from, and the `state` in the
+ *   response that a tumbling window requires).
  *
  * Failures are reported per record (`ReportBatchItemFailures`), so Lambda retries from the first
  * of them and nothing committed is skipped. What such a retry repeats is harmless: action items
@@ -13,9 +17,11 @@
  * dedupe key.
  */
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import { applyRollups } from '../../lib/analytics/rollups.ts';
 import { createSqsClient } from '../../lib/aws/clients.ts';
 import { config } from '../../lib/config.ts';
-import { batchResponse } from '../../lib/queues/batch.ts';
+import { logger } from '../../lib/observability/logger.ts';
+import { batchResponse, sequenceNumberOf } from '../../lib/queues/batch.ts';
 import { recordFeedRecords } from '../../lib/webhooks/feed.ts';
 import { materializeStreamRecords } from '../../lib/webhooks/link-actions.ts';
 import { enqueueStreamRecords } from '../../lib/webhooks/stream.ts';
@@ -23,15 +29,45 @@ import { enqueueStreamRecords } from '../../lib/webhooks/stream.ts';
 const sqs = createSqsClient();
 const queueUrl = config.webhookQueueUrl;
 
-export const handler = async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
-  const [actions, events, feed] = await Promise.all([
+/** What Lambda hands a consumer whose mapping has a tumbling window: the shard, and a state. */
+export type StreamConsumerEvent = DynamoDBStreamEvent & { shardId?: string; state?: Record<string, string> };
+
+export const handler = async (
+  event: StreamConsumerEvent,
+): Promise<DynamoDBBatchResponse & { state: Record<string, string> }> => {
+  const [actions, events, feed, rollups] = await Promise.all([
     materializeStreamRecords(event.Records),
     enqueueStreamRecords(event.Records, sqs, queueUrl),
     recordFeedRecords(event.Records),
+    rollUp(event),
   ]);
-  return batchResponse([
-    ...actions.failedSequenceNumbers,
-    ...events.failedSequenceNumbers,
-    ...feed.failedSequenceNumbers,
-  ]);
+  return {
+    ...batchResponse([
+      ...actions.failedSequenceNumbers,
+      ...events.failedSequenceNumbers,
+      ...feed.failedSequenceNumbers,
+      ...rollups,
+    ]),
+    state: {},
+  };
 };
+
+/** The rollups of this batch; on failure the whole batch comes again (the checkpoint skips what was applied). */
+async function rollUp(event: StreamConsumerEvent): Promise<string[]> {
+  if (event.Records.length === 0) return [];
+  if (!event.shardId) {
+    // Without a shard there is no checkpoint, and no way to count exactly once: refuse loudly.
+    logger.error('stream batch without shardId: the mapping needs its tumbling window');
+    return [sequenceNumberOf(event.Records[0]!)];
+  }
+  try {
+    await applyRollups(event.Records, event.shardId);
+    return [];
+  } catch (err) {
+    logger.warn('rollups failed; the batch comes again', {
+      error: (err as Error).message,
+      shard: event.shardId,
+    });
+    return [sequenceNumberOf(event.Records[0]!)];
+  }
+}

@@ -45,7 +45,7 @@ import { countOn, findLink, linkNotFound } from './links.ts';
 import { referredUserNotFound } from './referred-users.ts';
 import { transactWrite } from './transactions.ts';
 
-async function newAction(
+export async function newAction(
   actionType: string,
   metadata: Record<string, unknown>,
   referredUser: ReferredUserItem | null,

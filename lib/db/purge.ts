@@ -4,6 +4,7 @@ import { db, tableName } from './client.ts';
 import { campaignPartition } from './entities/campaign.ts';
 import { decoder } from './entities/decode.ts';
 import { CAMPAIGN_LINKS_INDEX, campaignLinksPartition, codeReservation } from './entities/link.ts';
+import { visitPartitions } from './entities/visit.ts';
 import { ATTEMPT_STATUSES, attemptLogPartition } from './entities/webhook-attempt.ts';
 import { eventLookupKey, FEED_SK_PREFIX } from './entities/webhook-event.ts';
 import { transactWrite } from './transactions.ts';
@@ -142,12 +143,14 @@ export async function purgeCampaign(
     start = page.LastEvaluatedKey;
   } while (start);
 
-  // The campaign's own partition (referred users, actions, its events feed), then its delivery
+  // The campaign's own partition (referred users, actions, its events feed, its analytics), its
+  // visits' partitions, then its delivery
   // log's partitions (the whole log and one per status). A feed item takes its event's lookup item
   // (another partition, keyed by event id) with it, so a deleted campaign's event bodies do not
   // wait for their 30-day expiry.
   const partitions = [
     campaignPartition(tenant, campaignId),
+    ...visitPartitions(tenant, campaignId),
     attemptLogPartition(tenant, campaignId),
     ...ATTEMPT_STATUSES.map((status) => attemptLogPartition(tenant, campaignId, status)),
   ];

@@ -9,6 +9,7 @@ import {
   DynamoDBClient,
   ListTablesCommand,
   ResourceNotFoundException,
+  UpdateTableCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import { dynamoClientConfig } from '../aws/clients.ts';
@@ -203,13 +204,38 @@ export function createTableInput(tableName: string): CreateTableCommandInput {
   };
 }
 
+/**
+ * A table kept in `DATA_DIR` by an older version lacks the indexes added since: create them, one
+ * UpdateTable each (DynamoDB takes one index creation per call), so `npm start` on old data works.
+ */
+async function addMissingIndexes(
+  client: DynamoDBClient,
+  tableName: string,
+  existing: ReadonlyArray<{ IndexName?: string }>,
+): Promise<void> {
+  const have = new Set(existing.map((g) => g.IndexName));
+  const input = createTableInput(tableName);
+  for (const index of input.GlobalSecondaryIndexes ?? []) {
+    if (have.has(index.IndexName)) continue;
+    const keys = new Set(index.KeySchema?.map((k) => k.AttributeName));
+    await client.send(
+      new UpdateTableCommand({
+        TableName: tableName,
+        AttributeDefinitions: input.AttributeDefinitions?.filter((a) => keys.has(a.AttributeName)),
+        GlobalSecondaryIndexUpdates: [{ Create: index }],
+      }),
+    );
+  }
+}
+
 /** Create the table (and its TTL setting) when it does not exist yet. */
 export async function ensureTable(endpoint: string, tableName: string): Promise<void> {
   // Creating a table with streams and indexes takes DynamoDB Local seconds right after it starts.
   const client = new DynamoDBClient(dynamoClientConfig(endpoint, undefined, 30_000));
   try {
     try {
-      await client.send(new DescribeTableCommand({ TableName: tableName }));
+      const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+      await addMissingIndexes(client, tableName, Table?.GlobalSecondaryIndexes ?? []);
       return;
     } catch (err) {
       if (!(err instanceof ResourceNotFoundException)) throw err;

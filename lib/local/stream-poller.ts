@@ -29,6 +29,8 @@ import { writeFileAtomic } from './files.ts';
 
 export type StreamHandler = (event: {
   Records: _Record[];
+  /** As Lambda passes it to a mapping with a tumbling window. */
+  shardId: string;
 }) => Promise<{ batchItemFailures: Array<{ itemIdentifier: string }> } | undefined>;
 
 export interface StreamPollerOptions {
@@ -143,7 +145,7 @@ export function startStreamPoller(options: StreamPollerOptions): StreamPoller {
       const results = await Promise.all(
         options.handlers.map(async (handler) => {
           try {
-            return (await handler({ Records: records }))?.batchItemFailures ?? [];
+            return (await handler({ Records: records, shardId }))?.batchItemFailures ?? [];
           } catch (err) {
             // As in Lambda: a thrown handler fails the whole batch.
             options.onError?.(err);

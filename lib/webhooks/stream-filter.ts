@@ -1,5 +1,5 @@
 /**
- * Which table stream records the webhook stream consumer handles. Two kinds (a record passes if
+ * Which table stream records the stream consumer handles. Three kinds (a record passes if
  * it matches either filter); both are plain data, shared by the CDK construct (the event source
  * mapping's filters, so other writes never even invoke the consumer) and by the code path
  * (`isEventRecord`, `isLinkActionRecord`), which the local stream poller runs because DynamoDB
@@ -22,5 +22,18 @@ export const LINK_ACTION_RECORD_FILTER = {
   dynamodb: { NewImage: { last_action: { M: { id: { N: [{ exists: true }] } } } } },
 } as const;
 
+/**
+ * Bot visits (`lib/db/entities/visit.ts`): no event, only counted by the rollups
+ * (`lib/analytics/rollups.ts`), which also read the event records above.
+ */
+export const BOT_VISIT_RECORD_FILTER = {
+  eventName: ['INSERT'],
+  dynamodb: { NewImage: { type: { S: ['bot_visit'] } } },
+} as const;
+
 /** The event source mapping's filters, in the order the consumer handles them. */
-export const STREAM_CONSUMER_FILTERS = [EVENT_RECORD_FILTER, LINK_ACTION_RECORD_FILTER] as const;
+export const STREAM_CONSUMER_FILTERS = [
+  EVENT_RECORD_FILTER,
+  LINK_ACTION_RECORD_FILTER,
+  BOT_VISIT_RECORD_FILTER,
+] as const;

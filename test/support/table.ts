@@ -12,8 +12,9 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { inject } from 'vitest';
 import { createDocumentClient } from '../../lib/aws/clients.ts';
+import { visitPartitions } from '../../lib/db/entities/visit.ts';
 import { WEBHOOK_DLQ_NAME } from '../../lib/local/queue.ts';
-import { eventually, mapLimit } from './wait.ts';
+import { eventually, mapLimit, waitUntil } from './wait.ts';
 
 /** A test's own reads and bulk writes behind the API's back wait longer than a request's attempt. */
 export const TOOL_TIMEOUT_MS = 30_000;
@@ -67,6 +68,53 @@ export async function campaignItems(
   } while (start);
   return items;
 }
+
+/**
+ * Every item of a campaign's 16 visit partitions (`lib/db/entities/visit.ts`): its visits
+ * (`A#…`, action items) and bot visits (`B#…`).
+ */
+export async function visitItems(
+  tenant: string,
+  campaignId: string,
+  on: Table = table(),
+): Promise<Record<string, unknown>[]> {
+  const { db, name } = on;
+  const pages = await Promise.all(
+    visitPartitions(tenant, campaignId.toLowerCase()).map(async (pk) => {
+      const items: Record<string, unknown>[] = [];
+      let start: Record<string, unknown> | undefined;
+      do {
+        const page = await db.send(
+          new QueryCommand({
+            TableName: name,
+            KeyConditionExpression: 'PK = :pk',
+            ExpressionAttributeValues: { ':pk': pk },
+            ConsistentRead: true,
+            ExclusiveStartKey: start,
+          }),
+        );
+        items.push(...(page.Items ?? []));
+        start = page.LastEvaluatedKey;
+      } while (start);
+      return items;
+    }),
+  );
+  return pages.flat();
+}
+
+/**
+ * A link's stored `total_clicks` once the table stream's rollups have counted its visits: waits
+ * until it equals `expected`, then reads it again a moment later, so a visit counted twice (or one
+ * that should not count at all) shows as a different value. The caller asserts the value returned.
+ */
+export async function settledClicks(code: string, expected: number, timeoutMs = 10_000): Promise<number> {
+  const clicks = async () => Number((await linkItem(code))?.total_clicks ?? Number.NaN);
+  await waitUntil(async () => (await clicks()) === expected, timeoutMs, 50);
+  await new Promise((r) => setTimeout(r, SETTLE_MS));
+  return clicks();
+}
+/** Several times the local stream poller's interval (150 ms) and a rollup transaction. */
+const SETTLE_MS = 500;
 
 /** The stored campaign item (`SK CAMPAIGN`), read strongly consistently. */
 export async function campaignItem(
@@ -132,7 +180,10 @@ export async function settledActionItems(
     return await eventually(
       'action items matching total_clicks',
       async () => {
-        const items = await campaignItems(tenant, campaignId, 'A#');
+        const items = [
+          ...(await campaignItems(tenant, campaignId, 'A#')),
+          ...(await visitItems(tenant, campaignId)).filter((i) => String(i.SK).startsWith('A#')),
+        ];
         const counts = await Promise.all(
           codes.map(async (code) => ({
             code,

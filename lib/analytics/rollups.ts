@@ -1,0 +1,433 @@
+/**
+ * Table stream -> analytics rollups and the visit counters of links, exactly once.
+ *
+ * Every interaction is an item first (a visit, a bot visit, an action, a referred user); this
+ * consumer reads their INSERT records and adds them up: per campaign, link and referrer, per hour
+ * and per day (`series`), the all-time rankings (`top`), and a link's `total_clicks` for visits
+ * (API writes count their own action when they commit, so their responses include it).
+ *
+ * Exactly once: a shard's records are applied in order, in transactions that also move that
+ * shard's checkpoint (the last sequence number applied) from the value read to the chunk's last
+ * record. A batch delivered again, whole or from any record on (a Lambda retry, a local stack
+ * restarted, a consumer killed between two transactions), skips what the checkpoint covers, and a
+ * transaction either applies a chunk and its checkpoint or nothing. Two invocations racing on one
+ * shard cannot both move the checkpoint from one value.
+ *
+ * Records arrive batched (up to 100 or 1,000 per call), and one chunk sums all its records' counts
+ * per item: a link that gets thousands of visits a second is written once per chunk, not once per
+ * visit, and the visit requests themselves never write the link.
+ *
+ * Counts of a deleted campaign are dropped (a ConditionCheck of the campaign in every chunk), and
+ * so are the visit counts of a link whose code was purged and reissued (the link update checks the
+ * link's id), so nothing is written into a purged campaign's partition.
+ */
+
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { getItems } from '../db/batch.ts';
+import { db, tableName } from '../db/client.ts';
+import {
+  ACTION_TYPE_PREFIX,
+  bucketOf,
+  CHECKPOINT_TTL_SECONDS,
+  checkpointKey,
+  checkpointOf,
+  type Granularity,
+  padSequence,
+  type Scope,
+  type SeriesMetric,
+  seriesKey,
+  type TopEntity,
+  type TopMetric,
+  topAttributes,
+  topKey,
+  topValueOf,
+} from '../db/entities/analytics.ts';
+import { campaignKey } from '../db/entities/campaign.ts';
+import { CLEAR_LAST_ACTION, linkKey } from '../db/entities/link.ts';
+import { BOT_VISIT_TYPE, VISIT_MARK } from '../db/entities/visit.ts';
+import { transactWrite } from '../db/transactions.ts';
+import type { StreamRecordLike } from '../webhooks/stream.ts';
+import { safeNumber } from '../webhooks/stream.ts';
+
+/** One record's share of the rollups. */
+export interface Contribution {
+  sequence: bigint;
+  tenant: string;
+  campaignId: string;
+  atMs: number;
+  link: { id: number; code: string; url: string | null; referrerId: string | null };
+  kind: 'visit' | 'bot_visit' | 'action' | 'referred_user';
+  unique: boolean;
+  /** The action type of an action. */
+  actionType?: string;
+  /** A visit recorded by `/r/{code}`: its click is not on the link yet (API writes count their own). */
+  countsClick: boolean;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * The contribution of one stream record, or undefined for any record that is not an interaction
+ * (a feed item, a redelivery request, a MODIFY...). Never throws on content: a record this
+ * consumer cannot read is not counted (and the webhook pipeline dead-letters it visibly).
+ */
+export function contributionOf(record: StreamRecordLike): Contribution | undefined {
+  if (record.eventName !== 'INSERT' || !record.dynamodb?.NewImage || !record.dynamodb.SequenceNumber) {
+    return undefined;
+  }
+  let item: Record<string, unknown>;
+  try {
+    // biome-ignore lint/suspicious/noExplicitAny: Lambda's and the SDK's AttributeValue types differ only nominally.
+    item = unmarshall(record.dynamodb.NewImage as any, { wrapNumbers: safeNumber });
+  } catch {
+    return undefined;
+  }
+  const sequence = BigInt(record.dynamodb.SequenceNumber);
+  const tenant = item.tenant;
+  const campaignId = item.campaign_id;
+  if (typeof tenant !== 'string' || typeof campaignId !== 'string') return undefined;
+
+  if (item.type === BOT_VISIT_TYPE) {
+    const at = Date.parse(String(item.at));
+    if (typeof item.link_id !== 'number' || typeof item.link_code !== 'string' || Number.isNaN(at))
+      return undefined;
+    return {
+      sequence,
+      tenant,
+      campaignId,
+      atMs: at,
+      link: {
+        id: item.link_id,
+        code: item.link_code,
+        url: null,
+        referrerId: typeof item.referrer_id === 'string' ? item.referrer_id : null,
+      },
+      kind: 'bot_visit',
+      unique: false,
+      countsClick: false,
+    };
+  }
+
+  if (typeof item.event_type !== 'string' || item.redelivery !== undefined) return undefined;
+  if (typeof item.event_json !== 'string') return undefined;
+  let data: unknown;
+  try {
+    data = JSON.parse(item.event_json);
+  } catch {
+    return undefined;
+  }
+  const atMs = Date.parse(String(item.event_time));
+  if (!isObject(data) || !isObject(data.referral_link) || Number.isNaN(atMs)) return undefined;
+  const l = data.referral_link;
+  if (typeof l.id !== 'number' || typeof l.referral_code !== 'string') return undefined;
+  const link = {
+    id: l.id,
+    code: l.referral_code,
+    url: typeof l.referral_link === 'string' ? l.referral_link : null,
+    referrerId: typeof l.referrer_id === 'string' ? l.referrer_id : null,
+  };
+  const base = { sequence, tenant, campaignId, atMs, link };
+  if (item.event_type === 'referred_user.created') {
+    return { ...base, kind: 'referred_user', unique: false, countsClick: false };
+  }
+  if (item.event_type !== 'action.created' || typeof data.action_type !== 'string') return undefined;
+  const visit = item[VISIT_MARK];
+  if (isObject(visit)) {
+    return { ...base, kind: 'visit', unique: visit.unique === true, countsClick: true };
+  }
+  // An action of type `visit` posted through the API: a visit, counted (with its click) by its write.
+  if (data.action_type === 'visit') return { ...base, kind: 'visit', unique: false, countsClick: false };
+  return { ...base, kind: 'action', unique: false, actionType: data.action_type, countsClick: false };
+}
+
+const GRANULARITIES: readonly Granularity[] = ['hour', 'day'];
+
+function scopesOf(c: Contribution): Scope[] {
+  return [
+    { kind: 'campaign' },
+    { kind: 'link', linkId: c.link.id },
+    ...(c.link.referrerId === null ? [] : [{ kind: 'referrer' as const, referrerId: c.link.referrerId }]),
+  ];
+}
+
+function seriesAddsOf(c: Contribution): Partial<Record<SeriesMetric, number>> & Record<string, number> {
+  switch (c.kind) {
+    case 'visit':
+      return c.unique ? { visits: 1, unique_visits: 1 } : { visits: 1 };
+    case 'bot_visit':
+      return { bot_visits: 1 };
+    case 'referred_user':
+      return { referred_users: 1 };
+    case 'action':
+      return { actions: 1, [`${ACTION_TYPE_PREFIX}${c.actionType}`]: 1 };
+  }
+}
+
+function topMetricsOf(c: Contribution): TopMetric[] {
+  switch (c.kind) {
+    case 'visit':
+      return c.unique ? ['visits', 'unique_visits'] : ['visits'];
+    case 'referred_user':
+      return ['referred_users'];
+    case 'action':
+      return ['actions'];
+    case 'bot_visit':
+      return [];
+  }
+}
+
+function entitiesOf(c: Contribution): TopEntity[] {
+  return [
+    { by: 'referral_link', linkId: c.link.id, code: c.link.code, url: c.link.url },
+    ...(c.link.referrerId === null ? [] : [{ by: 'referrer' as const, referrerId: c.link.referrerId }]),
+  ];
+}
+
+type Key = { PK: string; SK: string };
+const keyString = (k: Key) => `${k.PK}\u0000${k.SK}`;
+
+/** The writes of a chunk, summed per item. */
+interface Plan {
+  campaigns: Map<string, { tenant: string; campaignId: string }>;
+  series: Map<string, { key: Key; adds: Map<string, number> }>;
+  links: Map<string, { code: string; id: number; clicks: number }>;
+  tops: Map<
+    string,
+    {
+      key: Key;
+      tenant: string;
+      campaignId: string;
+      entity: TopEntity;
+      metric: TopMetric;
+      add: number;
+      reachMs: number;
+    }
+  >;
+}
+
+function keysOf(c: Contribution): string[] {
+  const keys = [keyString(campaignKey(c.tenant, c.campaignId))];
+  for (const scope of scopesOf(c)) {
+    for (const g of GRANULARITIES)
+      keys.push(keyString(seriesKey(c.tenant, c.campaignId, scope, g, bucketOf(new Date(c.atMs), g))));
+  }
+  if (c.countsClick) keys.push(keyString(linkKey(c.link.code)));
+  for (const entity of entitiesOf(c)) {
+    for (const metric of topMetricsOf(c))
+      keys.push(keyString(topKey(c.tenant, c.campaignId, entity, metric)));
+  }
+  return keys;
+}
+
+function planOf(chunk: readonly Contribution[]): Plan {
+  const plan: Plan = { campaigns: new Map(), series: new Map(), links: new Map(), tops: new Map() };
+  for (const c of chunk) {
+    plan.campaigns.set(keyString(campaignKey(c.tenant, c.campaignId)), {
+      tenant: c.tenant,
+      campaignId: c.campaignId,
+    });
+    const adds = seriesAddsOf(c);
+    for (const scope of scopesOf(c)) {
+      for (const g of GRANULARITIES) {
+        const key = seriesKey(c.tenant, c.campaignId, scope, g, bucketOf(new Date(c.atMs), g));
+        const entry = plan.series.get(keyString(key)) ?? { key, adds: new Map<string, number>() };
+        for (const [name, n] of Object.entries(adds)) entry.adds.set(name, (entry.adds.get(name) ?? 0) + n);
+        plan.series.set(keyString(key), entry);
+      }
+    }
+    if (c.countsClick) {
+      const entry = plan.links.get(c.link.code) ?? { code: c.link.code, id: c.link.id, clicks: 0 };
+      entry.clicks += 1;
+      plan.links.set(c.link.code, entry);
+    }
+    for (const entity of entitiesOf(c)) {
+      for (const metric of topMetricsOf(c)) {
+        const key = topKey(c.tenant, c.campaignId, entity, metric);
+        const entry = plan.tops.get(keyString(key)) ?? {
+          key,
+          tenant: c.tenant,
+          campaignId: c.campaignId,
+          entity,
+          metric,
+          add: 0,
+          reachMs: 0,
+        };
+        entry.add += 1;
+        entry.reachMs = Math.max(entry.reachMs, c.atMs);
+        plan.tops.set(keyString(key), entry);
+      }
+    }
+  }
+  return plan;
+}
+
+/** TransactWriteItems takes 100 items: the checkpoint and at most 99 others per chunk. */
+export const ITEMS_PER_TRANSACTION = 100;
+
+/** The longest prefix of `pending` whose writes fit one transaction beside the checkpoint (at least one record). */
+function nextChunk(pending: readonly Contribution[]): Contribution[] {
+  const keys = new Set<string>();
+  const chunk: Contribution[] = [];
+  for (const c of pending) {
+    const mine = keysOf(c).filter((k) => !keys.has(k));
+    if (chunk.length > 0 && keys.size + mine.length > ITEMS_PER_TRANSACTION - 1) break;
+    for (const k of mine) keys.add(k);
+    chunk.push(c);
+  }
+  return chunk;
+}
+
+async function readCheckpoint(shardId: string): Promise<string | undefined> {
+  const { Item } = await db.send(
+    new GetCommand({ TableName: tableName, Key: checkpointKey(shardId), ConsistentRead: true }),
+  );
+  return checkpointOf(Item);
+}
+
+const MAX_ATTEMPTS = 30;
+
+/**
+ * Apply the contributions of `records` (one shard's, in stream order) to the rollups, each once
+ * whatever was applied before; returns how many were applied now. Throws when it cannot finish
+ * (DynamoDB down, too much contention): the caller fails the batch and it comes again, and what
+ * this call applied is not applied twice.
+ */
+export async function applyRollups(records: readonly StreamRecordLike[], shardId: string): Promise<number> {
+  const all = records.map(contributionOf).filter((c): c is Contribution => c !== undefined);
+  if (all.length === 0) return 0;
+  let applied = 0;
+  let checkpoint = await readCheckpoint(shardId);
+  // What a failed condition taught us: gone for good (campaign ids are never reused, link ids never).
+  const goneCampaigns = new Set<string>();
+  const goneLinks = new Set<string>();
+  for (let attempt = 0; ; attempt++) {
+    if (attempt >= MAX_ATTEMPTS)
+      throw new Error(`rollups of shard ${shardId}: gave up after ${attempt} attempts`);
+    const after = checkpoint === undefined ? -1n : BigInt(checkpoint);
+    const pending = all.filter((c) => c.sequence > after);
+    if (pending.length === 0) return applied;
+    const chunk = nextChunk(pending);
+    const last = padSequence(String(chunk[chunk.length - 1]!.sequence));
+    const counted = chunk.filter(
+      (c) =>
+        !goneCampaigns.has(keyString(campaignKey(c.tenant, c.campaignId))) &&
+        !(c.countsClick && goneLinks.has(`${c.link.code}#${c.link.id}`)),
+    );
+    // A visit of a gone link still counts in its campaign's analytics; only its click has no link.
+    const plan = planOf(
+      chunk
+        .filter((c) => !goneCampaigns.has(keyString(campaignKey(c.tenant, c.campaignId))))
+        .map((c) =>
+          c.countsClick && goneLinks.has(`${c.link.code}#${c.link.id}`) ? { ...c, countsClick: false } : c,
+        ),
+    );
+    const topEntries = [...plan.tops.values()];
+    const current = topEntries.length > 0 ? await getItems(topEntries.map((t) => t.key)) : [];
+
+    type Kind =
+      | { kind: 'checkpoint' }
+      | { kind: 'campaign'; key: string }
+      | { kind: 'link'; id: string }
+      | { kind: 'top' }
+      | { kind: 'series' };
+    const kinds: Kind[] = [];
+    // biome-ignore lint/suspicious/noExplicitAny: lib-dynamodb's TransactWriteItem union.
+    const items: any[] = [];
+    const nowS = Math.floor(Date.now() / 1000);
+    items.push({
+      Update: {
+        TableName: tableName,
+        Key: checkpointKey(shardId),
+        UpdateExpression: 'SET #seq = :last, expires_at = :exp',
+        ConditionExpression: checkpoint === undefined ? 'attribute_not_exists(#seq)' : '#seq = :prev',
+        ExpressionAttributeNames: { '#seq': 'sequence' },
+        ExpressionAttributeValues: {
+          ':last': last,
+          ':exp': nowS + CHECKPOINT_TTL_SECONDS,
+          ...(checkpoint === undefined ? {} : { ':prev': checkpoint }),
+        },
+      },
+    });
+    kinds.push({ kind: 'checkpoint' });
+    for (const [k, c] of plan.campaigns) {
+      items.push({
+        ConditionCheck: {
+          TableName: tableName,
+          Key: campaignKey(c.tenant, c.campaignId),
+          ConditionExpression: 'attribute_exists(PK)',
+        },
+      });
+      kinds.push({ kind: 'campaign', key: k });
+    }
+    for (const s of plan.series.values()) {
+      const names: Record<string, string> = { '#type': 'type' };
+      const values: Record<string, unknown> = { ':type': 'analytics_series' };
+      const adds: string[] = [];
+      [...s.adds.entries()].forEach(([name, n], i) => {
+        names[`#a${i}`] = name;
+        values[`:a${i}`] = n;
+        adds.push(`#a${i} :a${i}`);
+      });
+      items.push({
+        Update: {
+          TableName: tableName,
+          Key: s.key,
+          UpdateExpression: `SET #type = :type ADD ${adds.join(', ')}`,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+        },
+      });
+      kinds.push({ kind: 'series' });
+    }
+    for (const l of plan.links.values()) {
+      items.push({
+        Update: {
+          TableName: tableName,
+          Key: linkKey(l.code),
+          UpdateExpression: `ADD total_clicks :n ${CLEAR_LAST_ACTION}`,
+          ConditionExpression: '#id = :id',
+          ExpressionAttributeNames: { '#id': 'id' },
+          ExpressionAttributeValues: { ':n': l.clicks, ':id': l.id },
+        },
+      });
+      kinds.push({ kind: 'link', id: `${l.code}#${l.id}` });
+    }
+    topEntries.forEach((t, i) => {
+      const before = current[i];
+      const old = topValueOf(before);
+      items.push({
+        Put: {
+          TableName: tableName,
+          Item: {
+            ...t.key,
+            ...topAttributes(t.tenant, t.campaignId, t.entity, t.metric, old + t.add, t.reachMs),
+          },
+          ConditionExpression: before === undefined ? 'attribute_not_exists(PK)' : '#value = :old',
+          ...(before === undefined
+            ? {}
+            : {
+                ExpressionAttributeNames: { '#value': 'value' },
+                ExpressionAttributeValues: { ':old': old },
+              }),
+        },
+      });
+      kinds.push({ kind: 'top' });
+    });
+
+    const result = await transactWrite(items);
+    if (result.ok) {
+      applied += counted.length;
+      checkpoint = last;
+      continue;
+    }
+    for (const i of result.failed) {
+      const kind = kinds[i];
+      if (kind?.kind === 'checkpoint') checkpoint = await readCheckpoint(shardId);
+      else if (kind?.kind === 'campaign') goneCampaigns.add(kind.key);
+      else if (kind?.kind === 'link') goneLinks.add(kind.id);
+      // A top item raised meanwhile by another shard's consumer: the next attempt reads it again.
+    }
+  }
+}
