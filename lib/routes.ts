@@ -277,12 +277,40 @@ const rows: readonly RowInput[] = [
     path: '/r/{referral_code}',
     handler: 'http/visit',
     auth: false,
-    // The link by code (GetItem); HEAD and bots read the campaign, a counted visit takes an id block
-    // and one transaction of the action's Put, the link's Update and the campaign's ConditionCheck.
-    dynamo: ['GetItem', 'PutItem', 'UpdateItem', 'ConditionCheckItem'],
-    dynamoCalls: 2,
+    // Two round trips of two calls: the link by code (GetItem) beside the visitor marker's UpdateItem
+    // (people only), then the visit's PutItem beside the campaign's existence (GetItem). A person's
+    // visit takes an id block now and then (UpdateItem), the day's first visit reads or creates the
+    // visitor key (GetItem, PutItem), and a visit of a campaign deleted meanwhile is taken back
+    // (DeleteItem). No link write: the stream's rollups count the visit.
+    dynamo: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'],
+    dynamoCalls: 4,
     throttle: 'redirect',
     summary: 'Redirect a visitor to the link and record a visit',
+  },
+  {
+    name: 'GetAnalytics',
+    method: 'GET',
+    path: '/api/v1/analytics/{campaign_id}',
+    handler: 'http/get-analytics',
+    auth: true,
+    // The campaign check (GetItem) beside one Query of its series items in its own partition.
+    dynamo: ['GetItem', 'Query'],
+    dynamoCalls: 2,
+    throttle: 'api',
+    summary: "A campaign's metrics per hour or per day",
+  },
+  {
+    name: 'GetAnalyticsTop',
+    method: 'GET',
+    path: '/api/v1/analytics/{campaign_id}/top',
+    handler: 'http/get-analytics-top',
+    auth: true,
+    // The campaign check (GetItem) beside one Query of the ranking's partition in GSI4.
+    dynamo: ['GetItem'],
+    queryIndexes: ['GSI4'],
+    dynamoCalls: 2,
+    throttle: 'api',
+    summary: "A campaign's leaderboard of referrers or links",
   },
   {
     name: 'ListWebhookDeliveries',

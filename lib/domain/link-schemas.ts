@@ -10,7 +10,12 @@ export const ReferralCode = Type.String({
   pattern: CODE_PATTERN,
   description: '4-32 characters of A-Z a-z 0-9 _ -',
 });
-const UserId = Text({ minLength: 1, maxLength: 256, noControl: true, description: 'An id of your own.' });
+export const UserId = Text({
+  minLength: 1,
+  maxLength: 256,
+  noControl: true,
+  description: 'An id of your own.',
+});
 const LinkId = Type.Integer({
   minimum: 1,
   maximum: Number.MAX_SAFE_INTEGER,

@@ -369,6 +369,89 @@ export const Visit: CompiledOperationOf<typeof operations.Visit> = {
   },
 };
 
+/** GET /api/v1/analytics/{campaign_id}: A campaign's metrics per hour or per day. */
+export const GetAnalytics: CompiledOperationOf<typeof operations.GetAnalytics> = {
+  name: "GetAnalytics",
+  auth: true,
+  query: {
+    validate: /* @__PURE__ */ validator(
+      /* @__PURE__ */ ((kind: KindHook) => {
+        const local_0 = /^(hour|day)$/;
+        const local_1 = /^\d{4}-\d{2}-\d{2}_\d{2}-\d{2}-\d{2}$/;
+        const local_2 = /^\d{4}-\d{2}-\d{2}_\d{2}-\d{2}-\d{2}$/;
+        const local_3 = /^[1-9][0-9]{0,15}$/;
+        return function check(value: any): boolean {
+          return (
+            (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+            (value['granularity'] !== undefined ? ((typeof value['granularity'] === 'string') && local_0.test(value['granularity'])) : true) &&
+            (value['from'] !== undefined ? ((typeof value['from'] === 'string') && local_1.test(value['from'])) : true) &&
+            (value['to'] !== undefined ? ((typeof value['to'] === 'string') && local_2.test(value['to'])) : true) &&
+            (value['referral_link_id'] !== undefined ? ((typeof value['referral_link_id'] === 'string') && local_3.test(value['referral_link_id'])) : true) &&
+            (value['referrer_id'] !== undefined ? (kind('Text', 0, value['referrer_id'])) : true)
+          )
+        }
+      })(/* @__PURE__ */ kindHook([{"minLength":1,"maxLength":256,"noControl":true}])),
+      {"kind":"Object","type":"object","additionalProperties":true,"properties":{"granularity":{"kind":"String","type":"string","pattern":"^(hour|day)$","description":"`hour` or `day` (the default)"},"from":{"kind":"String","type":"string","pattern":"^\\d{4}-\\d{2}-\\d{2}_\\d{2}-\\d{2}-\\d{2}$","description":"Start of the range (UTC, YYYY-MM-DD_HH-MM-SS), in the point it falls in. Default: 30 days before `to` for days, 7 days before for hours."},"to":{"kind":"String","type":"string","pattern":"^\\d{4}-\\d{2}-\\d{2}_\\d{2}-\\d{2}-\\d{2}$","description":"End of the range (UTC), in the point it falls in. Default: now."},"referral_link_id":{"kind":"String","type":"string","pattern":"^[1-9][0-9]{0,15}$","description":"Only this link (a positive integer id)"},"referrer_id":{"kind":"Text","type":"string","rules":{"minLength":1,"maxLength":256,"noControl":true}}}},
+    ),
+    required: [],
+  },
+  path: {
+    validate: /* @__PURE__ */ validator(
+      /* @__PURE__ */ (() => {
+        const local_0 = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+        return function check(value: any): boolean {
+          return (
+            (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+            (typeof value['campaign_id'] === 'string') &&
+            local_0.test(value['campaign_id'])
+          )
+        }
+      })(),
+      {"kind":"Object","type":"object","required":["campaign_id"],"properties":{"campaign_id":{"kind":"String","type":"string","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$","description":"A UUID"}}},
+    ),
+  },
+};
+
+/** GET /api/v1/analytics/{campaign_id}/top: A campaign's leaderboard of referrers or links. */
+export const GetAnalyticsTop: CompiledOperationOf<typeof operations.GetAnalyticsTop> = {
+  name: "GetAnalyticsTop",
+  auth: true,
+  query: {
+    validate: /* @__PURE__ */ validator(
+      /* @__PURE__ */ (() => {
+        const local_0 = /^(referred_users|visits|unique_visits|actions)$/;
+        const local_1 = /^(referrer|referral_link)$/;
+        const local_2 = /^(?:[1-9][0-9]?|100)$/;
+        return function check(value: any): boolean {
+          return (
+            (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+            (value['metric'] !== undefined ? ((typeof value['metric'] === 'string') && local_0.test(value['metric'])) : true) &&
+            (value['by'] !== undefined ? ((typeof value['by'] === 'string') && local_1.test(value['by'])) : true) &&
+            (value['limit'] !== undefined ? ((typeof value['limit'] === 'string') && local_2.test(value['limit'])) : true)
+          )
+        }
+      })(),
+      {"kind":"Object","type":"object","additionalProperties":true,"properties":{"metric":{"kind":"String","type":"string","pattern":"^(referred_users|visits|unique_visits|actions)$","description":"What to rank by (default `referred_users`)"},"by":{"kind":"String","type":"string","pattern":"^(referrer|referral_link)$","description":"Rank referrers (default) or referral links"},"limit":{"kind":"String","type":"string","pattern":"^(?:[1-9][0-9]?|100)$","description":"How many, 1–100 (default 10)"}}},
+    ),
+    required: [],
+  },
+  path: {
+    validate: /* @__PURE__ */ validator(
+      /* @__PURE__ */ (() => {
+        const local_0 = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+        return function check(value: any): boolean {
+          return (
+            (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+            (typeof value['campaign_id'] === 'string') &&
+            local_0.test(value['campaign_id'])
+          )
+        }
+      })(),
+      {"kind":"Object","type":"object","required":["campaign_id"],"properties":{"campaign_id":{"kind":"String","type":"string","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$","description":"A UUID"}}},
+    ),
+  },
+};
+
 /** GET /api/v1/webhook_deliveries/{campaign_id}: List a campaign's webhook delivery attempts, newest first. */
 export const ListWebhookDeliveries: CompiledOperationOf<typeof operations.ListWebhookDeliveries> = {
   name: "ListWebhookDeliveries",

@@ -19,6 +19,7 @@ export const tags = {
   actions: 'Actions',
   redirect: 'Redirect',
   webhooks: 'Webhooks',
+  analytics: 'Analytics',
   meta: 'Documentation',
   health: 'Health',
 } as const;

@@ -5,6 +5,13 @@
  */
 import { Type } from '@sinclair/typebox';
 import {
+  AnalyticsPath,
+  AnalyticsQuery,
+  AnalyticsSeries,
+  TopList,
+  TopQuery,
+} from '../domain/analytics-schemas.ts';
+import {
   Action,
   CampaignLinksPath,
   CreateLinkActionBody,
@@ -213,10 +220,43 @@ export const operations = {
   Visit: {
     tag: tags.redirect,
     description:
-      "Public, no key: redirects to the link's `referral_link` and records a `visit` action whose metadata holds the `user_agent` and `referer` of the request when present (no IP address is stored). `HEAD` requests and link-preview or crawler user agents are redirected without being recorded.",
+      "Public, no key: redirects to the link's `referral_link` and records a `visit` action whose metadata holds the `user_agent` and `referer` of the request when present (no IP address is stored). The visit reaches the link's `total_clicks` and the analytics through the table stream, within a second or two. `HEAD` requests and link-preview or crawler user agents are redirected and counted apart as bot visits (analytics only), never as actions.",
     request: { path: VisitPath, pathNotFound: LINK_NOT_FOUND },
     success: { status: 302, description: 'Redirect to the referral link.', headers: ['location'] },
     example: { path: { referral_code: ex.referralCode } },
+  },
+  GetAnalytics: {
+    tag: tags.analytics,
+    description:
+      "A campaign's metrics per hour or per day: visits, unique visits (no visit of the same visitor to the same link in the previous hour), bot visits, referred users, actions (every type but `visit`) and actions by type, with one point per hour or day of the range (zeros included) and the totals. `referral_link_id` or `referrer_id` (at most one) narrows it to one link or one referrer's links. The range is at most 7 days of hours or 400 days of days; by default the last 30 days (days) or 7 days (hours), up to now. Counts appear within a second or two of the interaction. One DynamoDB Query whatever the campaign's size.",
+    request: { path: AnalyticsPath, query: AnalyticsQuery },
+    success: { status: 200, description: 'The series and its totals.', schema: AnalyticsSeries },
+    errors: ['campaign_not_found'],
+    example: {
+      path: { campaign_id: ex.campaignId },
+      query: {
+        granularity: 'day',
+        from: '2026-11-20_00-00-00',
+        to: '2026-11-22_23-59-59',
+        referral_link_id: ex.linkId,
+        referrer_id: ex.referrerId,
+      },
+      sampleQuery: ['granularity', 'from', 'to'],
+      response: ex.analyticsSeries,
+    },
+  },
+  GetAnalyticsTop: {
+    tag: tags.analytics,
+    description:
+      "A campaign's all-time leaderboard: its referrers (`by=referrer`) or links (`by=referral_link`) ranked by `metric`, highest first; ties go to whoever reached the value first. Kept up to date by the same stream consumer as the series, so a page is one DynamoDB Query of a sorted index.",
+    request: { path: AnalyticsPath, query: TopQuery },
+    success: { status: 200, description: 'The leaderboard (possibly empty).', schema: TopList },
+    errors: ['campaign_not_found'],
+    example: {
+      path: { campaign_id: ex.campaignId },
+      query: { metric: 'referred_users', by: 'referrer', limit: '3' },
+      response: ex.analyticsTop,
+    },
   },
   ListWebhookDeliveries: {
     tag: tags.webhooks,

@@ -7,6 +7,7 @@
  */
 
 import type { Static } from '@sinclair/typebox';
+import type { AnalyticsSeries, TopList } from '../domain/analytics-schemas.ts';
 import type {
   Action,
   CreateLinkActionBody,
@@ -166,7 +167,42 @@ const deliveryPage = [
   },
 ] satisfies Static<typeof DeliveryAttemptList>;
 
+const dayMetrics = (
+  visits: number,
+  unique: number,
+  bots: number,
+  users: number,
+  purchases: number,
+  shares: number,
+) => ({
+  visits,
+  unique_visits: unique,
+  bot_visits: bots,
+  referred_users: users,
+  actions: purchases + shares,
+  actions_by_type: { ...(purchases ? { purchase: purchases } : {}), ...(shares ? { share: shares } : {}) },
+});
+const analyticsDays = [
+  { start: '2026-11-20_00-00-00', ...dayMetrics(41, 33, 6, 4, 1, 2) },
+  { start: '2026-11-21_00-00-00', ...dayMetrics(0, 0, 0, 0, 0, 0) },
+  { start: '2026-11-22_00-00-00', ...dayMetrics(58, 47, 9, 7, 3, 0) },
+];
+const analyticsSeries = {
+  campaign_id: campaignId,
+  granularity: 'day' as const,
+  from: '2026-11-20_00-00-00',
+  to: '2026-11-22_23-59-59',
+  totals: dayMetrics(99, 80, 15, 11, 4, 2),
+  series: analyticsDays,
+} satisfies Static<typeof AnalyticsSeries>;
+
 export const examples = {
+  analyticsSeries,
+  analyticsTop: [
+    { rank: 1, referrer_id: referrerId, value: 7 },
+    { rank: 2, referrer_id: 'user_41d0e9', value: 3 },
+    { rank: 3, referrer_id: 'user_c27b55', value: 1 },
+  ] satisfies Static<typeof TopList>,
   campaignId,
   referralCode,
   referrerId,

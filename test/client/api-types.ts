@@ -193,7 +193,7 @@ export interface paths {
     };
     /**
      * Redirect a visitor to the link and record a visit
-     * @description Public, no key: redirects to the link's `referral_link` and records a `visit` action whose metadata holds the `user_agent` and `referer` of the request when present (no IP address is stored). `HEAD` requests and link-preview or crawler user agents are redirected without being recorded.
+     * @description Public, no key: redirects to the link's `referral_link` and records a `visit` action whose metadata holds the `user_agent` and `referer` of the request when present (no IP address is stored). The visit reaches the link's `total_clicks` and the analytics through the table stream, within a second or two. `HEAD` requests and link-preview or crawler user agents are redirected and counted apart as bot visits (analytics only), never as actions.
      */
     get: operations['Visit'];
     put?: never;
@@ -205,6 +205,54 @@ export interface paths {
      * @description The same as `GET /r/{referral_code}` without a body; a `HEAD` request is never recorded.
      */
     head: operations['VisitHead'];
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/analytics/{campaign_id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A campaign's metrics per hour or per day
+     * @description A campaign's metrics per hour or per day: visits, unique visits (no visit of the same visitor to the same link in the previous hour), bot visits, referred users, actions (every type but `visit`) and actions by type, with one point per hour or day of the range (zeros included) and the totals. `referral_link_id` or `referrer_id` (at most one) narrows it to one link or one referrer's links. The range is at most 7 days of hours or 400 days of days; by default the last 30 days (days) or 7 days (hours), up to now. Counts appear within a second or two of the interaction. One DynamoDB Query whatever the campaign's size.
+     */
+    get: operations['GetAnalytics'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    /**
+     * A campaign's metrics per hour or per day (HEAD: never recorded)
+     * @description The same as `GET /api/v1/analytics/{campaign_id}` without a body; a `HEAD` request is never recorded.
+     */
+    head: operations['GetAnalyticsHead'];
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/analytics/{campaign_id}/top': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A campaign's leaderboard of referrers or links
+     * @description A campaign's all-time leaderboard: its referrers (`by=referrer`) or links (`by=referral_link`) ranked by `metric`, highest first; ties go to whoever reached the value first. Kept up to date by the same stream consumer as the series, so a page is one DynamoDB Query of a sorted index.
+     */
+    get: operations['GetAnalyticsTop'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    /**
+     * A campaign's leaderboard of referrers or links (HEAD: never recorded)
+     * @description The same as `GET /api/v1/analytics/{campaign_id}/top` without a body; a `HEAD` request is never recorded.
+     */
+    head: operations['GetAnalyticsTopHead'];
     patch?: never;
     trace?: never;
   };
@@ -2543,6 +2591,479 @@ export interface operations {
         content?: never;
       };
       /** @description `referral_link_not_found`: No referral link with this id or code exists for the caller. */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `payload_too_large`: The body is over 32 KiB. */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `rate_limited`: Too many requests on this route: its request-rate budget is spent for now. Retry after `retry-after` seconds. A deployed stage's throttling is answered by API Gateway itself, with its own body `{"message":"Too Many Requests"}` and no `retry-after`. */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `request_headers_too_large`: The request line and headers together are too large (over 16 KiB locally; API Gateway answers its own error over its 10 KiB limit). */
+      431: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `internal_error`: Anything unexpected; the message is generic and nothing internal is exposed. */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `service_unavailable`: A dependency (DynamoDB, SQS) throttled, failed or did not answer in time; `Retry-After` says when to retry. The write may or may not have happened: retry with the same `Idempotency-Key`. */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  GetAnalytics: {
+    parameters: {
+      query?: {
+        /**
+         * @description `hour` or `day` (the default)
+         * @example day
+         */
+        granularity?: string;
+        /**
+         * @description Start of the range (UTC, YYYY-MM-DD_HH-MM-SS), in the point it falls in. Default: 30 days before `to` for days, 7 days before for hours.
+         * @example 2026-11-20_00-00-00
+         */
+        from?: string;
+        /**
+         * @description End of the range (UTC), in the point it falls in. Default: now.
+         * @example 2026-11-22_23-59-59
+         */
+        to?: string;
+        /**
+         * @description Only this link (a positive integer id)
+         * @example 1042
+         */
+        referral_link_id?: string;
+        /**
+         * @description Only the links of this referrer
+         * @example user_8f3a2c
+         */
+        referrer_id?: string;
+      };
+      header?: never;
+      path: {
+        /**
+         * @description A UUID
+         * @example 3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
+         */
+        campaign_id: components['schemas']['Uuid'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The series and its totals. */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *       "granularity": "day",
+           *       "from": "2026-11-20_00-00-00",
+           *       "to": "2026-11-22_23-59-59",
+           *       "totals": {
+           *         "visits": 99,
+           *         "unique_visits": 80,
+           *         "bot_visits": 15,
+           *         "referred_users": 11,
+           *         "actions": 6,
+           *         "actions_by_type": {
+           *           "purchase": 4,
+           *           "share": 2
+           *         }
+           *       },
+           *       "series": [
+           *         {
+           *           "start": "2026-11-20_00-00-00",
+           *           "visits": 41,
+           *           "unique_visits": 33,
+           *           "bot_visits": 6,
+           *           "referred_users": 4,
+           *           "actions": 3,
+           *           "actions_by_type": {
+           *             "purchase": 1,
+           *             "share": 2
+           *           }
+           *         },
+           *         {
+           *           "start": "2026-11-21_00-00-00",
+           *           "visits": 0,
+           *           "unique_visits": 0,
+           *           "bot_visits": 0,
+           *           "referred_users": 0,
+           *           "actions": 0,
+           *           "actions_by_type": {}
+           *         },
+           *         {
+           *           "start": "2026-11-22_00-00-00",
+           *           "visits": 58,
+           *           "unique_visits": 47,
+           *           "bot_visits": 9,
+           *           "referred_users": 7,
+           *           "actions": 3,
+           *           "actions_by_type": {
+           *             "purchase": 3
+           *           }
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': {
+            campaign_id: components['schemas']['Uuid'];
+            granularity: 'hour' | 'day';
+            /**
+             * @description Start of the first point
+             * @example 2026-11-22_14-05-09
+             */
+            from: string;
+            /**
+             * @description End of the range, as asked (or now)
+             * @example 2026-11-22_14-05-09
+             */
+            to: string;
+            totals: {
+              /** @description Visits through /r/{code} by people (not bots) */
+              visits: number;
+              /** @description Visits of a visitor who had not visited the same link in the previous hour */
+              unique_visits: number;
+              /** @description Visits by bots and HEAD requests, never in total_clicks */
+              bot_visits: number;
+              /** @description Referred users (signups) created */
+              referred_users: number;
+              /** @description Actions of every type other than `visit` */
+              actions: number;
+              /** @description Actions per action type */
+              actions_by_type: {
+                [key: string]: number;
+              };
+            };
+            /** @description One point per hour or day of the range, zeros included */
+            series: {
+              /**
+               * @description Start of the hour or day (UTC)
+               * @example 2026-11-22_14-05-09
+               */
+              start: string;
+              /** @description Visits through /r/{code} by people (not bots) */
+              visits: number;
+              /** @description Visits of a visitor who had not visited the same link in the previous hour */
+              unique_visits: number;
+              /** @description Visits by bots and HEAD requests, never in total_clicks */
+              bot_visits: number;
+              /** @description Referred users (signups) created */
+              referred_users: number;
+              /** @description Actions of every type other than `visit` */
+              actions: number;
+              /** @description Actions per action type */
+              actions_by_type: {
+                [key: string]: number;
+              };
+            }[];
+          };
+        };
+      };
+      400: components['responses']['validation_failed'];
+      401: components['responses']['unauthorized'];
+      404: components['responses']['campaign_not_found'];
+      413: components['responses']['payload_too_large'];
+      429: components['responses']['rate_limited'];
+      431: components['responses']['request_headers_too_large'];
+      500: components['responses']['internal_error'];
+      503: components['responses']['service_unavailable'];
+    };
+  };
+  GetAnalyticsHead: {
+    parameters: {
+      query?: {
+        /**
+         * @description `hour` or `day` (the default)
+         * @example day
+         */
+        granularity?: string;
+        /**
+         * @description Start of the range (UTC, YYYY-MM-DD_HH-MM-SS), in the point it falls in. Default: 30 days before `to` for days, 7 days before for hours.
+         * @example 2026-11-20_00-00-00
+         */
+        from?: string;
+        /**
+         * @description End of the range (UTC), in the point it falls in. Default: now.
+         * @example 2026-11-22_23-59-59
+         */
+        to?: string;
+        /**
+         * @description Only this link (a positive integer id)
+         * @example 1042
+         */
+        referral_link_id?: string;
+        /**
+         * @description Only the links of this referrer
+         * @example user_8f3a2c
+         */
+        referrer_id?: string;
+      };
+      header?: never;
+      path: {
+        /**
+         * @description A UUID
+         * @example 3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
+         */
+        campaign_id: components['schemas']['Uuid'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The series and its totals. */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `validation_failed`: A field or parameter is missing, of the wrong type, too long, malformed (including a malformed UUID) or unknown; `details` names each one. */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `unauthorized`: The `api-key` header is missing, unknown or revoked (the same body in all three cases). */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `campaign_not_found`: No campaign with this id exists for the caller (a campaign of another tenant is not found either). */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `payload_too_large`: The body is over 32 KiB. */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `rate_limited`: Too many requests on this route: its request-rate budget is spent for now. Retry after `retry-after` seconds. A deployed stage's throttling is answered by API Gateway itself, with its own body `{"message":"Too Many Requests"}` and no `retry-after`. */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `request_headers_too_large`: The request line and headers together are too large (over 16 KiB locally; API Gateway answers its own error over its 10 KiB limit). */
+      431: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `internal_error`: Anything unexpected; the message is generic and nothing internal is exposed. */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `service_unavailable`: A dependency (DynamoDB, SQS) throttled, failed or did not answer in time; `Retry-After` says when to retry. The write may or may not have happened: retry with the same `Idempotency-Key`. */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  GetAnalyticsTop: {
+    parameters: {
+      query?: {
+        /**
+         * @description What to rank by (default `referred_users`)
+         * @example referred_users
+         */
+        metric?: string;
+        /**
+         * @description Rank referrers (default) or referral links
+         * @example referrer
+         */
+        by?: string;
+        /**
+         * @description How many, 1–100 (default 10)
+         * @example 3
+         */
+        limit?: string;
+      };
+      header?: never;
+      path: {
+        /**
+         * @description A UUID
+         * @example 3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
+         */
+        campaign_id: components['schemas']['Uuid'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The leaderboard (possibly empty). */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example [
+           *       {
+           *         "rank": 1,
+           *         "referrer_id": "user_8f3a2c",
+           *         "value": 7
+           *       },
+           *       {
+           *         "rank": 2,
+           *         "referrer_id": "user_41d0e9",
+           *         "value": 3
+           *       },
+           *       {
+           *         "rank": 3,
+           *         "referrer_id": "user_c27b55",
+           *         "value": 1
+           *       }
+           *     ]
+           */
+          'application/json': (
+            | {
+                rank: number;
+                referrer_id: string;
+                value: number;
+              }
+            | {
+                rank: number;
+                /** @description The link URL */
+                referral_link: string | null;
+                referral_link_id: number;
+                referral_code: string;
+                value: number;
+              }
+          )[];
+        };
+      };
+      400: components['responses']['validation_failed'];
+      401: components['responses']['unauthorized'];
+      404: components['responses']['campaign_not_found'];
+      413: components['responses']['payload_too_large'];
+      429: components['responses']['rate_limited'];
+      431: components['responses']['request_headers_too_large'];
+      500: components['responses']['internal_error'];
+      503: components['responses']['service_unavailable'];
+    };
+  };
+  GetAnalyticsTopHead: {
+    parameters: {
+      query?: {
+        /**
+         * @description What to rank by (default `referred_users`)
+         * @example referred_users
+         */
+        metric?: string;
+        /**
+         * @description Rank referrers (default) or referral links
+         * @example referrer
+         */
+        by?: string;
+        /**
+         * @description How many, 1–100 (default 10)
+         * @example 3
+         */
+        limit?: string;
+      };
+      header?: never;
+      path: {
+        /**
+         * @description A UUID
+         * @example 3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
+         */
+        campaign_id: components['schemas']['Uuid'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The leaderboard (possibly empty). */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `validation_failed`: A field or parameter is missing, of the wrong type, too long, malformed (including a malformed UUID) or unknown; `details` names each one. */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `unauthorized`: The `api-key` header is missing, unknown or revoked (the same body in all three cases). */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `campaign_not_found`: No campaign with this id exists for the caller (a campaign of another tenant is not found either). */
       404: {
         headers: {
           'x-request-id': components['headers']['XRequestId'];

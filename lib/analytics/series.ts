@@ -1,0 +1,57 @@
+/**
+ * Endpoint 16's answer from the stored points: one point per bucket of the range (zeros where
+ * nothing was counted) and the totals. Pure.
+ */
+import type { SeriesPoint } from '../db/entities/analytics.ts';
+import { bucketOf } from '../db/entities/analytics.ts';
+import type { AnalyticsSeries } from '../domain/analytics-schemas.ts';
+import { formatTimestamp } from '../domain/time.ts';
+import type { SeriesRange } from './range.ts';
+
+type Metrics = AnalyticsSeries['totals'];
+
+const zero = (): Metrics => ({
+  visits: 0,
+  unique_visits: 0,
+  bot_visits: 0,
+  referred_users: 0,
+  actions: 0,
+  actions_by_type: {},
+});
+
+function add(into: Metrics, point: SeriesPoint): void {
+  into.visits += point.visits;
+  into.unique_visits += point.unique_visits;
+  into.bot_visits += point.bot_visits;
+  into.referred_users += point.referred_users;
+  into.actions += point.actions;
+  for (const [type, n] of Object.entries(point.actions_by_type)) {
+    into.actions_by_type[type] = (into.actions_by_type[type] ?? 0) + n;
+  }
+}
+
+export function seriesAnswer(
+  campaignId: string,
+  range: SeriesRange,
+  points: readonly SeriesPoint[],
+): AnalyticsSeries {
+  const byBucket = new Map(points.map((p) => [p.bucket, p]));
+  const totals = zero();
+  const series = range.starts.map((start) => {
+    const metrics = zero();
+    const point = byBucket.get(bucketOf(start, range.granularity));
+    if (point) {
+      add(metrics, point);
+      add(totals, point);
+    }
+    return { start: formatTimestamp(start), ...metrics };
+  });
+  return {
+    campaign_id: campaignId,
+    granularity: range.granularity,
+    from: formatTimestamp(range.from),
+    to: formatTimestamp(range.to),
+    totals,
+    series,
+  };
+}
