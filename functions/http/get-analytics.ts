@@ -1,4 +1,4 @@
-import { seriesRange } from '../../lib/analytics/range.ts';
+import { bucketsOf, seriesRange } from '../../lib/analytics/range.ts';
 import { seriesAnswer } from '../../lib/analytics/series.ts';
 import { readSeries } from '../../lib/db/analytics.ts';
 import type { Scope } from '../../lib/db/entities/analytics.ts';
@@ -21,6 +21,11 @@ export const handler = httpHandler(GetAnalytics, async ({ tenant, query, path })
       : query.referrer_id !== undefined
         ? { kind: 'referrer', referrerId: query.referrer_id }
         : { kind: 'campaign' };
-  const points = await readSeries(tenant, campaign_id, scope, range);
+  const buckets = bucketsOf(range);
+  const points = await readSeries(tenant, campaign_id, scope, {
+    granularity: range.granularity,
+    from: buckets[0]!,
+    to: buckets[buckets.length - 1]!,
+  });
   return { status: 200, body: seriesAnswer(campaign_id, range, points) };
 });

@@ -4,11 +4,11 @@
  * rollup consumer's (`lib/analytics/rollups.ts`), keyed by `entities/analytics.ts`.
  */
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { bucketsOf, type SeriesRange } from '../analytics/range.ts';
 import { campaignNotFound } from '../domain/errors.ts';
 import { campaignExists } from './campaigns.ts';
 import { db, tableName } from './client.ts';
 import {
+  type Granularity,
   type Scope,
   type SeriesPoint,
   seriesKey,
@@ -21,16 +21,15 @@ import {
   topRowFromItem,
 } from './entities/analytics.ts';
 
-/** The stored points of `scope` in `range` (only buckets that have counts), oldest first. */
+/** The stored points of `scope` from bucket `from` to bucket `to` (only buckets with counts), oldest first. */
 export async function readSeries(
   tenant: string,
   campaignId: string,
   scope: Scope,
-  range: SeriesRange,
+  range: { granularity: Granularity; from: string; to: string },
 ): Promise<SeriesPoint[]> {
-  const buckets = bucketsOf(range);
-  const first = seriesKey(tenant, campaignId, scope, range.granularity, buckets[0]!);
-  const last = seriesKey(tenant, campaignId, scope, range.granularity, buckets[buckets.length - 1]!);
+  const first = seriesKey(tenant, campaignId, scope, range.granularity, range.from);
+  const last = seriesKey(tenant, campaignId, scope, range.granularity, range.to);
   const points: SeriesPoint[] = [];
   const query = async () => {
     // At most 401 small items (a few hundred bytes each): one page. The loop only guards the 1 MB limit.

@@ -219,8 +219,8 @@ describe('kill -9 and Ctrl-C, then a restart on the same DATA_DIR', () => {
         });
         seen = { counted, per };
         return JSON.stringify(per) === JSON.stringify(counted) ? { totals: counted, events, per } : undefined;
-      }).catch(() => {
-        throw new Error(`counters and delivered events never agreed: ${JSON.stringify(seen)}`);
+      }).catch((err) => {
+        throw new Error(`counters and delivered events never agreed (${err}): ${JSON.stringify(seen)}`);
       });
       const totals = settled.totals;
       const delivered = { events: settled.events, per: settled.per };
@@ -238,8 +238,10 @@ describe('kill -9 and Ctrl-C, then a restart on the same DATA_DIR', () => {
         const { visits, referred_users, actions } = res.body.totals;
         analytics = { visits, referred_users, actions };
         return JSON.stringify(analytics) === JSON.stringify(expected) ? true : undefined;
-      }).catch(() => {
-        throw new Error(`analytics ${JSON.stringify(analytics)}, committed ${JSON.stringify(expected)}`);
+      }).catch((err) => {
+        throw new Error(
+          `analytics ${JSON.stringify(analytics)}, committed ${JSON.stringify(expected)} (${err})`,
+        );
       });
       for (const [i, t] of tally.entries()) {
         expect(totals[i]!.clicks).toBeGreaterThanOrEqual(t.clicks);

@@ -220,6 +220,8 @@ describe('alarms', () => {
       CreateReferredUser: 500,
       GetReferredUser: 500,
       CreateLinkAction: 500,
+      GetAnalytics: 500,
+      GetAnalyticsTop: 500,
       ListWebhookDeliveries: 500,
       ListEvents: 500,
       RedeliverEvent: 500,
@@ -290,7 +292,7 @@ describe('alarms', () => {
     );
     const expected: Array<[string, Array<{ Name: string; Value: unknown }>]> = [
       ['table', [{ Name: 'TableName', Value: tableRef }]],
-      ...['GSI1', 'GSI2', 'GSI3'].map((gsi): [string, Array<{ Name: string; Value: unknown }>] => [
+      ...['GSI1', 'GSI2', 'GSI3', 'GSI4'].map((gsi): [string, Array<{ Name: string; Value: unknown }>] => [
         gsi,
         [
           { Name: 'GlobalSecondaryIndexName', Value: gsi },
@@ -407,9 +409,9 @@ describe('alarms', () => {
     // disabled webhooks.
     expect(notifying).toHaveLength(14);
     // 2 per function, a latency alarm per route (but the webhook test's) and the authorizer, the
-    // table and its 3 indexes.
+    // table and its 4 indexes.
     const functions = withTopic.stack.allFunctions.length;
-    expect(children.size).toBe(2 * functions + withTopic.stack.routes.length + 4);
+    expect(children.size).toBe(2 * functions + withTopic.stack.routes.length + 5);
   });
 
   it('refuse to synthesize prod without an alarm topic, unless -c alarms=none says so', () => {

@@ -236,7 +236,7 @@ describe('HTTP API throttling and CORS (stack properties from context)', () => {
   });
 
   const REDIRECT = { ThrottlingRateLimit: 2000, ThrottlingBurstLimit: 4000 };
-  const API = { ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 };
+  const API = { ThrottlingRateLimit: 150, ThrottlingBurstLimit: 300 };
   const DOCS = { ThrottlingRateLimit: 20, ThrottlingBurstLimit: 40 };
 
   it('gives every route key its own limits by its row’s class: redirect high, api per route, docs low', () => {
@@ -260,6 +260,10 @@ describe('HTTP API throttling and CORS (stack properties from context)', () => {
       'GET /api/v1/referred_user': API,
       'HEAD /api/v1/referred_user': API,
       'POST /api/v1/action/referral_link': API,
+      'GET /api/v1/analytics/{campaign_id}': API,
+      'HEAD /api/v1/analytics/{campaign_id}': API,
+      'GET /api/v1/analytics/{campaign_id}/top': API,
+      'HEAD /api/v1/analytics/{campaign_id}/top': API,
       'GET /api/v1/webhook_deliveries/{campaign_id}': API,
       'HEAD /api/v1/webhook_deliveries/{campaign_id}': API,
       'GET /api/v1/events/{campaign_id}': API,
@@ -326,9 +330,9 @@ describe('HTTP API throttling and CORS (stack properties from context)', () => {
     });
     expect(settings['POST /api/v1/campaign']).toEqual({
       ThrottlingRateLimit: 50.5,
-      ThrottlingBurstLimit: 400,
+      ThrottlingBurstLimit: 300,
     });
-    expect(settings.$default).toEqual({ ThrottlingRateLimit: 50.5, ThrottlingBurstLimit: 400 });
+    expect(settings.$default).toEqual({ ThrottlingRateLimit: 50.5, ThrottlingBurstLimit: 300 });
     expect(settings['GET /docs']).toEqual({ ThrottlingRateLimit: 20, ThrottlingBurstLimit: 10 });
     // The stage default is its own setting.
     expect(stageOf(s).DefaultRouteSettings).toEqual({

@@ -193,7 +193,7 @@ describe('Webhooks construct', () => {
     }
   });
 
-  it('feeds the consumer from the table stream: event INSERTs and link actions only, nothing skipped', () => {
+  it('feeds the consumer from the table stream: event INSERTs, link actions and bot visits only, nothing skipped', () => {
     s.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       EventSourceArn: { 'Fn::GetAtt': [s.id(s.table), 'StreamArn'] },
       FunctionName: { Ref: s.id(s.webhooks.streamConsumer) },
@@ -209,10 +209,13 @@ describe('Webhooks construct', () => {
             Pattern:
               '{"eventName":["MODIFY"],"dynamodb":{"NewImage":{"last_action":{"M":{"id":{"N":[{"exists":true}]}}}}}}',
           },
+          { Pattern: '{"eventName":["INSERT"],"dynamodb":{"NewImage":{"type":{"S":["bot_visit"]}}}}' },
         ],
       },
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       BisectBatchOnFunctionError: true,
+      // The rollups' per-shard checkpoint needs the shard id, which only a tumbling window passes.
+      TumblingWindowInSeconds: 900,
       // 23 hours: just inside the stream's 24 h retention.
       MaximumRecordAgeInSeconds: 82800,
       DestinationConfig: {
@@ -298,13 +301,16 @@ describe('Webhooks construct', () => {
     expect(perms).toContainEqual(['sqs:SendMessage', queueArn]);
     expect(perms.some(([a]) => a === 'dynamodb:GetRecords')).toBe(true);
     // An action item is one transaction of conditional Puts and a ConditionCheck of the campaign;
-    // then the action and expired held keys are taken off the link (conditional UpdateItems).
+    // then the action and expired held keys are taken off the link (conditional UpdateItems). The
+    // rollups read their checkpoint (GetItem) and the rankings they raise (BatchGetItem).
     expect(perms.filter(([a, r]) => a.startsWith('dynamodb:') && r === tableArn).sort()).toEqual([
+      ['dynamodb:BatchGetItem', tableArn],
       ['dynamodb:ConditionCheckItem', tableArn],
+      ['dynamodb:GetItem', tableArn],
       ['dynamodb:PutItem', tableArn],
       ['dynamodb:UpdateItem', tableArn],
     ]);
-    for (const item of ['GetItem', 'BatchGetItem', 'Query', 'Scan', 'DeleteItem', 'BatchWriteItem']) {
+    for (const item of ['Query', 'Scan', 'DeleteItem', 'BatchWriteItem']) {
       expect(perms.some(([a]) => a === `dynamodb:${item}`)).toBe(false);
     }
   });

@@ -489,6 +489,30 @@ const cases: Case[] = [
     }),
   },
   {
+    route: 'GetAnalytics',
+    label: 'the default 30 days',
+    status: 200,
+    request: () => ({ method: 'GET', path: `/api/v1/analytics/${data.campaignId}` }),
+  },
+  {
+    route: 'GetAnalytics',
+    label: 'a week of hours of one referrer',
+    status: 200,
+    request: () => ({
+      method: 'GET',
+      path: `/api/v1/analytics/${data.campaignId}?granularity=hour&referrer_id=${encodeURIComponent(data.referrerId)}`,
+    }),
+  },
+  {
+    route: 'GetAnalyticsTop',
+    label: 'links by visits',
+    status: 200,
+    request: () => ({
+      method: 'GET',
+      path: `/api/v1/analytics/${data.campaignId}/top?by=referral_link&metric=visits`,
+    }),
+  },
+  {
     route: 'ListWebhookDeliveries',
     label: 'first page',
     status: 200,
@@ -767,6 +791,8 @@ const MAY_GO_UNSEEN: Readonly<Record<string, readonly string[]>> = {
   // the answer yet) reads the stored answer (GetItem) and answers 409; once the answer is stored,
   // the batch read finds it instead.
   CreateReferredUserAction: ['GetItem'],
+  // A visit of a campaign deleted between its two round trips takes its item back.
+  Visit: ['DeleteItem'],
 };
 
 describe('DynamoDB actions per route, against its grant', () => {

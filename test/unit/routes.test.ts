@@ -69,11 +69,14 @@ describe('resolveRoute with the real route table', () => {
 
 describe('DynamoDB call budgets of the route table', () => {
   // What one request may cost once warm; test/integration/round-trips.test.ts measures each.
-  it('every row sets a whole budget of at most 2', () => {
+  it('every row sets a whole budget of at most 2, but the visit: 4 calls in 2 round trips', () => {
+    // A visit writes no link (the stream's rollups count it), so it pairs its calls instead: the
+    // link read beside the visitor marker, then the visit's Put beside the campaign check.
+    const exceptions: Record<string, number> = { Visit: 4 };
     for (const route of routes) {
       expect(Number.isInteger(route.dynamoCalls), route.name).toBe(true);
       expect(route.dynamoCalls, route.name).toBeGreaterThanOrEqual(0);
-      expect(route.dynamoCalls, route.name).toBeLessThanOrEqual(2);
+      expect(route.dynamoCalls, route.name).toBeLessThanOrEqual(exceptions[route.name] ?? 2);
     }
   });
 

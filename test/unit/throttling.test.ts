@@ -63,6 +63,10 @@ describe('route throttle classes', () => {
       'GET /api/v1/referred_user': 'api',
       'HEAD /api/v1/referred_user': 'api',
       'POST /api/v1/action/referral_link': 'api',
+      'GET /api/v1/analytics/{campaign_id}': 'api',
+      'HEAD /api/v1/analytics/{campaign_id}': 'api',
+      'GET /api/v1/analytics/{campaign_id}/top': 'api',
+      'HEAD /api/v1/analytics/{campaign_id}/top': 'api',
       'GET /api/v1/webhook_deliveries/{campaign_id}': 'api',
       'HEAD /api/v1/webhook_deliveries/{campaign_id}': 'api',
       'GET /api/v1/events/{campaign_id}': 'api',
@@ -87,7 +91,7 @@ describe('route throttle classes', () => {
   it('the default figures, summed over every route key, stay below the account quota of 10,000/s', () => {
     expect(DEFAULT_ROUTE_THROTTLES).toEqual({
       redirect: { rateLimit: 2000, burstLimit: 4000 },
-      api: { rateLimit: 200, burstLimit: 400 },
+      api: { rateLimit: 150, burstLimit: 300 },
       docs: { rateLimit: 20, burstLimit: 40 },
     });
     const total = [...routeThrottles(routes).values()].reduce((sum, t) => sum + t.rateLimit, 0);
