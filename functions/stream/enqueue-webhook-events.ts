@@ -17,7 +17,7 @@
  * dedupe key.
  */
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
-import { applyRollups } from '../../lib/analytics/rollups.ts';
+import { applyRollups, contributionOf } from '../../lib/analytics/rollups.ts';
 import { createSqsClient } from '../../lib/aws/clients.ts';
 import { config } from '../../lib/config.ts';
 import { logger } from '../../lib/observability/logger.ts';
@@ -54,7 +54,8 @@ export const handler = async (
 
 /** The rollups of this batch; on failure the whole batch comes again (the checkpoint skips what was applied). */
 async function rollUp(event: StreamConsumerEvent): Promise<string[]> {
-  if (event.Records.length === 0) return [];
+  // Only records the rollups count need the shard (link MODIFYs, redeliveries… do not).
+  if (!event.Records.some((r) => contributionOf(r) !== undefined)) return [];
   if (!event.shardId) {
     // Without a shard there is no checkpoint, and no way to count exactly once: refuse loudly.
     logger.error('stream batch without shardId: the mapping needs its tumbling window');

@@ -46,6 +46,11 @@ export function seriesAnswer(
     }
     return { start: formatTimestamp(start), ...metrics };
   });
+  // Types in name order, whatever order the items held them in: the same answer every time.
+  for (const m of [totals, ...series])
+    m.actions_by_type = Object.fromEntries(
+      Object.entries(m.actions_by_type).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+    );
   return {
     campaign_id: campaignId,
     granularity: range.granularity,

@@ -4,10 +4,11 @@
  * projected (such as `last_action`, an action stored on the link for a moment) stays out of every
  * index copy, and every list and fetch still answers the whole link object.
  */
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { TOP_INDEX, topKey } from '../../lib/db/entities/analytics.ts';
 import { tableDefinition } from '../../lib/table-definition.ts';
-import { api } from '../support/api.ts';
+import { api, TENANT_A } from '../support/api.ts';
 import {
   createCampaign,
   createLink,
@@ -16,6 +17,7 @@ import {
   type LinkBody,
 } from '../support/records.ts';
 import { linkItem, table } from '../support/table.ts';
+import { eventually } from '../support/wait.ts';
 
 describe('index copies of a link', () => {
   let link: LinkBody;
@@ -47,38 +49,78 @@ describe('index copies of a link', () => {
     stored = (await linkItem(link.referral_code))!;
   });
 
-  it.each(tableDefinition.globalSecondaryIndexes.map((g) => [g.indexName, g] as const))(
-    '%s holds the keys and its projected attributes only',
-    async (_name, index) => {
-      const { db, name } = table();
-      expect(stored).toHaveProperty('unprojected_probe');
-      const { Items = [] } = await db.send(
-        new QueryCommand({
-          TableName: name,
-          IndexName: index.indexName,
-          KeyConditionExpression: '#pk = :pk AND #sk = :sk',
-          ExpressionAttributeNames: { '#pk': index.partitionKey, '#sk': index.sortKey },
-          ExpressionAttributeValues: {
-            ':pk': stored[index.partitionKey],
-            ':sk': stored[index.sortKey],
-          },
-        }),
-      );
-      expect(Items).toHaveLength(1);
-      const allowed = new Set<string>([
-        tableDefinition.partitionKey,
-        tableDefinition.sortKey,
-        index.partitionKey,
-        index.sortKey,
-        ...index.projectedAttributes,
-      ]);
-      const copy = Items[0]!;
-      expect(Object.keys(copy).filter((k) => !allowed.has(k))).toEqual([]);
-      for (const attribute of index.projectedAttributes) {
-        if (attribute in stored) expect(copy[attribute], attribute).toEqual(stored[attribute]);
-      }
-    },
-  );
+  it.each(
+    tableDefinition.globalSecondaryIndexes
+      .filter((g) => g.indexName !== TOP_INDEX.indexName)
+      .map((g) => [g.indexName, g] as const),
+  )('%s holds the keys and its projected attributes only', async (_name, index) => {
+    const { db, name } = table();
+    expect(stored).toHaveProperty('unprojected_probe');
+    const { Items = [] } = await db.send(
+      new QueryCommand({
+        TableName: name,
+        IndexName: index.indexName,
+        KeyConditionExpression: '#pk = :pk AND #sk = :sk',
+        ExpressionAttributeNames: { '#pk': index.partitionKey, '#sk': index.sortKey },
+        ExpressionAttributeValues: {
+          ':pk': stored[index.partitionKey],
+          ':sk': stored[index.sortKey],
+        },
+      }),
+    );
+    expect(Items).toHaveLength(1);
+    const allowed = new Set<string>([
+      tableDefinition.partitionKey,
+      tableDefinition.sortKey,
+      index.partitionKey,
+      index.sortKey,
+      ...index.projectedAttributes,
+    ]);
+    const copy = Items[0]!;
+    expect(Object.keys(copy).filter((k) => !allowed.has(k))).toEqual([]);
+    for (const attribute of index.projectedAttributes) {
+      if (attribute in stored) expect(copy[attribute], attribute).toEqual(stored[attribute]);
+    }
+  });
+
+  it('GSI4 (rankings) holds the keys and its projected attributes only', async () => {
+    const { db, name } = table();
+    const key = topKey(
+      TENANT_A.tenant,
+      link.campaign_id,
+      { by: 'referrer', referrerId: 'projected' },
+      'referred_users',
+    );
+    const entry = await eventually('the referrer ranking entry', async () => {
+      const { Item } = await db.send(new GetCommand({ TableName: name, Key: key, ConsistentRead: true }));
+      return Item;
+    });
+    const { Items = [] } = await db.send(
+      new QueryCommand({
+        TableName: name,
+        IndexName: TOP_INDEX.indexName,
+        KeyConditionExpression: '#pk = :pk AND #sk = :sk',
+        ExpressionAttributeNames: { '#pk': TOP_INDEX.partitionKey, '#sk': TOP_INDEX.sortKey },
+        ExpressionAttributeValues: { ':pk': entry[TOP_INDEX.partitionKey], ':sk': entry[TOP_INDEX.sortKey] },
+      }),
+    );
+    expect(Items).toHaveLength(1);
+    const allowed = new Set<string>([
+      'PK',
+      'SK',
+      TOP_INDEX.partitionKey,
+      TOP_INDEX.sortKey,
+      ...TOP_INDEX.projectedAttributes,
+    ]);
+    expect(Object.keys(Items[0]!).filter((k) => !allowed.has(k))).toEqual([]);
+    // The entry holds more (its type, its reach time) than the ranking needs.
+    expect(
+      Object.keys(entry)
+        .filter((k) => !allowed.has(k))
+        .sort(),
+    ).toEqual(['reach_ms', 'type']);
+    expect(Items[0]).toMatchObject({ value: 1, referrer_id: 'projected' });
+  });
 
   it('the API still answers the whole link from every index and by code', async () => {
     const expected = { ...link, total_clicks: 1, total_referrals: 1 };

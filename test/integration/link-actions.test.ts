@@ -92,6 +92,7 @@ describe('actions recorded on their link (endpoint 5)', () => {
     // Through the consumer as Lambda would call it: no failure reported, nothing added.
     expect(await consume({ Records: [modifyRecord(image!)] } as never)).toEqual({
       batchItemFailures: [],
+      state: {},
     });
     expect(await campaignItems(TENANT_A.tenant, campaignId, 'A#')).toHaveLength(before.length);
   });
@@ -116,6 +117,7 @@ describe('actions recorded on their link (endpoint 5)', () => {
     expect(await materialize(image as never)).toBe('campaign_gone');
     expect(await consume({ Records: [modifyRecord(image!)] } as never)).toEqual({
       batchItemFailures: [],
+      state: {},
     });
     expect(await campaignItems(TENANT_A.tenant, doomed, '')).toEqual([]);
   }, 90_000);
