@@ -17,7 +17,6 @@ import {
   createCampaign,
   createLink,
   createReferredUser,
-  fetchLink,
 } from '../support/records.ts';
 import { settledClicks } from '../support/table.ts';
 import { mapLimit } from '../support/wait.ts';

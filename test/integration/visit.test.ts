@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { ErrorResponse } from '../../lib/domain/schemas.ts';
 import { baseUrl, TENANT_A } from '../support/api.ts';
 import { expectShape } from '../support/assertions.ts';
-import { type ActionBody, createCampaign, createLink, fetchLink, type LinkBody } from '../support/records.ts';
+import { type ActionBody, createCampaign, createLink, type LinkBody } from '../support/records.ts';
 import { eventDataOf, settledClicks, visitItems } from '../support/table.ts';
 
 interface RawResponse {
