@@ -7,9 +7,19 @@ import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { newLinkItem } from '../../lib/db/entities/link.ts';
 import { api, TENANT_A, TENANT_B } from '../support/api.ts';
-import { BROWSER_UA, createCampaign, createLink, createReferredUser } from '../support/records.ts';
+import { expectError } from '../support/assertions.ts';
+import { receiversClosedAfterAll } from '../support/receivers.ts';
+import {
+  BROWSER_UA,
+  createCampaign,
+  createCampaignWithWebhook,
+  createLink,
+  createReferredUser,
+} from '../support/records.ts';
 import { linkItem, putItems, settledActionItems, table } from '../support/table.ts';
-import { mapLimit, waitUntil } from '../support/wait.ts';
+import { eventually, mapLimit, waitUntil } from '../support/wait.ts';
+
+const receiver = receiversClosedAfterAll();
 
 /** Every item of a campaign, found by a full scan rather than by the keys the purge uses. */
 async function itemsOf(campaignId: string): Promise<number> {
@@ -107,4 +117,39 @@ describe('campaign purge', () => {
     });
     expect(reuse.status).toBe(201);
   }, 180_000);
+
+  it('takes everything the stream and the webhooks wrote for the campaign: visits, analytics, feed, delivery log', async () => {
+    const rx = await receiver();
+    const doomed = await createCampaignWithWebhook(`${rx.url}/hook`);
+    const link = await createLink(doomed.id, { referrer_id: 'gone-referrer' });
+    await api('GET', `/r/${link.referral_code}`, { key: null, headers: { 'user-agent': BROWSER_UA } });
+    await api('HEAD', `/r/${link.referral_code}`, { key: null });
+    await createReferredUser(link.referral_code, 'gone-user');
+    expect((await api('POST', `/api/v1/campaign/webhook_test?id=${doomed.id}`)).status).toBe(200);
+    // Two events delivered (the visit, the signup; a HEAD is no event) and the test, all logged;
+    // the two events in the feed; the analytics counted.
+    await rx.waitFor(3);
+    await eventually('the log, the feed and the analytics', async () => {
+      const [log, feed, series] = await Promise.all([
+        api('GET', `/api/v1/webhook_deliveries/${doomed.id}`),
+        api('GET', `/api/v1/events/${doomed.id}`),
+        api('GET', `/api/v1/analytics/${doomed.id}`),
+      ]);
+      const t = series.body.totals;
+      return log.body.length === 3 &&
+        feed.body.length === 2 &&
+        t.visits === 1 &&
+        t.bot_visits === 1 &&
+        t.referred_users === 1
+        ? true
+        : undefined;
+    });
+    expect(await itemsOf(doomed.id)).toBeGreaterThan(20);
+
+    expect((await api('DELETE', `/api/v1/campaign?id=${doomed.id}`)).status).toBe(204);
+    expectError(await api('GET', `/api/v1/analytics/${doomed.id}`), 404, 'campaign_not_found');
+    expectError(await api('GET', `/api/v1/webhook_deliveries/${doomed.id}`), 404, 'campaign_not_found');
+    const purged = await waitUntil(async () => (await itemsOf(doomed.id)) === 0, 60_000);
+    expect(purged, 'purge left items behind').toBe(true);
+  }, 90_000);
 });
