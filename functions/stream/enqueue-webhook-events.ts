@@ -17,7 +17,8 @@
  * dedupe key.
  */
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
-import { applyRollups, contributionOf } from '../../lib/analytics/rollups.ts';
+import { contributionOf } from '../../lib/analytics/contributions.ts';
+import { applyRollups } from '../../lib/analytics/rollups.ts';
 import { createSqsClient } from '../../lib/aws/clients.ts';
 import { config } from '../../lib/config.ts';
 import { logger } from '../../lib/observability/logger.ts';

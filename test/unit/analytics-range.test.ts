@@ -1,0 +1,122 @@
+/**
+ * The range of an analytics series (endpoint 16): its defaults, its limits and one point per hour
+ * or day, for any pair of times the contract allows.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { MAX_RANGE_MS, seriesRange } from '../../lib/analytics/range.ts';
+import { seriesAnswer } from '../../lib/analytics/series.ts';
+import { ApiError } from '../../lib/domain/errors.ts';
+import { formatTimestamp } from '../../lib/domain/time.ts';
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const time = fc.date({
+  min: new Date('2000-01-01T00:00:00Z'),
+  max: new Date('2099-12-31T00:00:00Z'),
+  noInvalidDate: true,
+});
+const second = (d: Date) => new Date(Math.floor(d.getTime() / 1000) * 1000);
+
+function fieldOf(fn: () => unknown): string | undefined {
+  try {
+    fn();
+    return undefined;
+  } catch (err) {
+    expect(err).toBeInstanceOf(ApiError);
+    return (err as ApiError).details?.[0]?.field;
+  }
+}
+
+describe('seriesRange', () => {
+  it('defaults: 30 days of days, 7 days of hours, up to now', () => {
+    const now = new Date('2026-11-23T20:41:17Z');
+    const days = seriesRange({}, now);
+    expect(days.granularity).toBe('day');
+    expect(days.starts).toHaveLength(31);
+    expect(days.starts[0]).toEqual(new Date('2026-10-24T00:00:00Z'));
+    expect(days.starts.at(-1)).toEqual(new Date('2026-11-23T00:00:00Z'));
+    const hours = seriesRange({ granularity: 'hour' }, now);
+    expect(hours.starts).toHaveLength(7 * 24 + 1);
+    expect(hours.starts.at(-1)).toEqual(new Date('2026-11-23T20:00:00Z'));
+  });
+
+  it('any allowed range: one aligned point per step, from the point of `from` to the point of `to`', () => {
+    fc.assert(
+      fc.property(
+        time,
+        fc.constantFrom('hour', 'day') as fc.Arbitrary<'hour' | 'day'>,
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (start, g, f) => {
+          const from = second(start);
+          const to = second(new Date(from.getTime() + Math.floor(f * MAX_RANGE_MS[g])));
+          const r = seriesRange({ granularity: g, from: formatTimestamp(from), to: formatTimestamp(to) });
+          const step = g === 'hour' ? HOUR : DAY;
+          expect(r.starts[0]!.getTime()).toBeLessThanOrEqual(from.getTime());
+          expect(from.getTime() - r.starts[0]!.getTime()).toBeLessThan(step);
+          const last = r.starts.at(-1)!.getTime();
+          expect(last).toBeLessThanOrEqual(to.getTime());
+          expect(to.getTime() - last).toBeLessThan(step);
+          for (const [i, s] of r.starts.entries()) {
+            expect(s.getTime() % step).toBe(0);
+            if (i > 0) expect(s.getTime() - r.starts[i - 1]!.getTime()).toBe(step);
+          }
+          expect(r.starts.length).toBeLessThanOrEqual(g === 'hour' ? 7 * 24 + 1 : 401);
+          // The answer has one point per start, zeros where nothing is stored.
+          const answer = seriesAnswer('c', r, []);
+          expect(answer.series.map((p) => p.start)).toEqual(r.starts.map(formatTimestamp));
+          expect(answer.totals.visits).toBe(0);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('refuses a range over the limit, backwards, or a time that does not exist, naming the field', () => {
+    expect(
+      fieldOf(() =>
+        seriesRange({ granularity: 'hour', from: '2026-01-01_00-00-00', to: '2026-01-08_00-00-01' }),
+      ),
+    ).toBe('from');
+    expect(fieldOf(() => seriesRange({ from: '2025-01-01_00-00-00', to: '2026-02-05_00-00-01' }))).toBe(
+      'from',
+    );
+    expect(fieldOf(() => seriesRange({ from: '2026-01-02_00-00-00', to: '2026-01-01_00-00-00' }))).toBe(
+      'from',
+    );
+    expect(fieldOf(() => seriesRange({ to: '2026-02-29_00-00-00' }))).toBe('to');
+    expect(fieldOf(() => seriesRange({ from: '2026-13-01_00-00-00' }))).toBe('from');
+    expect(
+      fieldOf(() =>
+        seriesRange({ granularity: 'hour', from: '2026-01-01_00-00-00', to: '2026-01-08_00-00-00' }),
+      ),
+    ).toBeUndefined();
+  });
+
+  it('sums the stored points into the totals, actions by type in name order', () => {
+    const r = seriesRange({ from: '2026-11-20_00-00-00', to: '2026-11-22_10-00-00' });
+    const point = (bucket: string, n: number, types: Record<string, number>) => ({
+      bucket,
+      visits: n,
+      unique_visits: n,
+      bot_visits: 0,
+      referred_users: 1,
+      actions: Object.values(types).reduce((a, b) => a + b, 0),
+      actions_by_type: types,
+    });
+    const a = seriesAnswer('c', r, [
+      point('2026-11-20', 3, { zed: 1, alpha: 2 }),
+      point('2026-11-22', 2, { zed: 4 }),
+    ]);
+    expect(a.series.map((p) => p.visits)).toEqual([3, 0, 2]);
+    expect(a.totals).toEqual({
+      visits: 5,
+      unique_visits: 5,
+      bot_visits: 0,
+      referred_users: 2,
+      actions: 7,
+      actions_by_type: { alpha: 2, zed: 5 },
+    });
+    expect(Object.keys(a.totals.actions_by_type)).toEqual(['alpha', 'zed']);
+  });
+});
