@@ -75,6 +75,23 @@ describe('openapi-fetch with the generated types', () => {
     expect(listed.map((l) => [l.id, l.total_clicks, l.total_referrals])).toEqual([[link.id, 1, 1]]);
     expect(response.headers.get('x-next-cursor')).toBeNull();
 
+    // Analytics: the signup and the purchase, counted by the stream a moment later.
+    type Series =
+      paths['/api/v1/analytics/{campaign_id}']['get']['responses'][200]['content']['application/json'];
+    let totals: Series['totals'] | undefined;
+    for (let i = 0; i < 50 && totals?.actions !== 1; i++) {
+      const { data: series } = await client.GET('/api/v1/analytics/{campaign_id}', {
+        params: { path: { campaign_id: campaign.id }, query: { granularity: 'hour' } },
+      });
+      totals = series?.totals;
+      if (totals?.actions !== 1) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(totals).toMatchObject({ referred_users: 1, actions: 1, actions_by_type: { purchase: 1 } });
+    const { data: top } = await client.GET('/api/v1/analytics/{campaign_id}/top', {
+      params: { path: { campaign_id: campaign.id }, query: { metric: 'referred_users' } },
+    });
+    expect(top).toEqual([{ rank: 1, referrer_id: 'alice', value: 1 }]);
+
     // Errors are typed too: the body of a documented error status.
     const missing = await client.GET('/api/v1/campaign', { params: { query: { id: crypto.randomUUID() } } });
     expect(missing.response.status).toBe(404);
