@@ -29,9 +29,10 @@ export async function createCampaign(
   input: { url: string; name: string },
   idempotency?: IdempotentRequest,
 ): Promise<Campaign> {
+  const now = new Date();
   const campaign: Campaign = {
     id: randomUUID(),
-    created_at: formatTimestamp(new Date()),
+    created_at: formatTimestamp(now),
     url: input.url,
     name: input.name,
     webhook_url: null,
@@ -40,7 +41,7 @@ export async function createCampaign(
     webhook_status: 'enabled',
     webhook_disabled_reason: null,
   };
-  const item = newCampaignItem(tenant, campaign);
+  const item = newCampaignItem(tenant, campaign, now);
   const put = { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(PK)' };
   if (idempotency) await transactWrite([{ Put: put }], rememberAnswer(idempotency, 201, campaign));
   else await db.send(new PutCommand(put));
