@@ -9,7 +9,8 @@
  * REMOVE stream record names the partition to purge (`parseCampaignPartition`).
  *
  * GSI2 is shared with the links (`T#<tenant>#C#<campaign>#LINKS`): a tenant name holds no `#`, so
- * the two kinds of partition can never meet.
+ * the two kinds of partition can never meet. A campaign written before the list existed has no
+ * GSI2 keys until `lib/db/campaign-list-backfill.ts` gives it its `campaignListKeys`.
  */
 import type { Campaign } from '../../domain/schemas.ts';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../domain/webhook-events.ts';
@@ -76,7 +77,7 @@ export interface CampaignItem
   SK: typeof CAMPAIGN_SK;
   type: 'campaign';
   tenant: string;
-  /** The campaign list's keys (`campaignListKeys`); absent on a campaign written before them. */
+  /** The campaign list's keys (`campaignListKeys`); absent on a campaign not yet backfilled. */
   GSI2PK?: string;
   GSI2SK?: string;
   webhook_url?: string | null;
