@@ -103,8 +103,9 @@ export interface RouteRow extends RouteDefinition {
   /**
    * Actions on the table itself (its ARN; a `Query` there reads a partition of the table, not an
    * index), id-block reservations (`UpdateItem` of a sequence item) and an `Idempotency-Key`
-   * replay's read of the stored answer (`GetItem`) included. Empty for a function that never
-   * touches the table: it gets no grant and no `TABLE_NAME`.
+   * replay's read of the stored answer (`GetItem`) included. Empty for a function that only
+   * Queries indexes (`queryIndexes`), or that never touches the table: with neither it gets no
+   * grant and no `TABLE_NAME`.
    */
   readonly dynamo: readonly DynamoAction[];
   /** Indexes the handler reads with `Query` (on those index ARNs only); none when omitted. */
@@ -230,6 +231,20 @@ const rows: readonly RowInput[] = [
     dynamoCalls: 1,
     throttle: 'api',
     summary: 'Delete a campaign',
+  },
+  {
+    name: 'ListCampaigns',
+    method: 'GET',
+    path: '/api/v1/campaigns',
+    handler: 'http/list-campaigns',
+    auth: true,
+    // One Query of GSI2 (the tenant's campaign partition), which projects the whole campaign
+    // object; nothing is read from the table itself.
+    dynamo: [],
+    queryIndexes: ['GSI2'],
+    dynamoCalls: 1,
+    throttle: 'api',
+    summary: "List the account's campaigns, newest first",
   },
   {
     name: 'CreateReferredUser',

@@ -1,7 +1,7 @@
 /** Campaign reads and writes; the item, its keys and its decoding are `entities/campaign.ts`. */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { CampaignChanges } from '../domain/campaign-rules.ts';
 import { ApiError, campaignNotFound } from '../domain/errors.ts';
 import type { IdempotentRequest } from '../domain/idempotency.ts';
@@ -9,8 +9,19 @@ import type { Campaign } from '../domain/schemas.ts';
 import { formatTimestamp } from '../domain/time.ts';
 import { PREVIOUS_SECRET_SECONDS, WEBHOOK_EVENT_TYPES } from '../domain/webhook-events.ts';
 import { db, tableName } from './client.ts';
-import { campaignFromItem, campaignKey, newCampaignItem } from './entities/campaign.ts';
+import { decodeSortKeyCursor, encodeSortKeyCursor } from './cursor.ts';
+import {
+  CAMPAIGN_LIST_INDEX,
+  CAMPAIGN_ORDER,
+  campaignFromItem,
+  campaignIdOfOrder,
+  campaignKey,
+  campaignListPartition,
+  newCampaignItem,
+} from './entities/campaign.ts';
+import { decoder } from './entities/decode.ts';
 import { rememberAnswer } from './idempotency.ts';
+import type { Page } from './links.ts';
 import { transactWrite } from './transactions.ts';
 
 export type { CampaignItem } from './entities/campaign.ts';
@@ -29,9 +40,10 @@ export async function createCampaign(
   input: { url: string; name: string },
   idempotency?: IdempotentRequest,
 ): Promise<Campaign> {
+  const now = new Date();
   const campaign: Campaign = {
     id: randomUUID(),
-    created_at: formatTimestamp(new Date()),
+    created_at: formatTimestamp(now),
     url: input.url,
     name: input.name,
     webhook_url: null,
@@ -40,7 +52,7 @@ export async function createCampaign(
     webhook_status: 'enabled',
     webhook_disabled_reason: null,
   };
-  const item = newCampaignItem(tenant, campaign);
+  const item = newCampaignItem(tenant, campaign, now);
   const put = { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(PK)' };
   if (idempotency) await transactWrite([{ Put: put }], rememberAnswer(idempotency, 201, campaign));
   else await db.send(new PutCommand(put));
@@ -121,6 +133,52 @@ export async function updateCampaign(
     if (err instanceof ConditionalCheckFailedException) throw campaignNotFound(id);
     throw err;
   }
+}
+
+const listField = decoder('campaign list entry');
+
+/**
+ * One page of the tenant's campaigns, newest first: one Query of GSI2's campaign partition, read
+ * backwards, of limit + 1 entries (the extra one only tells whether another page exists). The
+ * index projects every attribute of the API's campaign object, so nothing else is read, whatever
+ * the number of campaigns. No campaign check is needed: the partition is the key's own tenant's.
+ *
+ * As with the link lists, a Query stops at 1 MB, so a page of large campaigns (long URLs) can end
+ * before `limit` and still carries a cursor. The cursor holds the last entry's sort key, from which
+ * the whole start key follows (the campaign's id is in it): nothing of it is taken from the client
+ * but a position inside the request's own tenant's list.
+ */
+export async function listCampaigns(
+  tenant: string,
+  options: { limit: number; cursor?: string },
+): Promise<Page<Campaign>> {
+  const scope = { kind: 'campaigns' as const, tenant };
+  const after = options.cursor ? decodeSortKeyCursor(scope, options.cursor, CAMPAIGN_ORDER) : undefined;
+  const partition = campaignListPartition(tenant);
+  const index = CAMPAIGN_LIST_INDEX;
+  const afterId = after && campaignIdOfOrder(after);
+  const page = await db.send(
+    new QueryCommand({
+      TableName: tableName,
+      IndexName: index.indexName,
+      KeyConditionExpression: `${index.partitionKey} = :pk`,
+      ExpressionAttributeValues: { ':pk': partition },
+      ScanIndexForward: false,
+      Limit: options.limit + 1,
+      ExclusiveStartKey:
+        after && afterId
+          ? { ...campaignKey(tenant, afterId), [index.partitionKey]: partition, [index.sortKey]: after }
+          : undefined,
+    }),
+  );
+  const items = page.Items ?? [];
+  const shown = items.slice(0, options.limit);
+  const last = shown.at(-1);
+  const more = items.length > options.limit || page.LastEvaluatedKey !== undefined;
+  return {
+    items: shown.map(campaignFromItem),
+    nextCursor: more && last ? encodeSortKeyCursor(scope, listField.string(last, index.sortKey)) : undefined,
+  };
 }
 
 /** One strongly consistent key-only read: a deleted campaign hides its links at once. */

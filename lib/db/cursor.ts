@@ -77,27 +77,29 @@ export function decodeCursor(scope: ListScope, cursor: string): Position {
 }
 
 /**
- * Cursors of the webhook lists (the events feed, the delivery log): the same opaque shape, with
- * the list's kind in its tag, so that a cursor of another list (the feed's on the log, another
- * status's log, another campaign or tenant) is a 400 before anything is read.
+ * Cursors of the lists whose position is one sort key (the events feed, the delivery log, the
+ * tenant's campaigns): the same opaque shape, with the list's kind in its tag, so that a cursor of
+ * another list (the feed's on the log, another status's log, another campaign or tenant) is a 400
+ * before anything is read.
  */
-export interface SortKeyScope {
-  kind: 'events' | 'deliveries';
-  tenant: string;
-  campaignId: string;
-  /** The delivery log's status filter; part of the list's identity. */
-  filter?: string;
-}
+export type SortKeyScope =
+  | {
+      kind: 'events' | 'deliveries';
+      tenant: string;
+      campaignId: string;
+      /** The delivery log's status filter; part of the list's identity. */
+      filter?: string;
+    }
+  | { kind: 'campaigns'; tenant: string };
 
 const SORT_KEY_VERSION = 3;
 
 function sortKeyTag(scope: SortKeyScope): string {
-  const identity = JSON.stringify([
-    scope.kind,
-    scope.tenant,
-    scope.campaignId.toLowerCase(),
-    scope.filter ?? null,
-  ]);
+  const identity = JSON.stringify(
+    scope.kind === 'campaigns'
+      ? [scope.kind, scope.tenant, null, null]
+      : [scope.kind, scope.tenant, scope.campaignId.toLowerCase(), scope.filter ?? null],
+  );
   return createHash('sha256').update(identity, 'utf8').digest('base64url').slice(0, 12);
 }
 

@@ -117,6 +117,8 @@ export const Campaign = Type.Object(
 );
 export type Campaign = Static<typeof Campaign>;
 
+export const CampaignList = Type.Array(Campaign);
+
 export const ErrorResponse = Type.Object(
   {
     error: Type.Object(

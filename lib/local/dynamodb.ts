@@ -7,13 +7,15 @@ import {
   type CreateTableCommandInput,
   DescribeTableCommand,
   DynamoDBClient,
+  type GlobalSecondaryIndexDescription,
   ListTablesCommand,
   ResourceNotFoundException,
+  type TableDescription,
   UpdateTableCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import { dynamoClientConfig } from '../aws/clients.ts';
-import { tableDefinition } from '../table-definition.ts';
+import { type IndexName, tableDefinition } from '../table-definition.ts';
 import { startDynamoCommitProxy } from './dynamodb-proxy.ts';
 import { LocalStackError } from './errors.ts';
 import { freePort } from './ports.ts';
@@ -204,41 +206,53 @@ export function createTableInput(tableName: string): CreateTableCommandInput {
   };
 }
 
-/**
- * A table kept in `DATA_DIR` by an older version lacks the indexes added since: create them, one
- * UpdateTable each (DynamoDB takes one index creation per call), so `npm start` on old data works.
- */
-async function addMissingIndexes(
-  client: DynamoDBClient,
-  tableName: string,
-  existing: ReadonlyArray<{ IndexName?: string }>,
-): Promise<void> {
-  const have = new Set(existing.map((g) => g.IndexName));
-  const input = createTableInput(tableName);
-  for (const index of input.GlobalSecondaryIndexes ?? []) {
-    if (have.has(index.IndexName)) continue;
-    const keys = new Set(index.KeySchema?.map((k) => k.AttributeName));
-    await client.send(
-      new UpdateTableCommand({
-        TableName: tableName,
-        AttributeDefinitions: input.AttributeDefinitions?.filter((a) => keys.has(a.AttributeName)),
-        GlobalSecondaryIndexUpdates: [{ Create: index }],
-      }),
-    );
-  }
+export interface EnsureTableOptions {
+  /**
+   * Runs before the indexes of an existing table that differ from the definition are rebuilt, with
+   * their names: what the items of a table made before that change lack (the campaign list's keys,
+   * when GSI2 did not hold campaigns yet). Rebuilt last, so a start cut short finds the index still
+   * stale and runs this again.
+   */
+  beforeIndexRebuild?: (stale: IndexName[]) => Promise<void>;
+  onStep?: (message: string) => void;
 }
 
-/** Create the table (and its TTL setting) when it does not exist yet. */
-export async function ensureTable(endpoint: string, tableName: string): Promise<void> {
+/**
+ * Create the table (and its TTL setting) when it does not exist yet; on a table that exists (a
+ * `DATA_DIR` kept from an earlier version), rebuild every index whose keys or projection differ
+ * from the definition, which DynamoDB cannot change in place: delete it, create it again, and
+ * wait while DynamoDB fills it from the table (a second on DynamoDB Local).
+ */
+export async function ensureTable(
+  endpoint: string,
+  tableName: string,
+  options: EnsureTableOptions = {},
+): Promise<void> {
   // Creating a table with streams and indexes takes DynamoDB Local seconds right after it starts.
   const client = new DynamoDBClient(dynamoClientConfig(endpoint, undefined, 30_000));
   try {
+    let existing: TableDescription | undefined;
     try {
-      const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
-      await addMissingIndexes(client, tableName, Table?.GlobalSecondaryIndexes ?? []);
-      return;
+      existing = (await client.send(new DescribeTableCommand({ TableName: tableName }))).Table;
     } catch (err) {
       if (!(err instanceof ResourceNotFoundException)) throw err;
+    }
+    if (existing) {
+      const stale = staleIndexes(existing);
+      if (stale.length > 0) {
+        await options.beforeIndexRebuild?.(stale);
+        for (const name of stale) {
+          options.onStep?.(`rebuilding the index ${name} of ${tableName}: its definition changed`);
+          await rebuildIndex(client, tableName, name);
+        }
+      }
+      // One a start cut short left being created with the right definition: wait for it.
+      for (const index of existing.GlobalSecondaryIndexes ?? []) {
+        const name = index.IndexName ?? '';
+        if (index.IndexStatus === 'ACTIVE' || stale.includes(name as IndexName)) continue;
+        await waitForIndex(client, tableName, name, 'created', (i) => i?.IndexStatus === 'ACTIVE');
+      }
+      return;
     }
     await client.send(new CreateTableCommand(createTableInput(tableName)));
     try {
@@ -254,4 +268,79 @@ export async function ensureTable(endpoint: string, tableName: string): Promise<
   } finally {
     client.destroy();
   }
+}
+
+const POLL_LIMIT_MS = 30 * 60_000;
+
+/** The definition's indexes that `table` lacks, or has with other keys or another projection. */
+export function staleIndexes(table: TableDescription): IndexName[] {
+  const wanted = createTableInput(table.TableName ?? '').GlobalSecondaryIndexes ?? [];
+  const same = (a: readonly string[] = [], b: readonly string[] = []) =>
+    a.length === b.length && [...a].sort().every((v, i) => v === [...b].sort()[i]);
+  return wanted
+    .filter((want) => {
+      const have = table.GlobalSecondaryIndexes?.find((g) => g.IndexName === want.IndexName);
+      return (
+        !have ||
+        have.IndexStatus === 'DELETING' ||
+        JSON.stringify(have.KeySchema) !== JSON.stringify(want.KeySchema) ||
+        have.Projection?.ProjectionType !== want.Projection?.ProjectionType ||
+        !same(have.Projection?.NonKeyAttributes, want.Projection?.NonKeyAttributes)
+      );
+    })
+    .map((g) => g.IndexName as IndexName);
+}
+
+async function describeIndex(
+  client: DynamoDBClient,
+  tableName: string,
+  name: string,
+): Promise<GlobalSecondaryIndexDescription | undefined> {
+  const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+  return Table?.GlobalSecondaryIndexes?.find((g) => g.IndexName === name);
+}
+
+/** Poll until `done` holds for the index's description (undefined: no such index). */
+async function waitForIndex(
+  client: DynamoDBClient,
+  tableName: string,
+  name: string,
+  what: string,
+  done: (index: GlobalSecondaryIndexDescription | undefined) => boolean,
+): Promise<void> {
+  const started = Date.now();
+  for (let i = 0; !done(await describeIndex(client, tableName, name)); i++) {
+    if (Date.now() - started > POLL_LIMIT_MS) {
+      throw new LocalStackError(`The index ${name} of ${tableName} was not ${what} within 30 minutes.`);
+    }
+    await new Promise((r) => setTimeout(r, Math.min(2_000, 100 * 2 ** i)));
+  }
+}
+
+/** Delete the index (if present) and create it from the definition; back once it is ACTIVE. */
+async function rebuildIndex(client: DynamoDBClient, tableName: string, name: IndexName): Promise<void> {
+  const input = createTableInput(tableName);
+  const want = input.GlobalSecondaryIndexes?.find((g) => g.IndexName === name);
+  if (!want) throw new Error(`no index ${name} in the table definition`);
+  const have = await describeIndex(client, tableName, name);
+  if (have && have.IndexStatus !== 'DELETING') {
+    await client.send(
+      new UpdateTableCommand({
+        TableName: tableName,
+        GlobalSecondaryIndexUpdates: [{ Delete: { IndexName: name } }],
+      }),
+    );
+  }
+  await waitForIndex(client, tableName, name, 'deleted', (index) => index === undefined);
+  const keys = new Set(want.KeySchema?.map((k) => k.AttributeName));
+  await client.send(
+    new UpdateTableCommand({
+      TableName: tableName,
+      AttributeDefinitions: input.AttributeDefinitions?.filter((a) => keys.has(a.AttributeName)),
+      GlobalSecondaryIndexUpdates: [
+        { Create: { IndexName: name, KeySchema: want.KeySchema, Projection: want.Projection } },
+      ],
+    }),
+  );
+  await waitForIndex(client, tableName, name, 'created', (index) => index?.IndexStatus === 'ACTIVE');
 }

@@ -5,9 +5,11 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ApiKeyStore, generateApiKey } from '../auth/api-keys.ts';
 import { createDocumentClient } from '../aws/clients.ts';
+import { backfillCampaignListKeys } from '../db/campaign-list-backfill.ts';
 import { ApiError } from '../domain/errors.ts';
 import { errorBody, JSON_CONTENT_TYPE } from '../http/responses.ts';
 import type { RouteDefinition, ThrottleClass } from '../routes.ts';
+import { GSI2 } from '../table-definition.ts';
 import {
   DEFAULT_ROUTE_THROTTLES,
   type RouteThrottle,
@@ -234,7 +236,7 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
       endpoint = dynamo.endpoint;
     }
     step(`creating the table ${LOCAL_TABLE_NAME} if it does not exist`);
-    await ensureTable(endpoint, LOCAL_TABLE_NAME);
+    await prepareLocalTable(endpoint, LOCAL_TABLE_NAME, step);
     if (dataDir) mkdirSync(dataDir, { recursive: true });
     step('starting the local queues and restoring their journal');
     const queue = await startLocalQueue(dataDir ? join(dataDir, QUEUE_JOURNAL_FILE) : undefined);
@@ -359,6 +361,33 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
  * on the first start, kept in the data directory and reused afterwards. A revoked key stays
  * revoked: the generated one is replaced by a new key, a given one stops the start.
  */
+/**
+ * The table as the definition wants it: created when missing; on one kept from an earlier version,
+ * every index whose definition changed rebuilt (`ensureTable`). A table whose GSI2 is stale was
+ * made before GSI2 held the campaign list (README, "Decisions"): its campaigns get their list keys
+ * first, so that the rebuilt index lists them all. Both steps are idempotent, and a start cut
+ * short finds GSI2 still stale and does both again.
+ */
+export async function prepareLocalTable(
+  endpoint: string,
+  tableName: string,
+  step: (message: string) => void = () => undefined,
+): Promise<void> {
+  await ensureTable(endpoint, tableName, {
+    onStep: step,
+    beforeIndexRebuild: async (stale) => {
+      if (!stale.includes(GSI2.indexName)) return;
+      const db = createDocumentClient(endpoint, undefined, 30_000);
+      try {
+        const { found, updated } = await backfillCampaignListKeys(db, tableName);
+        step(`campaign list: ${updated} of ${found} campaigns written before it got their list keys`);
+      } finally {
+        db.destroy();
+      }
+    },
+  });
+}
+
 async function provisionKeys(
   endpoint: string,
   devApiKeys: string | undefined,

@@ -272,6 +272,29 @@ export const DeleteCampaign: CompiledOperationOf<typeof operations.DeleteCampaig
   },
 };
 
+/** GET /api/v1/campaigns: List the account's campaigns, newest first. */
+export const ListCampaigns: CompiledOperationOf<typeof operations.ListCampaigns> = {
+  name: "ListCampaigns",
+  auth: true,
+  query: {
+    validate: /* @__PURE__ */ validator(
+      /* @__PURE__ */ (() => {
+        const local_0 = /^(?:[1-9][0-9]{0,2}|1000)$/;
+        const local_1 = /^[A-Za-z0-9_-]+$/;
+        return function check(value: any): boolean {
+          return (
+            (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+            (value['limit'] !== undefined ? ((typeof value['limit'] === 'string') && local_0.test(value['limit'])) : true) &&
+            (value['cursor'] !== undefined ? ((typeof value['cursor'] === 'string') && value['cursor'].length <= 1024 && local_1.test(value['cursor'])) : true)
+          )
+        }
+      })(),
+      {"kind":"Object","type":"object","additionalProperties":true,"properties":{"limit":{"kind":"String","type":"string","pattern":"^(?:[1-9][0-9]{0,2}|1000)$","description":"an integer from 1 to 1000, the most items of the page (100 when omitted)"},"cursor":{"kind":"String","type":"string","pattern":"^[A-Za-z0-9_-]+$","maxLength":1024,"description":"a cursor from x-next-cursor"}}},
+    ),
+    required: [],
+  },
+};
+
 /** POST /api/v1/referred_user: Create a referred user (a signup through a link). */
 export const CreateReferredUser: CompiledOperationOf<typeof operations.CreateReferredUser> = {
   name: "CreateReferredUser",

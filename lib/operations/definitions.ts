@@ -27,7 +27,13 @@ import {
   ReferrerLinksPath,
   VisitPath,
 } from '../domain/link-schemas.ts';
-import { Campaign, CampaignIdQuery, CreateCampaignBody, UpdateCampaignBody } from '../domain/schemas.ts';
+import {
+  Campaign,
+  CampaignIdQuery,
+  CampaignList,
+  CreateCampaignBody,
+  UpdateCampaignBody,
+} from '../domain/schemas.ts';
 import {
   DeliveryAttemptList,
   EventIdPath,
@@ -187,6 +193,23 @@ export const operations = {
     success: { status: 204, description: 'Deleted; no body.' },
     errors: ['campaign_not_found'],
     example: { query: { id: ex.campaignId } },
+  },
+  ListCampaigns: {
+    tag: tags.campaigns,
+    description:
+      'Lists the account\'s campaigns, newest first, one page at a time, each exactly as `GET /api/v1/campaign` returns it. While more campaigns remain, the response carries a `Link` header with `rel="next"` and `x-next-cursor`; pass the cursor back as `cursor` for the next page. A deleted campaign is not listed.',
+    request: { query: ListQuery },
+    success: {
+      status: 200,
+      description: 'One page of campaigns (possibly empty).',
+      schema: CampaignList,
+      headers: listHeaders,
+    },
+    example: {
+      query: { limit: '100', cursor: ex.campaignCursor },
+      sampleQuery: ['limit'],
+      response: ex.campaignPage,
+    },
   },
   CreateReferredUser: {
     tag: tags.referredUsers,

@@ -63,6 +63,19 @@ const campaignRotated = {
   webhook_secret: 'whsec_q2Wc7m0p1rJt3yH9bQe8ZkVfXo4LaNdS6uGiE5TwBvM=',
 } satisfies Campaign;
 
+/** The account's next campaign, made a month later; no webhook yet. */
+const summerCampaign = {
+  id: '9b2e7d41-6c3a-4f8e-b15d-0a7c9e2f4d36',
+  created_at: '2026-12-21_09-30-00',
+  url: 'https://shop.example.com/summer',
+  name: 'Summer referral promo',
+  webhook_url: null,
+  webhook_secret: null,
+  webhook_events: ['action.created', 'referred_user.created'],
+  webhook_status: 'enabled',
+  webhook_disabled_reason: null,
+} satisfies Campaign;
+
 /** The referrer's link, with its counters as of a given moment of the story. */
 const link = (total_clicks: number, total_referrals: number) =>
   ({
@@ -221,6 +234,11 @@ export const examples = {
   } satisfies UpdateCampaignBody,
   campaignWithWebhook,
   campaignRotated,
+  /** A page of the account's campaigns, newest first. */
+  campaignPage: [summerCampaign, campaignWithWebhook] satisfies Campaign[],
+  /** A cursor of the campaign list, as `x-next-cursor` gives one. */
+  campaignCursor:
+    'WzMsIjAwMTc5NTM1NjMwOTQxMiMzZjBjNWI3ZS0yYTRkLTRjMWItOWE4ZS02ZDVmNGUzYzJiMWEiLCI4OWUtRmN2MjN5ZUkiXQ',
   deliveryPage,
   /** The campaign's events feed: the visit and the signup, oldest first. */
   feedPage: [

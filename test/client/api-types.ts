@@ -136,6 +136,30 @@ export interface paths {
     patch: operations['UpdateCampaign'];
     trace?: never;
   };
+  '/api/v1/campaigns': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List the account's campaigns, newest first
+     * @description Lists the account's campaigns, newest first, one page at a time, each exactly as `GET /api/v1/campaign` returns it. While more campaigns remain, the response carries a `Link` header with `rel="next"` and `x-next-cursor`; pass the cursor back as `cursor` for the next page. A deleted campaign is not listed.
+     */
+    get: operations['ListCampaigns'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    /**
+     * List the account's campaigns, newest first (HEAD: never recorded)
+     * @description The same as `GET /api/v1/campaigns` without a body; a `HEAD` request is never recorded.
+     */
+    head: operations['ListCampaignsHead'];
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/referred_user': {
     parameters: {
       query?: never;
@@ -2124,6 +2148,169 @@ export interface operations {
       431: components['responses']['request_headers_too_large'];
       500: components['responses']['internal_error'];
       503: components['responses']['service_unavailable'];
+    };
+  };
+  ListCampaigns: {
+    parameters: {
+      query?: {
+        /**
+         * @description an integer from 1 to 1000, the most items of the page (100 when omitted)
+         * @example 100
+         */
+        limit?: string;
+        /**
+         * @description a cursor from x-next-cursor
+         * @example WzMsIjAwMTc5NTM1NjMwOTQxMiMzZjBjNWI3ZS0yYTRkLTRjMWItOWE4ZS02ZDVmNGUzYzJiMWEiLCI4OWUtRmN2MjN5ZUkiXQ
+         */
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page of campaigns (possibly empty). */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          link: components['headers']['Link'];
+          'x-next-cursor': components['headers']['XNextCursor'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example [
+           *       {
+           *         "id": "9b2e7d41-6c3a-4f8e-b15d-0a7c9e2f4d36",
+           *         "created_at": "2026-12-21_09-30-00",
+           *         "url": "https://shop.example.com/summer",
+           *         "name": "Summer referral promo",
+           *         "webhook_url": null,
+           *         "webhook_secret": null,
+           *         "webhook_events": [
+           *           "action.created",
+           *           "referred_user.created"
+           *         ],
+           *         "webhook_status": "enabled",
+           *         "webhook_disabled_reason": null
+           *       },
+           *       {
+           *         "id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *         "created_at": "2026-11-22_14-05-09",
+           *         "url": "https://shop.example.com/welcome",
+           *         "name": "Spring referral promo 2026",
+           *         "webhook_url": "https://hooks.example.com/referrals",
+           *         "webhook_secret": "whsec_FtooWMUa8tBQak0XgbzXVyekr3H2YkLNETyTB1i+q9M=",
+           *         "webhook_events": [
+           *           "action.created",
+           *           "referred_user.created"
+           *         ],
+           *         "webhook_status": "enabled",
+           *         "webhook_disabled_reason": null
+           *       }
+           *     ]
+           */
+          'application/json': components['schemas']['Campaign'][];
+        };
+      };
+      400: components['responses']['validation_failed'];
+      401: components['responses']['unauthorized'];
+      413: components['responses']['payload_too_large'];
+      429: components['responses']['rate_limited'];
+      431: components['responses']['request_headers_too_large'];
+      500: components['responses']['internal_error'];
+      503: components['responses']['service_unavailable'];
+    };
+  };
+  ListCampaignsHead: {
+    parameters: {
+      query?: {
+        /**
+         * @description an integer from 1 to 1000, the most items of the page (100 when omitted)
+         * @example 100
+         */
+        limit?: string;
+        /**
+         * @description a cursor from x-next-cursor
+         * @example WzMsIjAwMTc5NTM1NjMwOTQxMiMzZjBjNWI3ZS0yYTRkLTRjMWItOWE4ZS02ZDVmNGUzYzJiMWEiLCI4OWUtRmN2MjN5ZUkiXQ
+         */
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page of campaigns (possibly empty). */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          link: components['headers']['Link'];
+          'x-next-cursor': components['headers']['XNextCursor'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `validation_failed`: A field or parameter is missing, of the wrong type, too long, malformed (including a malformed UUID) or unknown; `details` names each one. */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `unauthorized`: The `api-key` header is missing, unknown or revoked (the same body in all three cases). */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `payload_too_large`: The body is over 32 KiB. */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `rate_limited`: Too many requests on this route: its request-rate budget is spent for now. Retry after `retry-after` seconds. A deployed stage's throttling is answered by API Gateway itself, with its own body `{"message":"Too Many Requests"}` and no `retry-after`. */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `request_headers_too_large`: The request line and headers together are too large (over 16 KiB locally; API Gateway answers its own error over its 10 KiB limit). */
+      431: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `internal_error`: Anything unexpected; the message is generic and nothing internal is exposed. */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `service_unavailable`: A dependency (DynamoDB, SQS) throttled, failed or did not answer in time; `Retry-After` says when to retry. The write may or may not have happened: retry with the same `Idempotency-Key`. */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
     };
   };
   GetReferredUser: {

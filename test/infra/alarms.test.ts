@@ -217,6 +217,7 @@ describe('alarms', () => {
       GetCampaign: 500,
       UpdateCampaign: 500,
       DeleteCampaign: 500,
+      ListCampaigns: 500,
       CreateReferredUser: 500,
       GetReferredUser: 500,
       CreateLinkAction: 500,

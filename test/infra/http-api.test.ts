@@ -256,6 +256,8 @@ describe('HTTP API throttling and CORS (stack properties from context)', () => {
       'HEAD /api/v1/campaign': API,
       'PATCH /api/v1/campaign': API,
       'DELETE /api/v1/campaign': API,
+      'GET /api/v1/campaigns': API,
+      'HEAD /api/v1/campaigns': API,
       'POST /api/v1/referred_user': API,
       'GET /api/v1/referred_user': API,
       'HEAD /api/v1/referred_user': API,

@@ -51,6 +51,7 @@ const EXPECTED_GRANTS: Record<string, Record<string, string[]>> = {
   GetCampaign: { table: [GET] },
   UpdateCampaign: { table: [GET, UPDATE] },
   DeleteCampaign: { table: ['dynamodb:DeleteItem'] },
+  ListCampaigns: { 'index/GSI2': [QUERY] },
   CreateReferredUser: { table: [CHECK, GET, PUT, UPDATE], 'index/GSI1': [QUERY] },
   GetReferredUser: { table: ['dynamodb:BatchGetItem', GET] },
   CreateLinkAction: { table: [CHECK, GET, PUT, UPDATE], 'index/GSI1': [QUERY] },

@@ -130,7 +130,7 @@ describe('campaign_not_found (404)', () => {
 
 describe('route_not_found (404)', () => {
   it.each([
-    '/api/v1/campaigns',
+    '/api/v1/campaigns/',
     '/api/v1/campaign/',
     `/api/v1/campaign/${'x'}`,
     '/api/v2/campaign',

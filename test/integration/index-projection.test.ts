@@ -2,21 +2,25 @@
  * The indexes of the local table hold only the keys and the projected attributes of a link, as
  * the CDK table does (one definition, `lib/table-definition.ts`): an attribute that is not
  * projected (such as `last_action`, an action stored on the link for a moment) stays out of every
- * index copy, and every list and fetch still answers the whole link object.
+ * index copy, and every list and fetch still answers the whole link object. The same for a
+ * campaign's copy in GSI2 (the campaign list): the delivery state its item also holds stays out,
+ * and the list answers the whole campaign object.
  */
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { TOP_INDEX, topKey } from '../../lib/db/entities/analytics.ts';
+import { CAMPAIGN_LIST_INDEX } from '../../lib/db/entities/campaign.ts';
 import { tableDefinition } from '../../lib/table-definition.ts';
-import { api, TENANT_A } from '../support/api.ts';
+import { type ApiResponse, api, TENANT_A } from '../support/api.ts';
 import {
+  type CampaignBody,
   createCampaign,
   createLink,
   createReferredUser,
   fetchLink,
   type LinkBody,
 } from '../support/records.ts';
-import { linkItem, table } from '../support/table.ts';
+import { campaignItem, linkItem, table } from '../support/table.ts';
 import { eventually } from '../support/wait.ts';
 
 describe('index copies of a link', () => {
@@ -131,5 +135,73 @@ describe('index copies of a link', () => {
     expect(list.body).toEqual([expected]);
     const referrer = await api('GET', `/api/v1/referral_link/${link.campaign_id}/projected`);
     expect(referrer.body).toEqual([expected]);
+  });
+});
+
+describe('the index copy of a campaign (GSI2, the campaign list)', () => {
+  let campaign: CampaignBody;
+  let stored: Record<string, unknown>;
+
+  beforeAll(async () => {
+    const created = await createCampaign({ name: 'projection campaign' });
+    const patched = await api('PATCH', `/api/v1/campaign?id=${created.id}`, {
+      body: { webhook_url: 'http://127.0.0.1:9/projection', webhook_events: ['action.created'] },
+    });
+    expect(patched.status).toBe(200);
+    campaign = patched.body;
+    // What a delivery writes on the campaign item (the slow-lane flag), and a large probe: neither
+    // is projected.
+    await table().db.send(
+      new UpdateCommand({
+        TableName: table().name,
+        Key: { PK: `T#${TENANT_A.tenant}#C#${campaign.id}`, SK: 'CAMPAIGN' },
+        UpdateExpression: 'SET webhook_slow_lane_url = :url, unprojected_probe = :big',
+        ExpressionAttributeValues: { ':url': 'http://127.0.0.1:9/projection', ':big': 'x'.repeat(4000) },
+      }),
+    );
+    stored = (await campaignItem(TENANT_A.tenant, campaign.id))!;
+  });
+
+  it('holds the keys and the projected attributes only, equal to the item', async () => {
+    const index = CAMPAIGN_LIST_INDEX;
+    expect(stored).toHaveProperty('webhook_slow_lane_url');
+    const { Items = [] } = await table().db.send(
+      new QueryCommand({
+        TableName: table().name,
+        IndexName: index.indexName,
+        KeyConditionExpression: '#pk = :pk AND #sk = :sk',
+        ExpressionAttributeNames: { '#pk': index.partitionKey, '#sk': index.sortKey },
+        ExpressionAttributeValues: { ':pk': stored[index.partitionKey], ':sk': stored[index.sortKey] },
+      }),
+    );
+    expect(Items).toHaveLength(1);
+    const allowed = new Set<string>([
+      tableDefinition.partitionKey,
+      tableDefinition.sortKey,
+      index.partitionKey,
+      index.sortKey,
+      ...index.projectedAttributes,
+    ]);
+    const copy = Items[0]!;
+    expect(Object.keys(copy).filter((k) => !allowed.has(k))).toEqual([]);
+    expect(copy).not.toHaveProperty('webhook_slow_lane_url');
+    for (const attribute of index.projectedAttributes) {
+      if (attribute in stored) expect(copy[attribute], attribute).toEqual(stored[attribute]);
+    }
+  });
+
+  it('the list answers the whole campaign, as GET /api/v1/campaign does', async () => {
+    const one = await api('GET', `/api/v1/campaign?id=${campaign.id}`);
+    expect(one.body).toEqual(campaign);
+    // Other files create tenant A's campaigns all along: find this one in the first pages.
+    let path: string | undefined = '/api/v1/campaigns?limit=1000';
+    let found: unknown;
+    for (let i = 0; path && !found && i < 20; i++) {
+      const page: ApiResponse<CampaignBody[]> = await api<CampaignBody[]>('GET', path);
+      expect(page.status).toBe(200);
+      found = page.body.find((c: CampaignBody) => c.id === campaign.id);
+      path = /^<([^>]+)>/.exec(page.headers.get('link') ?? '')?.[1];
+    }
+    expect(found).toEqual(campaign);
   });
 });

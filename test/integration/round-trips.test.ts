@@ -242,6 +242,8 @@ const data = {} as {
   referredUserId: string;
   /** A cursor to the second page of the campaign's links (limit 2). */
   secondPage: string;
+  /** A cursor to the second page of the account's campaigns (limit 1). */
+  campaignsSecondPage: string;
   /** A campaign whose webhook URL refuses connections (port 9), for the test event and rotation. */
   hookCampaignId: string;
   /** An event of `campaignId` in its feed, and a poll cursor of the feed. */
@@ -310,6 +312,18 @@ const cases: Case[] = [
     label: 'delete',
     status: 204,
     request: async () => ({ method: 'DELETE', path: `/api/v1/campaign?id=${await newCampaign('Doomed')}` }),
+  },
+  {
+    route: 'ListCampaigns',
+    label: 'first page',
+    status: 200,
+    request: () => ({ method: 'GET', path: '/api/v1/campaigns' }),
+  },
+  {
+    route: 'ListCampaigns',
+    label: 'second page by cursor',
+    status: 200,
+    request: () => ({ method: 'GET', path: `/api/v1/campaigns?limit=1&cursor=${data.campaignsSecondPage}` }),
   },
   {
     route: 'CreateReferralLink',
@@ -682,6 +696,12 @@ beforeAll(async () => {
   const cursor = page.headers.get('x-next-cursor');
   if (page.status !== 200 || !cursor) throw new Error(`no second page: ${page.status} ${page.text}`);
   data.secondPage = cursor;
+  const campaigns = await send({ method: 'GET', path: '/api/v1/campaigns?limit=1' });
+  const campaignsCursor = campaigns.headers.get('x-next-cursor');
+  if (campaigns.status !== 200 || !campaignsCursor) {
+    throw new Error(`no second page of campaigns: ${campaigns.status} ${campaigns.text}`);
+  }
+  data.campaignsSecondPage = campaignsCursor;
   data.referredUserId = await newReferredUser(data.link);
   data.hookCampaignId = await newCampaign('Webhook operations');
   await expectStatus(

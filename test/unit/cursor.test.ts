@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { decodeCursor, encodeCursor, type ListScope } from '../../lib/db/cursor.ts';
+import {
+  decodeCursor,
+  decodeSortKeyCursor,
+  encodeCursor,
+  encodeSortKeyCursor,
+  type ListScope,
+  type SortKeyScope,
+} from '../../lib/db/cursor.ts';
+import { CAMPAIGN_ORDER, campaignOrder } from '../../lib/db/entities/campaign.ts';
 import { linkOrder } from '../../lib/db/entities/link.ts';
 import { ApiError } from '../../lib/domain/errors.ts';
 
@@ -104,5 +112,43 @@ describe('list cursors', () => {
 
   it('accepts exactly the genuine shape built by hand', () => {
     expect(decodeCursor(scope, encode([2, position.sortKey, position.code, tag]))).toEqual(position);
+  });
+});
+
+describe('campaign list cursors (one sort key, the account as the list)', () => {
+  const campaigns: SortKeyScope = { kind: 'campaigns', tenant: 'acme' };
+  const order = campaignOrder(1_767_225_600_000, campaignId);
+  const decode = (on: SortKeyScope, cursor: string) => decodeSortKeyCursor(on, cursor, CAMPAIGN_ORDER);
+
+  it('round-trip a position of the account’s list', () => {
+    expect(decode(campaigns, encodeSortKeyCursor(campaigns, order))).toBe(order);
+  });
+
+  it.each<[string, SortKeyScope]>([
+    ['another account', { kind: 'campaigns', tenant: 'acme2' }],
+    ['the events feed', { kind: 'events', tenant: 'acme', campaignId }],
+    ['the delivery log', { kind: 'deliveries', tenant: 'acme', campaignId }],
+  ])('a cursor of %s is 400 on cursor here, and this one there', (_label, other) => {
+    for (const [from, on] of [
+      [other, campaigns],
+      [campaigns, other],
+    ] as const) {
+      const cursor = encodeSortKeyCursor(from, order);
+      expect(() => decode(on, cursor)).toThrow(ApiError);
+    }
+  });
+
+  it('a link list cursor is 400 here, and this one on a link list', () => {
+    expect(() => decode(campaigns, encodeCursor(scope, position))).toThrow(ApiError);
+    expectRejected(encodeSortKeyCursor(campaigns, order));
+  });
+
+  it.each([
+    ['a link list position', position.sortKey],
+    ['an upper-case id', campaignOrder(1, campaignId).toUpperCase()],
+    ['a short time', `1#${campaignId}`],
+    ['no id', '001767225600000#'],
+  ])('rejects %s in a campaign list cursor', (_label, sortKey) => {
+    expect(() => decode(campaigns, encodeSortKeyCursor(campaigns, sortKey))).toThrow(ApiError);
   });
 });

@@ -7,8 +7,11 @@ import {
   newApiKeyItem,
 } from '../../lib/db/entities/api-key.ts';
 import {
+  CAMPAIGN_LIST_INDEX,
   campaignFromItem,
+  campaignIdOfOrder,
   campaignKey,
+  campaignListKeys,
   newCampaignItem,
   parseCampaignPartition,
 } from '../../lib/db/entities/campaign.ts';
@@ -134,6 +137,21 @@ describe('the key layout (README, "Data model and round trips")', () => {
     ]).toEqual(['GSI1', 'GSI2', 'GSI3']);
   });
 
+  it('gives a campaign its list keys in GSI2, in partitions no link list can have', () => {
+    const order = `${String(now.getTime()).padStart(15, '0')}#${campaignId}`;
+    expect(campaignListKeys('acme', campaignId.toUpperCase(), now.getTime())).toEqual({
+      [CAMPAIGN_LIST_INDEX.partitionKey]: 'T#acme#CAMPAIGNS',
+      [CAMPAIGN_LIST_INDEX.sortKey]: order,
+    });
+    expect(CAMPAIGN_LIST_INDEX).toBe(CAMPAIGN_LINKS_INDEX);
+    expect(campaignIdOfOrder(order)).toBe(campaignId);
+    expect(campaignIdOfOrder(`${order}x`)).toBeUndefined();
+    expect(campaignIdOfOrder(String(link[CAMPAIGN_LINKS_INDEX.sortKey]))).toBeUndefined();
+    // Tenant names hold no `#` (TENANT_PATTERN): a campaign list partition has two, a link list four.
+    expect(String(link[CAMPAIGN_LINKS_INDEX.partitionKey]).split('#')).toHaveLength(5);
+    expect('T#acme#CAMPAIGNS'.split('#')).toHaveLength(3);
+  });
+
   it('reads back the campaign partition a REMOVE record names', () => {
     expect(parseCampaignPartition(campaignKey('acme', campaignId).PK)).toEqual({
       tenant: 'acme',
@@ -206,13 +224,37 @@ describe('decoding what is read back', () => {
       webhook_status: 'enabled' as const,
       webhook_disabled_reason: null,
     };
-    expect(campaignFromItem({ ...newCampaignItem('acme', campaign) })).toEqual(campaign);
+    expect(campaignFromItem({ ...newCampaignItem('acme', campaign, now) })).toEqual(campaign);
     expect(
-      campaignFromItem({ ...newCampaignItem('acme', campaign), webhook_url: 'https://h.example' }),
+      campaignFromItem({ ...newCampaignItem('acme', campaign, now), webhook_url: 'https://h.example' }),
     ).toEqual({
       ...campaign,
       webhook_url: 'https://h.example',
     });
+    // GSI2's copy of a campaign (its keys and projected attributes) is the whole API object.
+    const stored = {
+      ...newCampaignItem('acme', campaign, now),
+      webhook_url: 'https://h.example',
+      webhook_secret: `whsec_${'A'.repeat(43)}=`,
+      webhook_events: ['referred_user.created'],
+      webhook_status: 'disabled',
+      webhook_disabled_reason: 'Every attempt failed for 3 days.',
+      webhook_slow_lane_url: 'https://h.example',
+      webhook_failing_since: now.toISOString(),
+    };
+    const indexCopy = Object.fromEntries(
+      Object.entries(stored).filter(([k]) =>
+        [
+          'PK',
+          'SK',
+          CAMPAIGN_LIST_INDEX.partitionKey,
+          CAMPAIGN_LIST_INDEX.sortKey,
+          ...CAMPAIGN_LIST_INDEX.projectedAttributes,
+        ].includes(k),
+      ),
+    );
+    expect(indexCopy).not.toHaveProperty('webhook_slow_lane_url');
+    expect(campaignFromItem(indexCopy)).toEqual(campaignFromItem(stored));
     expect(() => campaignFromItem({ id: campaignId })).toThrow(/campaign item .*created_at is not a string/);
 
     expect(() => referredUserFromItem({ PK: 'p', SK: 's' })).toThrow(MalformedItemError);

@@ -48,7 +48,7 @@ describe('resolveRoute with the real route table', () => {
 
   it.each([
     '/api/v1/campaign/',
-    '/api/v1/campaigns',
+    '/api/v1/campaigns/',
     '/api/v1/Campaign',
     '/api/v2/campaign',
     '//api/v1/campaign',

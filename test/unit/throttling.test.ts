@@ -59,6 +59,8 @@ describe('route throttle classes', () => {
       'HEAD /api/v1/campaign': 'api',
       'PATCH /api/v1/campaign': 'api',
       'DELETE /api/v1/campaign': 'api',
+      'GET /api/v1/campaigns': 'api',
+      'HEAD /api/v1/campaigns': 'api',
       'POST /api/v1/referred_user': 'api',
       'GET /api/v1/referred_user': 'api',
       'HEAD /api/v1/referred_user': 'api',

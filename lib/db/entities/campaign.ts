@@ -1,14 +1,20 @@
 /**
  * The campaign item.
  *
- *   PK `T#<tenant>#C#<campaign id>`   SK `CAMPAIGN`   no index keys
+ *   PK `T#<tenant>#C#<campaign id>`   SK `CAMPAIGN`
+ *     GSI2  `T#<tenant>#CAMPAIGNS` / `<created ms>#<campaign id>`   the tenant's campaigns (newest first read backwards)
  *
  * The campaign's partition also holds its referred users and actions (their modules), so a
  * deleted campaign's records are one Query of the partition away (`lib/db/purge.ts`), and its
  * REMOVE stream record names the partition to purge (`parseCampaignPartition`).
+ *
+ * GSI2 is shared with the links (`T#<tenant>#C#<campaign>#LINKS`): a tenant name holds no `#`, so
+ * the two kinds of partition can never meet. A campaign written before the list existed has no
+ * GSI2 keys until `lib/db/campaign-list-backfill.ts` gives it its `campaignListKeys`.
  */
 import type { Campaign } from '../../domain/schemas.ts';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../domain/webhook-events.ts';
+import { GSI2 } from '../../table-definition.ts';
 import { decoder, type StoredItem } from './decode.ts';
 
 /** The partition of a campaign and its records. Campaign ids are stored in lower case. */
@@ -20,6 +26,34 @@ export const CAMPAIGN_SK = 'CAMPAIGN';
 
 export function campaignKey(tenant: string, campaignId: string) {
   return { PK: campaignPartition(tenant, campaignId), SK: CAMPAIGN_SK } as const;
+}
+
+/** A tenant's campaigns: GSI2's partition key on campaign items. */
+export const CAMPAIGN_LIST_INDEX = GSI2;
+export const campaignListPartition = (tenant: string) => `T#${tenant}#CAMPAIGNS`;
+
+/**
+ * Sort key of the campaign list: creation time in milliseconds, then the id, so that a Query read
+ * backwards (`ScanIndexForward: false`) is newest first, and campaigns of the same millisecond keep
+ * one stable order.
+ */
+export const campaignOrder = (createdMs: number, campaignId: string) =>
+  `${String(createdMs).padStart(15, '0')}#${campaignId.toLowerCase()}`;
+
+/** What `campaignOrder` makes, and so what a campaign-list cursor may hold. */
+export const CAMPAIGN_ORDER = /^(\d{15})#([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
+
+/** The campaign id at the end of a list position (`campaignOrder`). */
+export function campaignIdOfOrder(order: string): string | undefined {
+  return CAMPAIGN_ORDER.exec(order)?.[2];
+}
+
+/** The GSI2 keys that put a campaign in its tenant's list. */
+export function campaignListKeys(tenant: string, campaignId: string, createdMs: number) {
+  return {
+    [CAMPAIGN_LIST_INDEX.partitionKey]: campaignListPartition(tenant),
+    [CAMPAIGN_LIST_INDEX.sortKey]: campaignOrder(createdMs, campaignId),
+  };
 }
 
 /** `T#<tenant>#C#<campaign>`: what a campaign's stream REMOVE record carries as its PK. */
@@ -43,6 +77,9 @@ export interface CampaignItem
   SK: typeof CAMPAIGN_SK;
   type: 'campaign';
   tenant: string;
+  /** The campaign list's keys (`campaignListKeys`); absent on a campaign not yet backfilled. */
+  GSI2PK?: string;
+  GSI2SK?: string;
   webhook_url?: string | null;
   webhook_secret?: string;
   webhook_slow_lane_url?: string;
@@ -60,10 +97,11 @@ export interface CampaignItem
   webhook_failing_since?: string;
 }
 
-/** A new campaign's item (it has no webhook yet). */
-export function newCampaignItem(tenant: string, campaign: Campaign): CampaignItem {
+/** A new campaign's item (it has no webhook yet), created at `now` (`created_at` is its second). */
+export function newCampaignItem(tenant: string, campaign: Campaign, now: Date): CampaignItem {
   return {
     ...campaignKey(tenant, campaign.id),
+    ...campaignListKeys(tenant, campaign.id, now.getTime()),
     type: 'campaign',
     tenant,
     id: campaign.id,
