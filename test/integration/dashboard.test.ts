@@ -121,6 +121,16 @@ describe('the dashboard in Chromium', () => {
 
     // Sign in: a wrong key shows the API's own 401 message.
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    // The first paint with content comes well within a second on the local stack.
+    const paint = (await page.evaluate(
+      `performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? -1`,
+    )) as number;
+    expect(paint).toBeGreaterThan(0);
+    expect(paint).toBeLessThan(1000);
+    // The keyboard: each page puts focus on its heading, and the next Tab reaches its first field.
+    expect(await page.evaluate('document.activeElement.tagName')).toBe('H1');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate('document.activeElement.id')).toBe('api-key');
     await checkAndShoot(page, 'sign-in');
     const unauthorized = (await (
       await fetch(`${baseUrl()}/api/v1/health/ready`, { headers: { 'api-key': 'not-a-key' } })
