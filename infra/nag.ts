@@ -26,6 +26,8 @@ export const PUBLIC_ROUTE_REASONS: Readonly<Record<string, string>> = {
     'Contract endpoint 14: the OpenAPI document is public by design (clients generate code from it before holding a key); the function has no table access.',
   '/docs':
     'The API reference page rendered from the public OpenAPI document; the function has no table access.',
+  '/dashboard':
+    'The dashboard web app: a static page with its script and stylesheet, holding no data. It calls the key-protected API with the key the user pastes; the function has no table access.',
   '/health':
     'Liveness for load balancers and uptime checks, which hold no api key: it answers a constant {"status":"ok"}, calls nothing and has no table access. The readiness check that reads the table needs a key.',
 };

@@ -435,6 +435,17 @@ const rows: readonly RowInput[] = [
     throttle: 'docs',
     summary: 'The API reference page',
   },
+  {
+    name: 'GetDashboard',
+    method: 'GET',
+    path: '/dashboard',
+    handler: 'http/get-dashboard',
+    auth: false,
+    dynamo: [],
+    dynamoCalls: 0,
+    throttle: 'docs',
+    summary: 'The dashboard web app',
+  },
 ];
 
 export const routes: readonly RouteRow[] = rows.map(row);

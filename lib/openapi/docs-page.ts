@@ -11,11 +11,7 @@ import { REDOC_ASSET } from './docs-query.ts';
 import type { OpenApiDocument } from './document.ts';
 import { codeDir, loadRedoc } from './redoc-asset.ts';
 
-export interface StaticAsset {
-  gzip: () => Buffer;
-  /** The uncompressed body, for the rare client that does not accept gzip. */
-  plain: () => Buffer;
-}
+export type { StaticAsset } from '../http/static-asset.ts';
 
 /** Loaded once per cold start: its manifest now, the file itself on its first request. */
 export const redocScript = loadRedoc(codeDir());

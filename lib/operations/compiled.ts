@@ -656,3 +656,24 @@ export const GetApiReference: CompiledOperationOf<typeof operations.GetApiRefere
     required: [],
   },
 };
+
+/** GET /dashboard: The dashboard web app. */
+export const GetDashboard: CompiledOperationOf<typeof operations.GetDashboard> = {
+  name: "GetDashboard",
+  auth: false,
+  query: {
+    validate: /* @__PURE__ */ validator(
+      /* @__PURE__ */ (() => {
+        return function check(value: any): boolean {
+          return (
+            (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+            (value['asset'] !== undefined ? ((((value['asset'] === 'app.js')) || ((value['asset'] === 'app.css')))) : true) &&
+            (value['v'] !== undefined ? ((typeof value['v'] === 'string') && value['v'].length <= 64) : true)
+          )
+        }
+      })(),
+      {"kind":"Object","type":"object","additionalProperties":true,"properties":{"asset":{"kind":"Union","anyOf":[{"kind":"Literal","type":"string","const":"app.js"},{"kind":"Literal","type":"string","const":"app.css"}]},"v":{"kind":"String","type":"string","maxLength":64}}},
+    ),
+    required: [],
+  },
+};

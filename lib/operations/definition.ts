@@ -28,7 +28,7 @@ export type Tag = (typeof tags)[keyof typeof tags];
 /** Response headers beyond `x-request-id` (which every response carries). */
 export type ResponseHeader = 'link' | 'x-next-cursor' | 'x-poll-cursor' | 'location' | 'idempotent-replayed';
 
-export type MediaType = 'application/json' | 'text/html' | 'text/javascript';
+export type MediaType = 'application/json' | 'text/html' | 'text/javascript' | 'text/css';
 
 export interface SuccessResponse {
   status: 200 | 201 | 202 | 204 | 302;

@@ -4,6 +4,7 @@
  * `scripts/build-validators.ts` generates from this file (`compiled.ts`).
  */
 import { Type } from '@sinclair/typebox';
+import { DashboardQuery } from '../dashboard/query.ts';
 import {
   AnalyticsPath,
   AnalyticsQuery,
@@ -385,6 +386,27 @@ export const operations = {
       query: { asset: REDOC_ASSET, v: ex.redocVersion },
       sampleQuery: [],
       responses: { 'text/html': ex.referencePage, 'text/javascript': ex.redocScript },
+    },
+  },
+  GetDashboard: {
+    tag: tags.meta,
+    description:
+      'Public, no key: the dashboard, a small web app over this API (campaigns, their activity chart and leaderboard, their links). This same route serves its script and stylesheet (`asset`), so it needs nothing from elsewhere; the page holds no data and calls the API with the key the user pastes, kept in `sessionStorage` only.',
+    request: { query: DashboardQuery },
+    success: {
+      status: 200,
+      description: 'The dashboard page, or with `asset` the script or stylesheet it loads.',
+      schema: Type.String(),
+      media: ['text/html', 'text/javascript', 'text/css'],
+    },
+    example: {
+      query: { asset: 'app.js', v: ex.dashboardVersion },
+      sampleQuery: [],
+      responses: {
+        'text/html': ex.dashboardPage,
+        'text/javascript': ex.dashboardScript,
+        'text/css': ex.dashboardStyles,
+      },
     },
   },
 } satisfies Readonly<Record<string, OperationDefinition>>;

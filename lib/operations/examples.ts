@@ -308,6 +308,12 @@ export const examples = {
     '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>Referral tracking API reference</title>',
   redocScript: '/*! For license information please see redoc.standalone.js.LICENSE.txt */\n!function(e,t){…',
   redocVersion: '2.5.4-6f1d0c2a9b3e',
+  /** The start of the dashboard's page and of the files it loads. */
+  dashboardPage:
+    '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<meta name="viewport" content="width=device-width, initial-scale=1">\n<title>Referral dashboard</title>',
+  dashboardScript: '"use strict";(()=>{var gt=Object.defineProperty;…',
+  dashboardStyles: ':root{--ink:#1d2430;--muted:#4f5b6b;…',
+  dashboardVersion: 'ca85dd89ae13',
 
   webhooks: {
     'action.created': {

@@ -484,6 +484,30 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/dashboard': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The dashboard web app
+     * @description Public, no key: the dashboard, a small web app over this API (campaigns, their activity chart and leaderboard, their links). This same route serves its script and stylesheet (`asset`), so it needs nothing from elsewhere; the page holds no data and calls the API with the key the user pastes, kept in `sessionStorage` only.
+     */
+    get: operations['GetDashboard'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    /**
+     * The dashboard web app (HEAD: never recorded)
+     * @description The same as `GET /dashboard` without a body; a `HEAD` request is never recorded.
+     */
+    head: operations['GetDashboardHead'];
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface webhooks {
   'action.created': {
@@ -4312,6 +4336,126 @@ export interface operations {
     requestBody?: never;
     responses: {
       /** @description The reference page, or with `asset` the script it loads. */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `validation_failed`: A field or parameter is missing, of the wrong type, too long, malformed (including a malformed UUID) or unknown; `details` names each one. */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `payload_too_large`: The body is over 32 KiB. */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `rate_limited`: Too many requests on this route: its request-rate budget is spent for now. Retry after `retry-after` seconds. A deployed stage's throttling is answered by API Gateway itself, with its own body `{"message":"Too Many Requests"}` and no `retry-after`. */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `request_headers_too_large`: The request line and headers together are too large (over 16 KiB locally; API Gateway answers its own error over its 10 KiB limit). */
+      431: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `internal_error`: Anything unexpected; the message is generic and nothing internal is exposed. */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  GetDashboard: {
+    parameters: {
+      query?: {
+        /**
+         * @description Serve the script or the stylesheet the page loads instead of the page
+         * @example app.js
+         */
+        asset?: 'app.js' | 'app.css';
+        /**
+         * @description Version of the asset, for caching; any value is accepted
+         * @example ca85dd89ae13
+         */
+        v?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The dashboard page, or with `asset` the script or stylesheet it loads. */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example <!doctype html>
+           *     <html lang="en">
+           *     <head>
+           *     <meta charset="utf-8">
+           *     <meta name="viewport" content="width=device-width, initial-scale=1">
+           *     <title>Referral dashboard</title>
+           */
+          'text/html': string;
+          /** @example "use strict";(()=>{var gt=Object.defineProperty;… */
+          'text/javascript': string;
+          /** @example :root{--ink:#1d2430;--muted:#4f5b6b;… */
+          'text/css': string;
+        };
+      };
+      400: components['responses']['validation_failed'];
+      413: components['responses']['payload_too_large'];
+      429: components['responses']['rate_limited'];
+      431: components['responses']['request_headers_too_large'];
+      500: components['responses']['internal_error'];
+    };
+  };
+  GetDashboardHead: {
+    parameters: {
+      query?: {
+        /**
+         * @description Serve the script or the stylesheet the page loads instead of the page
+         * @example app.js
+         */
+        asset?: 'app.js' | 'app.css';
+        /**
+         * @description Version of the asset, for caching; any value is accepted
+         * @example ca85dd89ae13
+         */
+        v?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The dashboard page, or with `asset` the script or stylesheet it loads. */
       200: {
         headers: {
           'x-request-id': components['headers']['XRequestId'];

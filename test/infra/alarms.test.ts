@@ -233,6 +233,7 @@ describe('alarms', () => {
       Readiness: 500,
       GetOpenApiDocument: 1000,
       GetApiReference: 1000,
+      GetDashboard: 1000,
       Authorizer: 500,
     };
     const rule = referencedIds(compositeNamed(dev, 'ReferralApi-dev-api-latency').Properties?.AlarmRule);

@@ -281,6 +281,8 @@ describe('HTTP API throttling and CORS (stack properties from context)', () => {
       'HEAD /api/v1/openapi.json': DOCS,
       'GET /docs': DOCS,
       'HEAD /docs': DOCS,
+      'GET /dashboard': DOCS,
+      'HEAD /dashboard': DOCS,
       $default: API,
     };
     for (const s of [real, synthProd()]) {

@@ -67,6 +67,7 @@ const EXPECTED_GRANTS: Record<string, Record<string, string[]>> = {
   Readiness: { table: [GET] },
   GetOpenApiDocument: {},
   GetApiReference: {},
+  GetDashboard: {},
   Authorizer: { table: [GET] },
   Fallback: {},
   WebhookDelivery: {

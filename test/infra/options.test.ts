@@ -184,6 +184,7 @@ describe('-c kms=true', () => {
       'Health',
       'GetOpenApiDocument',
       'GetApiReference',
+      'GetDashboard',
       'Fallback',
       'PurgeStreamConsumer',
     ]);

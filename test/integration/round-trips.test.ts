@@ -598,6 +598,12 @@ const cases: Case[] = [
     status: 200,
     request: () => ({ method: 'GET', path: '/docs' }),
   },
+  {
+    route: 'GetDashboard',
+    label: 'page',
+    status: 200,
+    request: () => ({ method: 'GET', path: '/dashboard' }),
+  },
 ];
 
 /**

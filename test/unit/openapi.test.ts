@@ -13,7 +13,7 @@ import { projectRoot } from '../../scripts/openapi-tools.ts';
 // biome-ignore lint/suspicious/noExplicitAny: the test walks the document as untyped JSON
 type Json = Record<string, any>;
 const doc = openApiDocument as Json;
-const PUBLIC_PATHS = ['/api/v1/openapi.json', '/r/{referral_code}', '/docs', '/health'];
+const PUBLIC_PATHS = ['/api/v1/openapi.json', '/r/{referral_code}', '/docs', '/dashboard', '/health'];
 
 const operationsOf = (): Array<{ path: string; verb: string; op: Json }> =>
   Object.entries(doc.paths as Record<string, Json>).flatMap(([path, item]) =>

@@ -86,6 +86,8 @@ describe('route throttle classes', () => {
       'HEAD /api/v1/openapi.json': 'docs',
       'GET /docs': 'docs',
       'HEAD /docs': 'docs',
+      'GET /dashboard': 'docs',
+      'HEAD /dashboard': 'docs',
       $default: 'api',
     });
   });

@@ -1,0 +1,150 @@
+/**
+ * The dashboard's one HTTP client: the public API, same origin, with the api key the user pasted.
+ * The key lives in `sessionStorage` only (gone with the tab): never in a URL, a cookie or a log.
+ */
+const KEY_ITEM = 'dashboard.api-key';
+const RECENT_ITEM = 'dashboard.recent-campaigns';
+
+export const session = {
+  key: (): string | null => sessionStorage.getItem(KEY_ITEM),
+  signIn: (key: string) => sessionStorage.setItem(KEY_ITEM, key),
+  signOut: () => sessionStorage.removeItem(KEY_ITEM),
+};
+
+export interface RecentCampaign {
+  id: string;
+  name: string;
+}
+
+/**
+ * Campaigns this tab opened or created, newest first: what the campaigns page lists until the API
+ * lists a tenant's campaigns (contract endpoint 15).
+ */
+export const recent = {
+  list(): RecentCampaign[] {
+    try {
+      const value: unknown = JSON.parse(sessionStorage.getItem(RECENT_ITEM) ?? '[]');
+      return Array.isArray(value) ? (value as RecentCampaign[]) : [];
+    } catch {
+      return [];
+    }
+  },
+  remember(campaign: RecentCampaign) {
+    const list = [campaign, ...recent.list().filter((c) => c.id !== campaign.id)].slice(0, 20);
+    sessionStorage.setItem(RECENT_ITEM, JSON.stringify(list));
+  },
+  forget(id: string) {
+    sessionStorage.setItem(RECENT_ITEM, JSON.stringify(recent.list().filter((c) => c.id !== id)));
+  },
+};
+
+/** An answer of the API other than a success, with its own message. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface Page<T> {
+  items: T[];
+  next: string | null;
+}
+
+type Query = Record<string, string | number | undefined>;
+
+/** The API's base: `api/v1/` beside `dashboard`, so the app also works under a path prefix. */
+const apiUrl = (path: string, query: Query = {}) => {
+  const url = new URL(`api/v1/${path}`, document.baseURI);
+  for (const [name, value] of Object.entries(query)) {
+    if (value !== undefined && value !== '') url.searchParams.set(name, String(value));
+  }
+  return url;
+};
+
+async function call(method: string, path: string, query?: Query, body?: unknown): Promise<Response> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  const key = session.key();
+  if (key) headers['api-key'] = key;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  let res: Response;
+  try {
+    res = await fetch(apiUrl(path, query), {
+      method,
+      headers,
+      body: body === undefined ? null : JSON.stringify(body),
+      credentials: 'omit',
+      cache: 'no-store',
+    });
+  } catch {
+    throw new ApiError(0, 'network_error', 'The API could not be reached. Check your connection and retry.');
+  }
+  if (res.ok) return res;
+  let code = 'http_error';
+  let message = `The API answered ${res.status} ${res.statusText}.`;
+  try {
+    const error = ((await res.json()) as { error?: { code?: string; message?: string } }).error;
+    if (error?.code) code = error.code;
+    if (error?.message) message = error.message;
+  } catch {
+    // not the API's JSON error body: keep the status line
+  }
+  throw new ApiError(res.status, code, message);
+}
+
+export async function get<T>(path: string, query?: Query): Promise<T> {
+  return (await (await call('GET', path, query)).json()) as T;
+}
+
+export async function post<T>(path: string, body: unknown, query?: Query): Promise<T> {
+  return (await (await call('POST', path, query, body)).json()) as T;
+}
+
+/** One page of a list: its items and the cursor of the next page (`x-next-cursor`), if any. */
+export async function page<T>(path: string, query: Query): Promise<Page<T>> {
+  const res = await call('GET', path, query);
+  return { items: (await res.json()) as T[], next: res.headers.get('x-next-cursor') };
+}
+
+export interface Campaign {
+  id: string;
+  created_at: string;
+  url: string;
+  name: string;
+  webhook_url: string | null;
+}
+
+export interface Link {
+  id: number;
+  created_at: string;
+  referral_code: string;
+  campaign_id: string;
+  referrer_id: string | null;
+  referral_link: string;
+  total_clicks: number;
+  total_referrals: number;
+}
+
+export interface Metrics {
+  visits: number;
+  unique_visits: number;
+  bot_visits: number;
+  referred_users: number;
+  actions: number;
+}
+
+export interface Series {
+  granularity: 'hour' | 'day';
+  from: string;
+  to: string;
+  totals: Metrics;
+  series: Array<Metrics & { start: string }>;
+}
+
+export type TopEntry = { rank: number; value: number } & (
+  | { referrer_id: string }
+  | { referral_link: string | null; referral_link_id: number; referral_code: string }
+);

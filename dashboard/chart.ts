@@ -1,0 +1,117 @@
+/**
+ * The overview's chart, drawn as SVG by hand: four lines over a shared time axis, a legend, and
+ * the same figures as a table for screen readers and for anyone who wants the numbers. (Why not a
+ * charting library: README, "Dashboard".)
+ */
+import { html } from 'htm/preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { Metrics, Series } from './api.ts';
+import { count, pointLabel } from './format.ts';
+
+export const METRICS: Array<{ key: keyof Metrics; label: string; className: string }> = [
+  { key: 'visits', label: 'Visits', className: 's1' },
+  { key: 'unique_visits', label: 'Unique visits', className: 's2' },
+  { key: 'referred_users', label: 'Referred users', className: 's3' },
+  { key: 'actions', label: 'Actions', className: 's4' },
+];
+
+const PAD = { left: 48, right: 16, top: 12, bottom: 28 };
+
+/** The element's width in CSS pixels, kept up to date: the chart is drawn at its real size, text unstretched. */
+function useWidth(fallback: number) {
+  const ref = useRef<HTMLDivElement>(null);
+  const [width, setWidth] = useState(fallback);
+  useEffect(() => {
+    const element = ref.current;
+    if (!element) return;
+    const observer = new ResizeObserver(() => setWidth(Math.max(240, Math.floor(element.clientWidth))));
+    observer.observe(element);
+    return () => observer.disconnect();
+  }, []);
+  return { ref, width };
+}
+
+/** A "nice" top for the y axis: 1, 2 or 5 times a power of ten, at least `max`. */
+function niceTop(max: number): number {
+  if (max <= 4) return 4;
+  const power = 10 ** Math.floor(Math.log10(max));
+  for (const step of [1, 2, 5, 10]) if (step * power >= max) return step * power;
+  return 10 * power;
+}
+
+export function Chart({ data }: { data: Series }) {
+  const { ref, width: W } = useWidth(720);
+  const H = W < 500 ? 200 : 260;
+  const points = data.series;
+  const top = niceTop(Math.max(0, ...points.flatMap((p) => METRICS.map((m) => p[m.key]))));
+  const innerW = W - PAD.left - PAD.right;
+  const innerH = H - PAD.top - PAD.bottom;
+  const x = (i: number) => PAD.left + (points.length <= 1 ? innerW / 2 : (i * innerW) / (points.length - 1));
+  const y = (v: number) => PAD.top + innerH - (v / top) * innerH;
+  const ticks = [0, top / 4, top / 2, (3 * top) / 4, top];
+  const labelEvery = Math.max(1, Math.ceil(points.length / Math.max(2, Math.floor(innerW / 110))));
+  // Labels near either edge are anchored on it, so none is cut off.
+  const anchor = (i: number) =>
+    x(i) < PAD.left + 45 ? 'start' : x(i) > W - PAD.right - 45 ? 'end' : 'middle';
+  return html`<figure class="chart">
+    <div class="plot" ref=${ref}>
+    <svg width=${W} height=${H} viewBox="0 0 ${W} ${H}" role="img" aria-labelledby="chart-title">
+      <title id="chart-title">
+        ${METRICS.map((m) => `${m.label}: ${count(data.totals[m.key])}`).join(', ')} per ${data.granularity}
+      </title>
+      ${ticks.map(
+        (t) => html`<g key=${t}>
+          <line class="grid" x1=${PAD.left} x2=${W - PAD.right} y1=${y(t)} y2=${y(t)} />
+          <text class="tick" x=${PAD.left - 6} y=${y(t) + 4} text-anchor="end">${count(t)}</text>
+        </g>`,
+      )}
+      ${points.map((p, i) =>
+        i % labelEvery === 0
+          ? html`<text key=${p.start} class="tick" x=${x(i)} y=${H - 8} text-anchor=${anchor(i)}>
+              ${pointLabel(p.start, data.granularity)}
+            </text>`
+          : null,
+      )}
+      ${METRICS.map(
+        (m) => html`<polyline
+          key=${m.key}
+          class="line ${m.className}"
+          fill="none"
+          points=${points.map((p, i) => `${x(i).toFixed(1)},${y(p[m.key]).toFixed(1)}`).join(' ')}
+        />`,
+      )}
+    </svg>
+    </div>
+    <figcaption>
+      <ul class="legend">
+        ${METRICS.map(
+          (m) => html`<li key=${m.key}>
+            <span class="swatch ${m.className}" aria-hidden="true"></span>${m.label}
+            <strong>${count(data.totals[m.key])}</strong>
+          </li>`,
+        )}
+      </ul>
+    </figcaption>
+    <details>
+      <summary>Show the numbers</summary>
+      <div class="scroll">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">${data.granularity === 'day' ? 'Day' : 'Hour'} (UTC)</th>
+              ${METRICS.map((m) => html`<th scope="col" class="num" key=${m.key}>${m.label}</th>`)}
+            </tr>
+          </thead>
+          <tbody>
+            ${points.map(
+              (p) => html`<tr key=${p.start}>
+                <th scope="row">${pointLabel(p.start, data.granularity)}</th>
+                ${METRICS.map((m) => html`<td class="num" key=${m.key}>${count(p[m.key])}</td>`)}
+              </tr>`,
+            )}
+          </tbody>
+        </table>
+      </div>
+    </details>
+  </figure>`;
+}

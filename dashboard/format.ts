@@ -1,0 +1,49 @@
+/** Numbers and times for people. */
+const integer = new Intl.NumberFormat('en-US');
+
+/** `12345` → `12,345`. */
+export const count = (n: number) => integer.format(n);
+
+/** The contract's `YYYY-MM-DD_HH-MM-SS` (UTC) as a Date. */
+export function parseStamp(stamp: string): Date {
+  const m = /^(\d{4})-(\d{2})-(\d{2})_(\d{2})-(\d{2})-(\d{2})$/.exec(stamp);
+  if (!m) return new Date(Number.NaN);
+  const [, y, mo, d, h, mi, s] = m.map(Number) as number[];
+  return new Date(Date.UTC(y!, mo! - 1, d!, h!, mi!, s!));
+}
+
+/** A Date in the contract's form (UTC). */
+export function toStamp(date: Date): string {
+  return date.toISOString().slice(0, 19).replace('T', '_').replace(/:/g, '-');
+}
+
+/** The exact UTC time, for a tooltip: `2026-11-22 14:05:09 UTC`. */
+export const exactUtc = (stamp: string) =>
+  `${stamp.replace('_', ' ').replace(/-(\d\d)-(\d\d)$/, ':$1:$2')} UTC`;
+
+const relative = new Intl.RelativeTimeFormat('en', { numeric: 'auto' });
+const UNITS: Array<[Intl.RelativeTimeFormatUnit, number]> = [
+  ['year', 365 * 86400],
+  ['month', 30 * 86400],
+  ['day', 86400],
+  ['hour', 3600],
+  ['minute', 60],
+  ['second', 1],
+];
+
+/** `3 hours ago`, from a contract timestamp. */
+export function ago(stamp: string, now = Date.now()): string {
+  const seconds = Math.round((parseStamp(stamp).getTime() - now) / 1000);
+  for (const [unit, size] of UNITS) {
+    if (Math.abs(seconds) >= size || unit === 'second')
+      return relative.format(Math.round(seconds / size), unit);
+  }
+  return stamp;
+}
+
+/** An axis label for a series point: `Nov 22` by day, `Nov 22 14:00` by hour (UTC). */
+export function pointLabel(stamp: string, granularity: 'hour' | 'day'): string {
+  const date = parseStamp(stamp);
+  const day = date.toLocaleDateString('en-US', { month: 'short', day: 'numeric', timeZone: 'UTC' });
+  return granularity === 'day' ? day : `${day} ${String(date.getUTCHours()).padStart(2, '0')}:00`;
+}
