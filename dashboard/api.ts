@@ -3,39 +3,11 @@
  * The key lives in `sessionStorage` only (gone with the tab): never in a URL, a cookie or a log.
  */
 const KEY_ITEM = 'dashboard.api-key';
-const RECENT_ITEM = 'dashboard.recent-campaigns';
 
 export const session = {
   key: (): string | null => sessionStorage.getItem(KEY_ITEM),
   signIn: (key: string) => sessionStorage.setItem(KEY_ITEM, key),
   signOut: () => sessionStorage.removeItem(KEY_ITEM),
-};
-
-export interface RecentCampaign {
-  id: string;
-  name: string;
-}
-
-/**
- * Campaigns this tab opened or created, newest first: what the campaigns page lists until the API
- * lists a tenant's campaigns (contract endpoint 15).
- */
-export const recent = {
-  list(): RecentCampaign[] {
-    try {
-      const value: unknown = JSON.parse(sessionStorage.getItem(RECENT_ITEM) ?? '[]');
-      return Array.isArray(value) ? (value as RecentCampaign[]) : [];
-    } catch {
-      return [];
-    }
-  },
-  remember(campaign: RecentCampaign) {
-    const list = [campaign, ...recent.list().filter((c) => c.id !== campaign.id)].slice(0, 20);
-    sessionStorage.setItem(RECENT_ITEM, JSON.stringify(list));
-  },
-  forget(id: string) {
-    sessionStorage.setItem(RECENT_ITEM, JSON.stringify(recent.list().filter((c) => c.id !== id)));
-  },
 };
 
 /** An answer of the API other than a success, with its own message. */

@@ -13,8 +13,6 @@ import {
   type Link,
   page,
   post,
-  type RecentCampaign,
-  recent,
   type Series,
   session,
   type TopEntry,
@@ -103,14 +101,6 @@ function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
 
 // --- Campaigns ---------------------------------------------------------------------------------
 
-/**
- * Where the campaigns page gets its list. Today: the campaigns this tab opened or created. When the
- * API lists a tenant's campaigns (`GET /api/v1/campaigns`), this becomes a paged call to it.
- */
-async function listCampaigns(): Promise<RecentCampaign[]> {
-  return recent.list();
-}
-
 function CreateCampaign() {
   const [name, setName] = useState('');
   const [url, setUrl] = useState('');
@@ -122,7 +112,6 @@ function CreateCampaign() {
     setError(null);
     try {
       const campaign = await post<Campaign>('campaign', { name: name.trim(), url: url.trim() });
-      recent.remember({ id: campaign.id, name: campaign.name });
       go(`#/campaigns/${campaign.id}`);
     } catch (failure) {
       setError(failure);
@@ -164,7 +153,6 @@ function OpenCampaign() {
     }
     try {
       const campaign = await get<Campaign>('campaign', { id: value });
-      recent.remember({ id: campaign.id, name: campaign.name });
       go(`#/campaigns/${campaign.id}`);
     } catch (failure) {
       setError(failure);
@@ -182,28 +170,43 @@ function OpenCampaign() {
   </section>`;
 }
 
+/** The account's campaigns, newest first, 20 at a time (`GET /api/v1/campaigns`). */
 function Campaigns() {
-  const [list, setList] = useState<RecentCampaign[] | null>(null);
-  useEffect(() => {
-    listCampaigns().then(setList);
+  const [list, setList] = useState<Campaign[] | null>(null);
+  const [next, setNext] = useState<string | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const load = useCallback((cursor?: string) => {
+    setError(null);
+    page<Campaign>('campaigns', { limit: 20, cursor })
+      .then((p) => {
+        setList((shown) => [...(cursor ? (shown ?? []) : []), ...p.items]);
+        setNext(p.next);
+      })
+      .catch(setError);
   }, []);
+  useEffect(() => load(), [load]);
   return html`<main id="main">
     <${Heading}>Campaigns<//>
-    <section aria-labelledby="recent-title" class="card">
-      <h2 id="recent-title">Opened in this tab</h2>
+    <section aria-labelledby="list-title" class="card">
+      <h2 id="list-title">Your campaigns</h2>
       ${
         list === null
-          ? html`<p>Loading…</p>`
+          ? error
+            ? null
+            : html`<p>Loading…</p>`
           : list.length === 0
-            ? html`<p class="empty">No campaign yet in this tab. Create one below, or open one by its id.</p>`
+            ? html`<p class="empty">No campaign yet. Create one below: its links, visits and signups will show here.</p>`
             : html`<ul class="campaign-list">
               ${list.map(
                 (c) => html`<li key=${c.id}>
-                  <a href="#/campaigns/${c.id}">${c.name}</a> <code class="id">${c.id}</code>
+                  <a href="#/campaigns/${c.id}">${c.name}</a> <${Time} stamp=${c.created_at} />
+                  <code class="id">${c.id}</code>
                 </li>`,
               )}
             </ul>`
       }
+      ${next && html`<button type="button" onClick=${() => load(next)}>Show more campaigns</button>`}
+      <${ErrorNote} error=${error} />
     </section>
     <div class="two">
       <${CreateCampaign} />
@@ -222,13 +225,9 @@ function useCampaign(id: string) {
     setError(null);
     get<Campaign>('campaign', { id })
       .then((c) => {
-        recent.remember({ id: c.id, name: c.name });
         setCampaign(c);
       })
-      .catch((failure) => {
-        if (failure instanceof ApiError && failure.status === 404) recent.forget(id);
-        setError(failure);
-      });
+      .catch(setError);
   }, [id]);
   return { campaign, error };
 }
