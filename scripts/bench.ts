@@ -25,6 +25,7 @@ import {
   settings,
   waitPipelineIdle,
 } from './bench/environment.ts';
+import { hotlinkPart } from './bench/hotlink.ts';
 import { latencyPart } from './bench/latency.ts';
 import { loadPart } from './bench/load.ts';
 import { type Report, renderConsole, renderMarkdown, type Section } from './bench/report.ts';
@@ -93,6 +94,7 @@ const PARTS: BenchPart[] = [
   latencyPart,
   webhooksPart,
   loadPart,
+  hotlinkPart,
   scalePart,
   isolationPart,
   costPart,
