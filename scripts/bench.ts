@@ -14,6 +14,7 @@ import { cpus, loadavg, release, tmpdir, totalmem, type } from 'node:os';
 import { join } from 'node:path';
 import { projectRoot } from '../test/support/bundles.ts';
 import { measureOutage } from '../test/support/outage.ts';
+import { analyticsPart } from './bench/analytics.ts';
 import { coldPart } from './bench/coldstart.ts';
 import { costPart } from './bench/cost.ts';
 import { callsPart } from './bench/endpoints.ts';
@@ -96,6 +97,7 @@ const PARTS: BenchPart[] = [
   loadPart,
   hotlinkPart,
   scalePart,
+  analyticsPart,
   isolationPart,
   costPart,
   outagePart,

@@ -31,6 +31,8 @@ export const settings = {
   hotlinkSpreadLinks: quick ? 50 : 100,
   delaySamples: quick ? 20 : 100,
   scaleLinks: num('BENCH_SCALE_LINKS', quick ? 10_000 : 100_000),
+  /** Events (visits, each with its feed item) of the analytics part's campaign of `scaleLinks` links. */
+  events: num('BENCH_EVENTS', quick ? 20_000 : 1_000_000),
   coldStartPairs: quick ? 8 : 20,
   webhookLatencyEvents: quick ? 50 : 200,
   webhookBacklog: quick ? 300 : 2000,
