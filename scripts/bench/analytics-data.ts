@@ -207,35 +207,42 @@ export function feedSequenceOf(t: Traffic, j: number): string {
   return sequence;
 }
 
-/** The series and ranking items the rollup consumer derives from the visits, summed. */
-export function rollupItems(spec: CampaignSpec, t: Traffic): Array<Record<string, unknown>> {
-  const series = new Map<string, Record<string, unknown> & { visits: number; unique_visits: number }>();
-  const tops = new Map<
-    string,
-    { key: { PK: string; SK: string }; entity: TopEntity; metric: TopMetric; value: number; reach: number }
-  >();
-  const links = new Map<number, TopEntity>();
+/**
+ * The series and ranking items the rollup consumer derives from the visits, summed: how many of
+ * each, and the items themselves, built as they are written (a million visits make about a
+ * million of them; only their counts are held meanwhile).
+ */
+export function rollups(spec: CampaignSpec, t: Traffic) {
+  // Per series item: its key (built once, when first met) and its counts. Held by a cheap key of
+  // scope, granularity and bucket, so the builders (a SHA-256 per referrer key) run once per item.
+  const series = new Map<string, { key: { PK: string; SK: string }; visits: number; unique: number }>();
+  const tops = new Map<string, { entity: TopEntity; metric: TopMetric; value: number; reach: number }>();
+  const linkEntities = new Map<number, TopEntity>();
   const granularities: Granularity[] = ['hour', 'day'];
   for (let j = 0; j < t.link.length; j++) {
     const i = t.link[j]!;
     const at = new Date(t.at[j]!);
     const unique = t.unique[j] === 1;
     const referrerId = referrerOf(i, spec.links);
-    const scopes: Scope[] = [
-      { kind: 'campaign' },
-      { kind: 'link', linkId: spec.firstLinkId + i },
-      { kind: 'referrer', referrerId },
+    const scopes: Array<[string, Scope]> = [
+      ['C', { kind: 'campaign' }],
+      [`L${i}`, { kind: 'link', linkId: spec.firstLinkId + i }],
+      [`R${referrerId}`, { kind: 'referrer', referrerId }],
     ];
-    for (const scope of scopes)
-      for (const g of granularities) {
-        const key = seriesKey(spec.tenant, spec.campaignId, scope, g, bucketOf(at, g));
-        const k = `${key.PK}\u0000${key.SK}`;
-        const item = series.get(k) ?? { ...key, type: 'analytics_series', visits: 0, unique_visits: 0 };
-        item.visits += 1;
-        if (unique) item.unique_visits += 1;
-        series.set(k, item);
+    for (const g of granularities) {
+      const bucket = bucketOf(at, g);
+      for (const [tag, scope] of scopes) {
+        const k = `${tag}|${g}|${bucket}`;
+        let entry = series.get(k);
+        if (!entry) {
+          entry = { key: seriesKey(spec.tenant, spec.campaignId, scope, g, bucket), visits: 0, unique: 0 };
+          series.set(k, entry);
+        }
+        entry.visits += 1;
+        if (unique) entry.unique += 1;
       }
-    let linkEntity = links.get(i);
+    }
+    let linkEntity = linkEntities.get(i);
     if (!linkEntity) {
       const stored = linkItemOf(spec, t, i);
       linkEntity = {
@@ -244,28 +251,37 @@ export function rollupItems(spec: CampaignSpec, t: Traffic): Array<Record<string
         code: stored.referral_code,
         url: toLink(stored).referral_link,
       };
-      links.set(i, linkEntity);
+      linkEntities.set(i, linkEntity);
     }
-    const entities: TopEntity[] = [linkEntity, { by: 'referrer', referrerId }];
+    const entities: Array<[string, TopEntity]> = [
+      [`L${i}`, linkEntity],
+      [`R${referrerId}`, { by: 'referrer', referrerId }],
+    ];
     const metrics: TopMetric[] = unique ? ['visits', 'unique_visits'] : ['visits'];
-    for (const entity of entities)
+    for (const [tag, entity] of entities)
       for (const metric of metrics) {
-        const key = topKey(spec.tenant, spec.campaignId, entity, metric);
-        const k = key.SK;
-        const entry = tops.get(k) ?? { key, entity, metric, value: 0, reach: 0 };
+        const k = `${tag}|${metric}`;
+        let entry = tops.get(k);
+        if (!entry) {
+          entry = { entity, metric, value: 0, reach: 0 };
+          tops.set(k, entry);
+        }
         entry.value += 1;
         entry.reach = Math.max(entry.reach, t.at[j]!);
-        tops.set(k, entry);
       }
   }
-  return [
-    // A bucket without unique visits has no `unique_visits` attribute: the consumer only ADDs what it counted.
-    ...[...series.values()].map(({ unique_visits, ...item }) =>
-      unique_visits > 0 ? { ...item, unique_visits } : item,
-    ),
-    ...[...tops.values()].map((e) => ({
-      ...e.key,
-      ...topAttributes(spec.tenant, spec.campaignId, e.entity, e.metric, e.value, e.reach),
-    })),
-  ];
+  return {
+    series: series.size,
+    rankings: tops.size,
+    *items(): Generator<Record<string, unknown>> {
+      // As the consumer writes them: `SET type ADD` what it counted (no `unique_visits` where none was).
+      for (const { key, visits, unique } of series.values())
+        yield { ...key, type: 'analytics_series', visits, ...(unique > 0 && { unique_visits: unique }) };
+      for (const e of tops.values())
+        yield {
+          ...topKey(spec.tenant, spec.campaignId, e.entity, e.metric),
+          ...topAttributes(spec.tenant, spec.campaignId, e.entity, e.metric, e.value, e.reach),
+        };
+    },
+  };
 }

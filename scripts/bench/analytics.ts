@@ -34,7 +34,7 @@ import {
   eventItems,
   feedSequenceOf,
   linkItemOf,
-  rollupItems,
+  rollups,
   traffic,
 } from './analytics-data.ts';
 import { sizeOf } from './capacity.ts';
@@ -218,16 +218,16 @@ export const analyticsPart: BenchPart = {
       };
       const t0 = performance.now();
       const t = traffic(spec);
-      const rollups = rollupItems(spec, t);
+      const summed = rollups(spec, t);
       const buildSeconds = (performance.now() - t0) / 1000;
       const counts = {
         links: spec.links,
         visits: spec.events,
         feed: spec.events,
-        series: rollups.filter((i) => String(i.SK).startsWith('AN#')).length,
-        rankings: rollups.filter((i) => String(i.SK).startsWith('TOP#')).length,
+        series: summed.series,
+        rankings: summed.rankings,
       };
-      const total = 1 + counts.links + counts.visits + counts.feed + rollups.length;
+      const total = 1 + counts.links + counts.visits + counts.feed + counts.series + counts.rankings;
       console.log(
         `   writing ${total.toLocaleString('en-US')} items: ${Object.entries(counts)
           .map(([k, v]) => `${v.toLocaleString('en-US')} ${k}`)
@@ -236,7 +236,7 @@ export const analyticsPart: BenchPart = {
       const load = [
         await writeAll(table, campaignItems(spec, t, 'final'), 'links', spec.links + 1),
         await writeAll(table, visitAndFeedItems(spec, t, 'both'), 'visits and feed', 2 * spec.events),
-        await writeAll(table, rollups, 'rollups', rollups.length),
+        await writeAll(table, summed.items(), 'rollups', counts.series + counts.rankings),
       ];
       const loadSeconds = load.reduce((a, l) => a + l.seconds, 0);
       const written = load.reduce((a, l) => a + l.written, 0);
@@ -270,7 +270,7 @@ export const analyticsPart: BenchPart = {
           ...(await partitionItems(table, tenant, sample.campaignId, 'AN#')),
           ...(await partitionItems(table, tenant, sample.campaignId, 'TOP#')),
         ];
-        const differences = rollupDifferences(rollupItems(sample, st), consumer);
+        const differences = rollupDifferences([...rollups(sample, st).items()], consumer);
 
         // The requests measured, and what each must answer.
         const base = `/api/v1/analytics/${spec.campaignId}`;
