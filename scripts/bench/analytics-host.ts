@@ -7,7 +7,8 @@
  *
  * Over IPC: it sends `{ dynamo }` once the table is ready; `{ start: { proxyUrl, devApiKeys } }`
  * turns the stream on and starts the stack, answered `{ baseUrl }`. It stops everything and
- * exits when the parent disconnects.
+ * exits when the parent disconnects. (Like every stack, it writes `.data/local-stack.json` for
+ * `npm run api-key`, over the bench stack's, and removes it when it stops.)
  */
 import { DynamoDBClient, UpdateTableCommand } from '@aws-sdk/client-dynamodb';
 import { dynamoClientConfig } from '../../lib/aws/clients.ts';
