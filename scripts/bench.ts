@@ -6,14 +6,20 @@
  * bench/results.json instead, so a plain run never dirties the working tree.
  *
  * Settings (`scripts/bench/environment.ts`): BENCH_QUICK=1 shortens every part; BENCH_LATENCY_N,
- * BENCH_LOAD_SECONDS and BENCH_SCALE_LINKS override single settings; BENCH_PARTS (e.g.
- * `webhooks,isolation`) runs only the parts named.
+ * BENCH_LOAD_SECONDS and BENCH_SCALE_LINKS override single settings; BENCH_HOTLINK_SECONDS is the
+ * length of each of the hot-link part's four runs (default 10 s, quick 4 s); BENCH_EVENTS the
+ * visits of the analytics part's campaign of BENCH_SCALE_LINKS links (default 1,000,000, quick
+ * 20,000: about 3 million items written into DynamoDB Local at 1,500–2,500 items/s on 2 shared
+ * cores, so some 20–35 minutes for that part alone; it prints its progress). BENCH_PARTS (e.g.
+ * `webhooks,isolation`) runs only the parts named: cold, calls, latency, webhooks, load, hotlink,
+ * scale, analytics, isolation, cost, outage.
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, release, tmpdir, totalmem, type } from 'node:os';
 import { join } from 'node:path';
 import { projectRoot } from '../test/support/bundles.ts';
 import { measureOutage } from '../test/support/outage.ts';
+import { analyticsPart } from './bench/analytics.ts';
 import { coldPart } from './bench/coldstart.ts';
 import { costPart } from './bench/cost.ts';
 import { callsPart } from './bench/endpoints.ts';
@@ -25,6 +31,7 @@ import {
   settings,
   waitPipelineIdle,
 } from './bench/environment.ts';
+import { hotlinkPart } from './bench/hotlink.ts';
 import { latencyPart } from './bench/latency.ts';
 import { loadPart } from './bench/load.ts';
 import { type Report, renderConsole, renderMarkdown, type Section } from './bench/report.ts';
@@ -93,7 +100,9 @@ const PARTS: BenchPart[] = [
   latencyPart,
   webhooksPart,
   loadPart,
+  hotlinkPart,
   scalePart,
+  analyticsPart,
   isolationPart,
   costPart,
   outagePart,
@@ -169,7 +178,7 @@ async function main(): Promise<number> {
     findings,
     sections,
     rerun:
-      '`npm ci && npm run bench` (needs Java 17+ for DynamoDB Local) prints the tables and writes this report to a temporary directory; `npm run bench -- --write` writes `bench/results.md` and `bench/results.json`. `BENCH_QUICK=1` shortens every part; `BENCH_SCALE_LINKS`, `BENCH_LATENCY_N` and `BENCH_LOAD_SECONDS` override single settings; `BENCH_PARTS=webhooks,isolation` runs only the parts named (cold, calls, latency, webhooks, isolation, load, scale, cost, outage).',
+      '`npm ci && npm run bench` (needs Java 17+ for DynamoDB Local) prints the tables and writes this report to a temporary directory; `npm run bench -- --write` writes `bench/results.md` and `bench/results.json`. `BENCH_QUICK=1` shortens every part; `BENCH_SCALE_LINKS`, `BENCH_LATENCY_N`, `BENCH_LOAD_SECONDS`, `BENCH_HOTLINK_SECONDS` and `BENCH_EVENTS` (the analytics campaign’s visits, default 1,000,000) override single settings; `BENCH_PARTS=webhooks,isolation` runs only the parts named (cold, calls, latency, webhooks, isolation, load, hotlink, scale, analytics, cost, outage).',
   };
   const write = process.argv.includes('--write');
   const outDir = write ? join(projectRoot, 'bench') : mkdtempSync(join(tmpdir(), 'bench-'));

@@ -20,6 +20,10 @@
  *
  * While recording is on, every request (headers, body, when it arrived and when its answer was
  * complete) is also kept, so the bench can replay an endpoint's DynamoDB requests as its floor.
+ *
+ * While item tracking is on, every item a successful request reads or writes by key is counted by
+ * its key and by how it was touched (`itemAccesses`): the bench's hot-item and cost figures.
+ * Queries and scans touch items by range, not by key, and are not counted per item.
  */
 import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -36,6 +40,21 @@ export interface RecordedCall {
   end: number;
 }
 
+/**
+ * How a request touched an item by key: `GetItem`, `PutItem`, `UpdateItem`, `DeleteItem` (standard
+ * calls), `BatchGetItem`, `BatchWriteItem:Put`, `BatchWriteItem:Delete`, `TransactWriteItems:Put`,
+ * `…:Update`, `…:Delete`, `…:ConditionCheck`, `TransactGetItems:Get`; reads strongly consistent
+ * end in ` (consistent)`.
+ */
+export type Access = string;
+
+/** One item's accesses while tracking was on: its key and a count per kind of access. */
+export interface ItemAccesses {
+  pk: string;
+  sk: string;
+  counts: Record<Access, number>;
+}
+
 export interface DynamoCounter {
   endpoint: string;
   /** Counts by `category:operation`, and when the last call that was not a stream poll or a floor came. */
@@ -43,6 +62,9 @@ export interface DynamoCounter {
   /** Keep every request from now until `recorded()`, which returns them. */
   record(): void;
   recorded(): RecordedCall[];
+  /** Count every item touched by key, from now until `tracked()`, which returns the counts. */
+  track(): void;
+  tracked(): ItemAccesses[];
   stop(): Promise<void>;
 }
 
@@ -81,6 +103,70 @@ export function categorize(op: string, service: string, body: string, userAgent 
   return 'request';
 }
 
+type WireKey = Record<string, { S?: string }> | undefined;
+interface WireRequest {
+  Key?: WireKey;
+  Item?: WireKey;
+  ConsistentRead?: boolean;
+  RequestItems?: Record<
+    string,
+    | Array<{ PutRequest?: { Item?: WireKey }; DeleteRequest?: { Key?: WireKey } }>
+    | { Keys?: WireKey[]; ConsistentRead?: boolean }
+  >;
+  TransactItems?: Array<Record<string, { Key?: WireKey; Item?: WireKey }>>;
+}
+
+/**
+ * The items a request touches by key, and how (`Access`), from its wire body: the table's keys
+ * `PK` and `SK`. Requests that touch no item by key (Query, Scan, table management) give none;
+ * so does a body that is not JSON.
+ */
+export function itemAccessesOf(op: string, body: string): Array<{ pk: string; sk: string; access: Access }> {
+  let req: WireRequest;
+  try {
+    req = JSON.parse(body) as WireRequest;
+  } catch {
+    return [];
+  }
+  const out: Array<{ pk: string; sk: string; access: Access }> = [];
+  const add = (key: WireKey, access: Access, consistent?: boolean) => {
+    const pk = key?.PK?.S;
+    const sk = key?.SK?.S;
+    if (pk !== undefined && sk !== undefined)
+      out.push({ pk, sk, access: consistent ? `${access} (consistent)` : access });
+  };
+  switch (op) {
+    case 'GetItem':
+      add(req.Key, op, req.ConsistentRead);
+      break;
+    case 'UpdateItem':
+    case 'DeleteItem':
+      add(req.Key, op);
+      break;
+    case 'PutItem':
+      add(req.Item, op);
+      break;
+    case 'BatchGetItem':
+      for (const table of Object.values(req.RequestItems ?? {}))
+        if (!Array.isArray(table)) for (const key of table.Keys ?? []) add(key, op, table.ConsistentRead);
+      break;
+    case 'BatchWriteItem':
+      for (const table of Object.values(req.RequestItems ?? {}))
+        if (Array.isArray(table))
+          for (const w of table) {
+            if (w.PutRequest) add(w.PutRequest.Item, `${op}:Put`);
+            if (w.DeleteRequest) add(w.DeleteRequest.Key, `${op}:Delete`);
+          }
+      break;
+    case 'TransactWriteItems':
+    case 'TransactGetItems':
+      for (const t of req.TransactItems ?? [])
+        for (const [kind, spec] of Object.entries(t)) add(spec.Key ?? spec.Item, `${op}:${kind}`);
+      break;
+  }
+  return out;
+}
+
 /** `after - before`, dropping zeroes. */
 export function diffCounts(before: Counts, after: Counts): Counts {
   const out: Counts = {};
@@ -106,6 +192,16 @@ export async function startDynamoCounter(target: string, host = '127.0.0.1'): Pr
   const bump = (key: string) => counts.set(key, (counts.get(key) ?? 0) + 1);
   let lastActivity = Date.now();
   let recording: RecordedCall[] | undefined;
+  let tracking: Map<string, ItemAccesses> | undefined;
+  const track = (op: string, body: string) => {
+    if (!tracking) return;
+    for (const { pk, sk, access } of itemAccessesOf(op, body)) {
+      const key = `${pk}\u0000${sk}`;
+      const entry = tracking.get(key) ?? { pk, sk, counts: {} };
+      entry.counts[access] = (entry.counts[access] ?? 0) + 1;
+      tracking.set(key, entry);
+    }
+  };
 
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -145,6 +241,8 @@ export async function startDynamoCounter(target: string, host = '127.0.0.1'): Pr
           const status = up.statusCode ?? 502;
           // Failed calls (e.g. a transaction cancelled by a conflicting one, then retried).
           if (status >= 400) bump(`failed:${op}`);
+          // Only what DynamoDB did: a failed call touched no item (unprocessed batch items aside).
+          else if (category !== 'stream' && category !== 'floor') track(op, text);
           res.writeHead(status, up.headers);
           if (call) up.on('end', () => (call.end = performance.now()));
           up.pipe(res);
@@ -169,6 +267,14 @@ export async function startDynamoCounter(target: string, host = '127.0.0.1'): Pr
       const calls = recording ?? [];
       recording = undefined;
       return calls;
+    },
+    track: () => {
+      tracking = new Map();
+    },
+    tracked: () => {
+      const items = [...(tracking?.values() ?? [])];
+      tracking = undefined;
+      return items;
     },
     stop: async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -1,16 +1,23 @@
 /**
- * Part 7: a cost model on paper, from what the bench measured (DynamoDB calls per request, the
- * sizes of items this run wrote, handler durations and cold imports) and AWS list prices. Every
+ * Part 7: a cost model on paper, from what the bench measured and AWS list prices. DynamoDB is
+ * measured on the wire: every item the stack read or wrote by key while it served a run of visits
+ * (or of API actions) and until its table-stream consumers were done with them (the counting
+ * proxy's item tracking), priced per kind of item by the item's size read back (`capacity.ts`):
+ * the request's own calls, the rollups (amortised over the visits of the run), the events feed and
+ * the webhook pipeline's campaign reads alike. Visits come from the hot-link part's runs when it
+ * ran (one link, and the same load spread over many links), else from runs of this part's own;
+ * API actions (endpoint 12) always from this part's own runs, on one link and spread. Every
  * assumption is written next to the figure it drives.
  */
 import { routeNamed } from '../../lib/routes.ts';
-import { LINK_INDEX_ATTRIBUTES } from '../../lib/table-definition.ts';
-import { campaignItem, campaignItems, eventDataOf, linkItem } from '../../test/support/table.ts';
+import { capacityOf, type ItemKind, type KindUsage, perRequest } from './capacity.ts';
 import { importMs } from './coldstart.ts';
-import { type CallsRow, formatOps } from './endpoints.ts';
-import type { BenchPart } from './environment.ts';
+import { BROWSER } from './endpoints.ts';
+import { type BenchEnvironment, type BenchPart, quick, settings } from './environment.ts';
+import { campaignWithLinks, drive, type MeasuredCapacity, mergeTracked, type Traffic } from './hotlink.ts';
+import type { RequestSpec } from './http-client.ts';
 import type { LatencyRow } from './latency.ts';
-import { usd } from './stats.ts';
+import { median, usd } from './stats.ts';
 
 /**
  * us-east-1 public list prices (USD) as known to the author from the AWS pricing pages (2025);
@@ -34,167 +41,322 @@ const RUNTIME_INIT_MS = 150;
 const LOG_BYTES = 700;
 const NO_URL_DELIVERY_MS = 20;
 const DELIVERY_MS = 200;
+/** The stream consumer in AWS: ~50 ms per batch of 100 records, plus this much per transaction it writes. */
+const CONSUMER_BATCH_MS = 50;
+const CONSUMER_TRANSACTION_MS = 15;
+/** Goals of issue 14, USD per million. */
+const VISIT_GOAL = 3.5;
+const ACTION_GOAL = 5;
 
-/** DynamoDB's size of a value: attribute names plus values (numbers ~1 byte per 2 digits + 1). */
-export function itemSize(value: unknown): number {
-  if (value === null || value === undefined || typeof value === 'boolean') return 1;
-  if (typeof value === 'string') return Buffer.byteLength(value);
-  if (typeof value === 'number' || typeof value === 'bigint')
-    return Math.ceil((String(value).replace(/[-.]/g, '').replace(/^0+/, '').length || 1) / 2) + 1;
-  if (Array.isArray(value)) return 3 + value.reduce<number>((a, v) => a + 1 + itemSize(v), 0);
-  return 3 + Object.entries(value).reduce((a, [k, v]) => a + 1 + Buffer.byteLength(k) + itemSize(v), 0);
-}
-/** A whole item: no map overhead for the item itself. */
-const sizeOf = (item: Record<string, unknown> = {}) =>
-  Object.entries(item).reduce((a, [k, v]) => a + Buffer.byteLength(k) + itemSize(v), 0);
-const wcu = (bytes: number) => Math.max(1, Math.ceil(bytes / 1024));
-const rcu = (bytes: number) => Math.max(1, Math.ceil(bytes / 4096));
 const lambdaMs = (ms: number) => MEMORY_GB * (ms / 1000) * P.lambdaArmGbSecond * 1e6;
+/** The authorizer's key lookup: cached 60 s per key by API Gateway in AWS, so ≈ 0 per request. */
+const NOT_BILLED: ItemKind[] = ['api key'];
 
-type ItemSizes = Record<
-  'campaign' | 'link' | 'visitAction' | 'linkAction' | 'linkIndexes' | 'linkIndexCopy',
-  number
->;
-/** A line of the model: component, quantity per request, USD per million requests. */
-type Line = [string, string, number];
+/** A line of the model: component, quantity per request, USD per million requests (one link, spread). */
+type Line = [string, string, number, number];
+const same = (component: string, quantity: string, value: number): Line => [
+  component,
+  quantity,
+  value,
+  value,
+];
 
-/** The lines of one request of a function that records an action of `actionBytes`. */
-function request(s: ItemSizes, ms: number, importMs: number, calls: string, actionBytes: number): Line[] {
-  const wru =
-    2 * wcu(actionBytes) + 2 * wcu(s.link) + 2 * wcu(s.campaign) + s.linkIndexes * wcu(s.linkIndexCopy);
+/** p50 of `n` sequential requests through the gateway: the handler duration when part 2 did not run. */
+async function p50Of(env: BenchEnvironment, spec: () => RequestSpec, n = 30): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    await env.client.send(spec());
+    times.push(performance.now() - t);
+  }
+  return median(times.slice(5));
+}
+
+/** One link and spread over `settings.hotlinkSpreadLinks` links: the capacity a run of `traffic` used per request. */
+async function measureCapacity(env: BenchEnvironment, traffic: Traffic, amount: number) {
+  const out: Record<'hot' | 'spread', MeasuredCapacity> = {} as never;
+  for (const [kind, n] of [
+    ['hot', 1],
+    ['spread', settings.hotlinkSpreadLinks],
+  ] as const) {
+    const { codes } = await campaignWithLinks(env, `cost-${traffic}-${kind}`, n);
+    const run = await drive(env, traffic, codes, amount);
+    out[kind] = {
+      requests: run.accepted,
+      perSecond: run.perSecond,
+      usage: await capacityOf(env.table, mergeTracked([run])),
+    };
+  }
+  return out;
+}
+
+/** Per request of a measured capacity: units per kind, billed kinds only. */
+const unitsOf = (c: MeasuredCapacity) =>
+  perRequest(
+    c.usage.filter((u) => !NOT_BILLED.includes(u.kind)),
+    c.requests,
+  );
+const sumOf = (rows: ReturnType<typeof unitsOf>, f: (r: (typeof rows)[number]) => number) =>
+  rows.reduce((a, r) => a + f(r), 0);
+const transactionsOf = (c: MeasuredCapacity) =>
+  (c.usage.find((u) => u.kind === 'rollup checkpoint')?.writes ?? 0) / c.requests;
+
+/** The lines of one request: fixed components, and DynamoDB from the two measured capacities. */
+function lines(
+  first: Line[],
+  c: Record<'hot' | 'spread', MeasuredCapacity>,
+  handlerMs: number,
+  importMsOf: number,
+): Line[] {
+  const [hot, spread] = [unitsOf(c.hot), unitsOf(c.spread)];
+  const wru = (rows: typeof hot) => sumOf(rows, (r) => r.wru + r.indexWru);
+  const rru = (rows: typeof hot) => sumOf(rows, (r) => r.rru);
+  const consumer = (m: MeasuredCapacity) =>
+    0.01 * lambdaMs(CONSUMER_BATCH_MS) + transactionsOf(m) * lambdaMs(CONSUMER_TRANSACTION_MS);
   return [
-    ['Lambda requests', '1 invocation', P.lambdaPerMillionRequests],
-    [
+    ...first,
+    same('Lambda requests', '1 invocation', P.lambdaPerMillionRequests),
+    same(
       'Lambda duration (arm64, 256 MB)',
-      `${ms.toFixed(1)} ms (measured p50 through the local gateway)`,
-      lambdaMs(ms),
-    ],
-    [
+      `${handlerMs.toFixed(1)} ms (p50 through the local gateway)`,
+      lambdaMs(handlerMs),
+    ),
+    same(
       'Lambda INIT (cold starts, billed since Aug 2025)',
-      `${COLD_SHARE * 100} % of invocations × (${importMs.toFixed(0)} ms import + ${RUNTIME_INIT_MS} ms runtime)`,
-      COLD_SHARE * lambdaMs(importMs + RUNTIME_INIT_MS),
+      `${COLD_SHARE * 100} % of invocations × (${importMsOf.toFixed(0)} ms import + ${RUNTIME_INIT_MS} ms runtime)`,
+      COLD_SHARE * lambdaMs(importMsOf + RUNTIME_INIT_MS),
+    ),
+    [
+      'DynamoDB writes (itemised below)',
+      `one link ${wru(hot).toFixed(2)} WRU, spread ${wru(spread).toFixed(2)} WRU`,
+      wru(hot) * P.dynamoPerMillionWru,
+      wru(spread) * P.dynamoPerMillionWru,
     ],
     [
-      'DynamoDB reads',
-      `GetItem of the link, strongly consistent (${s.link} B): ${rcu(s.link)} RRU`,
-      rcu(s.link) * P.dynamoPerMillionRru,
+      'DynamoDB reads (itemised below)',
+      `one link ${rru(hot).toFixed(2)} RRU, spread ${rru(spread).toFixed(2)} RRU`,
+      rru(hot) * P.dynamoPerMillionRru,
+      rru(spread) * P.dynamoPerMillionRru,
     ],
-    [
-      'DynamoDB writes',
-      `TransactWriteItems: action Put ${actionBytes} B → 2×${wcu(actionBytes)}, link Update ${s.link} B → 2×${wcu(s.link)}, campaign ConditionCheck → 2×${wcu(s.campaign)}, link copies in ${s.linkIndexes} GSIs (${s.linkIndexCopy} B) → ${s.linkIndexes}×${wcu(s.linkIndexCopy)}: ${wru} WRU (calls measured: ${calls})`,
-      wru * P.dynamoPerMillionWru,
-    ],
-    [
+    same(
       'CloudWatch Logs (API access log line + Lambda platform lines)',
       `~${LOG_BYTES} B`,
       (LOG_BYTES * 1e6 * P.cloudWatchLogsPerGb) / 1024 ** 3,
-    ],
-    // Every action (visits included) is an event: the stream consumer, the queue and the delivery
-    // function handle it and read the campaign whether or not the campaign has a webhook_url.
+    ),
     [
-      'Event pipeline: stream consumer Lambda (filter, batch 100)',
-      'stream reads by Lambda are free; 0.01 invocation + ~50 ms per batch',
-      0.01 * P.lambdaPerMillionRequests + 0.01 * lambdaMs(50),
+      'Stream consumer Lambda (batch 100): webhooks, feed, rollups',
+      `stream reads by Lambda are free; 0.01 invocation + ${CONSUMER_BATCH_MS} ms per batch, + ${CONSUMER_TRANSACTION_MS} ms per rollup transaction (measured: one link ${transactionsOf(c.hot).toFixed(3)}, spread ${transactionsOf(c.spread).toFixed(3)} per request)`,
+      0.01 * P.lambdaPerMillionRequests + consumer(c.hot),
+      0.01 * P.lambdaPerMillionRequests + consumer(c.spread),
     ],
-    [
+    same(
       'Event pipeline: SQS',
       'SendMessageBatch + ReceiveMessage + DeleteMessageBatch, 10 per call: ~0.3 requests',
       0.3 * P.sqsPerMillionRequests,
-    ],
-    [
+    ),
+    same(
       'Event pipeline: delivery Lambda (batch 10)',
-      `0.1 invocation, ~${NO_URL_DELIVERY_MS} ms per batch when there is nothing to POST`,
+      `0.1 invocation, ~${NO_URL_DELIVERY_MS} ms per batch when there is nothing to POST (its campaign read is in the DynamoDB reads)`,
       0.1 * P.lambdaPerMillionRequests + 0.1 * lambdaMs(NO_URL_DELIVERY_MS),
-    ],
+    ),
+  ];
+}
+
+const total = (ls: Line[], i: 2 | 3) => ls.reduce((a, l) => a + l[i], 0);
+const costTable = (ls: Line[]) => [
+  ['component', 'per request', 'USD per million, one link', 'USD per million, spread'],
+  ...ls.map(([component, quantity, hot, spread]) => [component, quantity, usd(hot), usd(spread)]),
+  ['**total**', '', `**${usd(total(ls, 2))}**`, `**${usd(total(ls, 3))}**`],
+];
+
+/** Write and read units per request, per kind of item, for both runs. */
+function unitsTable(c: Record<'hot' | 'spread', MeasuredCapacity>) {
+  const [hot, spread] = [unitsOf(c.hot), unitsOf(c.spread)];
+  const kinds = [...new Set([...hot, ...spread].map((r) => r.kind))];
+  const size = (kind: ItemKind) => {
+    const u = [...c.hot.usage, ...c.spread.usage].find((x) => x.kind === kind);
+    if (!u) return '';
+    const copies = u.indexCopies.map(
+      (x) => `${x.index} ${x.bytes.toFixed(0)} B${x.writesPerWrite > 1 ? ' ×2' : ''}`,
+    );
+    return `${u.bytes.toFixed(0)} B${copies.length ? ` (copies: ${copies.join(', ')})` : ''}`;
+  };
+  const cell = (rows: typeof hot, kind: ItemKind) => {
+    const r = rows.find((x) => x.kind === kind);
+    if (!r) return ['—', '—', '—'];
+    return [
+      `${r.writes.toFixed(3)} / ${r.checks.toFixed(3)}`,
+      `${(r.wru + r.indexWru).toFixed(3)}${r.indexWru ? ` (index ${r.indexWru.toFixed(3)})` : ''}`,
+      r.rru.toFixed(3),
+    ];
+  };
+  const order = (k: ItemKind) =>
+    -((spread.find((r) => r.kind === k)?.wru ?? 0) + (spread.find((r) => r.kind === k)?.indexWru ?? 0));
+  return [
+    ['item', 'mean size', 'one link: writes / checks', 'WRU', 'RRU', 'spread: writes / checks', 'WRU', 'RRU'],
+    ...kinds
+      .sort((a, b) => order(a) - order(b))
+      .map((k) => [k, size(k), ...cell(hot, k), ...cell(spread, k)]),
     [
-      'Event pipeline: campaign read (URL and secret in force)',
-      `1 GetItem, strongly consistent: ${rcu(s.campaign)} RRU (measured: 1 per event)`,
-      rcu(s.campaign) * P.dynamoPerMillionRru,
+      '**total**',
+      '',
+      '',
+      `**${sumOf(hot, (r) => r.wru + r.indexWru).toFixed(2)}**`,
+      `**${sumOf(hot, (r) => r.rru).toFixed(2)}**`,
+      '',
+      `**${sumOf(spread, (r) => r.wru + r.indexWru).toFixed(2)}**`,
+      `**${sumOf(spread, (r) => r.rru).toFixed(2)}**`,
     ],
   ];
 }
 
-const total = (lines: Line[]) => lines.reduce((a, l) => a + l[2], 0);
-const costTable = (lines: Line[]) => [
-  ['component', 'per request', 'USD per million'],
-  ...lines.map(([component, quantity, usdPerMillion]) => [component, quantity, usd(usdPerMillion)]),
-  ['**total**', '', `**${usd(total(lines))}**`],
-];
+/** The biggest lines of a total, and the biggest kinds of item within DynamoDB's writes. */
+function biggest(ls: Line[], i: 2 | 3, units: ReturnType<typeof unitsOf>): string {
+  const top = [...ls].sort((a, b) => b[i] - a[i]).slice(0, 3);
+  const kinds = [...units]
+    .sort((a, b) => b.wru + b.indexWru - (a.wru + a.indexWru))
+    .slice(0, 4)
+    .map(
+      (u) =>
+        `${u.kind} ${(u.wru + u.indexWru).toFixed(2)} WRU (${usd((u.wru + u.indexWru) * P.dynamoPerMillionWru)})`,
+    );
+  return `${top.map((l) => `${l[0]} ${usd(l[i])}`).join(', ')}; DynamoDB writes by item: ${kinds.join(', ')}`;
+}
 
 export const costPart: BenchPart = {
   name: 'cost',
   title: '7. Cost model (on paper)',
   stack: true,
   async run({ env, fixtures, data }) {
-    const link = await linkItem(fixtures.referral_code, env.table);
-    const actions = await campaignItems(env.tenant, fixtures.campaign_id, 'A#', env.table);
-    const isVisit = (a: Record<string, unknown>) => eventDataOf(a).action_type === 'visit';
-    const indexCopy = ['PK', 'SK', 'GSI2PK', 'GSI2SK', ...LINK_INDEX_ATTRIBUTES].map((k) => [k, link?.[k]]);
-    const s: ItemSizes = {
-      campaign: sizeOf(await campaignItem(env.tenant, fixtures.campaign_id, env.table)),
-      link: sizeOf(link),
-      visitAction: sizeOf(actions.find(isVisit)),
-      linkAction: sizeOf(actions.find((a) => !isVisit(a) && !eventDataOf(a).referred_user)),
-      linkIndexes: ['GSI1PK', 'GSI2PK', 'GSI3PK'].filter((k) => k in (link ?? {})).length,
-      linkIndexCopy: sizeOf(Object.fromEntries(indexCopy.filter(([, v]) => v !== undefined))),
+    const own = quick ? 200 : 600;
+    const measured = (data.hotlink as { capacity?: Record<'hot' | 'spread', MeasuredCapacity> } | undefined)
+      ?.capacity;
+    const visits = measured ?? (await measureCapacity(env, 'visit', own));
+    const actions = await measureCapacity(env, 'action', own);
+
+    const p50 = async (name: string, spec: () => RequestSpec) =>
+      (data.latency as LatencyRow[] | undefined)?.find((r) => r.key === name)?.p50 ??
+      (await p50Of(env, spec));
+    const visitMs = await p50('Visit', () => ({
+      method: 'GET',
+      path: `/r/${fixtures.referral_code}`,
+      headers: { 'user-agent': BROWSER },
+    }));
+    const actionMs = await p50('CreateLinkAction', () => ({
+      method: 'POST',
+      path: '/api/v1/action/referral_link',
+      body: { referral_code: fixtures.referral_code, action_type: 'purchase' },
+    }));
+    const cold = (name: string) => {
+      const v = importMs(data.cold, routeNamed(name).handler);
+      return Number.isFinite(v) ? v : 0;
     };
-    /** The lines of a request of the route named `name`, from what parts 1, 2 and 4 measured of it. */
-    const measured = (name: string, actionBytes: number) => {
-      const { method, path, handler } = routeNamed(name);
-      const p50 = (data.latency as LatencyRow[] | undefined)?.find((r) => r.key === name)?.p50 ?? NaN;
-      const row = (data.calls as CallsRow[] | undefined)?.find((r) => r.label === `${method} ${path}`);
-      const calls = row ? `${row.calls} (${formatOps(row.ops)})` : 'not measured';
-      return request(s, p50, importMs(data.cold, handler), calls, actionBytes);
-    };
-    const webhookBytes = Math.max(s.linkAction, s.visitAction) + 400;
-    const visit: Line[] = [
-      ['API Gateway HTTP API', '1 request (no authorizer on /r)', P.httpApiPerMillion],
-      ...measured('Visit', s.visitAction),
-    ];
-    const action: Line[] = [
-      ['API Gateway HTTP API', '1 request', P.httpApiPerMillion],
+
+    const visit = lines(
+      [same('API Gateway HTTP API', '1 request (no authorizer on /r)', P.httpApiPerMillion)],
+      visits,
+      visitMs,
+      cold('Visit'),
+    );
+    const action = lines(
       [
-        'Authorizer (Lambda + GetItem)',
-        'cached 60 s per key by API Gateway: ~1 call per key per minute, ≈ 0 per million',
-        0,
+        same('API Gateway HTTP API', '1 request', P.httpApiPerMillion),
+        same(
+          'Authorizer (Lambda + GetItem)',
+          'cached 60 s per key by API Gateway: ~1 call per key per minute, ≈ 0 per million',
+          0,
+        ),
       ],
-      ...measured('CreateLinkAction', s.linkAction),
-    ];
+      actions,
+      actionMs,
+      cold('CreateLinkAction'),
+    );
+    const webhookBytes = 1400;
     const webhook: Line[] = [
-      [
+      same(
         'Delivery Lambda waiting on the receiver (batch 10 in parallel)',
         `assumed ${DELIVERY_MS} ms per batch instead of ${NO_URL_DELIVERY_MS} ms: 0.1 × ${DELIVERY_MS - NO_URL_DELIVERY_MS} ms`,
         0.1 * lambdaMs(DELIVERY_MS - NO_URL_DELIVERY_MS),
-      ],
-      [
+      ),
+      same(
         'Data transfer out (the POST)',
         `~${webhookBytes} B body and headers`,
         (webhookBytes * 1e6 * P.dataTransferOutPerGb) / 1024 ** 3,
-      ],
+      ),
     ];
+    const runs = (c: Record<'hot' | 'spread', MeasuredCapacity>, what: string) =>
+      `${c.hot.requests} ${what} on one link at ${c.hot.perSecond.toFixed(0)}/s, ${c.spread.requests} spread over ${settings.hotlinkSpreadLinks} links at ${c.spread.perSecond.toFixed(0)}/s`;
+    const [vHot, vSpread, aHot, aSpread] = [
+      total(visit, 2),
+      total(visit, 3),
+      total(action, 2),
+      total(action, 3),
+    ];
+    const miss = (
+      what: string,
+      value: number,
+      goal: number,
+      ls: Line[],
+      i: 2 | 3,
+      units: ReturnType<typeof unitsOf>,
+    ) =>
+      value > goal &&
+      `Cost model: ${usd(value)} per million ${what} (goal ≤ ${usd(goal)}); the biggest items: ${biggest(ls, i, units)}.`;
     return {
       body: [
-        `USD per million requests, from the calls counted above, the sizes of items this run wrote (campaign ${s.campaign} B, link ${s.link} B, visit action ${s.visitAction} B, API action ${s.linkAction} B) and the durations measured above. Prices: Lambda arm64 $${P.lambdaArmGbSecond} per GB-s and $${P.lambdaPerMillionRequests} per million requests; HTTP API $${P.httpApiPerMillion.toFixed(2)}/M; DynamoDB on-demand $${P.dynamoPerMillionWru}/M WRU, $${P.dynamoPerMillionRru}/M RRU; SQS $${P.sqsPerMillionRequests.toFixed(2)}/M; EventBridge Pipes $${P.pipesPerMillionRequests.toFixed(2)}/M; Streams reads $${P.streamsPerMillionReadRequests.toFixed(2)}/M (free for Lambda); CloudWatch Logs $${P.cloudWatchLogsPerGb.toFixed(2)}/GB; transfer out $${P.dataTransferOutPerGb.toFixed(2)}/GB (AWS us-east-1 public list prices as known to the author (pricing pages, 2025); not fetched live).`,
+        `USD per million requests. DynamoDB is measured on the wire: every item the stack read or wrote by key while it served a run and until its stream consumers were done with it (the counting proxy's item tracking), priced per kind of item by the item's size read back from the table, with DynamoDB's rules (\`scripts/bench/capacity.ts\`): 1 WRU per KB for a standard write, 2 per KB for every item of a transaction (ConditionCheck included), 1 per KB for each index copy a write rewrites (2 for a ranking entry, whose value is GSI4's sort key: its copy is deleted and put again), 1 RRU per 4 KB for a strongly consistent read, half for an eventually consistent one. The rollups are amortised over the visits of the run: how many visits one rollup transaction counts depends on how many come in one stream batch, so the figures hold at the rate measured (${runs(visits, 'visits')}; ${runs(actions, 'API actions')}). The authorizer's key lookups are left out (cached per key in AWS). Prices: Lambda arm64 $${P.lambdaArmGbSecond} per GB-s and $${P.lambdaPerMillionRequests} per million requests; HTTP API $${P.httpApiPerMillion.toFixed(2)}/M; DynamoDB on-demand $${P.dynamoPerMillionWru}/M WRU, $${P.dynamoPerMillionRru}/M RRU; SQS $${P.sqsPerMillionRequests.toFixed(2)}/M; CloudWatch Logs $${P.cloudWatchLogsPerGb.toFixed(2)}/GB; transfer out $${P.dataTransferOutPerGb.toFixed(2)}/GB (AWS us-east-1 public list prices as known to the author (pricing pages, 2025); not fetched live).`,
         '**Per million visits** (`GET /r/{code}`):',
         costTable(visit),
-        '**Per million actions** (`POST /api/v1/action/referral_link`):',
+        '**DynamoDB units per visit**, by item (writes / transaction checks per visit; WRU with the index copies’ share; RRU):',
+        unitsTable(visits),
+        '**Per million API actions** (`POST /api/v1/action/referral_link`):',
         costTable(action),
+        '**DynamoDB units per API action**, by item:',
+        unitsTable(actions),
         '**Add-on per million webhook deliveries** (the event pipeline is already in both totals above):',
         costTable(webhook),
         `Assumptions:
 
-- Item sizes are measured on items this run wrote, with DynamoDB’s size rules (names + values).
-- Transactions cost 2 WRU per KB for every item, ConditionCheck included; the link’s GSI copies (the keys and the projected attributes) are updated at 1 WRU per KB each, as standard writes.
-- Strongly consistent reads cost 1 RRU per 4 KB. On-demand capacity, no reserved capacity, no free tier.
-- Lambda duration uses the handler’s p50 through the local gateway against DynamoDB Local; in AWS, DynamoDB answers in single-digit ms, so this is an upper-end guess. At 256 MB each millisecond costs $0.0033 per million, so the total barely moves.
-- Cold starts: ${COLD_SHARE * 100} % of invocations (steady traffic keeps containers warm), INIT billed at the function’s memory; the import time is the function’s median import CPU time (part 4).
-- Every action and visit is an event: the pipeline (stream consumer, queue, delivery function, campaign read) runs for it even when its campaign has no webhook_url, so it is in the totals above; only the POST itself is an add-on. An EventBridge Pipe in place of the stream Lambda would add $0.40 per million events.
-- SQS requests assume full batches of 10 on send, receive and delete; unbatched, they would be 3 per event ($1.20 per million).
-- Not included: storage ($0.25/GB-month; an action item is ~1 KB, so 1 M actions ≈ 1 GB ≈ $0.25/month, plus the stream), CloudWatch alarms, data transfer of API responses.`,
+- Item sizes are those of the items this run wrote, read back, with DynamoDB’s size rules (names + values); an UpdateItem is priced at the item’s size after it.
+- The runs' visits are all unique (each comes from a visitor of its own, as on a link that goes viral), the worst case for the rollups: each raises the \`unique_visits\` rankings and series counters too. On one link a stream batch's visits share their rollup items; spread over many links, nearly every visit in a batch is its link's only one, so it writes its link's and its referrer's series (hour and day) and rankings (visits, unique visits) and its link's \`total_clicks\` (with the link's copies in GSI1–3) by itself.
+- Each visit is an event: the stream consumer writes it into the events feed (a transaction of the feed item and the event lookup: 2 WRU per KB each), puts it on the webhook queue, and the delivery function reads its campaign (strongly consistent) whether or not the campaign has a webhook_url. All of it is in the measured units.
+- Lambda duration uses the handler’s p50 through the local gateway against DynamoDB Local; in AWS, DynamoDB answers in single-digit ms, so this is an upper-end guess. At 256 MB each millisecond costs $0.0033 per million.
+- The stream consumer: ${CONSUMER_BATCH_MS} ms per full batch of 100 plus ${CONSUMER_TRANSACTION_MS} ms per rollup transaction (assumed; the transactions are measured). At low traffic a batch holds fewer records, so more transactions per visit: the rollups cost more per visit than measured here.
+- Cold starts: ${COLD_SHARE * 100} % of invocations, INIT billed at the function’s memory; the import time is the function’s median import CPU time (part 4; 0 when it did not run).
+- SQS requests assume full batches of 10 on send, receive and delete.
+- Not included: storage ($0.25/GB-month: a visit leaves a visit item, a feed item and an event lookup of about 1 KB each, the last two for 30 days), the stream's own storage, CloudWatch alarms, data transfer of API responses.`,
       ],
-      summary: `Cost model: ${usd(total(visit))} per million visits, ${usd(total(action))} per million actions, +${usd(total(webhook))} per million webhook POSTs.`,
-      findings: [],
-      data: { sizes: s, visit: total(visit), action: total(action), webhook: total(webhook) },
+      summary: `Cost model: ${usd(vHot)} per million visits on one link, ${usd(vSpread)} spread; ${usd(aHot)} per million API actions on one link, ${usd(aSpread)} spread; +${usd(total(webhook, 2))} per million webhook POSTs.`,
+      findings: [
+        miss('visits on one hot link', vHot, VISIT_GOAL, visit, 2, unitsOf(visits.hot)),
+        miss(
+          `visits spread over ${settings.hotlinkSpreadLinks} links`,
+          vSpread,
+          VISIT_GOAL,
+          visit,
+          3,
+          unitsOf(visits.spread),
+        ),
+        miss('API actions on one link', aHot, ACTION_GOAL, action, 2, unitsOf(actions.hot)),
+        miss(
+          `API actions spread over ${settings.hotlinkSpreadLinks} links`,
+          aSpread,
+          ACTION_GOAL,
+          action,
+          3,
+          unitsOf(actions.spread),
+        ),
+      ],
+      data: {
+        visit: { hot: vHot, spread: vSpread },
+        action: { hot: aHot, spread: aSpread },
+        webhook: total(webhook, 2),
+        visitUnits: { hot: unitsOf(visits.hot), spread: unitsOf(visits.spread) },
+        actionUnits: { hot: unitsOf(actions.hot), spread: unitsOf(actions.spread) },
+        sizes: Object.fromEntries(
+          [...visits.hot.usage, ...actions.spread.usage].map((u: KindUsage) => [u.kind, u.bytes]),
+        ),
+      },
     };
   },
 };

@@ -1,7 +1,7 @@
 /** Parent side of the counting proxy (`proxy-server.ts`): start it as a child process, ask it over IPC. */
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { Counts, RecordedCall } from '../../lib/local/dynamodb-counter.ts';
+import type { Counts, ItemAccesses, RecordedCall } from '../../lib/local/dynamodb-counter.ts';
 import { sleep } from './stats.ts';
 
 export async function startCountingProxy(target: string) {
@@ -33,6 +33,9 @@ export async function startCountingProxy(target: string) {
     /** Keep every request from now until `recorded()`, which returns them. */
     record: () => ask<void>('record'),
     recorded: () => ask<RecordedCall[]>('recorded'),
+    /** Count every item touched by key from now until `tracked()`, which returns the counts. */
+    track: () => ask<void>('track'),
+    tracked: () => ask<ItemAccesses[]>('tracked'),
     /** Wait until no call but stream polls has come for `quietMs` (at most `maxMs`). */
     async quiet(quietMs = 250, maxMs = 5_000) {
       const started = Date.now();

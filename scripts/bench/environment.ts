@@ -26,7 +26,13 @@ export const settings = {
   loadSeconds: num('BENCH_LOAD_SECONDS', quick ? 5 : 20),
   loadFloorSeconds: 5,
   loadConnections: 32,
+  /** Each of the hot-link part's four runs (one link, spread, spread, one link). */
+  hotlinkSeconds: num('BENCH_HOTLINK_SECONDS', quick ? 4 : 10),
+  hotlinkSpreadLinks: quick ? 50 : 100,
+  delaySamples: quick ? 20 : 100,
   scaleLinks: num('BENCH_SCALE_LINKS', quick ? 10_000 : 100_000),
+  /** Events (visits, each with its feed item) of the analytics part's campaign of `scaleLinks` links. */
+  events: num('BENCH_EVENTS', quick ? 20_000 : 1_000_000),
   coldStartPairs: quick ? 8 : 20,
   webhookLatencyEvents: quick ? 50 : 200,
   webhookBacklog: quick ? 300 : 2000,
@@ -105,7 +111,7 @@ export async function startBenchEnvironment() {
 }
 
 /** Reserve `n` ids of a kind, as a function reserves its block: the first of them. */
-export async function reserveIds(env: BenchEnvironment, kind: IdKind, n: number): Promise<number> {
+export async function reserveIds(env: { table: Table }, kind: IdKind, n: number): Promise<number> {
   const { Attributes } = await env.table.db.send(
     new UpdateCommand({
       TableName: env.table.name,

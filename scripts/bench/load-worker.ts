@@ -6,16 +6,35 @@
  */
 import autocannon from 'autocannon';
 
+/**
+ * `idReplacement` is autocannon's own: every `[<id>]` in a request, headers included, becomes an
+ * id unique to that request (e.g. a user agent per visitor). `targets` spreads the requests over
+ * several paths (and bodies): each request takes the next one, whatever its connection, so every
+ * target gets its share from the start (autocannon's own `requests` list restarts at its first
+ * entry on every connection, so a short run would reach only the first few).
+ */
 export type LoadJob = Pick<
   autocannon.Options,
-  'url' | 'method' | 'headers' | 'body' | 'connections' | 'amount'
->;
+  'url' | 'method' | 'headers' | 'body' | 'connections' | 'amount' | 'idReplacement'
+> & { targets?: Array<{ path: string; body?: string }> };
 export type LoadResult = typeof result;
+
+const { targets, ...job } = JSON.parse(process.argv[2]!) as LoadJob;
+let next = 0;
+const requests = targets && [
+  {
+    method: job.method ?? 'GET',
+    setupRequest: (request: autocannon.Request) => {
+      const target = targets[next++ % targets.length]!;
+      return { ...request, path: target.path, ...(target.body === undefined ? {} : { body: target.body }) };
+    },
+  },
+];
 
 const statuses: Record<string, number> = {};
 const started = performance.now();
 const { errors, timeouts, latency } = await new Promise<autocannon.Result>((resolve, reject) =>
-  autocannon({ ...(JSON.parse(process.argv[2]!) as LoadJob), timeout: 30 }, (err, r) =>
+  autocannon({ ...job, ...(requests && { requests }), timeout: 30 }, (err, r) =>
     err ? reject(err) : resolve(r),
   ).on('response', (_client, status) => {
     statuses[status] = (statuses[status] ?? 0) + 1;

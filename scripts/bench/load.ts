@@ -15,7 +15,7 @@ import type { LoadJob, LoadResult } from './load-worker.ts';
 import type { Row } from './report.ts';
 
 /** One autocannon run in its own process (`load-worker.ts`). */
-async function runLoad(job: LoadJob): Promise<LoadResult> {
+export async function runLoad(job: LoadJob): Promise<LoadResult> {
   const worker = fileURLToPath(new URL('./load-worker.ts', import.meta.url));
   const args = [...process.execArgv, worker, JSON.stringify(job)];
   return JSON.parse((await promisify(execFile)(process.execPath, args, { maxBuffer: 1 << 24 })).stdout);

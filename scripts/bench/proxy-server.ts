@@ -6,7 +6,8 @@ import { type DynamoCounter, startDynamoCounter } from '../../lib/local/dynamodb
 
 const counter = await startDynamoCounter(process.argv[2] ?? '');
 process.send?.({ ready: counter.endpoint });
-process.on('message', ({ id, method }: { id: number; method: 'snapshot' | 'record' | 'recorded' }) => {
+type Method = 'snapshot' | 'record' | 'recorded' | 'track' | 'tracked';
+process.on('message', ({ id, method }: { id: number; method: Method }) => {
   process.send?.({ id, value: (counter as DynamoCounter)[method]() });
 });
 // The parent went away: do not linger.

@@ -1,0 +1,159 @@
+/**
+ * The DynamoDB call counter (`lib/local/dynamodb-counter.ts`): its categories and counts, and the
+ * per-item accesses it keeps while tracking, against a stand-in for DynamoDB (a plain HTTP
+ * server answering `{}`, or a 400 for a body that asks for one), so no Java is needed.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  categorize,
+  type DynamoCounter,
+  itemAccessesOf,
+  startDynamoCounter,
+} from '../../lib/local/dynamodb-counter.ts';
+
+const key = (pk: string, sk: string) => ({ PK: { S: pk }, SK: { S: sk } });
+
+describe('itemAccessesOf', () => {
+  it('reads the key of each single-item call, with the consistency of reads', () => {
+    expect(
+      itemAccessesOf('GetItem', JSON.stringify({ Key: key('LINK#A', 'LINK'), ConsistentRead: true })),
+    ).toEqual([{ pk: 'LINK#A', sk: 'LINK', access: 'GetItem (consistent)' }]);
+    expect(itemAccessesOf('GetItem', JSON.stringify({ Key: key('LINK#A', 'LINK') }))).toEqual([
+      { pk: 'LINK#A', sk: 'LINK', access: 'GetItem' },
+    ]);
+    expect(itemAccessesOf('PutItem', JSON.stringify({ Item: { ...key('P', 'S'), n: { N: '1' } } }))).toEqual([
+      { pk: 'P', sk: 'S', access: 'PutItem' },
+    ]);
+    expect(itemAccessesOf('UpdateItem', JSON.stringify({ Key: key('P', 'S') }))[0]?.access).toBe(
+      'UpdateItem',
+    );
+    expect(itemAccessesOf('DeleteItem', JSON.stringify({ Key: key('P', 'S') }))[0]?.access).toBe(
+      'DeleteItem',
+    );
+  });
+
+  it('reads every item of batches and transactions', () => {
+    const batchWrite = {
+      RequestItems: {
+        t: [{ PutRequest: { Item: key('A', '1') } }, { DeleteRequest: { Key: key('B', '2') } }],
+      },
+    };
+    expect(itemAccessesOf('BatchWriteItem', JSON.stringify(batchWrite))).toEqual([
+      { pk: 'A', sk: '1', access: 'BatchWriteItem:Put' },
+      { pk: 'B', sk: '2', access: 'BatchWriteItem:Delete' },
+    ]);
+    const batchGet = { RequestItems: { t: { Keys: [key('A', '1'), key('B', '2')], ConsistentRead: true } } };
+    expect(itemAccessesOf('BatchGetItem', JSON.stringify(batchGet)).map((a) => a.access)).toEqual([
+      'BatchGetItem (consistent)',
+      'BatchGetItem (consistent)',
+    ]);
+    const transaction = {
+      TransactItems: [
+        { Put: { TableName: 't', Item: key('A', '1') } },
+        { Update: { TableName: 't', Key: key('LINK#X', 'LINK') } },
+        { Delete: { TableName: 't', Key: key('C', '3') } },
+        { ConditionCheck: { TableName: 't', Key: key('T#t#C#c', 'CAMPAIGN') } },
+      ],
+    };
+    expect(itemAccessesOf('TransactWriteItems', JSON.stringify(transaction))).toEqual([
+      { pk: 'A', sk: '1', access: 'TransactWriteItems:Put' },
+      { pk: 'LINK#X', sk: 'LINK', access: 'TransactWriteItems:Update' },
+      { pk: 'C', sk: '3', access: 'TransactWriteItems:Delete' },
+      { pk: 'T#t#C#c', sk: 'CAMPAIGN', access: 'TransactWriteItems:ConditionCheck' },
+    ]);
+  });
+
+  it('gives nothing for calls that touch no item by key, or bodies that are not JSON', () => {
+    expect(itemAccessesOf('Query', JSON.stringify({ KeyConditionExpression: 'PK = :pk' }))).toEqual([]);
+    expect(itemAccessesOf('DescribeTable', '{"TableName":"t"}')).toEqual([]);
+    expect(itemAccessesOf('PutItem', 'not json')).toEqual([]);
+  });
+});
+
+describe('categorize (unchanged)', () => {
+  it('tells the authorizer, id blocks, stream polls and floors apart from requests', () => {
+    expect(
+      categorize('GetItem', 'DynamoDB_20120810', JSON.stringify({ Key: key('APIKEY#x', 'APIKEY') })),
+    ).toBe('apikey');
+    expect(
+      categorize('UpdateItem', 'DynamoDB_20120810', JSON.stringify({ Key: key('SEQ#link', 'SEQ') })),
+    ).toBe('idblock');
+    expect(categorize('GetRecords', 'DynamoDBStreams_20120810', '{}')).toBe('stream');
+    expect(categorize('GetItem', 'DynamoDB_20120810', '{}', 'aws-sdk bench-floor')).toBe('floor');
+    expect(categorize('GetItem', 'DynamoDB_20120810', JSON.stringify({ Key: key('LINK#A', 'LINK') }))).toBe(
+      'request',
+    );
+  });
+});
+
+describe('the counter on the wire', () => {
+  let upstream: Server;
+  let counter: DynamoCounter;
+  const send = (op: string, body: object, service = 'DynamoDB_20120810') =>
+    fetch(counter.endpoint, {
+      method: 'POST',
+      headers: { 'x-amz-target': `${service}.${op}`, 'content-type': 'application/x-amz-json-1.0' },
+      body: JSON.stringify(body),
+    }).then((r) => r.status);
+
+  beforeAll(async () => {
+    // DynamoDB's stand-in: `{}` for every call, a 400 for a body that asks for one.
+    upstream = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => {
+        body += c;
+      });
+      req.on('end', () => {
+        res.writeHead(body.includes('"fail"') ? 400 : 200, { 'content-type': 'application/json' });
+        res.end('{}');
+      });
+    });
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    counter = await startDynamoCounter(`http://127.0.0.1:${(upstream.address() as AddressInfo).port}`);
+  });
+  afterAll(async () => {
+    await counter.stop();
+    await new Promise((r) => upstream.close(r));
+  });
+
+  it('counts calls by category and operation whether or not items are tracked', async () => {
+    const before = counter.snapshot().counts;
+    expect(await send('GetItem', { Key: key('LINK#A', 'LINK') })).toBe(200);
+    expect(await send('GetRecords', {}, 'DynamoDBStreams_20120810')).toBe(200);
+    const after = counter.snapshot().counts;
+    expect((after['request:GetItem'] ?? 0) - (before['request:GetItem'] ?? 0)).toBe(1);
+    expect((after['stream:GetRecords'] ?? 0) - (before['stream:GetRecords'] ?? 0)).toBe(1);
+  });
+
+  it('tracks the items successful calls touch, only between track() and tracked()', async () => {
+    await send('UpdateItem', { Key: key('LINK#A', 'LINK') }); // before tracking: not counted
+    counter.track();
+    await send('UpdateItem', { Key: key('LINK#A', 'LINK') });
+    await send('TransactWriteItems', {
+      TransactItems: [
+        { Update: { Key: key('LINK#A', 'LINK') } },
+        { ConditionCheck: { Key: key('T#t#C#c', 'CAMPAIGN') } },
+      ],
+    });
+    await send('GetItem', { Key: key('LINK#A', 'LINK'), ConsistentRead: true });
+    // A failed call touched nothing: counted as failed, not per item.
+    expect(await send('PutItem', { Item: key('LINK#A', 'LINK'), fail: { S: 'fail' } })).toBe(400);
+    const items = counter.tracked();
+    await send('UpdateItem', { Key: key('LINK#A', 'LINK') }); // after tracked(): not counted
+    expect(items).toEqual(
+      expect.arrayContaining([
+        {
+          pk: 'LINK#A',
+          sk: 'LINK',
+          counts: { UpdateItem: 1, 'TransactWriteItems:Update': 1, 'GetItem (consistent)': 1 },
+        },
+        { pk: 'T#t#C#c', sk: 'CAMPAIGN', counts: { 'TransactWriteItems:ConditionCheck': 1 } },
+      ]),
+    );
+    expect(items).toHaveLength(2);
+    expect(counter.tracked()).toEqual([]);
+    expect(counter.snapshot().counts['failed:PutItem']).toBe(1);
+  });
+});
