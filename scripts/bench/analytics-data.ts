@@ -124,9 +124,10 @@ export function traffic(spec: CampaignSpec): Traffic {
 }
 
 export function campaignOf(spec: CampaignSpec) {
+  const created = new Date(spec.nowMs - SPAN_MS - DAY_MS);
   const campaign: Campaign = {
     id: spec.campaignId,
-    created_at: formatTimestamp(new Date(spec.nowMs - SPAN_MS - DAY_MS)),
+    created_at: formatTimestamp(created),
     url: spec.campaignUrl,
     name: 'Analytics at scale',
     webhook_url: null,
@@ -135,7 +136,7 @@ export function campaignOf(spec: CampaignSpec) {
     webhook_status: 'enabled',
     webhook_disabled_reason: null,
   };
-  return newCampaignItem(spec.tenant, campaign);
+  return newCampaignItem(spec.tenant, campaign, created);
 }
 
 export const codeOf = (spec: CampaignSpec, i: number): string =>
