@@ -17,8 +17,7 @@
  * dedupe key.
  */
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
-import { contributionOf } from '../../lib/analytics/contributions.ts';
-import { applyRollups } from '../../lib/analytics/rollups.ts';
+import { applyRollups, MissingShardError } from '../../lib/analytics/rollups.ts';
 import { createSqsClient } from '../../lib/aws/clients.ts';
 import { config } from '../../lib/config.ts';
 import { logger } from '../../lib/observability/logger.ts';
@@ -55,21 +54,16 @@ export const handler = async (
 
 /** The rollups of this batch; on failure the whole batch comes again (the checkpoint skips what was applied). */
 async function rollUp(event: StreamConsumerEvent): Promise<string[]> {
-  // Only records the rollups count need the shard (link MODIFYs, redeliveries… do not).
-  if (!event.Records.some((r) => contributionOf(r) !== undefined)) return [];
-  if (!event.shardId) {
-    // Without a shard there is no checkpoint, and no way to count exactly once: refuse loudly.
-    logger.error('stream batch without shardId: the mapping needs its tumbling window');
-    return [sequenceNumberOf(event.Records[0]!)];
-  }
   try {
     await applyRollups(event.Records, event.shardId);
     return [];
   } catch (err) {
-    logger.warn('rollups failed; the batch comes again', {
-      error: (err as Error).message,
-      shard: event.shardId,
-    });
+    if (err instanceof MissingShardError) logger.error(err.message);
+    else
+      logger.warn('rollups failed; the batch comes again', {
+        error: (err as Error).message,
+        shard: event.shardId,
+      });
     return [sequenceNumberOf(event.Records[0]!)];
   }
 }

@@ -196,15 +196,32 @@ async function readCheckpoint(shardId: string): Promise<string | undefined> {
 
 const MAX_ATTEMPTS = 30;
 
+/** A batch with records to count but no shard id: the mapping lacks its tumbling window. */
+export class MissingShardError extends Error {
+  constructor() {
+    super('stream batch without shardId: the mapping needs its tumbling window');
+    this.name = 'MissingShardError';
+  }
+}
+
+/** What a failed condition is remembered by: a campaign, and a link (its code and its id). */
+const campaignOf = (c: Contribution) => keyString(campaignKey(c.tenant, c.campaignId));
+const linkOf = (l: { code: string; id: number }) => `${l.code}#${l.id}`;
+
 /**
  * Apply the contributions of `records` (one shard's, in stream order) to the rollups, each once
  * whatever was applied before; returns how many were applied now. Throws when it cannot finish
  * (DynamoDB down, too much contention): the caller fails the batch and it comes again, and what
  * this call applied is not applied twice.
  */
-export async function applyRollups(records: readonly StreamRecordLike[], shardId: string): Promise<number> {
+export async function applyRollups(
+  records: readonly StreamRecordLike[],
+  shardId: string | undefined,
+): Promise<number> {
   const all = records.map(contributionOf).filter((c): c is Contribution => c !== undefined);
   if (all.length === 0) return 0;
+  // Without a shard there is no checkpoint, and no way to count exactly once: refuse loudly.
+  if (!shardId) throw new MissingShardError();
   let applied = 0;
   let checkpoint = await readCheckpoint(shardId);
   // What a failed condition taught us: gone for good (campaign ids are never reused, link ids never).
@@ -218,19 +235,11 @@ export async function applyRollups(records: readonly StreamRecordLike[], shardId
     if (pending.length === 0) return applied;
     const chunk = nextChunk(pending);
     const last = padSequence(String(chunk[chunk.length - 1]!.sequence));
-    const counted = chunk.filter(
-      (c) =>
-        !goneCampaigns.has(keyString(campaignKey(c.tenant, c.campaignId))) &&
-        !(c.countsClick && goneLinks.has(`${c.link.code}#${c.link.id}`)),
-    );
     // A visit of a gone link still counts in its campaign's analytics; only its click has no link.
-    const plan = planOf(
-      chunk
-        .filter((c) => !goneCampaigns.has(keyString(campaignKey(c.tenant, c.campaignId))))
-        .map((c) =>
-          c.countsClick && goneLinks.has(`${c.link.code}#${c.link.id}`) ? { ...c, countsClick: false } : c,
-        ),
-    );
+    const live = chunk.filter((c) => !goneCampaigns.has(campaignOf(c)));
+    const clickLost = (c: Contribution) => c.countsClick && goneLinks.has(linkOf(c.link));
+    const counted = live.filter((c) => !clickLost(c)).length;
+    const plan = planOf(live.map((c) => (clickLost(c) ? { ...c, countsClick: false } : c)));
     const topEntries = [...plan.tops.values()];
     const current = topEntries.length > 0 ? await getItems(topEntries.map((t) => t.key)) : [];
 
@@ -300,7 +309,7 @@ export async function applyRollups(records: readonly StreamRecordLike[], shardId
           ExpressionAttributeValues: { ':n': l.clicks, ':id': l.id },
         },
       });
-      kinds.push({ kind: 'link', id: `${l.code}#${l.id}` });
+      kinds.push({ kind: 'link', id: linkOf(l) });
     }
     topEntries.forEach((t, i) => {
       const before = current[i];
@@ -326,7 +335,7 @@ export async function applyRollups(records: readonly StreamRecordLike[], shardId
 
     const result = await transactWrite(items);
     if (result.ok) {
-      applied += counted.length;
+      applied += counted;
       checkpoint = last;
       continue;
     }
