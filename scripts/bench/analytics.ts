@@ -19,14 +19,13 @@ import { fork } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { DynamoDBClient, QueryCommand as RawQueryCommand } from '@aws-sdk/client-dynamodb';
-import { BatchWriteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { createDocumentClient, dynamoClientConfig } from '../../lib/aws/clients.ts';
 import { encodeSortKeyCursor } from '../../lib/db/cursor.ts';
-import { campaignPartition } from '../../lib/db/entities/campaign.ts';
 import type { RecordedCall } from '../../lib/local/dynamodb-counter.ts';
 import { LOCAL_TABLE_NAME } from '../../lib/local/stack.ts';
-import type { Table } from '../../test/support/table.ts';
+import { campaignItems as campaignPartitionItems, type Table } from '../../test/support/table.ts';
 import { waitUntil } from '../../test/support/wait.ts';
 import {
   type CampaignSpec,
@@ -154,26 +153,6 @@ function* visitAndFeedItems(spec: CampaignSpec, t: ReturnType<typeof traffic>, w
   }
 }
 
-/** Every item of a campaign's partition whose SK starts with `prefix`, straight from the table. */
-async function partitionItems(table: Table, tenant: string, campaignId: string, prefix: string) {
-  const items: Array<Record<string, unknown>> = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await table.db.send(
-      new QueryCommand({
-        TableName: table.name,
-        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :p)',
-        ExpressionAttributeValues: { ':pk': campaignPartition(tenant, campaignId), ':p': prefix },
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    items.push(...(page.Items ?? []));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return items;
-}
-
 /** Differences between the rollups summed here and those the consumer wrote (a few, in words). */
 function rollupDifferences(expected: Array<Record<string, unknown>>, actual: Array<Record<string, unknown>>) {
   const key = (i: Record<string, unknown>) => `${i.SK}`;
@@ -260,15 +239,15 @@ export const analyticsPart: BenchPart = {
         // In time order, one call at a time: the stream sees the visits as the API would have made them.
         await writeAll(table, visitAndFeedItems(sample, st, 'visits'), 'sample visits', sample.events, 1);
         const clicks = async () =>
-          (await partitionItems(table, tenant, sample.campaignId, 'TOP#L#v#')).reduce(
+          (await campaignPartitionItems(tenant, sample.campaignId, 'TOP#L#v#', table)).reduce(
             (a, i) => a + Number(i.value),
             0,
           );
         await waitUntil(async () => (await clicks()) >= sample.events, 60_000, 200);
         await proxy.quiet(1_000, 30_000);
         const consumer = [
-          ...(await partitionItems(table, tenant, sample.campaignId, 'AN#')),
-          ...(await partitionItems(table, tenant, sample.campaignId, 'TOP#')),
+          ...(await campaignPartitionItems(tenant, sample.campaignId, 'AN#', table)),
+          ...(await campaignPartitionItems(tenant, sample.campaignId, 'TOP#', table)),
         ];
         const differences = rollupDifferences([...rollups(sample, st).items()], consumer);
 

@@ -12,6 +12,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { inject } from 'vitest';
 import { createDocumentClient } from '../../lib/aws/clients.ts';
+import { campaignPartition } from '../../lib/db/entities/campaign.ts';
 import { visitPartitions } from '../../lib/db/entities/visit.ts';
 import { WEBHOOK_DLQ_NAME } from '../../lib/local/queue.ts';
 import { eventually, mapLimit, waitUntil } from './wait.ts';
@@ -40,10 +41,9 @@ export function table(at?: { dynamodbEndpoint: string; tableName: string }): Tab
   return { db, name: at?.tableName ?? inject('tableName') };
 }
 
-/** Every item of a campaign's partition (`T#<tenant>#C#<campaign>`) whose SK starts with `prefix` ('' for all). */
-export async function campaignItems(
-  tenant: string,
-  campaignId: string,
+/** Every item of the partition `pk` whose SK starts with `prefix` ('' for all), read consistently, page by page. */
+export async function partitionItems(
+  pk: string,
   prefix: string,
   on: Table = table(),
 ): Promise<Record<string, unknown>[]> {
@@ -55,10 +55,7 @@ export async function campaignItems(
       new QueryCommand({
         TableName: name,
         KeyConditionExpression: prefix ? 'PK = :pk AND begins_with(SK, :prefix)' : 'PK = :pk',
-        ExpressionAttributeValues: {
-          ':pk': `T#${tenant}#C#${campaignId.toLowerCase()}`,
-          ...(prefix ? { ':prefix': prefix } : {}),
-        },
+        ExpressionAttributeValues: { ':pk': pk, ...(prefix ? { ':prefix': prefix } : {}) },
         ConsistentRead: true,
         ExclusiveStartKey: start,
       }),
@@ -67,6 +64,16 @@ export async function campaignItems(
     start = page.LastEvaluatedKey;
   } while (start);
   return items;
+}
+
+/** Every item of a campaign's partition (`T#<tenant>#C#<campaign>`) whose SK starts with `prefix` ('' for all). */
+export function campaignItems(
+  tenant: string,
+  campaignId: string,
+  prefix: string,
+  on: Table = table(),
+): Promise<Record<string, unknown>[]> {
+  return partitionItems(campaignPartition(tenant, campaignId), prefix, on);
 }
 
 /**
@@ -78,26 +85,8 @@ export async function visitItems(
   campaignId: string,
   on: Table = table(),
 ): Promise<Record<string, unknown>[]> {
-  const { db, name } = on;
   const pages = await Promise.all(
-    visitPartitions(tenant, campaignId.toLowerCase()).map(async (pk) => {
-      const items: Record<string, unknown>[] = [];
-      let start: Record<string, unknown> | undefined;
-      do {
-        const page = await db.send(
-          new QueryCommand({
-            TableName: name,
-            KeyConditionExpression: 'PK = :pk',
-            ExpressionAttributeValues: { ':pk': pk },
-            ConsistentRead: true,
-            ExclusiveStartKey: start,
-          }),
-        );
-        items.push(...(page.Items ?? []));
-        start = page.LastEvaluatedKey;
-      } while (start);
-      return items;
-    }),
+    visitPartitions(tenant, campaignId).map((pk) => partitionItems(pk, '', on)),
   );
   return pages.flat();
 }
