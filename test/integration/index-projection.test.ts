@@ -10,7 +10,7 @@ import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { TOP_INDEX, topKey } from '../../lib/db/entities/analytics.ts';
 import { CAMPAIGN_LIST_INDEX } from '../../lib/db/entities/campaign.ts';
-import { tableDefinition } from '../../lib/table-definition.ts';
+import { type TableIndex, tableDefinition } from '../../lib/table-definition.ts';
 import { type ApiResponse, api, TENANT_A } from '../support/api.ts';
 import {
   type CampaignBody,
@@ -22,6 +22,43 @@ import {
 } from '../support/records.ts';
 import { campaignItem, linkItem, table } from '../support/table.ts';
 import { eventually } from '../support/wait.ts';
+
+/** Names an index copy may hold: the table's keys, the index's keys and its projected attributes. */
+const allowedIn = (index: TableIndex) =>
+  new Set<string>([
+    tableDefinition.partitionKey,
+    tableDefinition.sortKey,
+    index.partitionKey,
+    index.sortKey,
+    ...index.projectedAttributes,
+  ]);
+
+/**
+ * The copy of `item` in `index`, found by the item's own index keys: exactly one, holding nothing
+ * but the keys and the projected attributes, each equal to the item's.
+ */
+async function indexCopyOf(
+  index: TableIndex,
+  item: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  const { Items = [] } = await table().db.send(
+    new QueryCommand({
+      TableName: table().name,
+      IndexName: index.indexName,
+      KeyConditionExpression: '#pk = :pk AND #sk = :sk',
+      ExpressionAttributeNames: { '#pk': index.partitionKey, '#sk': index.sortKey },
+      ExpressionAttributeValues: { ':pk': item[index.partitionKey], ':sk': item[index.sortKey] },
+    }),
+  );
+  expect(Items).toHaveLength(1);
+  const copy = Items[0]!;
+  const allowed = allowedIn(index);
+  expect(Object.keys(copy).filter((k) => !allowed.has(k))).toEqual([]);
+  for (const attribute of index.projectedAttributes) {
+    if (attribute in item) expect(copy[attribute], attribute).toEqual(item[attribute]);
+  }
+  return copy;
+}
 
 describe('index copies of a link', () => {
   let link: LinkBody;
@@ -58,33 +95,8 @@ describe('index copies of a link', () => {
       .filter((g) => g.indexName !== TOP_INDEX.indexName)
       .map((g) => [g.indexName, g] as const),
   )('%s holds the keys and its projected attributes only', async (_name, index) => {
-    const { db, name } = table();
     expect(stored).toHaveProperty('unprojected_probe');
-    const { Items = [] } = await db.send(
-      new QueryCommand({
-        TableName: name,
-        IndexName: index.indexName,
-        KeyConditionExpression: '#pk = :pk AND #sk = :sk',
-        ExpressionAttributeNames: { '#pk': index.partitionKey, '#sk': index.sortKey },
-        ExpressionAttributeValues: {
-          ':pk': stored[index.partitionKey],
-          ':sk': stored[index.sortKey],
-        },
-      }),
-    );
-    expect(Items).toHaveLength(1);
-    const allowed = new Set<string>([
-      tableDefinition.partitionKey,
-      tableDefinition.sortKey,
-      index.partitionKey,
-      index.sortKey,
-      ...index.projectedAttributes,
-    ]);
-    const copy = Items[0]!;
-    expect(Object.keys(copy).filter((k) => !allowed.has(k))).toEqual([]);
-    for (const attribute of index.projectedAttributes) {
-      if (attribute in stored) expect(copy[attribute], attribute).toEqual(stored[attribute]);
-    }
+    await indexCopyOf(index, stored);
   });
 
   it('GSI4 (rankings) holds the keys and its projected attributes only', async () => {
@@ -99,31 +111,15 @@ describe('index copies of a link', () => {
       const { Item } = await db.send(new GetCommand({ TableName: name, Key: key, ConsistentRead: true }));
       return Item;
     });
-    const { Items = [] } = await db.send(
-      new QueryCommand({
-        TableName: name,
-        IndexName: TOP_INDEX.indexName,
-        KeyConditionExpression: '#pk = :pk AND #sk = :sk',
-        ExpressionAttributeNames: { '#pk': TOP_INDEX.partitionKey, '#sk': TOP_INDEX.sortKey },
-        ExpressionAttributeValues: { ':pk': entry[TOP_INDEX.partitionKey], ':sk': entry[TOP_INDEX.sortKey] },
-      }),
-    );
-    expect(Items).toHaveLength(1);
-    const allowed = new Set<string>([
-      'PK',
-      'SK',
-      TOP_INDEX.partitionKey,
-      TOP_INDEX.sortKey,
-      ...TOP_INDEX.projectedAttributes,
-    ]);
-    expect(Object.keys(Items[0]!).filter((k) => !allowed.has(k))).toEqual([]);
+    const copy = await indexCopyOf(TOP_INDEX, entry);
+    const allowed = allowedIn(TOP_INDEX);
     // The entry holds more (its type, its reach time) than the ranking needs.
     expect(
       Object.keys(entry)
         .filter((k) => !allowed.has(k))
         .sort(),
     ).toEqual(['reach_ms', 'type']);
-    expect(Items[0]).toMatchObject({ value: 1, referrer_id: 'projected' });
+    expect(copy).toMatchObject({ value: 1, referrer_id: 'projected' });
   });
 
   it('the API still answers the whole link from every index and by code', async () => {
@@ -163,31 +159,9 @@ describe('the index copy of a campaign (GSI2, the campaign list)', () => {
   });
 
   it('holds the keys and the projected attributes only, equal to the item', async () => {
-    const index = CAMPAIGN_LIST_INDEX;
     expect(stored).toHaveProperty('webhook_slow_lane_url');
-    const { Items = [] } = await table().db.send(
-      new QueryCommand({
-        TableName: table().name,
-        IndexName: index.indexName,
-        KeyConditionExpression: '#pk = :pk AND #sk = :sk',
-        ExpressionAttributeNames: { '#pk': index.partitionKey, '#sk': index.sortKey },
-        ExpressionAttributeValues: { ':pk': stored[index.partitionKey], ':sk': stored[index.sortKey] },
-      }),
-    );
-    expect(Items).toHaveLength(1);
-    const allowed = new Set<string>([
-      tableDefinition.partitionKey,
-      tableDefinition.sortKey,
-      index.partitionKey,
-      index.sortKey,
-      ...index.projectedAttributes,
-    ]);
-    const copy = Items[0]!;
-    expect(Object.keys(copy).filter((k) => !allowed.has(k))).toEqual([]);
+    const copy = await indexCopyOf(CAMPAIGN_LIST_INDEX, stored);
     expect(copy).not.toHaveProperty('webhook_slow_lane_url');
-    for (const attribute of index.projectedAttributes) {
-      if (attribute in stored) expect(copy[attribute], attribute).toEqual(stored[attribute]);
-    }
   });
 
   it('the list answers the whole campaign, as GET /api/v1/campaign does', async () => {
