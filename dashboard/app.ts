@@ -56,28 +56,43 @@ function Time({ stamp }: { stamp: string }) {
   >`;
 }
 
-// --- Sign in -----------------------------------------------------------------------------------
-
-function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
-  const [key, setKey] = useState('');
+/**
+ * A form's submit: one run at a time (`busy`), and a failure kept to be shown with the API's own
+ * message (`error`, cleared when the form is sent again).
+ */
+function useSubmit(action: () => Promise<void>) {
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const submit = async (e: Event) => {
     e.preventDefault();
     setBusy(true);
     setError(null);
-    session.signIn(key.trim());
     try {
-      // Any keyed read tells a good key from a bad one; readiness costs one table read.
-      await get('health/ready');
-      onSignedIn();
+      await action();
     } catch (failure) {
-      session.signOut();
       setError(failure);
     } finally {
       setBusy(false);
     }
   };
+  return { busy, error, submit };
+}
+
+// --- Sign in -----------------------------------------------------------------------------------
+
+function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
+  const [key, setKey] = useState('');
+  const { busy, error, submit } = useSubmit(async () => {
+    session.signIn(key.trim());
+    try {
+      // Any keyed read tells a good key from a bad one; readiness costs one table read.
+      await get('health/ready');
+    } catch (failure) {
+      session.signOut();
+      throw failure;
+    }
+    onSignedIn();
+  });
   return html`<main id="main" class="narrow">
     <${Heading}>Sign in<//>
     <p>Paste an api key of your account. It is kept in this tab only and forgotten when you close it.</p>
@@ -104,21 +119,10 @@ function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
 function CreateCampaign() {
   const [name, setName] = useState('');
   const [url, setUrl] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const campaign = await post<Campaign>('campaign', { name: name.trim(), url: url.trim() });
-      go(`#/campaigns/${campaign.id}`);
-    } catch (failure) {
-      setError(failure);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, error, submit } = useSubmit(async () => {
+    const campaign = await post<Campaign>('campaign', { name: name.trim(), url: url.trim() });
+    go(`#/campaigns/${campaign.id}`);
+  });
   return html`<section aria-labelledby="create-title" class="card">
     <h2 id="create-title">Create a campaign</h2>
     <form onSubmit=${submit} class="grid-form">
@@ -405,25 +409,14 @@ function CopyButton({ text, label }: { text: string; label: string }) {
 function CreateLink({ campaign, onCreated }: { campaign: Campaign; onCreated: (link: Link) => void }) {
   const [code, setCode] = useState('');
   const [referrer, setReferrer] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const body: Record<string, string> = { campaign_id: campaign.id };
-      if (code.trim()) body.referral_code = code.trim();
-      if (referrer.trim()) body.referrer_id = referrer.trim();
-      onCreated(await post<Link>('referral_link', body));
-      setCode('');
-      setReferrer('');
-    } catch (failure) {
-      setError(failure);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, error, submit } = useSubmit(async () => {
+    const body: Record<string, string> = { campaign_id: campaign.id };
+    if (code.trim()) body.referral_code = code.trim();
+    if (referrer.trim()) body.referrer_id = referrer.trim();
+    onCreated(await post<Link>('referral_link', body));
+    setCode('');
+    setReferrer('');
+  });
   return html`<section aria-labelledby="new-link-title" class="card">
     <h2 id="new-link-title">Create a link</h2>
     <form onSubmit=${submit} class="grid-form">
