@@ -5,4 +5,10 @@
  */
 import { deliveryDepsFromEnv, deliveryHandler } from '../../lib/webhooks/handler.ts';
 
-export const handler = deliveryHandler('first-attempt', deliveryDepsFromEnv());
+/**
+ * Exported for the bench alone (`scripts/bench/webhooks.ts`), which runs this module in its own
+ * process and takes `recordAttempt` away for a while to time deliveries without the attempt log.
+ */
+export const deps = deliveryDepsFromEnv();
+
+export const handler = deliveryHandler('first-attempt', deps);

@@ -11,15 +11,19 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { Webhook } from 'standardwebhooks';
 import { newActionItem } from '../../lib/db/entities/action.ts';
 import { linkFromItem, linkKey } from '../../lib/db/entities/link.ts';
+import { attemptLogPartition } from '../../lib/db/entities/webhook-attempt.ts';
 import { postWebhook } from '../../lib/webhooks/http.ts';
 import { checkDestination } from '../../lib/webhooks/ssrf.ts';
-import { putItems } from '../../test/support/table.ts';
+import { partitionItems, putItems } from '../../test/support/table.ts';
 import { mapLimit, waitUntil } from '../../test/support/wait.ts';
 import type { ReceivedRequest, Responder, WebhookReceiver } from '../../test/support/webhook-receiver.ts';
 import { startWebhookReceiver } from '../../test/support/webhook-receiver.ts';
 import { type BenchEnvironment, type BenchPart, reserveIds, settings } from './environment.ts';
 import type { Cell } from './report.ts';
 import { ms, sleep, spread } from './stats.ts';
+
+/** Issue 15: the attempt log may add at most this to the delivery p50, locally. */
+const LOG_GOAL_MS = 10;
 
 const idOf = (r: ReceivedRequest) => String(r.headers['webhook-id']);
 /** The first arrival of each webhook-id, once all of `ids` have arrived or `timeoutMs` passed. */
@@ -79,7 +83,61 @@ async function paced(
   }
   const got = await arrivals(rx, [...sent.keys()], 60_000);
   const latencies = [...sent].filter(([id]) => got.has(id)).map(([id, t]) => got.get(id)!.at - t);
-  return { events: sent.size, ...spread(latencies), missing: sent.size - latencies.length };
+  return { ids: [...sent.keys()], latencies, missing: sent.size - latencies.length };
+}
+
+type Paced = Awaited<ReturnType<typeof paced>>;
+const summary = (runs: Paced[]) => {
+  const latencies = runs.flatMap((r) => r.latencies);
+  const events = runs.reduce((n, r) => n + r.ids.length, 0);
+  return { events, ...spread(latencies), missing: runs.reduce((n, r) => n + r.missing, 0) };
+};
+
+/**
+ * Issue 15: the delivery latency with the attempt log and without it, in one run. The log is
+ * written after the POST (`logAttempt` in lib/webhooks/deliver.ts), so it cannot delay the
+ * arrival it logs, but it holds the invocation, and with it the campaign's FIFO group, a few
+ * milliseconds longer. Quarters alternate on, off, off, on against drift; the log is switched
+ * off by taking `recordAttempt` from the first-attempt function's deps, in this process (the
+ * bench's stack runs the handlers here). Returns both, and how many of each half's events the
+ * log holds (all of the first, none of the second: proof the switch did what it says).
+ */
+async function withAndWithoutLog(
+  env: BenchEnvironment,
+  rx: WebhookReceiver,
+  campaignId: string,
+  pace: number,
+  events: number,
+  send: (i: number) => Promise<{ id: number }>,
+) {
+  // The stack's own instance of the module (loaded by then; a static import would read the
+  // function's environment before the stack has set it).
+  const { deps: firstAttemptDeps } = await import('../../functions/queue/deliver-webhook.ts');
+  const record = firstAttemptDeps.recordAttempt;
+  const on: Paced[] = [];
+  const off: Paced[] = [];
+  let sent = 0;
+  try {
+    for (const logged of [true, false, false, true]) {
+      firstAttemptDeps.recordAttempt = logged ? record : undefined;
+      const start = sent;
+      const quarter = await paced(
+        rx,
+        pace,
+        (i) => send(start + i),
+        (i) => i < Math.ceil(events / 4),
+      );
+      sent += quarter.ids.length;
+      (logged ? on : off).push(quarter);
+    }
+  } finally {
+    firstAttemptDeps.recordAttempt = record;
+  }
+  await sleep(500);
+  const pk = attemptLogPartition(env.tenant, campaignId);
+  const logged = new Set((await partitionItems(pk, '', env.table)).map((item) => String(item.event_id)));
+  const inLog = (runs: Paced[]) => runs.flatMap((r) => r.ids).filter((id) => logged.has(id)).length;
+  return { on: summary(on), off: summary(off), onLogged: inLog(on), offLogged: inLog(off) };
 }
 
 export const webhooksPart: BenchPart = {
@@ -91,12 +149,13 @@ export const webhooksPart: BenchPart = {
     try {
       const { id: campaignId, secret, code } = await webhookCampaign(env, 'Webhooks', `${rx.url}/hooks`);
       const { webhookPaceMs: pace, webhookLatencyEvents: events, webhookBacklog: backlog } = settings;
-      const latency = await paced(
-        rx,
-        pace,
-        (i) => linkAction(env, code, { n: i }),
-        (i) => i < events,
-      );
+      const {
+        on: latency,
+        off: unlogged,
+        onLogged,
+        offLogged,
+      } = await withAndWithoutLog(env, rx, campaignId, pace, events, (i) => linkAction(env, code, { n: i }));
+      const logCost = latency.p50 - unlogged.p50;
       const user = { referral_code: code, referred_user_id: 'bench-user' };
       const signup = await env.client.call<{ id: number }>('POST', '/api/v1/referred_user', user);
       await arrivals(rx, [`evt_referred_user_${signup.id}`], 30_000);
@@ -107,7 +166,7 @@ export const webhooksPart: BenchPart = {
           action_type: 'purchase',
           metadata: { n: i },
         });
-      const userLatency = await paced(rx, pace, userAction, (i) => i < Math.min(200, events));
+      const userLatency = summary([await paced(rx, pace, userAction, (i) => i < Math.min(200, events))]);
 
       // Floor: a delivered body, signed and POSTed straight to the receiver, one at a time and 10 at a time.
       const signer = new Webhook(secret);
@@ -161,7 +220,8 @@ export const webhooksPart: BenchPart = {
           return false;
         }
       }).length;
-      const missing = latency.missing + userLatency.missing + backlogIds.length - times.length;
+      const missing =
+        latency.missing + unlogged.missing + userLatency.missing + backlogIds.length - times.length;
       const emptyDelivered = emptyIds.filter((id) => got.has(id)).length;
       const perSecond = times.length / ((last - first) / 1000);
       return {
@@ -176,6 +236,14 @@ export const webhooksPart: BenchPart = {
             ],
             ['latency p95', `${ms(latency.p95)} ms`, `${ms(floor.p95)} ms`],
             ['latency max', `${ms(latency.max)} ms`],
+            [
+              `the same, ${unlogged.events} actions interleaved with the above, attempt log off: p50 / p95 / max`,
+              `${ms(unlogged.p50)} / ${ms(unlogged.p95)} / ${ms(unlogged.max)} ms`,
+            ],
+            [
+              `attempt log on − off, p50 (issue 15's goal ≤ +${LOG_GOAL_MS} ms); events in the log, on / off`,
+              `${logCost >= 0 ? '+' : ''}${ms(logCost)} ms; ${onLogged} of ${latency.events} / ${offLogged} of ${unlogged.events}`,
+            ],
             [
               `latency, ${userLatency.events} actions of a referred user (endpoint 5): p50 / p95 / max`,
               `${ms(userLatency.p50)} / ${ms(userLatency.p95)} / ${ms(userLatency.max)} ms`,
@@ -197,15 +265,19 @@ export const webhooksPart: BenchPart = {
             ['actions without metadata delivered', `${emptyDelivered} of ${emptyIds.length}`],
           ],
         ],
-        summary: `Webhooks: 201 → delivery p50 ${ms(latency.p50)} ms, p95 ${ms(latency.p95)} ms (endpoint 5: p50 ${ms(userLatency.p50)} ms); backlog of ${backlog} at ${perSecond.toFixed(0)} deliveries/s.`,
+        summary: `Webhooks: 201 → delivery p50 ${ms(latency.p50)} ms, p95 ${ms(latency.p95)} ms with the attempt log (${ms(unlogged.p50)} ms without it: ${logCost >= 0 ? '+' : ''}${ms(logCost)} ms; endpoint 5: p50 ${ms(userLatency.p50)} ms); backlog of ${backlog} at ${perSecond.toFixed(0)} deliveries/s.`,
         findings: [
+          logCost > LOG_GOAL_MS &&
+            `Webhooks: the attempt log adds ${ms(logCost)} ms to the delivery p50 (goal ≤ ${LOG_GOAL_MS} ms).`,
+          (onLogged < latency.events - latency.missing || offLogged > 0) &&
+            `Webhooks: the attempt-log switch did not hold: ${onLogged} of ${latency.events} logged with the log on, ${offLogged} with it off.`,
           missing > 0 && `Webhooks: ${missing} events were not delivered within the wait.`,
           verified < deliveries.length &&
             `Webhooks: ${deliveries.length - verified} deliveries failed standardwebhooks verification.`,
           emptyDelivered < emptyIds.length &&
             `Webhooks: ${emptyIds.length - emptyDelivered} of ${emptyIds.length} actions without metadata were never delivered.`,
         ],
-        data: { latency, userLatency, floor, perSecond, floorPerSecond },
+        data: { latency, unlogged, logCost, userLatency, floor, perSecond, floorPerSecond },
       };
     } finally {
       await rx.close();
@@ -246,7 +318,7 @@ export const isolationPart: BenchPart = {
       const run = () => {
         const end = performance.now() + seconds * 1000;
         const until = () => performance.now() < end;
-        return paced(healthy.rx, pace, () => linkAction(env, healthy.code), until);
+        return paced(healthy.rx, pace, () => linkAction(env, healthy.code), until).then((r) => summary([r]));
       };
       const alone = await run();
       const bad = [];
