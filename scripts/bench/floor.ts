@@ -30,8 +30,9 @@ function describe(call: RecordedCall): string {
   const details = [
     b.IndexName,
     b.TransactItems?.map((i: object) => Object.keys(i)[0]).join(', '),
+    // BatchGetItem names keys per table, BatchWriteItem lists its requests.
     b.RequestItems &&
-      `${Object.values<{ Keys: [] }>(b.RequestItems).reduce((a, t) => a + t.Keys.length, 0)} keys`,
+      `${Object.values<{ Keys: [] } | []>(b.RequestItems).reduce((a, t) => a + (Array.isArray(t) ? t.length : t.Keys.length), 0)} ${b.RequestItems && Object.values(b.RequestItems).some(Array.isArray) ? 'writes' : 'keys'}`,
     b.ReturnValues !== 'NONE' && b.ReturnValues,
   ].filter(Boolean);
   return details.length ? `${call.op}(${details.join(', ')})` : call.op;

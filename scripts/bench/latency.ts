@@ -63,7 +63,7 @@ export const latencyPart: BenchPart = {
   stack: true,
   async run({ env, cases }) {
     const rows: LatencyRow[] = [];
-    for (const c of cases) {
+    for (const c of cases.filter((x) => x.timed)) {
       rows.push(await measure(env, c, settings.latencyRequests));
       console.log(`   ${c.label}: p50 ${ms(rows.at(-1)!.p50)} ms, floor ${ms(rows.at(-1)!.floorP50)} ms`);
     }
