@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { remainingMs } from '../aws/deadline.ts';
 import { IdempotencyKeyUsed } from '../domain/idempotency.ts';
 import { db } from './client.ts';
@@ -13,7 +14,9 @@ type Items = NonNullable<TransactWriteCommandInput['TransactItems']>;
  * concurrent transaction is retried here with jittered backoff, within the request's deadline; a
  * failed condition is returned as the indexes of the items whose condition failed, for the caller
  * to map to the contract's error. Several conditions can fail at once (a duplicate referred user
- * of a deleted campaign), so callers check the one that should win, not just the first.
+ * of a deleted campaign), so callers check the one that should win, not just the first. An item
+ * written with `ReturnValuesOnConditionCheckFailure: 'ALL_OLD'` whose condition failed comes back
+ * in `old` (by index) as it was, when it existed.
  *
  * `remember` is the request's stored answer (`rememberAnswer`, for an `Idempotency-Key`), written
  * with the rest: when its condition fails, the key was used, nothing was written, and that wins
@@ -22,7 +25,9 @@ type Items = NonNullable<TransactWriteCommandInput['TransactItems']>;
 export async function transactWrite(
   items: Items,
   remember?: Items[number],
-): Promise<{ ok: true } | { ok: false; failed: ReadonlySet<number> }> {
+): Promise<
+  { ok: true } | { ok: false; failed: ReadonlySet<number>; old: ReadonlyMap<number, Record<string, unknown>> }
+> {
   const all = remember ? [...items, remember] : items;
   for (let attempt = 0; ; attempt++) {
     try {
@@ -33,7 +38,12 @@ export async function transactWrite(
       const reasons = err.CancellationReasons ?? [];
       const failed = new Set(reasons.flatMap((r, i) => (r.Code === 'ConditionalCheckFailed' ? [i] : [])));
       if (remember && failed.has(items.length)) throw new IdempotencyKeyUsed();
-      if (failed.size > 0) return { ok: false, failed };
+      if (failed.size > 0) {
+        const old = new Map(
+          reasons.flatMap((r, i) => (failed.has(i) && r.Item ? [[i, unmarshall(r.Item)] as const] : [])),
+        );
+        return { ok: false, failed, old };
+      }
       const retryable = reasons.some((r) => r.Code === 'TransactionConflict' || r.Code === 'ThrottlingError');
       const base = Math.min(500, 10 * 2 ** attempt);
       const pause = base / 2 + Math.random() * base;

@@ -13,9 +13,11 @@ import {
   FEED_SK_PREFIX,
   type FeedEvent,
   feedEventOf,
+  feedSequenceKey,
+  firstFeedSequence,
+  formatSequence,
   newEventItems,
   newRedeliveryItem,
-  nextSequence,
   SEQUENCE_PATTERN,
   type StoredEvent,
   storedEventFromItem,
@@ -28,39 +30,96 @@ export const eventNotFound = (id: string) =>
   new ApiError('event_not_found', `No event with id ${truncate(id)}.`);
 
 /**
- * Write an event into its campaign's feed, once: one transaction of the feed item and the lookup
- * item, on the condition that the lookup item is new. `false` when the event was written before
- * (a stream batch replayed).
+ * Write an event into its campaign's feed, once (see `recordFeedEvents`). `false` when the event
+ * was written before (a stream batch replayed).
  */
 export async function recordFeedEvent(event: EventAttributes): Promise<boolean> {
   return (await recordFeedEvents([event])) === 1;
 }
 
-/** Events per feed transaction: two items each, the transaction's 100 items (about 1 MB at most of its 4 MB). */
-export const FEED_EVENTS_PER_TRANSACTION = 50;
+/** Events per feed transaction: two items each and the counter, within the transaction's 100 items (about 1 MB at most of its 4 MB). */
+export const FEED_EVENTS_PER_TRANSACTION = 49;
 
 /**
- * Write a campaign's consecutive events into its feed in one transaction (at most
- * `FEED_EVENTS_PER_TRANSACTION`), so a burst costs one round trip per 50 events rather than one
- * each, and a reader sees all of them or none. When any was written before (a replayed stream
- * batch), the transaction writes nothing and the events are written one by one, each once.
- * Returns how many were written.
+ * The last feed sequence this container wrote or saw per campaign: the value a writer expects its
+ * campaign's counter to hold. A wrong guess costs a retry, never a wrong sequence (the counter
+ * item's old value comes back with the failed condition). Bounded: the oldest entry goes first.
+ */
+const knownSequences = new Map<string, number | undefined>();
+const KNOWN_SEQUENCES_MAX = 10_000;
+/** Tries of one transaction against writers of the same campaign (a pause between, up to 200 ms). */
+const COUNTER_TRIES = 50;
+
+/**
+ * Write one campaign's consecutive events into its feed (at most `FEED_EVENTS_PER_TRANSACTION`),
+ * each once: one transaction of the campaign's feed counter moved from the value expected to the
+ * last sequence given, each event's feed item, and each event's lookup item on the condition that
+ * it is new. A burst costs one round trip per 49 events rather than one each, and a reader sees
+ * all of them or none, numbered in the order of commit (the module header of
+ * `entities/webhook-event.ts`). When the counter held another value (another writer of the
+ * campaign went first), the transaction is made again from the value it held; events whose
+ * lookup exists were written before (a replayed stream batch) and are left out. Returns how many
+ * were written.
  */
 export async function recordFeedEvents(events: readonly EventAttributes[]): Promise<number> {
-  if (events.length === 0) return 0;
-  const puts = (event: EventAttributes) => {
-    const items = newEventItems(event, nextSequence());
-    return [
-      { Put: { TableName: tableName, Item: items.lookup, ConditionExpression: 'attribute_not_exists(PK)' } },
-      { Put: { TableName: tableName, Item: items.feed } },
-    ];
-  };
-  const result = await transactWrite(events.flatMap(puts));
-  if (result.ok) return events.length;
-  if (events.length === 1) return 0;
-  let written = 0;
-  for (const event of events) written += (await transactWrite(puts(event))).ok ? 1 : 0;
-  return written;
+  const first = events[0];
+  if (!first) return 0;
+  if (events.some((e) => e.tenant !== first.tenant || e.campaign_id !== first.campaign_id))
+    throw new Error('recordFeedEvents: events of one campaign only');
+  const campaign = `${first.tenant}#${first.campaign_id}`;
+  const counter = feedSequenceKey(first.tenant, first.campaign_id);
+  let pending = [...events];
+  for (let attempt = 0; pending.length > 0; attempt++) {
+    if (attempt >= COUNTER_TRIES)
+      throw new Error(`feed counter of ${campaign} kept moving: gave up after ${attempt} tries`);
+    const expected = knownSequences.get(campaign);
+    const start = expected ?? firstFeedSequence();
+    const last = start + pending.length;
+    const moveCounter = {
+      Put: {
+        TableName: tableName,
+        Item: { ...counter, type: 'webhook_feed_sequence', sequence: last },
+        ConditionExpression: expected === undefined ? 'attribute_not_exists(PK)' : '#s = :expected',
+        ...(expected === undefined
+          ? {}
+          : {
+              ExpressionAttributeNames: { '#s': 'sequence' },
+              ExpressionAttributeValues: { ':expected': expected },
+            }),
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
+      },
+    };
+    const puts = pending.flatMap((event, i) => {
+      const items = newEventItems(event, formatSequence(start + 1 + i));
+      return [
+        {
+          Put: { TableName: tableName, Item: items.lookup, ConditionExpression: 'attribute_not_exists(PK)' },
+        },
+        { Put: { TableName: tableName, Item: items.feed } },
+      ];
+    });
+    const result = await transactWrite([moveCounter, ...puts]);
+    if (result.ok) {
+      remember(campaign, last);
+      return pending.length;
+    }
+    if (result.failed.has(0)) {
+      const held = result.old.get(0)?.sequence;
+      remember(campaign, typeof held === 'number' ? held : undefined);
+      // Another writer of the campaign went first: a jittered pause, so that writers of one
+      // campaign (a shard each) take turns rather than colliding again at once.
+      await new Promise((r) => setTimeout(r, Math.random() * Math.min(200, 5 * 2 ** attempt)));
+    }
+    // A lookup that exists: that event is in the feed already.
+    pending = pending.filter((_, i) => !result.failed.has(1 + 2 * i));
+  }
+  return 0;
+}
+
+function remember(campaign: string, sequence: number | undefined) {
+  knownSequences.delete(campaign);
+  knownSequences.set(campaign, sequence);
+  if (knownSequences.size > KNOWN_SEQUENCES_MAX) knownSequences.delete(knownSequences.keys().next().value!);
 }
 
 export interface FeedPage extends Page<FeedEvent> {

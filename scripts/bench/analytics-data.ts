@@ -194,7 +194,7 @@ export function eventItems(
   return { visits, feed };
 }
 
-/** The feed sequence of the next event at `at`: strictly increasing, from its time (as `nextSequence`). */
+/** The feed sequence of the next event at `at`: strictly increasing, from its time (a feed counter that started at the first event's time in microseconds, like `firstFeedSequence`). */
 export function nextFeedSequence(state: { sequence: number }, at: number): string {
   state.sequence = Math.max(state.sequence + 1, at * 1000);
   return String(state.sequence).padStart(16, '0');

@@ -9,10 +9,18 @@
  * transaction whose condition is that the lookup item is new: a stream batch that Lambda retries
  * writes an event into the feed once. The feed item sits in its campaign's partition, so the
  * campaign's purge removes it and, by the event id it holds, the lookup item (else both expire in
- * 30 days); every reader checks the campaign first. The sequence increases in the order the
- * consumer writes a campaign's events, which is the order of their commit (a campaign's event
- * items share one partition, so one stream shard, read in order), so a cursor holding the last
- * sequence read yields only newer events.
+ * 30 days); every reader checks the campaign first.
+ *
+ *   feed sequence PK `T#<tenant>#C#<campaign>`   SK `EVSEQ`                      no TTL
+ *
+ * The sequence is the campaign's counter item (`feedSequenceKey`), moved in the same transaction
+ * as the feed items it numbers, on the condition that it still holds the value the writer read:
+ * writers of one campaign (one stream consumer per shard, and a campaign's events come from its
+ * partition and its 16 visit partitions, so from several shards at once) are serialised by it, so
+ * sequences increase in the order the feed items commit. A reader that sees an event has so seen
+ * every earlier one, and a cursor holding the last sequence read yields only newer events. A
+ * campaign's first counter starts at the clock in microseconds (ms × 1000), above the sequences
+ * written before the counter existed, which were the writer's clock.
  *
  * The event attributes are stored as `evt_*`, never `event_type`: an item carrying `event_type`
  * is an event to the stream consumer's filter, and these items must not be sent again. The one
@@ -28,8 +36,19 @@ import { decoder, type StoredItem } from './decode.ts';
 
 export const FEED_SK_PREFIX = 'EV#';
 export const REDELIVERY_SK_PREFIX = 'RD#';
-/** A feed sequence: commit time in microseconds-ish (ms × 1000 + a counter), 16 digits. */
+/** A feed sequence: the campaign's feed counter, 16 digits. */
 export const SEQUENCE_PATTERN = /^\d{16}$/;
+const FEED_SEQUENCE_SK = 'EVSEQ';
+
+/** The campaign's feed counter: the last sequence given to one of its feed items. */
+export function feedSequenceKey(tenant: string, campaignId: string) {
+  return { PK: campaignPartition(tenant, campaignId), SK: FEED_SEQUENCE_SK } as const;
+}
+
+/** Where a campaign's first feed counter starts: the clock in microseconds (see the header). */
+export const firstFeedSequence = (nowMs = Date.now()) => nowMs * 1000;
+
+export const formatSequence = (n: number) => String(n).padStart(16, '0');
 
 export function feedKey(tenant: string, campaignId: string, sequence: string) {
   return { PK: campaignPartition(tenant, campaignId), SK: `${FEED_SK_PREFIX}${sequence}` } as const;
@@ -37,13 +56,6 @@ export function feedKey(tenant: string, campaignId: string, sequence: string) {
 
 export function eventLookupKey(tenant: string, eventId: string) {
   return { PK: `T#${tenant}#EVT#${eventId}`, SK: 'EVENT' } as const;
-}
-
-/** Sequences strictly increasing within a process, from the clock (see the module header). */
-let lastSequence = 0;
-export function nextSequence(nowMs = Date.now()): string {
-  lastSequence = Math.max(lastSequence + 1, nowMs * 1000);
-  return String(lastSequence).padStart(16, '0');
 }
 
 /** An event as the feed answers it: exactly the webhook body, with `id` = `webhook-id`. */
