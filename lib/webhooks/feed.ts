@@ -2,10 +2,11 @@
  * Table stream -> the events feed (`lib/db/webhook-events.ts`). Apart from `stream.ts` because it
  * needs the table, like `link-actions.ts`.
  *
- * A campaign's events are written one after the other, in the order of the stream (the order of
- * commit: a campaign's event items share its partition), each only once it has committed: so when
- * a reader sees an event, every earlier event of that campaign is there too, and a poll cursor
- * never skips one. Campaigns are written in parallel.
+ * A campaign's events of one shard are written one chunk after the other, in the stream's order;
+ * campaigns are written in parallel. Consumers of other shards may write the same campaign's feed
+ * at the same time (its visits are spread over 16 partitions): the campaign's feed counter, moved
+ * in each feed transaction (`recordFeedEvents`), numbers the events in the order their feed items
+ * commit, so a reader that sees an event sees every earlier one and a poll cursor never skips.
  */
 import { FEED_EVENTS_PER_TRANSACTION, recordFeedEvents } from '../db/webhook-events.ts';
 import { logger as rootLogger } from '../observability/logger.ts';
