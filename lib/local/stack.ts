@@ -51,6 +51,11 @@ export interface LocalStackSettings {
   onStep?: (step: string) => void;
   /** Told every answered request, for `npm start`'s one line per request (`LOCAL_REQUEST_LOG`). */
   onRequest?: (line: RequestLogLine) => void;
+  /**
+   * `false`: no table-stream poller (no stream consumer runs). For the bench's analytics part alone,
+   * which queries a table of millions of items written straight into it with its stream off.
+   */
+  streamPoller?: boolean;
 }
 
 /** One answered request of the local gateway. */
@@ -278,17 +283,20 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
     // purge function.
     const logPollerError = (what: string) => (err: unknown) =>
       console.error(`local ${what} poller: ${err instanceof Error ? err.message : String(err)}`);
-    const streamPoller = startStreamPoller({
-      endpoint,
-      tableName: LOCAL_TABLE_NAME,
-      handlers: [
-        (await load('stream/enqueue-webhook-events')).handler as StreamHandler,
-        (await load('stream/enqueue-purge')).handler as StreamHandler,
-      ],
-      checkpointFile: dataDir ? join(dataDir, 'stream-checkpoint.json') : undefined,
-      onError: logPollerError('stream'),
-    });
-    stoppers.push(() => streamPoller.stop());
+    const streamPoller =
+      settings.streamPoller === false
+        ? undefined
+        : startStreamPoller({
+            endpoint,
+            tableName: LOCAL_TABLE_NAME,
+            handlers: [
+              (await load('stream/enqueue-webhook-events')).handler as StreamHandler,
+              (await load('stream/enqueue-purge')).handler as StreamHandler,
+            ],
+            checkpointFile: dataDir ? join(dataDir, 'stream-checkpoint.json') : undefined,
+            onError: logPollerError('stream'),
+          });
+    if (streamPoller) stoppers.push(() => streamPoller.stop());
     const firstAttemptPoller = startQueuePoller({
       endpoint: queue.endpoint,
       queueUrl: queue.webhookQueueUrl,

@@ -17,6 +17,7 @@
  */
 import { fork } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { DynamoDBClient, QueryCommand as RawQueryCommand } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
@@ -52,10 +53,21 @@ const WRITERS = 16;
 /** The sample campaign whose visits go through the real stream consumer. */
 const SAMPLE = { links: 12, events: 600 };
 
+/**
+ * The host's DynamoDB Local keeps some 3 million items in memory: its process grew to about 6 GB at
+ * a million visits, near the JVM's default maximum heap (a quarter of the machine's memory). It
+ * may take up to 60 % of the memory instead, unless JAVA_TOOL_OPTIONS already says.
+ */
+function hostJavaOptions(): string {
+  const mb = Math.floor((totalmem() * 0.6) / 2 ** 20);
+  return process.env.JAVA_TOOL_OPTIONS ?? `-Xmx${mb}m`;
+}
+
 /** The host process: its DynamoDB Local first, its stack once asked. */
 async function startHost() {
   const child = fork(fileURLToPath(new URL('./analytics-host.ts', import.meta.url)), [], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env, JAVA_TOOL_OPTIONS: hostJavaOptions() },
   });
   const kill = () => child.kill('SIGKILL');
   process.on('exit', kill);
@@ -73,6 +85,17 @@ async function startHost() {
   const dynamo = await next<string>('dynamo');
   return {
     dynamo,
+    /** The stack with its stream consumer, for the sample. */
+    async sample(proxyUrl: string, devApiKeys: string) {
+      child.send({ sample: { proxyUrl, devApiKeys } });
+      return next<string>('baseUrl');
+    },
+    /** That stack stopped and the stream off: ready for the bulk load. */
+    async load() {
+      child.send({ load: true });
+      await next<boolean>('loading');
+    },
+    /** The stack without a stream poller, for the queries. */
     async start(proxyUrl: string, devApiKeys: string) {
       child.send({ start: { proxyUrl, devApiKeys } });
       return next<string>('baseUrl');
@@ -212,6 +235,36 @@ export const analyticsPart: BenchPart = {
           .map(([k, v]) => `${v.toLocaleString('en-US')} ${k}`)
           .join(', ')}`,
       );
+      // First the sample, through the real stream consumer of the host's stack, while the table is small.
+      await host.sample(proxy.url, `${tenant}:${apiKey}`);
+      const sample: CampaignSpec = {
+        ...spec,
+        campaignId: randomUUID(),
+        links: SAMPLE.links,
+        events: SAMPLE.events,
+        firstLinkId: spec.firstLinkId + spec.links,
+        firstActionId: spec.firstActionId + spec.events,
+        codeTag: `${spec.codeTag}S`,
+        seed: 15,
+      };
+      const st = traffic(sample);
+      await writeAll(table, campaignItems(sample, st, 'zero'), 'sample links', sample.links + 1);
+      // In time order, one call at a time: the stream sees the visits as the API would have made them.
+      await writeAll(table, visitAndFeedItems(sample, st, 'visits'), 'sample visits', sample.events, 1);
+      const clicks = async () =>
+        (await campaignPartitionItems(tenant, sample.campaignId, 'TOP#L#v#', table)).reduce(
+          (a, i) => a + Number(i.value),
+          0,
+        );
+      await waitUntil(async () => (await clicks()) >= sample.events, 60_000, 200);
+      await proxy.quiet(1_000, 30_000);
+      const consumer = [
+        ...(await campaignPartitionItems(tenant, sample.campaignId, 'AN#', table)),
+        ...(await campaignPartitionItems(tenant, sample.campaignId, 'TOP#', table)),
+      ];
+      const differences = rollupDifferences([...rollups(sample, st).items()], consumer);
+      // Then the stack stopped and the stream off, and the campaign written straight into the table.
+      await host.load();
       const load = [
         await writeAll(table, campaignItems(spec, t, 'final'), 'links', spec.links + 1),
         await writeAll(table, visitAndFeedItems(spec, t, 'both'), 'visits and feed', 2 * spec.events),
@@ -220,37 +273,10 @@ export const analyticsPart: BenchPart = {
       const loadSeconds = load.reduce((a, l) => a + l.seconds, 0);
       const written = load.reduce((a, l) => a + l.written, 0);
 
-      // The stack, on a new stream; then the sample through the real consumer.
+      // The stack again, without a stream poller, for the queries.
       const baseUrl = await host.start(proxy.url, `${tenant}:${apiKey}`);
       const client = benchClient(baseUrl, apiKey);
       try {
-        const sample: CampaignSpec = {
-          ...spec,
-          campaignId: randomUUID(),
-          links: SAMPLE.links,
-          events: SAMPLE.events,
-          firstLinkId: spec.firstLinkId + spec.links,
-          firstActionId: spec.firstActionId + spec.events,
-          codeTag: `${spec.codeTag}S`,
-          seed: 15,
-        };
-        const st = traffic(sample);
-        await writeAll(table, campaignItems(sample, st, 'zero'), 'sample links', sample.links + 1);
-        // In time order, one call at a time: the stream sees the visits as the API would have made them.
-        await writeAll(table, visitAndFeedItems(sample, st, 'visits'), 'sample visits', sample.events, 1);
-        const clicks = async () =>
-          (await campaignPartitionItems(tenant, sample.campaignId, 'TOP#L#v#', table)).reduce(
-            (a, i) => a + Number(i.value),
-            0,
-          );
-        await waitUntil(async () => (await clicks()) >= sample.events, 60_000, 200);
-        await proxy.quiet(1_000, 30_000);
-        const consumer = [
-          ...(await campaignPartitionItems(tenant, sample.campaignId, 'AN#', table)),
-          ...(await campaignPartitionItems(tenant, sample.campaignId, 'TOP#', table)),
-        ];
-        const differences = rollupDifferences([...rollups(sample, st).items()], consumer);
-
         // The requests measured, and what each must answer.
         const base = `/api/v1/analytics/${spec.campaignId}`;
         const scope = { kind: 'events' as const, tenant, campaignId: spec.campaignId };
@@ -374,7 +400,7 @@ export const analyticsPart: BenchPart = {
 
         return {
           body: [
-            `A campaign of ${links} links and ${events} visits, each visit with its events-feed item, and the series and ranking items the rollup consumer derives from them (${counts.series.toLocaleString('en-US')} series items, ${counts.rankings.toLocaleString('en-US')} ranking items), built with the writers' own item builders (\`scripts/bench/analytics-data.ts\`) and written straight into a second local stack's table (its own DynamoDB Local, the stream off meanwhile): ${written.toLocaleString('en-US')} items with BatchWriteItem (25 a call, ${WRITERS} calls in flight) in ${loadSeconds.toFixed(0)} s (${rate.toFixed(0)} items/s; links ${load[0]!.seconds.toFixed(0)} s, visits and feed ${load[1]!.seconds.toFixed(0)} s, rollups ${load[2]!.seconds.toFixed(0)} s; traffic and rollups summed in ${buildSeconds.toFixed(1)} s). The traffic: visits per link by Zipf's law (exponent 1: the top link has ${maxVisits.toLocaleString('en-US')}), each link shared at a random time of the last 29 days and visited after it (exponentially, mean 6 h), 4 links per referrer, 80 % unique visits. The rollups are summed in the bench rather than written by \`applyRollups\` (whose transactions of at most 99 items would take hours here); checked against the real consumer on a sample of ${SAMPLE.events} visits over ${SAMPLE.links} links written through the table stream: ${differences.length === 0 ? 'every series and ranking item equal' : `${differences.length} DIFFERENCES (first: ${differences.slice(0, 3).join('; ')})`}. Not written: the event lookup items (one per event, partitions of their own, read only by redelivery).`,
+            `A campaign of ${links} links and ${events} visits, each visit with its events-feed item, and the series and ranking items the rollup consumer derives from them (${counts.series.toLocaleString('en-US')} series items, ${counts.rankings.toLocaleString('en-US')} ranking items), built with the writers' own item builders (\`scripts/bench/analytics-data.ts\`) and written straight into a second local stack's table (its own DynamoDB Local, its stream turned off once the sample below was counted): ${written.toLocaleString('en-US')} items with BatchWriteItem (25 a call, ${WRITERS} calls in flight) in ${loadSeconds.toFixed(0)} s (${rate.toFixed(0)} items/s; links ${load[0]!.seconds.toFixed(0)} s, visits and feed ${load[1]!.seconds.toFixed(0)} s, rollups ${load[2]!.seconds.toFixed(0)} s; traffic and rollups summed in ${buildSeconds.toFixed(1)} s). The traffic: visits per link by Zipf's law (exponent 1: the top link has ${maxVisits.toLocaleString('en-US')}), each link shared at a random time of the last 29 days and visited after it (exponentially, mean 6 h), 4 links per referrer, 80 % unique visits. The rollups are summed in the bench rather than written by \`applyRollups\` (whose transactions of at most 99 items would take hours here); checked against the real consumer on a sample of ${SAMPLE.events} visits over ${SAMPLE.links} links written through the table stream: ${differences.length === 0 ? 'every series and ranking item equal' : `${differences.length} DIFFERENCES (first: ${differences.slice(0, 3).join('; ')})`}. Not written: the event lookup items (one per event, partitions of their own, read only by redelivery).`,
             `Each request below was timed ${settings.pageSamples} times, interleaved with the others: through the local gateway (authorizer, handler, the answer's JSON), its DynamoDB requests replayed as recorded (the floor, as in part 2: the authorizer's GetItem, then the Query beside the campaign's GetItem), and its Query alone replayed (for the yardstick: its GetItem alone). Goal (issue 14): each analytics request within ${GOAL}× of a single GetItem × the Query pages it read (1 MB each), read two ways: through the gateway, the endpoint against \`GET /api/v1/campaign\` (the authorizer and one GetItem); on the wire, its Query against the GetItem.`,
             [
               [
