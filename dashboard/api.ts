@@ -24,6 +24,8 @@ export class ApiError extends Error {
 export interface Page<T> {
   items: T[];
   next: string | null;
+  /** The events feed's `x-poll-cursor`: asked again later, it yields only newer events. */
+  poll: string | null;
 }
 
 type Query = Record<string, string | number | undefined>;
@@ -71,14 +73,22 @@ export async function get<T>(path: string, query?: Query): Promise<T> {
   return (await (await call('GET', path, query)).json()) as T;
 }
 
-export async function post<T>(path: string, body: unknown, query?: Query): Promise<T> {
+export async function post<T>(path: string, body?: unknown, query?: Query): Promise<T> {
   return (await (await call('POST', path, query, body)).json()) as T;
+}
+
+export async function patch<T>(path: string, body: unknown, query?: Query): Promise<T> {
+  return (await (await call('PATCH', path, query, body)).json()) as T;
 }
 
 /** One page of a list: its items and the cursor of the next page (`x-next-cursor`), if any. */
 export async function page<T>(path: string, query: Query): Promise<Page<T>> {
   const res = await call('GET', path, query);
-  return { items: (await res.json()) as T[], next: res.headers.get('x-next-cursor') };
+  return {
+    items: (await res.json()) as T[],
+    next: res.headers.get('x-next-cursor'),
+    poll: res.headers.get('x-poll-cursor'),
+  };
 }
 
 export interface Campaign {
@@ -87,7 +97,18 @@ export interface Campaign {
   url: string;
   name: string;
   webhook_url: string | null;
+  webhook_secret: string | null;
+  webhook_events: EventType[];
+  webhook_status: 'enabled' | 'disabled';
+  webhook_disabled_reason: string | null;
 }
+
+/** The event types a campaign can subscribe to, as the API names them, with what they mean. */
+export const EVENT_TYPES = [
+  { type: 'action.created', label: 'Actions, visits included (action.created)' },
+  { type: 'referred_user.created', label: 'Signups (referred_user.created)' },
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number]['type'];
 
 export interface Link {
   id: number;
@@ -120,3 +141,41 @@ export type TopEntry = { rank: number; value: number } & (
   | { referrer_id: string }
   | { referral_link: string | null; referral_link_id: number; referral_code: string }
 );
+
+export interface ReferredUser {
+  id: number;
+  created_at: string;
+  referred_user_id: string;
+  referral_link: Link;
+}
+
+/** One delivery attempt of the log (endpoint 18); its times are ISO-8601. */
+export interface Delivery {
+  id: string;
+  event_id: string;
+  event_type: EventType | 'webhook.test';
+  attempt: number;
+  status: 'succeeded' | 'failed' | 'pending';
+  attempted_at: string;
+  url: string;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  next_attempt_at: string | null;
+}
+
+/** An event of the feed (endpoint 19): the webhook body with its id. */
+export interface FeedEvent {
+  id: string;
+  type: EventType;
+  timestamp: string;
+  campaign_id: string;
+  data: unknown;
+}
+
+export interface WebhookTestResult {
+  delivered: boolean;
+  status_code: number | null;
+  duration_ms: number;
+  error: string | null;
+}

@@ -115,3 +115,15 @@ export function Chart({ data }: { data: Series }) {
     </details>
   </figure>`;
 }
+
+/** A row's small chart: one line of values (visits per day), no axes; its label says what the line shows. */
+export function Sparkline({ values, label }: { values: number[]; label: string }) {
+  const [W, H] = [96, 24];
+  const top = Math.max(1, ...values);
+  const x = (i: number) => 1 + (values.length <= 1 ? 0 : (i * (W - 2)) / (values.length - 1));
+  const points = values.map((v, i) => `${x(i).toFixed(1)},${(H - 2 - (v / top) * (H - 4)).toFixed(1)}`);
+  return html`<svg class="spark" width=${W} height=${H} viewBox="0 0 ${W} ${H}" role="img" aria-label=${label}>
+    <title>${label}</title>
+    <polyline class="line s1" fill="none" points=${points.join(' ')} />
+  </svg>`;
+}
