@@ -2,6 +2,8 @@
  * The dashboard's one HTTP client: the public API, same origin, with the api key the user pasted.
  * The key lives in `sessionStorage` only (gone with the tab): never in a URL, a cookie or a log.
  */
+import type { components } from '../test/client/api-types.ts';
+
 const KEY_ITEM = 'dashboard.api-key';
 
 export const session = {
@@ -91,35 +93,26 @@ export async function page<T>(path: string, query: Query): Promise<Page<T>> {
   };
 }
 
-export interface Campaign {
-  id: string;
-  created_at: string;
-  url: string;
-  name: string;
-  webhook_url: string | null;
-  webhook_secret: string | null;
-  webhook_events: EventType[];
-  webhook_status: 'enabled' | 'disabled';
-  webhook_disabled_reason: string | null;
-}
+/*
+ * The API's objects, as its OpenAPI document describes them (the committed, generated client types
+ * of `npm run openapi:types`): a type-only import, nothing of it reaches the bundle.
+ */
+type Schemas = components['schemas'];
+export type Campaign = Schemas['Campaign'];
+export type Link = Schemas['ReferralLink'];
+export type ReferredUser = Schemas['ReferredUser'];
+/** One delivery attempt of the log (endpoint 18); its times are ISO-8601. */
+export type Delivery = Schemas['DeliveryAttempt'];
+/** An event of the feed (endpoint 19): the webhook body with its id; its time is ISO-8601. */
+export type FeedEvent = Schemas['FeedEvent'];
+export type WebhookTestResult = Schemas['WebhookTestResult'];
+export type EventType = Campaign['webhook_events'][number];
 
 /** The event types a campaign can subscribe to, as the API names them, with what they mean. */
-export const EVENT_TYPES = [
+export const EVENT_TYPES: Array<{ type: EventType; label: string }> = [
   { type: 'action.created', label: 'Actions, visits included (action.created)' },
   { type: 'referred_user.created', label: 'Signups (referred_user.created)' },
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number]['type'];
-
-export interface Link {
-  id: number;
-  created_at: string;
-  referral_code: string;
-  campaign_id: string;
-  referrer_id: string | null;
-  referral_link: string;
-  total_clicks: number;
-  total_referrals: number;
-}
+];
 
 export interface Metrics {
   visits: number;
@@ -141,41 +134,3 @@ export type TopEntry = { rank: number; value: number } & (
   | { referrer_id: string }
   | { referral_link: string | null; referral_link_id: number; referral_code: string }
 );
-
-export interface ReferredUser {
-  id: number;
-  created_at: string;
-  referred_user_id: string;
-  referral_link: Link;
-}
-
-/** One delivery attempt of the log (endpoint 18); its times are ISO-8601. */
-export interface Delivery {
-  id: string;
-  event_id: string;
-  event_type: EventType | 'webhook.test';
-  attempt: number;
-  status: 'succeeded' | 'failed' | 'pending';
-  attempted_at: string;
-  url: string;
-  status_code: number | null;
-  error: string | null;
-  duration_ms: number;
-  next_attempt_at: string | null;
-}
-
-/** An event of the feed (endpoint 19): the webhook body with its id. */
-export interface FeedEvent {
-  id: string;
-  type: EventType;
-  timestamp: string;
-  campaign_id: string;
-  data: unknown;
-}
-
-export interface WebhookTestResult {
-  delivered: boolean;
-  status_code: number | null;
-  duration_ms: number;
-  error: string | null;
-}
