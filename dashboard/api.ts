@@ -2,6 +2,8 @@
  * The dashboard's one HTTP client: the public API, same origin, with the api key the user pasted.
  * The key lives in `sessionStorage` only (gone with the tab): never in a URL, a cookie or a log.
  */
+import type { components } from '../test/client/api-types.ts';
+
 const KEY_ITEM = 'dashboard.api-key';
 
 export const session = {
@@ -24,6 +26,8 @@ export class ApiError extends Error {
 export interface Page<T> {
   items: T[];
   next: string | null;
+  /** The events feed's `x-poll-cursor`: asked again later, it yields only newer events. */
+  poll: string | null;
 }
 
 type Query = Record<string, string | number | undefined>;
@@ -71,34 +75,44 @@ export async function get<T>(path: string, query?: Query): Promise<T> {
   return (await (await call('GET', path, query)).json()) as T;
 }
 
-export async function post<T>(path: string, body: unknown, query?: Query): Promise<T> {
+export async function post<T>(path: string, body?: unknown, query?: Query): Promise<T> {
   return (await (await call('POST', path, query, body)).json()) as T;
+}
+
+export async function patch<T>(path: string, body: unknown, query?: Query): Promise<T> {
+  return (await (await call('PATCH', path, query, body)).json()) as T;
 }
 
 /** One page of a list: its items and the cursor of the next page (`x-next-cursor`), if any. */
 export async function page<T>(path: string, query: Query): Promise<Page<T>> {
   const res = await call('GET', path, query);
-  return { items: (await res.json()) as T[], next: res.headers.get('x-next-cursor') };
+  return {
+    items: (await res.json()) as T[],
+    next: res.headers.get('x-next-cursor'),
+    poll: res.headers.get('x-poll-cursor'),
+  };
 }
 
-export interface Campaign {
-  id: string;
-  created_at: string;
-  url: string;
-  name: string;
-  webhook_url: string | null;
-}
+/*
+ * The API's objects, as its OpenAPI document describes them (the committed, generated client types
+ * of `npm run openapi:types`): a type-only import, nothing of it reaches the bundle.
+ */
+type Schemas = components['schemas'];
+export type Campaign = Schemas['Campaign'];
+export type Link = Schemas['ReferralLink'];
+export type ReferredUser = Schemas['ReferredUser'];
+/** One delivery attempt of the log (endpoint 18); its times are ISO-8601. */
+export type Delivery = Schemas['DeliveryAttempt'];
+/** An event of the feed (endpoint 19): the webhook body with its id; its time is ISO-8601. */
+export type FeedEvent = Schemas['FeedEvent'];
+export type WebhookTestResult = Schemas['WebhookTestResult'];
+export type EventType = Campaign['webhook_events'][number];
 
-export interface Link {
-  id: number;
-  created_at: string;
-  referral_code: string;
-  campaign_id: string;
-  referrer_id: string | null;
-  referral_link: string;
-  total_clicks: number;
-  total_referrals: number;
-}
+/** The event types a campaign can subscribe to, as the API names them, with what they mean. */
+export const EVENT_TYPES: Array<{ type: EventType; label: string }> = [
+  { type: 'action.created', label: 'Actions, visits included (action.created)' },
+  { type: 'referred_user.created', label: 'Signups (referred_user.created)' },
+];
 
 export interface Metrics {
   visits: number;

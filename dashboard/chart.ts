@@ -49,7 +49,10 @@ export function Chart({ data }: { data: Series }) {
   const x = (i: number) => PAD.left + (points.length <= 1 ? innerW / 2 : (i * innerW) / (points.length - 1));
   const y = (v: number) => PAD.top + innerH - (v / top) * innerH;
   const ticks = [0, top / 4, top / 2, (3 * top) / 4, top];
-  const labelEvery = Math.max(1, Math.ceil(points.length / Math.max(2, Math.floor(innerW / 110))));
+  // Room per label: an hour's ("Nov 22 14:00") is wider than a day's, and the first, anchored at its
+  // start, reaches further right than a centred one.
+  const room = data.granularity === 'hour' ? 150 : 110;
+  const labelEvery = Math.max(1, Math.ceil(points.length / Math.max(2, Math.floor(innerW / room))));
   // Labels near either edge are anchored on it, so none is cut off.
   const anchor = (i: number) =>
     x(i) < PAD.left + 45 ? 'start' : x(i) > W - PAD.right - 45 ? 'end' : 'middle';
@@ -114,4 +117,16 @@ export function Chart({ data }: { data: Series }) {
       </div>
     </details>
   </figure>`;
+}
+
+/** A row's small chart: one line of values (visits per day), no axes; its label says what the line shows. */
+export function Sparkline({ values, label }: { values: number[]; label: string }) {
+  const [W, H] = [96, 24];
+  const top = Math.max(1, ...values);
+  const x = (i: number) => 1 + (values.length <= 1 ? 0 : (i * (W - 2)) / (values.length - 1));
+  const points = values.map((v, i) => `${x(i).toFixed(1)},${(H - 2 - (v / top) * (H - 4)).toFixed(1)}`);
+  return html`<svg class="spark" width=${W} height=${H} viewBox="0 0 ${W} ${H}" role="img" aria-label=${label}>
+    <title>${label}</title>
+    <polyline class="line s1" fill="none" points=${points.join(' ')} />
+  </svg>`;
 }

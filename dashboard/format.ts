@@ -17,9 +17,15 @@ export function toStamp(date: Date): string {
   return date.toISOString().slice(0, 19).replace('T', '_').replace(/:/g, '-');
 }
 
+/** A time the API gave: the contract's `YYYY-MM-DD_HH-MM-SS` (records) or ISO-8601 (deliveries, events). */
+export const toDate = (value: string): Date =>
+  /^\d{4}-\d\d-\d\d_/.test(value) ? parseStamp(value) : new Date(value);
+
 /** The exact UTC time, for a tooltip: `2026-11-22 14:05:09 UTC`. */
-export const exactUtc = (stamp: string) =>
-  `${stamp.replace('_', ' ').replace(/-(\d\d)-(\d\d)$/, ':$1:$2')} UTC`;
+export function exactUtc(value: string): string {
+  const date = toDate(value);
+  return Number.isNaN(date.getTime()) ? value : `${date.toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+}
 
 const relative = new Intl.RelativeTimeFormat('en', { numeric: 'auto' });
 const UNITS: Array<[Intl.RelativeTimeFormatUnit, number]> = [
@@ -31,9 +37,9 @@ const UNITS: Array<[Intl.RelativeTimeFormatUnit, number]> = [
   ['second', 1],
 ];
 
-/** `3 hours ago`, from a contract timestamp. */
+/** `3 hours ago`, from a time the API gave. */
 export function ago(stamp: string, now = Date.now()): string {
-  const seconds = Math.round((parseStamp(stamp).getTime() - now) / 1000);
+  const seconds = Math.round((toDate(stamp).getTime() - now) / 1000);
   for (const [unit, size] of UNITS) {
     if (Math.abs(seconds) >= size || unit === 'second')
       return relative.format(Math.round(seconds / size), unit);

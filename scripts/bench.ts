@@ -22,6 +22,7 @@ import { measureOutage } from '../test/support/outage.ts';
 import { analyticsPart } from './bench/analytics.ts';
 import { coldPart } from './bench/coldstart.ts';
 import { costPart } from './bench/cost.ts';
+import { dashboardPart } from './bench/dashboard.ts';
 import { callsPart } from './bench/endpoints.ts';
 import {
   type BenchPart,
@@ -97,6 +98,7 @@ const outagePart: BenchPart = {
 const PARTS: BenchPart[] = [
   coldPart,
   callsPart,
+  dashboardPart,
   latencyPart,
   webhooksPart,
   loadPart,

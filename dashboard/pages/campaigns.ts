@@ -1,0 +1,124 @@
+/** Sign-in and the campaigns page: the account's campaigns, create one, open one by id. */
+import { html } from 'htm/preact';
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { ApiError, type Campaign, get, page, post, session } from '../api.ts';
+import { ErrorNote, go, Heading, inputValue, Time, UUID, useSubmit } from '../ui.ts';
+
+export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
+  const [key, setKey] = useState('');
+  const { busy, error, submit } = useSubmit(async () => {
+    session.signIn(key.trim());
+    try {
+      // Any keyed read tells a good key from a bad one; readiness costs one table read.
+      await get('health/ready');
+    } catch (failure) {
+      session.signOut();
+      throw failure;
+    }
+    onSignedIn();
+  });
+  return html`<main id="main" class="narrow">
+    <${Heading}>Sign in<//>
+    <p>Paste an api key of your account. It is kept in this tab only and forgotten when you close it.</p>
+    <form onSubmit=${submit}>
+      <label for="api-key">API key</label>
+      <input id="api-key" type="password" autocomplete="off" spellcheck="false" required value=${key}
+        onInput=${(e: Event) => setKey(inputValue(e))} />
+      <button type="submit" disabled=${busy}>${busy ? 'Signing in…' : 'Sign in'}</button>
+    </form>
+    <${ErrorNote} error=${error} />
+    <p class="hint">No key yet? Create one with <code>npm run api-key -- create</code>.</p>
+  </main>`;
+}
+
+function CreateCampaign() {
+  const [name, setName] = useState('');
+  const [url, setUrl] = useState('');
+  const { busy, error, submit } = useSubmit(async () => {
+    const campaign = await post<Campaign>('campaign', { name: name.trim(), url: url.trim() });
+    go(`#/campaigns/${campaign.id}`);
+  });
+  return html`<section aria-labelledby="create-title" class="card">
+    <h2 id="create-title">Create a campaign</h2>
+    <form onSubmit=${submit} class="grid-form">
+      <label for="campaign-name">Name</label>
+      <input id="campaign-name" required maxlength="256" value=${name} onInput=${(e: Event) => setName(inputValue(e))} />
+      <label for="campaign-url">Landing page URL</label>
+      <input id="campaign-url" required maxlength="2048" placeholder="https://example.com/signup" value=${url}
+        onInput=${(e: Event) => setUrl(inputValue(e))} />
+      <button type="submit" disabled=${busy}>${busy ? 'Creating…' : 'Create campaign'}</button>
+    </form>
+    <${ErrorNote} error=${error} />
+  </section>`;
+}
+
+function OpenCampaign() {
+  const [id, setId] = useState('');
+  const { error, submit } = useSubmit(async () => {
+    const value = id.trim();
+    if (!UUID.test(value)) {
+      throw new ApiError(
+        400,
+        'validation_failed',
+        'A campaign id is a UUID, like 3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a.',
+      );
+    }
+    const campaign = await get<Campaign>('campaign', { id: value });
+    go(`#/campaigns/${campaign.id}`);
+  });
+  return html`<section aria-labelledby="open-title" class="card">
+    <h2 id="open-title">Open a campaign by id</h2>
+    <form onSubmit=${submit} class="grid-form">
+      <label for="campaign-id">Campaign id</label>
+      <input id="campaign-id" required spellcheck="false" value=${id} onInput=${(e: Event) => setId(inputValue(e))} />
+      <button type="submit">Open</button>
+    </form>
+    <${ErrorNote} error=${error} />
+  </section>`;
+}
+
+/** The account's campaigns, newest first, 20 at a time (`GET /api/v1/campaigns`). */
+export function Campaigns() {
+  const [list, setList] = useState<Campaign[] | null>(null);
+  const [next, setNext] = useState<string | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const load = useCallback((cursor?: string) => {
+    setError(null);
+    page<Campaign>('campaigns', { limit: 20, cursor })
+      .then((p) => {
+        setList((shown) => [...(cursor ? (shown ?? []) : []), ...p.items]);
+        setNext(p.next);
+      })
+      .catch(setError);
+  }, []);
+  useEffect(() => load(), [load]);
+  return html`<main id="main">
+    <${Heading}>Campaigns<//>
+    <section aria-labelledby="list-title" class="card">
+      <h2 id="list-title">Your campaigns</h2>
+      ${
+        list === null
+          ? error
+            ? null
+            : html`<p>Loading…</p>`
+          : list.length === 0
+            ? html`<p class="empty">No campaign yet. Create one below: its links, visits and signups will show here.</p>`
+            : html`<ul class="campaign-list">
+              ${list.map(
+                (c) => html`<li key=${c.id}>
+                  <a href="#/campaigns/${c.id}">${c.name}</a> <${Time} stamp=${c.created_at} />
+                  <code class="id">${c.id}</code>
+                  <a class="settings-link" href="#/campaigns/${c.id}/settings">Settings<span class="visually-hidden"> of ${c.name}</span></a>
+                </li>`,
+              )}
+            </ul>`
+      }
+      ${next && html`<button type="button" onClick=${() => load(next)}>Show more campaigns</button>`}
+      <${ErrorNote} error=${error} />
+    </section>
+    <div class="two">
+      <${CreateCampaign} />
+      <${OpenCampaign} />
+    </div>
+  </main>`;
+}

@@ -1,0 +1,173 @@
+/** A campaign's overview: its activity over a chosen range (by hour or by day), and its leaderboard. */
+import { html } from 'htm/preact';
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { type Campaign, get, type Series, type TopEntry } from '../api.ts';
+import { Chart } from '../chart.ts';
+import { count, toStamp } from '../format.ts';
+import { ErrorNote, inputValue } from '../ui.ts';
+
+/** Every this many ms the overview asks again, so new visits show without a reload. */
+const REFRESH_MS = 5000;
+const HOUR = 3600_000;
+const DAY = 24 * HOUR;
+/** The API's limit for hours (`lib/analytics/range.ts`): 7 days; days may span 400. */
+const MAX_HOURS_MS = 7 * DAY;
+
+const PRESETS = [
+  { value: '24h', label: 'Last 24 hours', ms: DAY },
+  { value: '7d', label: 'Last 7 days', ms: 7 * DAY },
+  { value: '30d', label: 'Last 30 days', ms: 30 * DAY },
+  { value: '90d', label: 'Last 90 days', ms: 90 * DAY },
+] as const;
+
+const day = (date: Date) => date.toISOString().slice(0, 10);
+
+/** The range chosen, as the API's `from` and `to` (UTC): a preset ends now, custom dates span whole days. */
+function rangeOf(choice: string, from: string, to: string, now = new Date()) {
+  const preset = PRESETS.find((p) => p.value === choice);
+  if (preset) return { from: new Date(now.getTime() - preset.ms), to: now };
+  const end = new Date(`${to}T23:59:59Z`);
+  return { from: new Date(`${from}T00:00:00Z`), to: end > now ? now : end };
+}
+
+function RangePicker({
+  choice,
+  from,
+  to,
+  onChange,
+}: {
+  choice: string;
+  from: string;
+  to: string;
+  onChange: (c: { choice?: string; from?: string; to?: string }) => void;
+}) {
+  const today = day(new Date());
+  return html`<div class="inline-fields range">
+    <label>Range <select value=${choice} onChange=${(e: Event) => onChange({ choice: inputValue(e) })}>
+      ${PRESETS.map((p) => html`<option key=${p.value} value=${p.value}>${p.label}</option>`)}
+      <option value="custom">Custom dates</option>
+    </select></label>
+    ${
+      choice === 'custom'
+        ? html`<label>From <input type="date" required max=${to || today} value=${from}
+              onChange=${(e: Event) => inputValue(e) && onChange({ from: inputValue(e) })} /></label>
+            <label>To <input type="date" required min=${from} max=${today} value=${to}
+              onChange=${(e: Event) => inputValue(e) && onChange({ to: inputValue(e) })} /></label>
+            <span class="hint">UTC days</span>`
+        : null
+    }
+  </div>`;
+}
+
+export function Overview({ campaign }: { campaign: Campaign }) {
+  const [range, setRange] = useState({
+    choice: '30d',
+    from: day(new Date(Date.now() - 29 * DAY)),
+    to: day(new Date()),
+  });
+  const [wanted, setGranularity] = useState<'hour' | 'day'>('day');
+  const [series, setSeries] = useState<Series | null>(null);
+  const [top, setTop] = useState<TopEntry[] | null>(null);
+  const [metric, setMetric] = useState('visits');
+  const [by, setBy] = useState<'referral_link' | 'referrer'>('referral_link');
+  const [error, setError] = useState<unknown>(null);
+
+  const span = rangeOf(range.choice, range.from, range.to);
+  // Hours only where the API serves them (7 days at most); a longer range is shown by day.
+  const hourAllowed = span.to.getTime() - span.from.getTime() <= MAX_HOURS_MS;
+  const granularity = hourAllowed ? wanted : 'day';
+
+  const load = useCallback(async () => {
+    const { from, to } = rangeOf(range.choice, range.from, range.to);
+    try {
+      const [s, t] = await Promise.all([
+        get<Series>(`analytics/${campaign.id}`, { granularity, from: toStamp(from), to: toStamp(to) }),
+        get<TopEntry[]>(`analytics/${campaign.id}/top`, { metric, by, limit: 10 }),
+      ]);
+      setSeries(s);
+      setTop(t);
+      setError(null);
+    } catch (failure) {
+      setError(failure);
+    }
+  }, [campaign.id, granularity, range, metric, by]);
+
+  useEffect(() => {
+    load();
+    const timer = setInterval(load, REFRESH_MS);
+    return () => clearInterval(timer);
+  }, [load]);
+
+  const empty = series?.series.every((p) => p.visits === 0 && p.referred_users === 0 && p.actions === 0);
+  return html`
+    <${ErrorNote} error=${error} />
+    <section aria-labelledby="activity-title" class="card">
+      <div class="section-head">
+        <h2 id="activity-title">Activity</h2>
+        <div class="controls">
+          <${RangePicker} ...${range} onChange=${(c: Partial<typeof range>) => setRange({ ...range, ...c })} />
+          <fieldset class="switch">
+            <legend class="visually-hidden">Group by</legend>
+            ${(['hour', 'day'] as const).map(
+              (g) => html`<label key=${g}>
+                <input type="radio" name="granularity" value=${g} checked=${granularity === g}
+                  disabled=${g === 'hour' && !hourAllowed} onChange=${() => setGranularity(g)} />
+                ${g === 'hour' ? (hourAllowed ? 'By hour' : 'By hour (7 days at most)') : 'By day'}
+              </label>`,
+            )}
+          </fieldset>
+        </div>
+      </div>
+      ${
+        !series
+          ? html`<p>Loading…</p>`
+          : html`${
+              empty
+                ? html`<p class="empty">
+                  No visits yet in this range. Create a referral link on the${' '}<a
+                    href="#/campaigns/${campaign.id}/links">Links</a>${' '}tab and share it: every visit through it shows here
+                  within seconds.
+                </p>`
+                : null
+            }
+            <${Chart} data=${series} />`
+      }
+    </section>
+    <section aria-labelledby="top-title" class="card">
+      <div class="section-head">
+        <h2 id="top-title">Leaderboard</h2>
+        <div class="inline-fields">
+          <label>Rank <select value=${by} onChange=${(e: Event) => setBy(inputValue(e) as 'referrer')}>
+            <option value="referral_link">links</option>
+            <option value="referrer">referrers</option>
+          </select></label>
+          <label>by <select value=${metric} onChange=${(e: Event) => setMetric(inputValue(e))}>
+            <option value="visits">visits</option>
+            <option value="unique_visits">unique visits</option>
+            <option value="referred_users">referred users</option>
+            <option value="actions">actions</option>
+          </select></label>
+        </div>
+      </div>
+      ${
+        !top
+          ? html`<p>Loading…</p>`
+          : top.length === 0
+            ? html`<p class="empty">Nobody on the board yet: it fills as soon as a link gets its first ${metric.replace('_', ' ')}.</p>`
+            : html`<div class="scroll"><table class="leaderboard">
+              <thead><tr><th scope="col" class="num">#</th><th scope="col">${by === 'referrer' ? 'Referrer' : 'Link'}</th>
+                <th scope="col" class="num">${metric.replace('_', ' ')}</th></tr></thead>
+              <tbody>
+                ${top.map(
+                  (e) => html`<tr key=${e.rank}>
+                    <td class="num">${e.rank}</td>
+                    <td>${'referrer_id' in e ? e.referrer_id : html`<code>${e.referral_code}</code>`}</td>
+                    <td class="num">${count(e.value)}</td>
+                  </tr>`,
+                )}
+              </tbody>
+            </table></div>`
+      }
+    </section>
+  `;
+}
