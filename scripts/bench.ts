@@ -12,7 +12,7 @@
  * 20,000: about 3 million items written into DynamoDB Local at 1,500–2,500 items/s on 2 shared
  * cores, so some 20–35 minutes for that part alone; it prints its progress). BENCH_PARTS (e.g.
  * `webhooks,isolation`) runs only the parts named: cold, calls, latency, webhooks, load, hotlink,
- * scale, analytics, isolation, cost, outage.
+ * scale, analytics, isolation, cost, outage, dashboard.
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, release, tmpdir, totalmem, type } from 'node:os';
@@ -180,7 +180,7 @@ async function main(): Promise<number> {
     findings,
     sections,
     rerun:
-      '`npm ci && npm run bench` (needs Java 17+ for DynamoDB Local) prints the tables and writes this report to a temporary directory; `npm run bench -- --write` writes `bench/results.md` and `bench/results.json`. `BENCH_QUICK=1` shortens every part; `BENCH_SCALE_LINKS`, `BENCH_LATENCY_N`, `BENCH_LOAD_SECONDS`, `BENCH_HOTLINK_SECONDS` and `BENCH_EVENTS` (the analytics campaign’s visits, default 1,000,000) override single settings; `BENCH_PARTS=webhooks,isolation` runs only the parts named (cold, calls, latency, webhooks, isolation, load, hotlink, scale, analytics, cost, outage).',
+      '`npm ci && npm run bench` (needs Java 17+ for DynamoDB Local) prints the tables and writes this report to a temporary directory; `npm run bench -- --write` writes `bench/results.md` and `bench/results.json`. `BENCH_QUICK=1` shortens every part; `BENCH_SCALE_LINKS`, `BENCH_LATENCY_N`, `BENCH_LOAD_SECONDS`, `BENCH_HOTLINK_SECONDS` and `BENCH_EVENTS` (the analytics campaign’s visits, default 1,000,000) override single settings; `BENCH_PARTS=webhooks,isolation` runs only the parts named (cold, calls, latency, webhooks, isolation, load, hotlink, scale, analytics, cost, outage, dashboard).',
   };
   const write = process.argv.includes('--write');
   const outDir = write ? join(projectRoot, 'bench') : mkdtempSync(join(tmpdir(), 'bench-'));

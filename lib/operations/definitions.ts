@@ -391,7 +391,7 @@ export const operations = {
   GetDashboard: {
     tag: tags.meta,
     description:
-      'Public, no key: the dashboard, a small web app over this API (campaigns, their activity chart and leaderboard, their links). This same route serves its script and stylesheet (`asset`), so it needs nothing from elsewhere; the page holds no data and calls the API with the key the user pastes, kept in `sessionStorage` only.',
+      'Public, no key: the dashboard, a small web app over this API (campaigns and their settings: name, webhook URL and events, test event, secret rotation; a campaign’s activity chart over a chosen range and leaderboard, its links with a chart each, referred-user lookup, webhook deliveries with redeliver, and the events feed). This same route serves its script and stylesheet (`asset`), so it needs nothing from elsewhere; the page holds no data and calls the API with the key the user pastes, kept in `sessionStorage` only.',
     request: { query: DashboardQuery },
     success: {
       status: 200,

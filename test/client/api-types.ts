@@ -493,7 +493,7 @@ export interface paths {
     };
     /**
      * The dashboard web app
-     * @description Public, no key: the dashboard, a small web app over this API (campaigns, their activity chart and leaderboard, their links). This same route serves its script and stylesheet (`asset`), so it needs nothing from elsewhere; the page holds no data and calls the API with the key the user pastes, kept in `sessionStorage` only.
+     * @description Public, no key: the dashboard, a small web app over this API (campaigns and their settings: name, webhook URL and events, test event, secret rotation; a campaign’s activity chart over a chosen range and leaderboard, its links with a chart each, referred-user lookup, webhook deliveries with redeliver, and the events feed). This same route serves its script and stylesheet (`asset`), so it needs nothing from elsewhere; the page holds no data and calls the API with the key the user pastes, kept in `sessionStorage` only.
      */
     get: operations['GetDashboard'];
     put?: never;
