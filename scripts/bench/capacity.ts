@@ -47,6 +47,7 @@ export const ITEM_KINDS = [
   'ranking',
   'rollup checkpoint',
   'feed item',
+  'feed counter',
   'event lookup',
   'id block',
   'api key',
@@ -70,6 +71,7 @@ export function kindOf(pk: string, sk: string): ItemKind {
     if (sk.startsWith('AN#')) return 'series';
     if (sk.startsWith('TOP#')) return 'ranking';
     if (sk.startsWith('EV#')) return 'feed item';
+    if (sk === 'EVSEQ') return 'feed counter';
     if (sk.startsWith('A#')) return 'action item';
   }
   return 'other';
