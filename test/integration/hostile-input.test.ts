@@ -19,7 +19,7 @@ import {
   createReferredUser,
 } from '../support/records.ts';
 import { settledClicks } from '../support/table.ts';
-import { mapLimit } from '../support/wait.ts';
+import { eventually, mapLimit } from '../support/wait.ts';
 import { startWebhookReceiver } from '../support/webhook-receiver.ts';
 
 /** No 5xx, no stack trace, and a 4xx is the contract's error body. */
@@ -376,6 +376,14 @@ describe('HEAD on every GET route: the GET status and headers, no body', () => {
       const campaignId = (await createCampaign({ name: 'head' })).id;
       const link = await createLink(campaignId, { referrer_id: 'head-ref' });
       await createReferredUser(link.referral_code, 'head-user');
+      // The signup's feed event and rollups are written from the table stream: wait for them, so
+      // that the GET and the HEAD below read the same state (a feed of `[]`, then of one event,
+      // failed this once).
+      await eventually('the signup in the feed and in the analytics', async () => {
+        const feed = await api('GET', `/api/v1/events/${campaignId}`);
+        const stats = await api('GET', `/api/v1/analytics/${campaignId}`);
+        return feed.body.length === 1 && stats.body.totals.referred_users === 1 ? true : undefined;
+      });
       const queries: Record<string, string> = {
         '/api/v1/campaign': `?id=${campaignId}`,
         '/api/v1/referral_link': `?id=${link.id}`,
