@@ -42,12 +42,10 @@ import { startCountingProxy } from './counting-proxy.ts';
 import { type BenchPart, reserveIds, settings } from './environment.ts';
 import { replayFloor } from './floor.ts';
 import { benchClient } from './http-client.ts';
-import { ms, percentile } from './stats.ts';
+import { ms, pageVerdict, percentile } from './stats.ts';
 
 /** Issue 14's goal: an analytics request within this factor of a single GetItem × its item pages. */
 const GOAL = 1.5;
-/** Deep and first feed page within this factor of each other count as the same (as part 6). */
-const PAGE_NOISE = 1.25;
 /** BatchWriteItem calls in flight while the table is filled. */
 const WRITERS = 16;
 /** The sample campaign whose visits go through the real stream consumer. */
@@ -387,12 +385,7 @@ export const analyticsPart: BenchPart = {
         const overWire = analytics.filter((r) => r.wire > GOAL);
         const feedRatio = p('feedDeep', 'gateway') / p('feedFirst', 'gateway');
         const feedFloorRatio = p('feedDeep', 'floor') / p('feedFirst', 'floor');
-        const near = (x: number) => x <= PAGE_NOISE && x >= 1 / PAGE_NOISE;
-        const feedVerdict = near(feedRatio)
-          ? 'same within noise'
-          : near(feedFloorRatio)
-            ? 'DIFFERENT'
-            : 'different, and so is the floor';
+        const feedVerdict = pageVerdict(feedRatio, feedFloorRatio);
         const rate = written / loadSeconds;
         const links = spec.links.toLocaleString('en-US');
         const events = spec.events.toLocaleString('en-US');

@@ -27,12 +27,15 @@ const OWN = new Set(['request', 'apikey']);
 function describe(call: RecordedCall): string {
   if (call.category === 'apikey') return 'GetItem(api key)';
   const b = JSON.parse(call.body);
+  // BatchGetItem names keys per table, BatchWriteItem lists its requests.
+  const batch = Object.values<{ Keys: unknown[] } | unknown[]>(b.RequestItems ?? {}).reduce(
+    (n: number, t) => n + (Array.isArray(t) ? t.length : t.Keys.length),
+    0,
+  );
   const details = [
     b.IndexName,
     b.TransactItems?.map((i: object) => Object.keys(i)[0]).join(', '),
-    // BatchGetItem names keys per table, BatchWriteItem lists its requests.
-    b.RequestItems &&
-      `${Object.values<{ Keys: [] } | []>(b.RequestItems).reduce((a, t) => a + (Array.isArray(t) ? t.length : t.Keys.length), 0)} ${b.RequestItems && Object.values(b.RequestItems).some(Array.isArray) ? 'writes' : 'keys'}`,
+    b.RequestItems && `${batch} ${call.op === 'BatchWriteItem' ? 'writes' : 'keys'}`,
     b.ReturnValues !== 'NONE' && b.ReturnValues,
   ].filter(Boolean);
   return details.length ? `${call.op}(${details.join(', ')})` : call.op;

@@ -19,10 +19,8 @@ import { campaignItems, putItems } from '../../test/support/table.ts';
 import { mapLimit, waitUntil } from '../../test/support/wait.ts';
 import { type BenchPart, reserveIds, settings } from './environment.ts';
 import { replayFloor } from './floor.ts';
-import { ms, percentile } from './stats.ts';
+import { ms, pageVerdict, percentile } from './stats.ts';
 
-/** Last and first page within this factor of each other count as the same. */
-const PAGE_NOISE = 1.25;
 const CODE_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
 
 export const scalePart: BenchPart = {
@@ -127,12 +125,7 @@ export const scalePart: BenchPart = {
       number,
     ];
     const [ratio, floorRatio] = [last / first, floorLast / floorFirst];
-    const near = (x: number) => x <= PAGE_NOISE && x >= 1 / PAGE_NOISE;
-    const verdict = near(ratio)
-      ? 'same within noise'
-      : near(floorRatio)
-        ? 'DIFFERENT'
-        : 'different, and so is the floor';
+    const verdict = pageVerdict(ratio, floorRatio);
     const finished = gone && remaining === 0;
     const links = n.toLocaleString('en-US');
     const p50p95 = (i: number) => `${ms(percentile(times[i]!, 50))} ms (${ms(percentile(times[i]!, 95))})`;

@@ -29,3 +29,19 @@ export const usd = (v: number) =>
 export const yes = (ok: boolean) => (ok ? 'yes' : 'NO');
 
 export const sleep = (milliseconds: number) => new Promise<void>((r) => setTimeout(r, milliseconds));
+
+/** Two page latencies (or their floors) closer than this factor count as the same. */
+const PAGE_NOISE = 1.25;
+
+/**
+ * A deep page against the first: the same within noise, or different (and whether the bare
+ * DynamoDB floor differs too, which puts it on DynamoDB Local rather than on our code).
+ */
+export function pageVerdict(ratio: number, floorRatio: number): string {
+  const near = (x: number) => x <= PAGE_NOISE && x >= 1 / PAGE_NOISE;
+  return near(ratio)
+    ? 'same within noise'
+    : near(floorRatio)
+      ? 'DIFFERENT'
+      : 'different, and so is the floor';
+}
