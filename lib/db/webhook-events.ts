@@ -29,14 +29,6 @@ import { transactWrite } from './transactions.ts';
 export const eventNotFound = (id: string) =>
   new ApiError('event_not_found', `No event with id ${truncate(id)}.`);
 
-/**
- * Write an event into its campaign's feed, once (see `recordFeedEvents`). `false` when the event
- * was written before (a stream batch replayed).
- */
-export async function recordFeedEvent(event: EventAttributes): Promise<boolean> {
-  return (await recordFeedEvents([event])) === 1;
-}
-
 /** Events per feed transaction: two items each and the counter, within the transaction's 100 items (about 1 MB at most of its 4 MB). */
 export const FEED_EVENTS_PER_TRANSACTION = 49;
 
