@@ -38,7 +38,7 @@ export const handler = async (
   const [actions, events, feed, rollups] = await Promise.all([
     materializeStreamRecords(event.Records),
     enqueueStreamRecords(event.Records, sqs, queueUrl),
-    recordFeedRecords(event.Records),
+    recordFeedRecords(event.Records, event.shardId),
     rollUp(event),
   ]);
   return {

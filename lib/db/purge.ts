@@ -1,4 +1,5 @@
-import { BatchWriteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { WRITE_BATCH, writeBatch } from './batch.ts';
 import { campaignExists } from './campaigns.ts';
 import { db, tableName } from './client.ts';
 import { campaignPartition } from './entities/campaign.ts';
@@ -17,7 +18,6 @@ const recordField = decoder('campaign record');
 type Key = { PK: string; SK: string };
 
 const PAGE = 500;
-const BATCH = 25; // BatchWriteItem's maximum
 const PARALLEL_BATCHES = 4;
 /**
  * Links replaced per transaction (TransactWriteItems takes at most 100 items) and transactions in
@@ -29,20 +29,7 @@ const LINKS_PER_TRANSACTION = 100;
 const PARALLEL_TRANSACTIONS = 4;
 
 /** Delete up to 25 keys in one BatchWriteItem (retrying what it leaves unprocessed); how many. */
-async function deleteBatch(batch: Key[]): Promise<number> {
-  let pending = batch.map((Key) => ({ DeleteRequest: { Key } }));
-  for (let attempt = 0; pending.length > 0; attempt++) {
-    const { UnprocessedItems } = await db.send(
-      new BatchWriteCommand({ RequestItems: { [tableName]: pending } }),
-    );
-    pending = (UnprocessedItems?.[tableName] as typeof pending | undefined) ?? [];
-    if (pending.length > 0) {
-      if (attempt >= 8) throw new Error('BatchWriteItem kept items unprocessed');
-      await new Promise((r) => setTimeout(r, 25 * 2 ** attempt));
-    }
-  }
-  return batch.length;
-}
+const deleteBatch = (batch: Key[]) => writeBatch(batch.map((Key) => ({ DeleteRequest: { Key } })));
 
 /**
  * The write that replaces one link of a deleted campaign by its code's reservation, only while the
@@ -176,7 +163,7 @@ export async function purgeCampaign(
           : undefined;
         return eventId ? [eventLookupKey(tenant, eventId), key] : [key];
       });
-      deleted += await sumInParallel(keyList, BATCH, PARALLEL_BATCHES, deleteBatch);
+      deleted += await sumInParallel(keyList, WRITE_BATCH, PARALLEL_BATCHES, deleteBatch);
     }
   }
   return { deleted, done: true };

@@ -4,22 +4,29 @@ import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { ApiError, campaignNotFound, truncate } from '../domain/errors.ts';
 import type { IdempotentRequest } from '../domain/idempotency.ts';
 import type { EventAttributes } from '../domain/webhook-events.ts';
+import { WRITE_BATCH, writeBatch } from './batch.ts';
 import { campaignExists, campaignStillExists } from './campaigns.ts';
 import { db, tableName } from './client.ts';
 import { decodeSortKeyCursor, encodeSortKeyCursor } from './cursor.ts';
 import { campaignPartition } from './entities/campaign.ts';
 import {
+  eventFromItem,
   eventLookupKey,
   FEED_SK_PREFIX,
+  type FeedCounter,
   type FeedEvent,
+  feedCounterItem,
+  feedCounterOf,
   feedEventOf,
   feedSequenceKey,
   firstFeedSequence,
   formatSequence,
-  newEventItems,
+  newEventLookupItem,
+  newFeedItem,
   newRedeliveryItem,
+  nextFeedCounter,
   SEQUENCE_PATTERN,
-  type StoredEvent,
+  shardPosition,
   storedEventFromItem,
 } from './entities/webhook-event.ts';
 import { rememberAnswer } from './idempotency.ts';
@@ -29,89 +36,112 @@ import { transactWrite } from './transactions.ts';
 export const eventNotFound = (id: string) =>
   new ApiError('event_not_found', `No event with id ${truncate(id)}.`);
 
-/** Events per feed transaction: two items each and the counter, within the transaction's 100 items (about 1 MB at most of its 4 MB). */
-export const FEED_EVENTS_PER_TRANSACTION = 49;
+/** Events per feed transaction: a feed item each and the counter, within the transaction's 100 items (about 1 MB at most of its 4 MB). */
+export const FEED_EVENTS_PER_TRANSACTION = 99;
+
+/** An event as the stream consumer hands it to the feed: with its stream record's sequence number. */
+export interface FeedRecord {
+  streamSequence: string;
+  event: EventAttributes;
+}
 
 /**
- * The last feed sequence this container wrote or saw per campaign: the value a writer expects its
- * campaign's counter to hold. A wrong guess costs a retry, never a wrong sequence (the counter
- * item's old value comes back with the failed condition). Bounded: the oldest entry goes first.
+ * The feed counter this container last wrote or saw per campaign (null: none exists): what a
+ * writer expects the counter to hold. A wrong guess costs a retry, never a wrong sequence or a
+ * second write (the counter comes back whole with the failed condition). Bounded: the oldest
+ * entry goes first.
  */
-const knownSequences = new Map<string, number | undefined>();
-const KNOWN_SEQUENCES_MAX = 10_000;
+const knownCounters = new Map<string, FeedCounter | null>();
+const KNOWN_COUNTERS_MAX = 10_000;
 /** Tries of one transaction against writers of the same campaign (a pause between, up to 200 ms). */
 const COUNTER_TRIES = 50;
 
+async function readCounter(tenant: string, campaignId: string): Promise<FeedCounter | null> {
+  const { Item } = await db.send(
+    new GetCommand({ TableName: tableName, Key: feedSequenceKey(tenant, campaignId), ConsistentRead: true }),
+  );
+  return feedCounterOf(Item) ?? null;
+}
+
 /**
- * Write one campaign's consecutive events into its feed (at most `FEED_EVENTS_PER_TRANSACTION`),
- * each once: one transaction of the campaign's feed counter moved from the value expected to the
- * last sequence given, each event's feed item, and each event's lookup item on the condition that
- * it is new. A burst costs one round trip per 49 events rather than one each, and a reader sees
- * all of them or none, numbered in the order of commit (the module header of
- * `entities/webhook-event.ts`). When the counter held another value (another writer of the
- * campaign went first), the transaction is made again from the value it held; events whose
- * lookup exists were written before (a replayed stream batch) and are left out. Returns how many
- * were written.
+ * Write one campaign's consecutive events of one stream shard, in stream order, into its feed (at
+ * most `FEED_EVENTS_PER_TRANSACTION`), each once: first their lookup items (idempotent puts, in
+ * batches), then one transaction of the campaign's feed counter, moved from the value expected to
+ * the last sequence given and with the shard's position at the last record, and each event's feed
+ * item. A burst costs one transaction per 99 events rather than one each, and a reader sees all of
+ * them or none, numbered in the order of commit (the header of `entities/webhook-event.ts`).
+ * Records at or before the shard's position were written before (a replayed stream batch) and are
+ * left out. When the counter held another value (another writer of the campaign went first), the
+ * transaction is made again from the counter it held. Returns how many events were written.
  */
-export async function recordFeedEvents(events: readonly EventAttributes[]): Promise<number> {
-  const first = events[0];
+export async function recordFeedEvents(shardId: string, records: readonly FeedRecord[]): Promise<number> {
+  const first = records[0]?.event;
   if (!first) return 0;
-  if (events.some((e) => e.tenant !== first.tenant || e.campaign_id !== first.campaign_id))
+  const { tenant, campaign_id: campaignId } = first;
+  if (records.some((r) => r.event.tenant !== tenant || r.event.campaign_id !== campaignId))
     throw new Error('recordFeedEvents: events of one campaign only');
-  const campaign = `${first.tenant}#${first.campaign_id}`;
-  const counter = feedSequenceKey(first.tenant, first.campaign_id);
-  let pending = [...events];
-  for (let attempt = 0; pending.length > 0; attempt++) {
+  const campaign = `${tenant}#${campaignId}`;
+  let counter = knownCounters.get(campaign);
+  if (counter === undefined) counter = await readCounter(tenant, campaignId);
+  let lookupsWritten = false;
+  for (let attempt = 0; ; attempt++) {
     if (attempt >= COUNTER_TRIES)
       throw new Error(`feed counter of ${campaign} kept moving: gave up after ${attempt} tries`);
-    const expected = knownSequences.get(campaign);
-    const start = expected ?? firstFeedSequence();
-    const last = start + pending.length;
+    const position = shardPosition(counter ?? undefined, shardId);
+    const pending = records.filter((r) => BigInt(r.streamSequence) > position);
+    if (pending.length === 0) {
+      remember(campaign, counter);
+      return 0;
+    }
+    if (!lookupsWritten) {
+      const lookups = pending.map((r) => ({ PutRequest: { Item: newEventLookupItem(r.event) } }));
+      const batches = [];
+      for (let i = 0; i < lookups.length; i += WRITE_BATCH) batches.push(lookups.slice(i, i + WRITE_BATCH));
+      await Promise.all(batches.map(writeBatch));
+      lookupsWritten = true;
+    }
+    const start = counter?.sequence ?? firstFeedSequence();
+    const next = nextFeedCounter(
+      counter ?? undefined,
+      start + pending.length,
+      shardId,
+      pending.at(-1)!.streamSequence,
+    );
     const moveCounter = {
       Put: {
         TableName: tableName,
-        Item: { ...counter, type: 'webhook_feed_sequence', sequence: last },
-        ConditionExpression: expected === undefined ? 'attribute_not_exists(PK)' : '#s = :expected',
-        ...(expected === undefined
-          ? {}
-          : {
+        Item: feedCounterItem(tenant, campaignId, next),
+        ConditionExpression: counter ? '#s = :expected' : 'attribute_not_exists(PK)',
+        ...(counter
+          ? {
               ExpressionAttributeNames: { '#s': 'sequence' },
-              ExpressionAttributeValues: { ':expected': expected },
-            }),
+              ExpressionAttributeValues: { ':expected': counter.sequence },
+            }
+          : {}),
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
       },
     };
-    const puts = pending.flatMap((event, i) => {
-      const items = newEventItems(event, formatSequence(start + 1 + i));
-      return [
-        {
-          Put: { TableName: tableName, Item: items.lookup, ConditionExpression: 'attribute_not_exists(PK)' },
-        },
-        { Put: { TableName: tableName, Item: items.feed } },
-      ];
-    });
+    const puts = pending.map((r, i) => ({
+      Put: { TableName: tableName, Item: newFeedItem(r.event, formatSequence(start + 1 + i)) },
+    }));
     const result = await transactWrite([moveCounter, ...puts]);
     if (result.ok) {
-      remember(campaign, last);
+      remember(campaign, next);
       return pending.length;
     }
-    if (result.failed.has(0)) {
-      const held = result.old.get(0)?.sequence;
-      remember(campaign, typeof held === 'number' ? held : undefined);
-      // Another writer of the campaign went first: a jittered pause, so that writers of one
-      // campaign (a shard each) take turns rather than colliding again at once.
-      await new Promise((r) => setTimeout(r, Math.random() * Math.min(200, 5 * 2 ** attempt)));
-    }
-    // A lookup that exists: that event is in the feed already.
-    pending = pending.filter((_, i) => !result.failed.has(1 + 2 * i));
+    // Only the counter has a condition: another writer of the campaign went first (or the purge
+    // removed the counter). Go on from what it holds, after a jittered pause, so that writers of one
+    // campaign (a shard each) take turns rather than colliding again at once.
+    counter = feedCounterOf(result.old.get(0)) ?? null;
+    remember(campaign, counter);
+    await new Promise((r) => setTimeout(r, Math.random() * Math.min(200, 5 * 2 ** attempt)));
   }
-  return 0;
 }
 
-function remember(campaign: string, sequence: number | undefined) {
-  knownSequences.delete(campaign);
-  knownSequences.set(campaign, sequence);
-  if (knownSequences.size > KNOWN_SEQUENCES_MAX) knownSequences.delete(knownSequences.keys().next().value!);
+function remember(campaign: string, counter: FeedCounter | null) {
+  knownCounters.delete(campaign);
+  knownCounters.set(campaign, counter);
+  if (knownCounters.size > KNOWN_COUNTERS_MAX) knownCounters.delete(knownCounters.keys().next().value!);
 }
 
 export interface FeedPage extends Page<FeedEvent> {
@@ -165,12 +195,12 @@ export async function listFeed(
 }
 
 /** An event of the tenant by id (one GetItem), with its campaign; 404 when unknown or expired. */
-export async function getStoredEvent(tenant: string, eventId: string): Promise<StoredEvent> {
+export async function getStoredEvent(tenant: string, eventId: string): Promise<EventAttributes> {
   const { Item } = await db.send(
     new GetCommand({ TableName: tableName, Key: eventLookupKey(tenant, eventId), ConsistentRead: true }),
   );
   if (!Item) throw eventNotFound(eventId);
-  return storedEventFromItem(Item);
+  return eventFromItem(Item);
 }
 
 /**
@@ -178,7 +208,7 @@ export async function getStoredEvent(tenant: string, eventId: string): Promise<S
  * consumer puts on the first-attempt queue) and a check that the campaign still exists.
  */
 export async function requestRedelivery(
-  event: StoredEvent,
+  event: EventAttributes,
   remember?: { request: IdempotentRequest; body: unknown },
 ): Promise<void> {
   const nonce = randomBytes(6).toString('base64url');

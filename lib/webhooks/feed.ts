@@ -6,9 +6,10 @@
  * campaigns are written in parallel. Consumers of other shards may write the same campaign's feed
  * at the same time (its visits are spread over 16 partitions): the campaign's feed counter, moved
  * in each feed transaction (`recordFeedEvents`), numbers the events in the order their feed items
- * commit, so a reader that sees an event sees every earlier one and a poll cursor never skips.
+ * commit, so a reader that sees an event sees every earlier one and a poll cursor never skips, and
+ * holds each shard's position, so a replayed record is not written again.
  */
-import { FEED_EVENTS_PER_TRANSACTION, recordFeedEvents } from '../db/webhook-events.ts';
+import { FEED_EVENTS_PER_TRANSACTION, type FeedRecord, recordFeedEvents } from '../db/webhook-events.ts';
 import { logger as rootLogger } from '../observability/logger.ts';
 import { parseWebhookMessage } from './message.ts';
 import { messageFromStreamRecord, type StreamRecordLike } from './stream.ts';
@@ -16,23 +17,32 @@ import { messageFromStreamRecord, type StreamRecordLike } from './stream.ts';
 const logger = rootLogger.createChild();
 
 /**
- * Write every event record's event into its campaign's feed. Returns the sequence numbers of
- * records that could not be written, for the caller to retry (a replayed record is a no-op); a
- * record that is no event, is a redelivery request or cannot be read is skipped.
+ * Write every event record's event into its campaign's feed, once (the shard's position on the
+ * campaign's feed counter skips what a replayed batch held). Returns the sequence numbers of
+ * records that could not be written, for the caller to retry; a record that is no event, is a
+ * redelivery request or cannot be read is skipped. Without a shard id (a mapping without its
+ * tumbling window) nothing can be written exactly once: every event record is reported failed,
+ * and logged, so the batch is held rather than written twice.
  */
 export async function recordFeedRecords(
   records: readonly StreamRecordLike[],
+  shardId: string | undefined,
 ): Promise<{ written: number; failedSequenceNumbers: string[] }> {
-  const byCampaign = new Map<string, Array<{ sequence: string; message: ReturnType<typeof parsed> }>>();
+  const byCampaign = new Map<string, FeedRecord[]>();
   for (const record of records) {
-    const message = parsed(record);
-    if (!message) continue;
-    const key = `${message.tenant}#${message.campaign_id}`;
-    const list = byCampaign.get(key) ?? [];
-    // One transaction cannot hold one item twice: an event seen twice in a batch is written once.
-    if (list.some((e) => e.message!.event_id === message.event_id)) continue;
-    list.push({ sequence: record.dynamodb?.SequenceNumber ?? '', message });
-    byCampaign.set(key, list);
+    const event = parsed(record);
+    const streamSequence = record.dynamodb?.SequenceNumber;
+    if (!event || !streamSequence) continue;
+    const key = `${event.tenant}#${event.campaign_id}`;
+    byCampaign.set(key, [...(byCampaign.get(key) ?? []), { streamSequence, event }]);
+  }
+  if (byCampaign.size === 0) return { written: 0, failedSequenceNumbers: [] };
+  if (!shardId) {
+    logger.error('stream batch without shardId: the feed cannot be written exactly once');
+    return {
+      written: 0,
+      failedSequenceNumbers: [...byCampaign.values()].flat().map((r) => r.streamSequence),
+    };
   }
   let written = 0;
   const failed: string[] = [];
@@ -41,14 +51,14 @@ export async function recordFeedRecords(
       for (let i = 0; i < events.length; i += FEED_EVENTS_PER_TRANSACTION) {
         const chunk = events.slice(i, i + FEED_EVENTS_PER_TRANSACTION);
         try {
-          written += await recordFeedEvents(chunk.map((e) => e.message!));
+          written += await recordFeedEvents(shardId, chunk);
         } catch (err) {
           logger.warn('feed write failed', {
             error: (err as Error).message,
-            event_id: chunk[0]!.message!.event_id,
+            event_id: chunk[0]!.event.event_id,
           });
           // These and every later event of the campaign are retried, so none overtakes them.
-          failed.push(...events.slice(i).map((e) => e.sequence));
+          failed.push(...events.slice(i).map((e) => e.streamSequence));
           return;
         }
       }

@@ -38,7 +38,7 @@ import {
 import { newCampaignItem } from '../../lib/db/entities/campaign.ts';
 import { type LinkItem, newLinkItem, type StoredLinkItem, toLink } from '../../lib/db/entities/link.ts';
 import { newVisitItem } from '../../lib/db/entities/visit.ts';
-import { newEventItems } from '../../lib/db/entities/webhook-event.ts';
+import { newFeedItem } from '../../lib/db/entities/webhook-event.ts';
 import type { Campaign } from '../../lib/domain/schemas.ts';
 import { formatTimestamp } from '../../lib/domain/time.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../lib/domain/webhook-events.ts';
@@ -189,7 +189,7 @@ export function eventItems(
     };
     const { item } = newVisitItem(link, action, t.unique[j] === 1);
     visits.push(item);
-    feed.push(newEventItems(item, nextFeedSequence(state, at), nowSeconds).feed);
+    feed.push(newFeedItem(item, nextFeedSequence(state, at), nowSeconds));
   }
   return { visits, feed };
 }

@@ -1,13 +1,19 @@
 /**
  * The events feed holds each event once, in commit order, whatever the stream consumer is handed
  * again: Lambda retries a stream batch from its first failed record, and the local poller re-reads
- * from its checkpoint after a restart. Events come from the real writers through the API; the
- * replay calls the consumer's own feed writer (lib/webhooks/feed.ts) in process with the stream
- * records of those events, as a retried batch would carry them.
+ * from its checkpoint after a restart. A real action's webhook data is the template; the records
+ * are stream INSERTs of event items carrying it under ids of their own, on a shard of the test's
+ * own, and the consumer's own feed writer (lib/webhooks/feed.ts) runs in process against DynamoDB
+ * Local.
+ *
+ * The one stub: a consumer killed between two feed transactions of one batch, made by failing the
+ * second TransactWriteItems call (no process kill lands reliably between two calls 5 ms apart).
+ * test/faults/kill-restart.test.ts kills the whole stack under load for the same property.
  */
+import { randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { api, TENANT_A } from '../support/api.ts';
 import { createCampaign, createLink, createLinkAction } from '../support/records.ts';
 import { campaignItems, configureInProcessHandlers, table } from '../support/table.ts';
@@ -15,34 +21,7 @@ import { eventually, mapLimit } from '../support/wait.ts';
 
 configureInProcessHandlers();
 
-describe('events feed: exactly once under replayed stream batches', () => {
-  it('a batch handed again, whole or in part, adds nothing and keeps the order', async () => {
-    const { recordFeedRecords } = await import('../../lib/webhooks/feed.ts');
-    const campaign = await createCampaign({ name: 'feed replay' });
-    const { referral_code: code } = await createLink(campaign.id);
-    const actions = [];
-    for (let i = 0; i < 4; i++) actions.push(await createLinkAction(code, `replay-${i}`));
-    const ids = actions.map((a) => `evt_action_${a.id}`);
-    const feed = async () =>
-      (await api('GET', `/api/v1/events/${campaign.id}`)).body.map((e: { id: string }) => e.id);
-    await eventually('four events in the feed', async () => ((await feed()).length === 4 ? true : undefined));
-
-    // The stream records of those events: INSERTs of their items, as the table holds them.
-    const items = (await campaignItems(TENANT_A.tenant, campaign.id, 'A#')).filter((i) =>
-      ids.includes(String(i.event_id)),
-    );
-    expect(items).toHaveLength(4);
-    const records = items.map((item, n) => ({
-      eventName: 'INSERT',
-      dynamodb: { NewImage: marshall(item, { removeUndefinedValues: true }), SequenceNumber: String(n + 1) },
-    }));
-    const whole = await recordFeedRecords(records);
-    expect(whole).toEqual({ written: 0, failedSequenceNumbers: [] });
-    const part = await recordFeedRecords(records.slice(2));
-    expect(part.written).toBe(0);
-    expect(await feed()).toEqual(ids);
-  });
-});
+afterEach(() => vi.restoreAllMocks());
 
 /**
  * A campaign with one real action, and events of it as the stream consumer hands them to the
@@ -70,6 +49,105 @@ async function campaignWithEvents(name: string) {
   return { campaign, eventOf, first: real.id };
 }
 
+/** A campaign's feed, every page, as a client reads it. */
+async function feedIds(campaignId: string): Promise<string[]> {
+  const all: string[] = [];
+  let next: string | undefined;
+  do {
+    const res = await api('GET', `/api/v1/events/${campaignId}?limit=100${next ? `&cursor=${next}` : ''}`);
+    expect(res.status).toBe(200);
+    all.push(...res.body.map((e: { id: string }) => e.id));
+    next = res.headers.get('x-next-cursor') ?? undefined;
+  } while (next);
+  return all;
+}
+
+describe('events feed: exactly once under replayed stream batches', () => {
+  async function setUp(count: number) {
+    const { campaign, eventOf, first } = await campaignWithEvents('feed replay');
+    const ids = Array.from({ length: count }, (_, n) => `evt_replay_${n}`);
+    const base = 10n ** 20n;
+    const records = ids.map((id, n) => ({
+      eventName: 'INSERT',
+      dynamodb: { NewImage: marshall(eventOf(id)), SequenceNumber: String(base + BigInt(n)) },
+    }));
+    return { campaign, first, ids, records, shard: `test-${randomUUID()}` };
+  }
+
+  it('a batch handed again, whole, from a later record, or with other boundaries, adds nothing and keeps the order', async () => {
+    const { recordFeedRecords } = await import('../../lib/webhooks/feed.ts');
+    const { eventLookupKey } = await import('../../lib/db/entities/webhook-event.ts');
+    const s = await setUp(8);
+    expect(await recordFeedRecords(s.records.slice(0, 5), s.shard)).toEqual({
+      written: 5,
+      failedSequenceNumbers: [],
+    });
+    expect((await recordFeedRecords(s.records.slice(0, 5), s.shard)).written).toBe(0);
+    expect((await recordFeedRecords(s.records.slice(3), s.shard)).written).toBe(3);
+    expect((await recordFeedRecords(s.records.slice(2), s.shard)).written).toBe(0);
+    expect((await recordFeedRecords(s.records, s.shard)).written).toBe(0);
+    expect(await feedIds(s.campaign.id)).toEqual([s.first, ...s.ids]);
+    // Every event in the feed has its lookup item (what a redelivery reads).
+    const { db, name } = table();
+    for (const id of s.ids) {
+      const { Item } = await db.send(
+        new GetCommand({ TableName: name, Key: eventLookupKey(TENANT_A.tenant, id), ConsistentRead: true }),
+      );
+      expect(Item?.evt_id, id).toBe(id);
+    }
+  });
+
+  it('a consumer that dies between two feed transactions of a batch: the batch again writes the rest once', async () => {
+    const { recordFeedRecords } = await import('../../lib/webhooks/feed.ts');
+    const { db } = await import('../../lib/db/client.ts');
+    // 150 events of one campaign: two transactions (99 and 51).
+    const s = await setUp(150);
+    const send = db.send.bind(db);
+    let transactions = 0;
+    vi.spyOn(db, 'send').mockImplementation(((
+      command: { constructor: { name: string } },
+      ...rest: unknown[]
+    ) => {
+      if (command.constructor.name === 'TransactWriteCommand' && ++transactions === 2) {
+        return Promise.reject(new Error('killed'));
+      }
+      return (send as (...a: unknown[]) => Promise<unknown>)(command, ...rest);
+    }) as typeof db.send);
+    const died = await recordFeedRecords(s.records, s.shard);
+    expect(transactions).toBe(2);
+    expect(died.written).toBe(99);
+    // The rest is reported failed, from the first record not written: Lambda retries from there.
+    expect(died.failedSequenceNumbers).toEqual(s.records.slice(99).map((r) => r.dynamodb.SequenceNumber));
+    vi.restoreAllMocks();
+    // Retried whole (as the local poller does after a restart): only the 51 not written yet.
+    expect((await recordFeedRecords(s.records, s.shard)).written).toBe(51);
+    expect(await feedIds(s.campaign.id)).toEqual([s.first, ...s.ids]);
+  });
+
+  it('another shard has its own position: the same records there are other records, written again', async () => {
+    const { recordFeedRecords } = await import('../../lib/webhooks/feed.ts');
+    const s = await setUp(2);
+    expect((await recordFeedRecords(s.records, s.shard)).written).toBe(2);
+    expect((await recordFeedRecords(s.records, `${s.shard}-other`)).written).toBe(2);
+    expect((await recordFeedRecords(s.records, s.shard)).written).toBe(0);
+  });
+
+  it('a batch without a shard id is held, not written: no position, no exactly once', async () => {
+    const { recordFeedRecords } = await import('../../lib/webhooks/feed.ts');
+    const s = await setUp(2);
+    expect(await recordFeedRecords(s.records, undefined)).toEqual({
+      written: 0,
+      failedSequenceNumbers: s.records.map((r) => r.dynamodb.SequenceNumber),
+    });
+    expect(await feedIds(s.campaign.id)).toEqual([s.first]);
+    // A batch with no events needs none.
+    expect(await recordFeedRecords([{ eventName: 'MODIFY', dynamodb: {} }], undefined)).toEqual({
+      written: 0,
+      failedSequenceNumbers: [],
+    });
+  });
+});
+
 describe('events feed: numbered in the order of commit, whoever writes it', () => {
   it('six writers of one campaign at once (one per stream shard): a poller following its cursor misses nothing', async () => {
     const { recordFeedEvents } = await import('../../lib/db/webhook-events.ts');
@@ -77,11 +155,14 @@ describe('events feed: numbered in the order of commit, whoever writes it', () =
     const written: string[] = [first];
     let writing = true;
     const writers = mapLimit(Array.from({ length: 6 }), 6, async (_, w) => {
+      const shard = `writer-${w}-${randomUUID()}`;
+      let position = 0;
       for (let chunk = 0; chunk < 12; chunk++) {
         const events = Array.from({ length: 1 + ((w + chunk) % 4) }, (_, i) =>
           eventOf(`evt_w${w}_${chunk}_${i}`),
         );
-        expect(await recordFeedEvents(events)).toBe(events.length);
+        const records = events.map((event) => ({ streamSequence: String(++position), event }));
+        expect(await recordFeedEvents(shard, records)).toBe(events.length);
         written.push(...events.map((e) => e.event_id));
       }
     }).finally(() => {
@@ -122,12 +203,14 @@ describe('events feed: numbered in the order of commit, whoever writes it', () =
     const { campaign, eventOf, first } = await campaignWithEvents('feed counter moved');
     const { db, name } = table();
     const key = feedSequenceKey(TENANT_A.tenant, campaign.id);
-    expect(await recordFeedEvents([eventOf('evt_here_1')])).toBe(1);
+    const shard = `here-${randomUUID()}`;
+    const record = (n: number) => ({ streamSequence: String(n), event: eventOf(`evt_here_${n}`) });
+    expect(await recordFeedEvents(shard, [record(1)])).toBe(1);
     const mine = (await db.send(new GetCommand({ TableName: name, Key: key, ConsistentRead: true }))).Item!;
     // Another container wrote 1,000 events meanwhile: the counter is far past what this one knows.
     const elsewhere = Number(mine.sequence) + 1000;
     await db.send(new PutCommand({ TableName: name, Item: { ...mine, sequence: elsewhere } }));
-    expect(await recordFeedEvents([eventOf('evt_here_2'), eventOf('evt_here_3')])).toBe(2);
+    expect(await recordFeedEvents(shard, [record(2), record(3)])).toBe(2);
     const feed = await campaignItems(TENANT_A.tenant, campaign.id, 'EV#');
     expect(feed.map((i) => [i.evt_id, Number(String(i.SK).slice(3))])).toEqual([
       [first, Number(mine.sequence) - 1],
@@ -138,7 +221,7 @@ describe('events feed: numbered in the order of commit, whoever writes it', () =
     const after = (await db.send(new GetCommand({ TableName: name, Key: key, ConsistentRead: true }))).Item!;
     expect(after.sequence).toBe(elsewhere + 2);
     // Replayed: nothing is written twice, and the counter does not move.
-    expect(await recordFeedEvents([eventOf('evt_here_2')])).toBe(0);
+    expect(await recordFeedEvents(shard, [record(2)])).toBe(0);
     expect((await campaignItems(TENANT_A.tenant, campaign.id, 'EV#')).length).toBe(4);
   });
 });

@@ -39,12 +39,18 @@ import {
   newAttemptItems,
 } from '../../lib/db/entities/webhook-attempt.ts';
 import {
+  eventFromItem,
   eventLookupKey,
+  feedCounterOf,
   feedKey,
   firstFeedSequence,
   formatSequence,
-  newEventItems,
+  newEventLookupItem,
+  newFeedItem,
   newRedeliveryItem,
+  nextFeedCounter,
+  SHARD_POSITION_KEEP_MS,
+  shardPosition,
   storedEventFromItem,
 } from '../../lib/db/entities/webhook-event.ts';
 
@@ -94,11 +100,15 @@ describe('the key layout (README, "Data model and round trips")', () => {
       tenant: 'acme',
       campaign_id: campaignId,
     };
-    const { feed, lookup } = newEventItems(event, formatSequence(firstFeedSequence(now.getTime())));
+    const sequence = formatSequence(firstFeedSequence(now.getTime()));
+    const feed = newFeedItem(event, sequence);
+    const lookup = newEventLookupItem(event);
     expect(feed).not.toHaveProperty('event_type');
     expect(lookup).not.toHaveProperty('event_type');
-    expect(storedEventFromItem(feed)).toMatchObject(event);
-    expect(storedEventFromItem(lookup)).toMatchObject(event);
+    expect(storedEventFromItem(feed)).toEqual({ ...event, sequence });
+    expect(eventFromItem(lookup)).toEqual(event);
+    // A lookup is no feed item: it has no place in the feed.
+    expect(() => storedEventFromItem(lookup)).toThrow();
     for (const item of newAttemptItems('acme', campaignId, {
       id: 'att_1',
       event_id: 'evt_action_7',
@@ -281,5 +291,35 @@ describe('decoding what is read back', () => {
     expect(apiKeyFromItem({ ...key, revoked_at: null }).revoked_at).toBeNull();
     expect(apiKeyStateOf({ ...key, revoked_at: 'x' })).toEqual({ tenant: 'acme', revoked: true });
     expect(apiKeyStateOf({ PK: 'APIKEY#ff00' })).toBeUndefined();
+  });
+});
+
+describe("the feed counter's shard positions", () => {
+  const hour = 60 * 60 * 1000;
+  it('moves the writing shard to its last record and keeps the others until 25 hours after their last write', () => {
+    const t0 = Date.UTC(2026, 10, 24);
+    const first = nextFeedCounter(undefined, 5, 'shard-a', '100', t0);
+    expect(first).toEqual({ sequence: 5, shards: { 'shard-a': { s: '100', at: t0 } } });
+    const second = nextFeedCounter(first, 9, 'shard-b', '7', t0 + hour);
+    expect(shardPosition(second, 'shard-a')).toBe(100n);
+    expect(shardPosition(second, 'shard-b')).toBe(7n);
+    expect(shardPosition(second, 'shard-c')).toBe(-1n);
+    expect(shardPosition(undefined, 'shard-a')).toBe(-1n);
+    // Stream sequence numbers are compared as numbers, not as text ('99' < '100').
+    expect(shardPosition(nextFeedCounter(second, 10, 'shard-b', '99', t0 + hour), 'shard-b')).toBe(99n);
+    // shard-a last wrote 25 hours ago: no record of it can come again, its position goes.
+    const later = nextFeedCounter(second, 12, 'shard-b', '8', t0 + SHARD_POSITION_KEEP_MS);
+    expect(Object.keys(later.shards)).toEqual(['shard-b']);
+    const stillKept = nextFeedCounter(second, 12, 'shard-b', '8', t0 + SHARD_POSITION_KEEP_MS - 1);
+    expect(Object.keys(stillKept.shards).sort()).toEqual(['shard-a', 'shard-b']);
+  });
+
+  it('reads a stored counter back, and none from an item without one', () => {
+    const counter = nextFeedCounter(undefined, 42, 'shard-a', '1', 0);
+    expect(feedCounterOf({ PK: 'x', SK: 'EVSEQ', ...counter })).toEqual(counter);
+    // Counters written before the positions existed: no shard has a position yet.
+    expect(feedCounterOf({ PK: 'x', SK: 'EVSEQ', sequence: 7 })).toEqual({ sequence: 7, shards: {} });
+    expect(feedCounterOf(undefined)).toBeUndefined();
+    expect(feedCounterOf({ PK: 'x', SK: 'EVSEQ' })).toBeUndefined();
   });
 });

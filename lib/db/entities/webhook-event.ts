@@ -4,23 +4,29 @@
  *   feed item     PK `T#<tenant>#C#<campaign>`   SK `EV#<sequence, 16 digits>`   TTL `expires_at`
  *   event lookup  PK `T#<tenant>#EVT#<event id>`   SK `EVENT`                    TTL `expires_at`
  *   redelivery    PK `T#<tenant>#C#<campaign>`   SK `RD#<event id>#<nonce>`      TTL `expires_at`
+ *   feed counter  PK `T#<tenant>#C#<campaign>`   SK `EVSEQ`                      no TTL
  *
- * Written by the table stream consumer (`lib/webhooks/feed.ts`) for every event it sees, in one
- * transaction whose condition is that the lookup item is new: a stream batch that Lambda retries
- * writes an event into the feed once. The feed item sits in its campaign's partition, so the
- * campaign's purge removes it and, by the event id it holds, the lookup item (else both expire in
- * 30 days); every reader checks the campaign first.
+ * Written by the table stream consumer (`lib/webhooks/feed.ts`) for every event it sees. The feed
+ * item sits in its campaign's partition, so the campaign's purge removes it and, by the event id
+ * it holds, the lookup item (else both expire in 30 days); every reader checks the campaign first.
  *
- *   feed sequence PK `T#<tenant>#C#<campaign>`   SK `EVSEQ`                      no TTL
+ * The campaign's feed counter is moved in the same transaction as the feed items it numbers, on
+ * the condition that it still holds the value the writer read: writers of one campaign (one stream
+ * consumer per shard, and a campaign's events come from its partition and its 16 visit partitions,
+ * so from several shards at once) are serialised by it, so sequences increase in the order the
+ * feed items commit. A reader that sees an event has so seen every earlier one, and a cursor
+ * holding the last sequence read yields only newer events. A campaign's first counter starts at
+ * the clock in microseconds (ms × 1000), above the sequences written before the counter existed,
+ * which were the writer's clock.
  *
- * The sequence is the campaign's counter item (`feedSequenceKey`), moved in the same transaction
- * as the feed items it numbers, on the condition that it still holds the value the writer read:
- * writers of one campaign (one stream consumer per shard, and a campaign's events come from its
- * partition and its 16 visit partitions, so from several shards at once) are serialised by it, so
- * sequences increase in the order the feed items commit. A reader that sees an event has so seen
- * every earlier one, and a cursor holding the last sequence read yields only newer events. A
- * campaign's first counter starts at the clock in microseconds (ms × 1000), above the sequences
- * written before the counter existed, which were the writer's clock.
+ * Exactly once: the counter also holds, per stream shard, the last stream record whose event that
+ * shard's consumer wrote (`shards`, moved in the same transaction). A shard's records come in
+ * order, so a batch handed again (a Lambda retry, a restarted local poller) skips every record at
+ * or before its shard's position, and the transaction's condition on the counter makes the check
+ * and the write one. A position is kept 25 hours after its last write (the stream keeps records 24
+ * hours: no record of an older shard can come again), so the counter stays small. The lookup item
+ * is written before the transaction (idempotently, outside it: it holds the event, not its
+ * sequence), so every event in the feed has its lookup.
  *
  * The event attributes are stored as `evt_*`, never `event_type`: an item carrying `event_type`
  * is an event to the stream consumer's filter, and these items must not be sent again. The one
@@ -45,6 +51,53 @@ export function feedSequenceKey(tenant: string, campaignId: string) {
   return { PK: campaignPartition(tenant, campaignId), SK: FEED_SEQUENCE_SK } as const;
 }
 
+/** Per stream shard: the last record written into the feed (`s`, its sequence number) and when (`at`, ms). */
+export type ShardPositions = Record<string, { s: string; at: number }>;
+
+/** A feed counter as stored: the last feed sequence given, and the shards' positions (see the header). */
+export interface FeedCounter {
+  sequence: number;
+  shards: ShardPositions;
+}
+
+/** How long a shard's position is kept after its last write: the stream's 24 h retention and an hour. */
+export const SHARD_POSITION_KEEP_MS = 25 * 60 * 60 * 1000;
+
+export function feedCounterItem(tenant: string, campaignId: string, counter: FeedCounter) {
+  return { ...feedSequenceKey(tenant, campaignId), type: 'webhook_feed_sequence', ...counter };
+}
+
+/** The counter an item holds, or undefined when there is none. */
+export function feedCounterOf(item: Record<string, unknown> | undefined): FeedCounter | undefined {
+  if (!item || typeof item.sequence !== 'number') return undefined;
+  const shards = typeof item.shards === 'object' && item.shards !== null ? item.shards : {};
+  return { sequence: item.sequence, shards: shards as ShardPositions };
+}
+
+/**
+ * The counter after writing up to `sequence`, with `shardId` at `streamSequence`: positions not
+ * written for 25 hours are dropped (no record of theirs can come again).
+ */
+export function nextFeedCounter(
+  before: FeedCounter | undefined,
+  sequence: number,
+  shardId: string,
+  streamSequence: string,
+  nowMs = Date.now(),
+): FeedCounter {
+  const shards: ShardPositions = {};
+  for (const [id, position] of Object.entries(before?.shards ?? {}))
+    if (nowMs - position.at < SHARD_POSITION_KEEP_MS) shards[id] = position;
+  shards[shardId] = { s: streamSequence, at: nowMs };
+  return { sequence, shards };
+}
+
+/** The last stream record of `shardId` whose event is in the feed: -1 when none. */
+export function shardPosition(counter: FeedCounter | undefined, shardId: string): bigint {
+  const s = counter?.shards[shardId]?.s;
+  return s === undefined ? -1n : BigInt(s);
+}
+
 /** Where a campaign's first feed counter starts: the clock in microseconds (see the header). */
 export const firstFeedSequence = (nowMs = Date.now()) => nowMs * 1000;
 
@@ -67,7 +120,7 @@ export interface FeedEvent {
   data: Record<string, unknown>;
 }
 
-/** A stored event: what the feed lists and what a redelivery sends again. */
+/** A stored event: what the feed lists, with its place in the feed. */
 export interface StoredEvent extends EventAttributes {
   sequence: string;
 }
@@ -84,21 +137,25 @@ function eventFields(event: EventAttributes, nowSeconds: number) {
   };
 }
 
-/** The feed item and the lookup item of one event, written together. */
-export function newEventItems(
+/** The feed item of one event, at `sequence` in its campaign's feed. */
+export function newFeedItem(
   event: EventAttributes,
   sequence: string,
   nowSeconds = Math.floor(Date.now() / 1000),
 ) {
-  const fields = eventFields(event, nowSeconds);
   return {
-    feed: { ...feedKey(event.tenant, event.campaign_id, sequence), type: 'webhook_event', ...fields },
-    lookup: {
-      ...eventLookupKey(event.tenant, event.event_id),
-      type: 'webhook_event_lookup',
-      sequence,
-      ...fields,
-    },
+    ...feedKey(event.tenant, event.campaign_id, sequence),
+    type: 'webhook_event',
+    ...eventFields(event, nowSeconds),
+  };
+}
+
+/** The lookup item of one event (by its id): the same whenever it is written again. */
+export function newEventLookupItem(event: EventAttributes, nowSeconds = Math.floor(Date.now() / 1000)) {
+  return {
+    ...eventLookupKey(event.tenant, event.event_id),
+    type: 'webhook_event_lookup',
+    ...eventFields(event, nowSeconds),
   };
 }
 
@@ -129,13 +186,12 @@ export function newRedeliveryItem(
 
 const field = decoder('webhook event');
 
-export function storedEventFromItem(item: StoredItem): StoredEvent {
+/** The event a feed item or a lookup item holds. */
+export function eventFromItem(item: StoredItem): EventAttributes {
   const type = field.string(item, 'evt_type');
   if (type !== 'action.created' && type !== 'referred_user.created')
     field.fail(item, 'evt_type', 'an event type');
-  const sk = typeof item.SK === 'string' && item.SK.startsWith(FEED_SK_PREFIX) ? item.SK.slice(3) : undefined;
   return {
-    sequence: sk ?? field.string(item, 'sequence'),
     event_id: field.string(item, 'evt_id'),
     event_type: type as WebhookEventType,
     event_time: field.string(item, 'evt_time'),
@@ -143,6 +199,13 @@ export function storedEventFromItem(item: StoredItem): StoredEvent {
     tenant: field.string(item, 'tenant'),
     campaign_id: field.string(item, 'campaign_id'),
   };
+}
+
+/** The event a feed item holds, with its sequence (its sort key). */
+export function storedEventFromItem(item: StoredItem): StoredEvent {
+  const sk = field.string(item, 'SK');
+  if (!sk.startsWith(FEED_SK_PREFIX)) field.fail(item, 'SK', 'a feed item key');
+  return { ...eventFromItem(item), sequence: sk.slice(FEED_SK_PREFIX.length) };
 }
 
 /** The feed's answer for a stored event: the webhook body (data parsed from the stored text). */
