@@ -15,6 +15,10 @@
  * - `action`  TransactWriteItems that puts an action item (`A#` sort key) without updating a
  *             link: the stream consumer writing a referred user's action from the link update
  *             that recorded it (every request's transaction also updates the link);
+ * - `feed`    the stream consumer writing the events feed: a read or a transaction of a feed
+ *             counter (`EVSEQ`), a batch of event lookups (`#EVT#` partitions);
+ * - `rollup`  the stream consumer's rollups: a read or a transaction of a shard checkpoint
+ *             (`ROLLUP#`), a batch read of ranking items (`TOP#`);
  * - `request` everything else: what a route's budget counts.
  * Calls DynamoDB answered with an error are also counted as `failed:<operation>`.
  *
@@ -82,12 +86,40 @@ export function categorize(op: string, service: string, body: string, userAgent 
   if (ADMIN.has(op)) return 'admin';
   try {
     const parsed = JSON.parse(body) as {
-      Key?: { PK?: { S?: string } };
+      Key?: { PK?: { S?: string }; SK?: { S?: string } };
       ProjectionExpression?: string;
-      TransactItems?: Array<{ Put?: { Item?: { SK?: { S?: string } } }; Update?: unknown }>;
+      TransactItems?: Array<{
+        Put?: { Item?: { PK?: { S?: string }; SK?: { S?: string } } };
+        Update?: { Key?: { PK?: { S?: string } } };
+      }>;
+      RequestItems?: Record<
+        string,
+        Array<{ PutRequest?: { Item?: { PK?: { S?: string } } } }> | { Keys?: Array<{ SK?: { S?: string } }> }
+      >;
     };
     const pk = parsed.Key?.PK?.S ?? '';
     const items = parsed.TransactItems ?? [];
+    const batch = Object.values(parsed.RequestItems ?? {})[0];
+    if (op === 'GetItem' && parsed.Key?.SK?.S === 'EVSEQ') return 'feed';
+    if (op === 'TransactWriteItems' && items.some((i) => i.Put?.Item?.SK?.S === 'EVSEQ')) return 'feed';
+    if (
+      op === 'BatchWriteItem' &&
+      Array.isArray(batch) &&
+      batch.length > 0 &&
+      batch.every((r) => r.PutRequest?.Item?.PK?.S?.includes('#EVT#'))
+    )
+      return 'feed';
+    if (op === 'GetItem' && pk.startsWith('ROLLUP#')) return 'rollup';
+    if (op === 'TransactWriteItems' && items.some((i) => i.Update?.Key?.PK?.S?.startsWith('ROLLUP#')))
+      return 'rollup';
+    if (
+      op === 'BatchGetItem' &&
+      batch &&
+      !Array.isArray(batch) &&
+      (batch.Keys ?? []).length > 0 &&
+      (batch.Keys ?? []).every((k) => k.SK?.S?.startsWith('TOP#'))
+    )
+      return 'rollup';
     if (op === 'GetItem' && pk.startsWith('APIKEY#')) return 'apikey';
     if (op === 'UpdateItem' && pk.startsWith('SEQ#')) return 'idblock';
     if (op === 'GetItem' && parsed.ProjectionExpression?.includes('webhook_url')) return 'webhook';

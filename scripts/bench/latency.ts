@@ -52,7 +52,7 @@ async function measure(env: BenchEnvironment, c: EndpointCase, n: number) {
     /** Id-block reservations per request over the run (the handlers', amortised). */
     idBlocks: perRequest('idblock'),
     /** Every stack DynamoDB call per request, background work it set off and id blocks included. */
-    stackCalls: perRequest('request', 'idblock', 'webhook', 'action'),
+    stackCalls: perRequest('request', 'idblock', 'webhook', 'action', 'feed', 'rollup'),
   };
 }
 export type LatencyRow = Awaited<ReturnType<typeof measure>>;

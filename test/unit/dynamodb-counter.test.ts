@@ -5,7 +5,16 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkpointKey, seriesKey, topKey } from '../../lib/db/entities/analytics.ts';
+import {
+  feedCounterItem,
+  feedSequenceKey,
+  newEventLookupItem,
+  newFeedItem,
+  nextFeedCounter,
+} from '../../lib/db/entities/webhook-event.ts';
 import {
   categorize,
   type DynamoCounter,
@@ -85,6 +94,71 @@ describe('categorize (unchanged)', () => {
     expect(categorize('GetItem', 'DynamoDB_20120810', JSON.stringify({ Key: key('LINK#A', 'LINK') }))).toBe(
       'request',
     );
+  });
+});
+
+describe("categorize: the stream consumer's feed and rollup calls are no request's", () => {
+  const event = {
+    event_id: 'evt_action_1',
+    event_type: 'action.created' as const,
+    event_time: '2026-11-24T00:00:00.000Z',
+    event_json: '{}',
+    tenant: 't',
+    campaign_id: 'c',
+  };
+  const wire = (item: object) => marshall(item, { removeUndefinedValues: true });
+  it('tells the feed (counter reads and transactions, lookup batches) and the rollups (checkpoints, ranking reads) apart', () => {
+    const counter = feedCounterItem('t', 'c', nextFeedCounter(undefined, 2, 'shard', '1', 0));
+    const cases: Array<[string, object, string]> = [
+      ['GetItem', { Key: wire(feedSequenceKey('t', 'c')) }, 'feed'],
+      [
+        'TransactWriteItems',
+        {
+          TransactItems: [{ Put: { Item: wire(counter) } }, { Put: { Item: wire(newFeedItem(event, '2')) } }],
+        },
+        'feed',
+      ],
+      [
+        'BatchWriteItem',
+        { RequestItems: { table: [{ PutRequest: { Item: wire(newEventLookupItem(event)) } }] } },
+        'feed',
+      ],
+      ['GetItem', { Key: wire(checkpointKey('shard')) }, 'rollup'],
+      [
+        'TransactWriteItems',
+        {
+          TransactItems: [
+            { Update: { Key: wire(checkpointKey('shard')) } },
+            { Update: { Key: wire(seriesKey('t', 'c', { kind: 'campaign' }, '2026-11-24')) } },
+          ],
+        },
+        'rollup',
+      ],
+      [
+        'BatchGetItem',
+        {
+          RequestItems: {
+            table: { Keys: [wire(topKey('t', 'c', { by: 'referrer', referrerId: 'r' }, 'visits'))] },
+          },
+        },
+        'rollup',
+      ],
+      // A request's own batch write (the delivery log) and its transactions stay requests.
+      [
+        'BatchWriteItem',
+        { RequestItems: { table: [{ PutRequest: { Item: wire({ PK: 'T#t#C#c#WH', SK: '1' }) } }] } },
+        'request',
+      ],
+      [
+        'TransactWriteItems',
+        { TransactItems: [{ Update: { Key: wire({ PK: 'LINK#A', SK: 'LINK' }) } }] },
+        'request',
+      ],
+    ];
+    for (const [op, body, category] of cases)
+      expect(categorize(op, 'DynamoDB_20120810', JSON.stringify(body)), `${op} ${JSON.stringify(body)}`).toBe(
+        category,
+      );
   });
 });
 
