@@ -7,38 +7,20 @@
  * `create` prints the new key alone on the last line of stdout, so scripts can take `tail -n 1`.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { ApiKeyStore } from '../lib/auth/api-keys.ts';
 import { createDocumentClient } from '../lib/aws/clients.ts';
 import { stateFile } from '../lib/local/stack.ts';
+import { fail, parseTargetArgs, TARGET_USAGE } from './cli.ts';
 
 const usage = `Usage:
   npm run api-key -- create --tenant NAME [target]
   npm run api-key -- revoke KEY_OR_ID [target]
   npm run api-key -- list [target]
 Target (default: the running local stack, found through DATA_DIR, default .data):
-  --table NAME        table name (a deployed stage's TableName output)
-  --region REGION     AWS region of that table (default: AWS_REGION)
-  --endpoint URL      a DynamoDB endpoint (DynamoDB Local); default: AWS`;
-
-function fail(message: string): never {
-  console.error(message);
-  process.exit(1);
-}
+${TARGET_USAGE}`;
 
 async function main() {
-  // The SDK warns that its 2027 releases need Node 22; this project supports Node 20 and 22 today.
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-  const { values, positionals } = parseArgs({
-    allowPositionals: true,
-    options: {
-      tenant: { type: 'string' },
-      table: { type: 'string' },
-      region: { type: 'string' },
-      endpoint: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
+  const { values, positionals } = parseTargetArgs({ tenant: { type: 'string' } }, true);
   const [command, arg] = positionals;
   if (values.help || !command) {
     console.log(usage);

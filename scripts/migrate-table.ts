@@ -1,38 +1,28 @@
 /**
- * `npm run campaigns:backfill -- --table NAME [--region REGION] [--endpoint URL]`
+ * `npm run table:migrate -- --table NAME [--region REGION] [--endpoint URL]`
+ * (`npm run campaigns:backfill` is the same command, by its older name)
  *
- * Gives every campaign written before the campaign list existed (`GET /api/v1/campaigns`) its
- * list keys in GSI2 (`lib/db/campaign-list-backfill.ts`): one Scan of the table with the
- * operator's credentials, then one conditional UpdateItem per campaign that lacks them.
- * Idempotent: run it again, or after an interruption, and it changes only what is still missing.
- * The local stack does this itself when it starts on a table made before the list.
+ * Brings a table written by an older version up to the current layout, with the operator's
+ * credentials (no function is granted `Scan`):
+ * - every campaign written before the campaign list existed (`GET /api/v1/campaigns`) gets its
+ *   list keys in GSI2 (`lib/db/campaign-list-backfill.ts`);
+ * - analytics series written an item per hour and per day are moved into one item per day
+ *   (`lib/db/series-migration.ts`).
+ * Each is a Scan of the table and idempotent: run it again, or after an interruption, and it
+ * changes only what is still to change. The local stack does both itself when it starts.
  */
-import { parseArgs } from 'node:util';
+
 import { createDocumentClient } from '../lib/aws/clients.ts';
 import { backfillCampaignListKeys } from '../lib/db/campaign-list-backfill.ts';
+import { migrateSeriesItems } from '../lib/db/series-migration.ts';
+import { fail, parseTargetArgs, TARGET_USAGE } from './cli.ts';
 
 const usage = `Usage:
-  npm run campaigns:backfill -- --table NAME [--region REGION] [--endpoint URL]
-  --table NAME        the table (a deployed stage's TableName output, e.g. referrals-dev)
-  --region REGION     AWS region of that table (default: AWS_REGION)
-  --endpoint URL      a DynamoDB endpoint (DynamoDB Local); default: AWS`;
-
-function fail(message: string): never {
-  console.error(message);
-  process.exit(1);
-}
+  npm run table:migrate -- --table NAME [--region REGION] [--endpoint URL]
+${TARGET_USAGE}`;
 
 async function main() {
-  // The SDK warns that its 2027 releases need Node 22; this project supports Node 20 and 22 today.
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-  const { values } = parseArgs({
-    options: {
-      table: { type: 'string' },
-      region: { type: 'string' },
-      endpoint: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
+  const { values } = parseTargetArgs({});
   if (values.help) {
     console.log(usage);
     return;
@@ -47,11 +37,13 @@ async function main() {
         (found > updated ? ` (${found - updated} were deleted or given keys meanwhile)` : '') +
         '.',
     );
+    const series = await migrateSeriesItems(db, values.table);
+    console.log(
+      `analytics series: ${series.hours} hour items moved into their day items, ${series.days} old day items deleted.`,
+    );
   } finally {
     db.destroy();
   }
 }
 
-main().catch((err: unknown) =>
-  fail(`campaigns:backfill: ${err instanceof Error ? err.message : String(err)}`),
-);
+main().catch((err: unknown) => fail(`table:migrate: ${err instanceof Error ? err.message : String(err)}`));

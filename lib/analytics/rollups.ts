@@ -2,8 +2,8 @@
  * Table stream -> analytics rollups and the visit counters of links, exactly once.
  *
  * Every interaction is an item first (a visit, a bot visit, an action, a referred user); this
- * consumer reads their INSERT records and adds them up: per campaign, link and referrer, per hour
- * and per day (`series`), the all-time rankings (`top`), and a link's `total_clicks` for visits
+ * consumer reads their INSERT records and adds them up: per campaign, link and referrer, hour by
+ * hour in one item per day (`series`), the all-time rankings (`top`), and a link's `total_clicks` for visits
  * (API writes count their own action when they commit, so their responses include it).
  *
  * Exactly once: a shard's records are applied in order, in transactions that also move that
@@ -26,15 +26,14 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { getItems } from '../db/batch.ts';
 import { db, tableName } from '../db/client.ts';
 import {
-  ACTION_TYPE_PREFIX,
   bucketOf,
   CHECKPOINT_TTL_SECONDS,
   checkpointKey,
   checkpointOf,
-  type Granularity,
   padSequence,
   type Scope,
-  type SeriesMetric,
+  type SeriesCount,
+  seriesAttribute,
   seriesKey,
   type TopEntity,
   type TopMetric,
@@ -50,8 +49,6 @@ import { type Contribution, contributionOf } from './contributions.ts';
 
 export { type Contribution, contributionOf };
 
-const GRANULARITIES: readonly Granularity[] = ['hour', 'day'];
-
 function scopesOf(c: Contribution): Scope[] {
   return [
     { kind: 'campaign' },
@@ -60,17 +57,25 @@ function scopesOf(c: Contribution): Scope[] {
   ];
 }
 
-function seriesAddsOf(c: Contribution): Partial<Record<SeriesMetric, number>> & Record<string, number> {
+function seriesCountsOf(c: Contribution): SeriesCount[] {
   switch (c.kind) {
     case 'visit':
-      return c.unique ? { visits: 1, unique_visits: 1 } : { visits: 1 };
+      return c.unique ? ['visits', 'unique_visits'] : ['visits'];
     case 'bot_visit':
-      return { bot_visits: 1 };
+      return ['bot_visits'];
     case 'referred_user':
-      return { referred_users: 1 };
+      return ['referred_users'];
     case 'action':
-      return { actions: 1, [`${ACTION_TYPE_PREFIX}${c.actionType}`]: 1 };
+      return ['actions', { actionType: c.actionType! }];
   }
+}
+
+/** A contribution's series item per scope: the day it falls in, and its hour's attributes. */
+function seriesOf(c: Contribution): { key: Key; attributes: string[] }[] {
+  const at = new Date(c.atMs);
+  const day = bucketOf(at, 'day');
+  const attributes = seriesCountsOf(c).map((count) => seriesAttribute(at.getUTCHours(), count));
+  return scopesOf(c).map((scope) => ({ key: seriesKey(c.tenant, c.campaignId, scope, day), attributes }));
 }
 
 function topMetricsOf(c: Contribution): TopMetric[] {
@@ -117,10 +122,7 @@ interface Plan {
 
 function keysOf(c: Contribution): string[] {
   const keys = [keyString(campaignKey(c.tenant, c.campaignId))];
-  for (const scope of scopesOf(c)) {
-    for (const g of GRANULARITIES)
-      keys.push(keyString(seriesKey(c.tenant, c.campaignId, scope, g, bucketOf(new Date(c.atMs), g))));
-  }
+  for (const { key } of seriesOf(c)) keys.push(keyString(key));
   if (c.countsClick) keys.push(keyString(linkKey(c.link.code)));
   for (const entity of entitiesOf(c)) {
     for (const metric of topMetricsOf(c))
@@ -136,14 +138,10 @@ function planOf(chunk: readonly Contribution[]): Plan {
       tenant: c.tenant,
       campaignId: c.campaignId,
     });
-    const adds = seriesAddsOf(c);
-    for (const scope of scopesOf(c)) {
-      for (const g of GRANULARITIES) {
-        const key = seriesKey(c.tenant, c.campaignId, scope, g, bucketOf(new Date(c.atMs), g));
-        const entry = plan.series.get(keyString(key)) ?? { key, adds: new Map<string, number>() };
-        for (const [name, n] of Object.entries(adds)) entry.adds.set(name, (entry.adds.get(name) ?? 0) + n);
-        plan.series.set(keyString(key), entry);
-      }
+    for (const { key, attributes } of seriesOf(c)) {
+      const entry = plan.series.get(keyString(key)) ?? { key, adds: new Map<string, number>() };
+      for (const name of attributes) entry.adds.set(name, (entry.adds.get(name) ?? 0) + 1);
+      plan.series.set(keyString(key), entry);
     }
     if (c.countsClick) {
       const entry = plan.links.get(c.link.code) ?? { code: c.link.code, id: c.link.id, clicks: 0 };

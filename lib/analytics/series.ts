@@ -3,21 +3,14 @@
  * nothing was counted) and the totals. Pure.
  */
 import type { SeriesPoint } from '../db/entities/analytics.ts';
-import { bucketOf } from '../db/entities/analytics.ts';
+import { bucketOf, zeroCounts } from '../db/entities/analytics.ts';
 import type { AnalyticsSeries } from '../domain/analytics-schemas.ts';
 import { formatTimestamp } from '../domain/time.ts';
 import type { SeriesRange } from './range.ts';
 
 type Metrics = AnalyticsSeries['totals'];
 
-const zero = (): Metrics => ({
-  visits: 0,
-  unique_visits: 0,
-  bot_visits: 0,
-  referred_users: 0,
-  actions: 0,
-  actions_by_type: {},
-});
+const zero = (): Metrics => zeroCounts();
 
 function add(into: Metrics, point: SeriesPoint): void {
   into.visits += point.visits;

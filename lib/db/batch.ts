@@ -1,5 +1,8 @@
-import { BatchGetCommand, BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
+import { type WriteRequest, writeBatchOn } from './batch-write.ts';
 import { db, tableName } from './client.ts';
+
+export { WRITE_BATCH } from './batch-write.ts';
 
 type Key = { PK: string; SK: string };
 
@@ -24,26 +27,8 @@ export async function getItems(keyList: Key[]): Promise<Array<Record<string, unk
   return keyList.map((k) => found.find((i) => i.PK === k.PK && i.SK === k.SK));
 }
 
-/** BatchWriteItem's maximum. */
-export const WRITE_BATCH = 25;
-
-type WriteRequest = { PutRequest: { Item: Record<string, unknown> } } | { DeleteRequest: { Key: Key } };
-
 /**
- * Up to 25 puts or deletes in one BatchWriteItem, retrying what DynamoDB leaves unprocessed (with
- * backoff); throws when some stay unprocessed. Returns how many were written.
+ * Up to 25 puts or deletes in one BatchWriteItem on the functions' table, retrying what DynamoDB
+ * leaves unprocessed; see `writeBatchOn`.
  */
-export async function writeBatch(batch: readonly WriteRequest[]): Promise<number> {
-  let pending = [...batch];
-  for (let attempt = 0; pending.length > 0; attempt++) {
-    const { UnprocessedItems } = await db.send(
-      new BatchWriteCommand({ RequestItems: { [tableName]: pending } }),
-    );
-    pending = (UnprocessedItems?.[tableName] as WriteRequest[] | undefined) ?? [];
-    if (pending.length > 0) {
-      if (attempt >= 8) throw new Error('BatchWriteItem kept items unprocessed');
-      await new Promise((r) => setTimeout(r, 25 * 2 ** attempt));
-    }
-  }
-  return batch.length;
-}
+export const writeBatch = (batch: readonly WriteRequest[]) => writeBatchOn({ db, tableName }, batch);

@@ -6,6 +6,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ApiKeyStore, generateApiKey } from '../auth/api-keys.ts';
 import { createDocumentClient } from '../aws/clients.ts';
 import { backfillCampaignListKeys } from '../db/campaign-list-backfill.ts';
+import { migrateSeriesItems, seriesLayoutMigrated } from '../db/series-migration.ts';
 import { ApiError } from '../domain/errors.ts';
 import { errorBody, JSON_CONTENT_TYPE } from '../http/responses.ts';
 import type { RouteDefinition, ThrottleClass } from '../routes.ts';
@@ -365,16 +366,13 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
 }
 
 /**
- * `DEV_API_KEYS` keys are stored exactly as given. Without it, one key for tenant `dev` is made
- * on the first start, kept in the data directory and reused afterwards. A revoked key stays
- * revoked: the generated one is replaced by a new key, a given one stops the start.
- */
-/**
  * The table as the definition wants it: created when missing; on one kept from an earlier version,
  * every index whose definition changed rebuilt (`ensureTable`). A table whose GSI2 is stale was
  * made before GSI2 held the campaign list (README, "Decisions"): its campaigns get their list keys
- * first, so that the rebuilt index lists them all. Both steps are idempotent, and a start cut
- * short finds GSI2 still stale and does both again.
+ * first, so that the rebuilt index lists them all. A table without the series layout's marker
+ * may hold analytics series an item per hour and per day: they are moved into day items
+ * (`migrateSeriesItems`; on a new table, a Scan of nothing and the marker). Every step is
+ * idempotent, and a start cut short does what is left again.
  */
 export async function prepareLocalTable(
   endpoint: string,
@@ -394,8 +392,25 @@ export async function prepareLocalTable(
       }
     },
   });
+  const db = createDocumentClient(endpoint, undefined, 30_000);
+  try {
+    if (!(await seriesLayoutMigrated(db, tableName))) {
+      const { hours, days } = await migrateSeriesItems(db, tableName);
+      if (hours + days > 0)
+        step(
+          `analytics series: ${hours} hour items moved into their day items, ${days} old day items deleted`,
+        );
+    }
+  } finally {
+    db.destroy();
+  }
 }
 
+/**
+ * `DEV_API_KEYS` keys are stored exactly as given. Without it, one key for tenant `dev` is made
+ * on the first start, kept in the data directory and reused afterwards. A revoked key stays
+ * revoked: the generated one is replaced by a new key, a given one stops the start.
+ */
 async function provisionKeys(
   endpoint: string,
   devApiKeys: string | undefined,

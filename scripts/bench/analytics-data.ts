@@ -6,11 +6,11 @@
  * - a link item per link (`newLinkItem`), its `total_clicks` being its visits (what the rollup
  *   consumer's updates add up to);
  * - per visit, its visit item (`newVisitItem`: the action with its `action.created` event, in one
- *   of the campaign's 16 visit partitions) and its events-feed item (`newEventItems`), in the order
+ *   of the campaign's 16 visit partitions) and its events-feed item (`newFeedItem`), in the order
  *   of the visits' times (feed sequences and action ids grow with it, as they would);
  * - the rollups the consumer derives from them: series items (`seriesKey`, with the attributes its
- *   UpdateItem sets: `type`, `visits`, `unique_visits`) per campaign, link and referrer, per hour
- *   and day, and ranking items (`topKey`, `topAttributes`) per link and referrer for `visits` and
+ *   UpdateItem sets: `type`, and per hour its visits and unique visits, `seriesAttribute`) per
+ *   campaign, link and referrer and day, and ranking items (`topKey`, `topAttributes`) per link and referrer for `visits` and
  *   `unique_visits`, their reach time the last visit counted. They are summed here rather than
  *   written through `applyRollups` (whose transactions of at most 99 items would take hours for a
  *   million visits spread over 100,000 links); the part checks this sum against the real consumer
@@ -27,8 +27,8 @@
 
 import {
   bucketOf,
-  type Granularity,
   type Scope,
+  seriesAttribute,
   seriesKey,
   type TopEntity,
   type TopMetric,
@@ -214,12 +214,11 @@ export function feedSequenceOf(t: Traffic, j: number): string {
  * million of them; only their counts are held meanwhile).
  */
 export function rollups(spec: CampaignSpec, t: Traffic) {
-  // Per series item: its key (built once, when first met) and its counts. Held by a cheap key of
-  // scope, granularity and bucket, so the builders (a SHA-256 per referrer key) run once per item.
-  const series = new Map<string, { key: { PK: string; SK: string }; visits: number; unique: number }>();
+  // Per series item: its key (built once, when first met) and its counts by attribute. Held by a
+  // cheap key of scope and day, so the builders (a SHA-256 per referrer key) run once per item.
+  const series = new Map<string, { key: { PK: string; SK: string }; counts: Record<string, number> }>();
   const tops = new Map<string, { entity: TopEntity; metric: TopMetric; value: number; reach: number }>();
   const linkEntities = new Map<number, TopEntity>();
-  const granularities: Granularity[] = ['hour', 'day'];
   for (let j = 0; j < t.link.length; j++) {
     const i = t.link[j]!;
     const at = new Date(t.at[j]!);
@@ -230,18 +229,18 @@ export function rollups(spec: CampaignSpec, t: Traffic) {
       [`L${i}`, { kind: 'link', linkId: spec.firstLinkId + i }],
       [`R${referrerId}`, { kind: 'referrer', referrerId }],
     ];
-    for (const g of granularities) {
-      const bucket = bucketOf(at, g);
-      for (const [tag, scope] of scopes) {
-        const k = `${tag}|${g}|${bucket}`;
-        let entry = series.get(k);
-        if (!entry) {
-          entry = { key: seriesKey(spec.tenant, spec.campaignId, scope, g, bucket), visits: 0, unique: 0 };
-          series.set(k, entry);
-        }
-        entry.visits += 1;
-        if (unique) entry.unique += 1;
+    const day = bucketOf(at, 'day');
+    const visits = seriesAttribute(at.getUTCHours(), 'visits');
+    const uniques = seriesAttribute(at.getUTCHours(), 'unique_visits');
+    for (const [tag, scope] of scopes) {
+      const k = `${tag}|${day}`;
+      let entry = series.get(k);
+      if (!entry) {
+        entry = { key: seriesKey(spec.tenant, spec.campaignId, scope, day), counts: {} };
+        series.set(k, entry);
       }
+      entry.counts[visits] = (entry.counts[visits] ?? 0) + 1;
+      if (unique) entry.counts[uniques] = (entry.counts[uniques] ?? 0) + 1;
     }
     let linkEntity = linkEntities.get(i);
     if (!linkEntity) {
@@ -275,9 +274,8 @@ export function rollups(spec: CampaignSpec, t: Traffic) {
     series: series.size,
     rankings: tops.size,
     *items(): Generator<Record<string, unknown>> {
-      // As the consumer writes them: `SET type ADD` what it counted (no `unique_visits` where none was).
-      for (const { key, visits, unique } of series.values())
-        yield { ...key, type: 'analytics_series', visits, ...(unique > 0 && { unique_visits: unique }) };
+      // As the consumer writes them: `SET type ADD` what it counted (no attribute where nothing was).
+      for (const { key, counts } of series.values()) yield { ...key, type: 'analytics_series', ...counts };
       for (const e of tops.values())
         yield {
           ...topKey(spec.tenant, spec.campaignId, e.entity, e.metric),

@@ -16,6 +16,7 @@
  * The capacity the runs used, per kind of item (`capacity.ts`), is kept for the cost model.
  */
 import { BatchGetCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { seriesPointsFromItem, seriesSortKey } from '../../lib/db/entities/analytics.ts';
 import { campaignPartition } from '../../lib/db/entities/campaign.ts';
 import { linkFromItem, linkKey } from '../../lib/db/entities/link.ts';
 import { newVisitItem, visitPartitions } from '../../lib/db/entities/visit.ts';
@@ -149,14 +150,14 @@ export async function drive(
 /**
  * Where a campaign's visits are, when `total_clicks` did not hold them all: since the campaign
  * was made, its links' `total_clicks`, its visit items and its visits in the analytics (its
- * campaign-scope daily series), each summed straight from the table.
+ * campaign scope's series items), each summed straight from the table.
  */
 async function whereVisitsAre(env: BenchEnvironment, codes: readonly string[]) {
   const { Item } = await env.table.db.send(
     new GetCommand({ TableName: env.table.name, Key: linkKey(codes[0]!), ConsistentRead: true }),
   );
   const [tenant, campaignId] = [String(Item?.tenant), String(Item?.campaign_id)];
-  const count = async (pk: string, prefix: string, sum?: string) => {
+  const count = async (pk: string, prefix: string, sum?: (item: Record<string, unknown>) => number) => {
     let [n, start] = [0, undefined as Record<string, unknown> | undefined];
     do {
       const page = await env.table.db.send(
@@ -168,7 +169,7 @@ async function whereVisitsAre(env: BenchEnvironment, codes: readonly string[]) {
           ExclusiveStartKey: start,
         }),
       );
-      n += (page.Items ?? []).reduce((a, i) => a + (sum ? Number(i[sum] ?? 0) : 1), 0);
+      n += (page.Items ?? []).reduce((a, i) => a + (sum ? sum(i) : 1), 0);
       start = page.LastEvaluatedKey;
     } while (start);
     return n;
@@ -178,7 +179,11 @@ async function whereVisitsAre(env: BenchEnvironment, codes: readonly string[]) {
   return {
     totalClicks: await clicksOf(env, codes),
     visitItems,
-    analyticsVisits: await count(campaignPartition(tenant, campaignId), 'AN#D#C#', 'visits'),
+    analyticsVisits: await count(
+      campaignPartition(tenant, campaignId),
+      seriesSortKey({ kind: 'campaign' }, ''),
+      (item) => seriesPointsFromItem(item, 'day')[0]?.visits ?? 0,
+    ),
   };
 }
 

@@ -163,6 +163,18 @@ describe('GET /api/v1/analytics/{campaign_id} (endpoint 16)', () => {
     expect(res.body.series).toHaveLength(3);
     expect(res.body.from).toBe(`${from.slice(0, 10)}_00-00-00`);
     expect(res.body.to).toBe(formatTimestamp(now));
+    // Hours that end before this one: the day's item holds this hour's visits too, and they are
+    // not in the answer (nor in its totals).
+    const hourAgo = new Date(Math.floor(now.getTime() / 3_600_000) * 3_600_000 - 1000);
+    const earlier = await api<Series>(
+      'GET',
+      `/api/v1/analytics/${campaignId}?granularity=hour&from=${formatTimestamp(new Date(hourAgo.getTime() - 3 * 3_600_000))}&to=${formatTimestamp(hourAgo)}`,
+    );
+    expect(earlier.status, earlier.text).toBe(200);
+    expect(earlier.body.series).toHaveLength(4);
+    const { actions_by_type: types, ...counts } = earlier.body.totals;
+    expect(Object.values(counts)).toEqual([0, 0, 0, 0, 0]);
+    expect(types).toEqual({});
     // A range before anything happened: all zeros.
     const old = await api<Series>(
       'GET',

@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MAX_RANGE_MS, seriesRange } from '../../lib/analytics/range.ts';
 import { seriesAnswer } from '../../lib/analytics/series.ts';
+import type { SeriesMetric } from '../../lib/db/entities/analytics.ts';
 import { ApiError } from '../../lib/domain/errors.ts';
 import { formatTimestamp } from '../../lib/domain/time.ts';
 
@@ -118,5 +119,69 @@ describe('seriesRange', () => {
       actions_by_type: { alpha: 2, zed: 5 },
     });
     expect(Object.keys(a.totals.actions_by_type)).toEqual(['alpha', 'zed']);
+  });
+});
+
+describe('a series item: one day of one scope, hour by hour', () => {
+  const count = fc.oneof(
+    fc.constantFrom('visits', 'unique_visits', 'bot_visits', 'referred_users', 'actions'),
+    fc.record({ actionType: fc.string({ minLength: 1, maxLength: 64 }) }),
+  );
+  const counted = fc.array(
+    fc.record({ hour: fc.integer({ min: 0, max: 23 }), count, n: fc.integer({ min: 1, max: 1000 }) }),
+    { maxLength: 60 },
+  );
+
+  it('gives back per hour and per day exactly what was added to its attributes, whatever the action types', async () => {
+    const { seriesAttribute, seriesKey, seriesPointsFromItem } = await import(
+      '../../lib/db/entities/analytics.ts'
+    );
+    fc.assert(
+      fc.property(counted, (adds) => {
+        // As the consumer's UpdateItem builds it: `SET type ADD <attribute> n` per count.
+        const item: Record<string, unknown> = {
+          ...seriesKey('acme', 'c1', { kind: 'link', linkId: 7 }, '2026-11-24'),
+          type: 'analytics_series',
+        };
+        const hours = new Map<string, Record<string, unknown>>();
+        const zero = (): Record<SeriesMetric, number> => ({
+          visits: 0,
+          unique_visits: 0,
+          bot_visits: 0,
+          referred_users: 0,
+          actions: 0,
+        });
+        const day = zero();
+        const dayTypes: Record<string, number> = {};
+        for (const { hour, count: c, n } of adds) {
+          const name = seriesAttribute(hour, c);
+          item[name] = ((item[name] as number | undefined) ?? 0) + n;
+          const bucket = `2026-11-24T${String(hour).padStart(2, '0')}`;
+          const h = hours.get(bucket) ?? { ...zero(), actions_by_type: {} as Record<string, number> };
+          if (typeof c === 'string') {
+            (h as Record<string, number>)[c] = ((h as Record<string, number>)[c] ?? 0) + n;
+            day[c as SeriesMetric] += n;
+          } else {
+            const t = h.actions_by_type as Record<string, number>;
+            t[c.actionType] = (t[c.actionType] ?? 0) + n;
+            dayTypes[c.actionType] = (dayTypes[c.actionType] ?? 0) + n;
+          }
+          hours.set(bucket, h);
+        }
+        const byHour = seriesPointsFromItem(item, 'hour');
+        expect(byHour).toEqual(
+          [...hours.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([bucket, h]) => ({ bucket, ...h })),
+        );
+        expect(seriesPointsFromItem(item, 'day')).toEqual(
+          adds.length === 0 ? [] : [{ bucket: '2026-11-24', ...day, actions_by_type: dayTypes }],
+        );
+      }),
+    );
+  });
+
+  it('refuses a count that is not a number, by name', async () => {
+    const { seriesKey, seriesPointsFromItem } = await import('../../lib/db/entities/analytics.ts');
+    const item = { ...seriesKey('acme', 'c1', { kind: 'campaign' }, '2026-11-24'), '07v': 'many' };
+    expect(() => seriesPointsFromItem(item, 'day')).toThrow(/07v/);
   });
 });

@@ -2,17 +2,26 @@
  * Analytics items: what the table stream's rollup consumer (`lib/analytics/rollups.ts`) derives
  * from the event items, and what endpoints 16 and 17 read.
  *
- *   series item     PK `T#<tenant>#C#<campaign>`  SK `AN#<H|D>#<scope>#<bucket>`
+ *   series item     PK `T#<tenant>#C#<campaign>`  SK `AN#S#<scope>#<YYYY-MM-DD>`
  *   top item        PK `T#<tenant>#C#<campaign>`  SK `TOP#<by>#<metric>#<entity>`
  *     GSI4  `T#<tenant>#C#<campaign>#TOP#<by>#<metric>` / `<value, 15 digits>#<inverted reach ms>`
  *   checkpoint      PK `ROLLUP#<stream shard id>`  SK `CHECKPOINT`           TTL `expires_at`
  *
  * Series and top items sit in their campaign's partition, so the campaign's purge removes them
- * with the rest. A series item holds one hour (`H`, bucket `YYYY-MM-DDTHH`) or one day (`D`,
- * bucket `YYYY-MM-DD`) of one scope: the campaign (`C`), a link (`L<id>`) or a referrer
- * (`R<hash>`): a range of buckets is one Query between two sort keys. Referrer ids are any 1–256
- * characters, so their scope is a fixed-length hash (no separator inside it can make one
- * referrer's range hold another's items, and the key stays far below 1,024 bytes).
+ * with the rest. A series item holds one UTC day of one scope, hour by hour: the campaign (`C`), a
+ * link (`L<id>`) or a referrer (`R<hash>`). Each count is an attribute named by its hour and its
+ * metric (`SERIES_ATTRIBUTE`): `07v` is the visits of 07:00–08:00, `07t:purchase` the actions of
+ * type `purchase`; only counts above zero exist. A day's point is the sum of its hours. So an
+ * interaction updates one item per scope, not an hour item and a day item, and a range is one
+ * Query between two sort keys: 7 days of hours are 8 items, not 168. The short names keep a busy
+ * day's item under 1 KB (24 hours × 5 metrics at about 7 bytes each), one write unit.
+ *
+ * Referrer ids are any 1–256 characters, so their scope is a fixed-length hash (no separator inside
+ * it can make one referrer's range hold another's items, and the key stays far below 1,024 bytes).
+ *
+ * Until issue 14's cost work, an hour (`AN#H#`) and a day (`AN#D#`) were items of their own, with
+ * the counts under their metric names; nothing writes or reads those any more (the README's
+ * decisions say what became of them).
  *
  * A top item holds one all-time metric of one link or referrer; GSI4 sorts a campaign's items of
  * one ranking by value, then by earliest reach (the time the value was reached), so endpoint 17
@@ -27,8 +36,28 @@ export type Granularity = 'hour' | 'day';
 /** Series attributes: visits, unique visits, bot visits, referred users, actions (non-visit). */
 export const SERIES_METRICS = ['visits', 'unique_visits', 'bot_visits', 'referred_users', 'actions'] as const;
 export type SeriesMetric = (typeof SERIES_METRICS)[number];
-/** Actions by type are attributes of their own, `t:<action type>` (types are any 1–64 chars). */
+/** A metric's letter in a series item's attribute names (`<hour><letter>`). */
+const METRIC_LETTER: Record<SeriesMetric, string> = {
+  visits: 'v',
+  unique_visits: 'u',
+  bot_visits: 'b',
+  referred_users: 'r',
+  actions: 'a',
+};
+const LETTER_METRIC = new Map(Object.entries(METRIC_LETTER).map(([m, l]) => [l, m as SeriesMetric]));
+/** Actions by type are attributes of their own, `<hour>t:<action type>` (types are any 1–64 chars). */
 export const ACTION_TYPE_PREFIX = 't:';
+
+/** What a series item counts: one of the metrics, or the actions of one type. */
+export type SeriesCount = SeriesMetric | { actionType: string };
+
+/** The attribute of a series item that holds `count` for hour `hour` (0–23) of its day. */
+export function seriesAttribute(hour: number, count: SeriesCount): string {
+  const hh = String(hour).padStart(2, '0');
+  return typeof count === 'string'
+    ? `${hh}${METRIC_LETTER[count]}`
+    : `${hh}${ACTION_TYPE_PREFIX}${count.actionType}`;
+}
 
 export type Scope =
   | { kind: 'campaign' }
@@ -44,31 +73,25 @@ function scopeKey(scope: Scope): string {
   return `R${referrerHash(scope.referrerId)}`;
 }
 
-const GRANULARITY_KEY: Record<Granularity, string> = { hour: 'H', day: 'D' };
-
 /** The bucket an instant falls in: `YYYY-MM-DDTHH` for hours, `YYYY-MM-DD` for days (UTC). */
 export function bucketOf(at: Date, granularity: Granularity): string {
   const iso = at.toISOString();
   return granularity === 'hour' ? iso.slice(0, 13) : iso.slice(0, 10);
 }
 
-export const SERIES_SK_PREFIX = 'AN#';
+export const SERIES_SK_PREFIX = 'AN#S#';
 
-export function seriesSortKey(scope: Scope, granularity: Granularity, bucket: string): string {
-  return `${SERIES_SK_PREFIX}${GRANULARITY_KEY[granularity]}#${scopeKey(scope)}#${bucket}`;
+/** A series item's sort key: its scope and its day (`YYYY-MM-DD`). */
+export function seriesSortKey(scope: Scope, day: string): string {
+  return `${SERIES_SK_PREFIX}${scopeKey(scope)}#${day}`;
 }
 
-export function seriesKey(
-  tenant: string,
-  campaignId: string,
-  scope: Scope,
-  granularity: Granularity,
-  bucket: string,
-) {
-  return { PK: campaignPartition(tenant, campaignId), SK: seriesSortKey(scope, granularity, bucket) };
+/** The series item of `scope` for `day` (`YYYY-MM-DD`). */
+export function seriesKey(tenant: string, campaignId: string, scope: Scope, day: string) {
+  return { PK: campaignPartition(tenant, campaignId), SK: seriesSortKey(scope, day) };
 }
 
-/** A series item as endpoint 16 reads it. */
+/** One bucket's counts, as endpoint 16 adds them up. */
 export interface SeriesPoint {
   bucket: string;
   visits: number;
@@ -81,25 +104,45 @@ export interface SeriesPoint {
 
 const seriesField = decoder('analytics series');
 
-export function seriesPointFromItem(item: StoredItem): SeriesPoint {
+/** Every count of a point at zero. */
+export const zeroCounts = (): Omit<SeriesPoint, 'bucket'> => ({
+  visits: 0,
+  unique_visits: 0,
+  bot_visits: 0,
+  referred_users: 0,
+  actions: 0,
+  actions_by_type: {},
+});
+
+/**
+ * The points a series item holds: one per hour with counts (`hour`), or its day's sum (`day`).
+ * A malformed count fails by name; attributes that are no count (keys, `type`) are skipped.
+ */
+export function seriesPointsFromItem(item: StoredItem, granularity: Granularity): SeriesPoint[] {
   const sk = seriesField.string(item, 'SK');
-  const bucket = sk.slice(sk.lastIndexOf('#') + 1);
-  const count = (name: string) => (item[name] === undefined ? 0 : seriesField.number(item, name));
-  const byType: Record<string, number> = {};
+  const day = sk.slice(sk.lastIndexOf('#') + 1);
+  const points = new Map<string, SeriesPoint>();
   for (const [name, value] of Object.entries(item)) {
-    if (!name.startsWith(ACTION_TYPE_PREFIX)) continue;
-    if (typeof value !== 'number') seriesField.fail(item, name, 'a number');
-    byType[name.slice(ACTION_TYPE_PREFIX.length)] = value as number;
+    const hour = /^(\d{2})(.+)$/.exec(name);
+    if (!hour) continue;
+    const rest = hour[2]!;
+    const metric = LETTER_METRIC.get(rest);
+    const actionType = rest.startsWith(ACTION_TYPE_PREFIX)
+      ? rest.slice(ACTION_TYPE_PREFIX.length)
+      : undefined;
+    if (metric === undefined && actionType === undefined) continue;
+    if (typeof value !== 'number' || !Number.isFinite(value)) seriesField.fail(item, name, 'a number');
+    const bucket = granularity === 'hour' ? `${day}T${hour[1]}` : day;
+    let point = points.get(bucket);
+    if (!point) {
+      point = { bucket, ...zeroCounts() };
+      points.set(bucket, point);
+    }
+    const n = value as number;
+    if (metric !== undefined) point[metric] += n;
+    else point.actions_by_type[actionType!] = (point.actions_by_type[actionType!] ?? 0) + n;
   }
-  return {
-    bucket,
-    visits: count('visits'),
-    unique_visits: count('unique_visits'),
-    bot_visits: count('bot_visits'),
-    referred_users: count('referred_users'),
-    actions: count('actions'),
-    actions_by_type: byType,
-  };
+  return [...points.values()].sort((a, b) => (a.bucket < b.bucket ? -1 : 1));
 }
 
 /** Rankings of endpoint 17. */

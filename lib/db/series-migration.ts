@@ -1,0 +1,160 @@
+/**
+ * Moves analytics series written in the layout before one item per day (an item per hour,
+ * `AN#H#<scope>#<YYYY-MM-DDTHH>`, and per day, `AN#D#<scope>#<YYYY-MM-DD>`, the counts under their
+ * metric names) into the day items endpoint 16 reads (`entities/analytics.ts`): each hour item's
+ * counts are added to its day item's attributes for that hour, in one transaction with the hour
+ * item's delete (on the condition that it still exists), so an hour is moved exactly once however
+ * often the migration runs or is cut short. The old day items repeat their hours' sums and are
+ * deleted.
+ *
+ * The old items sit in their campaigns' partitions, so nothing but a Scan finds them all: an
+ * operator's one-off over the whole table (`npm run table:migrate` for a deployed stage, with the
+ * operator's credentials; no function is granted `Scan`), and the local stack's start until its
+ * table holds the marker that says it ran (`lib/local/stack.ts`). It takes the client and table it
+ * is given and reads no configuration.
+ */
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import {
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  ScanCommand,
+  TransactWriteCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { WRITE_BATCH, writeBatchOn } from './batch-write.ts';
+import {
+  ACTION_TYPE_PREFIX,
+  SERIES_METRICS,
+  type SeriesCount,
+  seriesAttribute,
+} from './entities/analytics.ts';
+import { decoder } from './entities/decode.ts';
+
+const field = decoder('analytics series (old layout)');
+const OLD_HOUR = 'AN#H#';
+const OLD_DAY = 'AN#D#';
+const PARALLEL = 8;
+
+/** The item that says a table's series are in the day layout: the local stack looks for it. */
+export const SERIES_LAYOUT_MARKER = { PK: 'MIGRATION#series-by-day', SK: 'DONE' } as const;
+
+export interface SeriesMigrationResult {
+  /** Old hour items moved into their day items now. */
+  hours: number;
+  /** Old day items deleted. */
+  days: number;
+}
+
+/** The day item an old hour item's counts go to, and the attributes they become. */
+export function movedHour(item: Record<string, unknown>): {
+  key: { PK: string; SK: string };
+  adds: Record<string, number>;
+} {
+  const sk = field.string(item, 'SK');
+  const match = /^AN#H#(.+)#(\d{4}-\d{2}-\d{2})T(\d{2})$/.exec(sk);
+  if (!match) field.fail(item, 'SK', 'an hour series key');
+  const [, scope, day, hh] = match!;
+  const hour = Number(hh);
+  const adds: Record<string, number> = {};
+  const add = (count: SeriesCount, value: unknown, name: string) => {
+    if (value === undefined) return;
+    if (typeof value !== 'number') field.fail(item, name, 'a number');
+    if ((value as number) !== 0) adds[seriesAttribute(hour, count)] = value as number;
+  };
+  for (const metric of SERIES_METRICS) add(metric, item[metric], metric);
+  for (const [name, value] of Object.entries(item))
+    if (name.startsWith(ACTION_TYPE_PREFIX))
+      add({ actionType: name.slice(ACTION_TYPE_PREFIX.length) }, value, name);
+  return { key: { PK: field.string(item, 'PK'), SK: `AN#S#${scope}#${day}` }, adds };
+}
+
+export async function migrateSeriesItems(
+  db: DynamoDBDocumentClient,
+  tableName: string,
+): Promise<SeriesMigrationResult> {
+  const result: SeriesMigrationResult = { hours: 0, days: 0 };
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await db.send(
+      new ScanCommand({
+        TableName: tableName,
+        FilterExpression: 'begins_with(SK, :hour) OR begins_with(SK, :day)',
+        ExpressionAttributeValues: { ':hour': OLD_HOUR, ':day': OLD_DAY },
+        ExclusiveStartKey: start,
+      }),
+    );
+    const items = page.Items ?? [];
+    const hours = items.filter((i) => String(i.SK).startsWith(OLD_HOUR));
+    const days = items.filter((i) => String(i.SK).startsWith(OLD_DAY));
+    for (let i = 0; i < hours.length; i += PARALLEL) {
+      const moved = await Promise.all(hours.slice(i, i + PARALLEL).map((h) => moveHour(db, tableName, h)));
+      result.hours += moved.filter(Boolean).length;
+    }
+    for (let i = 0; i < days.length; i += WRITE_BATCH) {
+      const batch = days.slice(i, i + WRITE_BATCH);
+      result.days += await writeBatchOn(
+        { db, tableName },
+        batch.map((d) => ({ DeleteRequest: { Key: { PK: String(d.PK), SK: String(d.SK) } } })),
+      );
+    }
+    start = page.LastEvaluatedKey;
+  } while (start);
+  await db.send(
+    new PutCommand({ TableName: tableName, Item: { ...SERIES_LAYOUT_MARKER, at: new Date().toISOString() } }),
+  );
+  return result;
+}
+
+/** Whether the table's series are known to be in the day layout (the migration ran to its end). */
+export async function seriesLayoutMigrated(db: DynamoDBDocumentClient, tableName: string): Promise<boolean> {
+  const { Item } = await db.send(
+    new GetCommand({ TableName: tableName, Key: SERIES_LAYOUT_MARKER, ConsistentRead: true }),
+  );
+  return Item !== undefined;
+}
+
+/** One hour item into its day item; false when another run moved it first. */
+async function moveHour(db: DynamoDBDocumentClient, tableName: string, item: Record<string, unknown>) {
+  const { key, adds } = movedHour(item);
+  const names: Record<string, string> = { '#type': 'type' };
+  const values: Record<string, unknown> = { ':type': 'analytics_series' };
+  const parts = Object.entries(adds).map(([name, n], i) => {
+    names[`#a${i}`] = name;
+    values[`:a${i}`] = n;
+    return `#a${i} :a${i}`;
+  });
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await db.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: tableName,
+                Key: key,
+                UpdateExpression: `SET #type = :type${parts.length > 0 ? ` ADD ${parts.join(', ')}` : ''}`,
+                ExpressionAttributeNames: names,
+                ExpressionAttributeValues: values,
+              },
+            },
+            {
+              Delete: {
+                TableName: tableName,
+                Key: { PK: item.PK, SK: item.SK },
+                ConditionExpression: 'attribute_exists(PK)',
+              },
+            },
+          ],
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (!(err instanceof TransactionCanceledException)) throw err;
+      // The hour item is gone: another run moved it.
+      if (err.CancellationReasons?.[1]?.Code === 'ConditionalCheckFailed') return false;
+      // A conflict with the rollup consumer writing the same day item: again, a little later.
+      if (attempt >= 10) throw err;
+      await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
+    }
+  }
+}
