@@ -36,8 +36,8 @@ import { transactWrite } from './transactions.ts';
 export const eventNotFound = (id: string) =>
   new ApiError('event_not_found', `No event with id ${truncate(id)}.`);
 
-/** Events per feed transaction: a feed item each and the counter, within the transaction's 100 items (about 1 MB at most of its 4 MB). */
-export const FEED_EVENTS_PER_TRANSACTION = 99;
+/** Events per feed transaction: a feed item each, the counter and the campaign's check, within the transaction's 100 items (about 1 MB at most of its 4 MB). */
+export const FEED_EVENTS_PER_TRANSACTION = 98;
 
 /** An event as the stream consumer hands it to the feed: with its stream record's sequence number. */
 export interface FeedRecord {
@@ -67,12 +67,15 @@ async function readCounter(tenant: string, campaignId: string): Promise<FeedCoun
  * Write one campaign's consecutive events of one stream shard, in stream order, into its feed (at
  * most `FEED_EVENTS_PER_TRANSACTION`), each once: first their lookup items (idempotent puts, in
  * batches), then one transaction of the campaign's feed counter, moved from the value expected to
- * the last sequence given and with the shard's position at the last record, and each event's feed
- * item. A burst costs one transaction per 99 events rather than one each, and a reader sees all of
- * them or none, numbered in the order of commit (the header of `entities/webhook-event.ts`).
- * Records at or before the shard's position were written before (a replayed stream batch) and are
- * left out. When the counter held another value (another writer of the campaign went first), the
- * transaction is made again from the counter it held. Returns how many events were written.
+ * the last sequence given and with the shard's position at the last record, a check that the
+ * campaign still exists, and each event's feed item. A burst costs one transaction per 98 events
+ * rather than one each, and a reader sees all of them or none, numbered in the order of commit
+ * (the header of `entities/webhook-event.ts`). Records at or before the shard's position were
+ * written before (a replayed stream batch) and are left out. When the counter held another value
+ * (another writer of the campaign went first), the transaction is made again from the counter it
+ * held. Events of a deleted campaign are not written (a visit's event can reach the stream after
+ * the delete, from another partition): nothing lands in a partition the purge has passed, the
+ * lookups apart, which expire. Returns how many events were written.
  */
 export async function recordFeedEvents(shardId: string, records: readonly FeedRecord[]): Promise<number> {
   const first = records[0]?.event;
@@ -124,14 +127,19 @@ export async function recordFeedEvents(shardId: string, records: readonly FeedRe
     const puts = pending.map((r, i) => ({
       Put: { TableName: tableName, Item: newFeedItem(r.event, formatSequence(start + 1 + i)) },
     }));
-    const result = await transactWrite([moveCounter, ...puts]);
+    const result = await transactWrite([moveCounter, campaignStillExists(tenant, campaignId), ...puts]);
     if (result.ok) {
       remember(campaign, next);
       return pending.length;
     }
-    // Only the counter has a condition: another writer of the campaign went first (or the purge
-    // removed the counter). Go on from what it holds, after a jittered pause, so that writers of one
-    // campaign (a shard each) take turns rather than colliding again at once.
+    if (result.failed.has(1)) {
+      // The campaign is gone (campaign ids are never reused): its events go nowhere.
+      knownCounters.delete(campaign);
+      return 0;
+    }
+    // Only the counter's condition failed: another writer of the campaign went first. Go on from
+    // what it holds, after a jittered pause, so that writers of one campaign (a shard each) take
+    // turns rather than colliding again at once.
     counter = feedCounterOf(result.old.get(0)) ?? null;
     remember(campaign, counter);
     await new Promise((r) => setTimeout(r, Math.random() * Math.min(200, 5 * 2 ** attempt)));

@@ -100,7 +100,7 @@ describe('events feed: exactly once under replayed stream batches', () => {
   it('a consumer that dies between two feed transactions of a batch: the batch again writes the rest once', async () => {
     const { recordFeedRecords } = await import('../../lib/webhooks/feed.ts');
     const { db } = await import('../../lib/db/client.ts');
-    // 150 events of one campaign: two transactions (99 and 51).
+    // 150 events of one campaign: two transactions (98 and 52).
     const s = await setUp(150);
     const send = db.send.bind(db);
     let transactions = 0;
@@ -115,12 +115,12 @@ describe('events feed: exactly once under replayed stream batches', () => {
     }) as typeof db.send);
     const died = await recordFeedRecords(s.records, s.shard);
     expect(transactions).toBe(2);
-    expect(died.written).toBe(99);
+    expect(died.written).toBe(98);
     // The rest is reported failed, from the first record not written: Lambda retries from there.
-    expect(died.failedSequenceNumbers).toEqual(s.records.slice(99).map((r) => r.dynamodb.SequenceNumber));
+    expect(died.failedSequenceNumbers).toEqual(s.records.slice(98).map((r) => r.dynamodb.SequenceNumber));
     vi.restoreAllMocks();
-    // Retried whole (as the local poller does after a restart): only the 51 not written yet.
-    expect((await recordFeedRecords(s.records, s.shard)).written).toBe(51);
+    // Retried whole (as the local poller does after a restart): only the 52 not written yet.
+    expect((await recordFeedRecords(s.records, s.shard)).written).toBe(52);
     expect(await feedIds(s.campaign.id)).toEqual([s.first, ...s.ids]);
   });
 
@@ -130,6 +130,21 @@ describe('events feed: exactly once under replayed stream batches', () => {
     expect((await recordFeedRecords(s.records, s.shard)).written).toBe(2);
     expect((await recordFeedRecords(s.records, `${s.shard}-other`)).written).toBe(2);
     expect((await recordFeedRecords(s.records, s.shard)).written).toBe(0);
+  });
+
+  it("a deleted campaign's events are not written: no feed item and no counter in its partition", async () => {
+    const { recordFeedRecords } = await import('../../lib/webhooks/feed.ts');
+    const s = await setUp(3);
+    expect((await api('DELETE', `/api/v1/campaign?id=${s.campaign.id}`)).status).toBe(204);
+    // The purge may already be at work: what matters is that these records add nothing.
+    const before = await campaignItems(TENANT_A.tenant, s.campaign.id, 'EV');
+    expect(await recordFeedRecords(s.records, s.shard)).toEqual({ written: 0, failedSequenceNumbers: [] });
+    const after = await campaignItems(TENANT_A.tenant, s.campaign.id, 'EV');
+    expect(after.filter((i) => !before.some((b) => b.SK === i.SK)).map((i) => i.SK)).toEqual([]);
+    expect(after.some((i) => String(i.evt_id).startsWith('evt_replay_'))).toBe(false);
+    // The counter, if the purge has not removed it yet, never saw this shard.
+    const counter = after.find((i) => i.SK === 'EVSEQ');
+    expect((counter?.shards as Record<string, unknown> | undefined)?.[s.shard]).toBeUndefined();
   });
 
   it('a batch without a shard id is held, not written: no position, no exactly once', async () => {
