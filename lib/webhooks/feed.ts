@@ -34,7 +34,9 @@ export async function recordFeedRecords(
     const streamSequence = record.dynamodb?.SequenceNumber;
     if (!event || !streamSequence) continue;
     const key = `${event.tenant}#${event.campaign_id}`;
-    byCampaign.set(key, [...(byCampaign.get(key) ?? []), { streamSequence, event }]);
+    const list = byCampaign.get(key);
+    if (list) list.push({ streamSequence, event });
+    else byCampaign.set(key, [{ streamSequence, event }]);
   }
   if (byCampaign.size === 0) return { written: 0, failedSequenceNumbers: [] };
   if (!shardId) {
