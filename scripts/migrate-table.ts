@@ -14,7 +14,7 @@
 
 import { createDocumentClient } from '../lib/aws/clients.ts';
 import { backfillCampaignListKeys } from '../lib/db/campaign-list-backfill.ts';
-import { migrateSeriesItems } from '../lib/db/series-migration.ts';
+import { describeSeriesMigration, migrateSeriesItems } from '../lib/db/series-migration.ts';
 import { fail, parseTargetArgs, TARGET_USAGE } from './cli.ts';
 
 const usage = `Usage:
@@ -37,10 +37,7 @@ async function main() {
         (found > updated ? ` (${found - updated} were deleted or given keys meanwhile)` : '') +
         '.',
     );
-    const series = await migrateSeriesItems(db, values.table);
-    console.log(
-      `analytics series: ${series.hours} hour items moved into their day items, ${series.days} old day items deleted.`,
-    );
+    console.log(`${describeSeriesMigration(await migrateSeriesItems(db, values.table))}.`);
   } finally {
     db.destroy();
   }

@@ -35,6 +35,7 @@ import {
   type SeriesCount,
   seriesAttribute,
   seriesKey,
+  seriesUpdate,
   type TopEntity,
   type TopMetric,
   topAttributes,
@@ -277,23 +278,7 @@ export async function applyRollups(
       kinds.push({ kind: 'campaign', key: k });
     }
     for (const s of plan.series.values()) {
-      const names: Record<string, string> = { '#type': 'type' };
-      const values: Record<string, unknown> = { ':type': 'analytics_series' };
-      const adds: string[] = [];
-      [...s.adds.entries()].forEach(([name, n], i) => {
-        names[`#a${i}`] = name;
-        values[`:a${i}`] = n;
-        adds.push(`#a${i} :a${i}`);
-      });
-      items.push({
-        Update: {
-          TableName: tableName,
-          Key: s.key,
-          UpdateExpression: `SET #type = :type ADD ${adds.join(', ')}`,
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-        },
-      });
+      items.push({ Update: { TableName: tableName, Key: s.key, ...seriesUpdate(s.adds) } });
       kinds.push({ kind: 'series' });
     }
     for (const l of plan.links.values()) {

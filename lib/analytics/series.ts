@@ -10,8 +10,6 @@ import type { SeriesRange } from './range.ts';
 
 type Metrics = AnalyticsSeries['totals'];
 
-const zero = (): Metrics => zeroCounts();
-
 function add(into: Metrics, point: SeriesPoint): void {
   into.visits += point.visits;
   into.unique_visits += point.unique_visits;
@@ -29,9 +27,9 @@ export function seriesAnswer(
   points: readonly SeriesPoint[],
 ): AnalyticsSeries {
   const byBucket = new Map(points.map((p) => [p.bucket, p]));
-  const totals = zero();
+  const totals = zeroCounts();
   const series = range.starts.map((start) => {
-    const metrics = zero();
+    const metrics = zeroCounts();
     const point = byBucket.get(bucketOf(start, range.granularity));
     if (point) {
       add(metrics, point);

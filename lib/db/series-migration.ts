@@ -25,8 +25,10 @@ import { WRITE_BATCH, writeBatchOn } from './batch-write.ts';
 import {
   ACTION_TYPE_PREFIX,
   SERIES_METRICS,
+  SERIES_SK_PREFIX,
   type SeriesCount,
   seriesAttribute,
+  seriesUpdate,
 } from './entities/analytics.ts';
 import { decoder } from './entities/decode.ts';
 
@@ -65,7 +67,7 @@ export function movedHour(item: Record<string, unknown>): {
   for (const [name, value] of Object.entries(item))
     if (name.startsWith(ACTION_TYPE_PREFIX))
       add({ actionType: name.slice(ACTION_TYPE_PREFIX.length) }, value, name);
-  return { key: { PK: field.string(item, 'PK'), SK: `AN#S#${scope}#${day}` }, adds };
+  return { key: { PK: field.string(item, 'PK'), SK: `${SERIES_SK_PREFIX}${scope}#${day}` }, adds };
 }
 
 export async function migrateSeriesItems(
@@ -105,6 +107,10 @@ export async function migrateSeriesItems(
   return result;
 }
 
+/** What a migration did, in one line (the local stack's start and `npm run table:migrate` print it). */
+export const describeSeriesMigration = (r: SeriesMigrationResult) =>
+  `analytics series: ${r.hours} hour items moved into their day items, ${r.days} old day items deleted`;
+
 /** Whether the table's series are known to be in the day layout (the migration ran to its end). */
 export async function seriesLayoutMigrated(db: DynamoDBDocumentClient, tableName: string): Promise<boolean> {
   const { Item } = await db.send(
@@ -116,26 +122,13 @@ export async function seriesLayoutMigrated(db: DynamoDBDocumentClient, tableName
 /** One hour item into its day item; false when another run moved it first. */
 async function moveHour(db: DynamoDBDocumentClient, tableName: string, item: Record<string, unknown>) {
   const { key, adds } = movedHour(item);
-  const names: Record<string, string> = { '#type': 'type' };
-  const values: Record<string, unknown> = { ':type': 'analytics_series' };
-  const parts = Object.entries(adds).map(([name, n], i) => {
-    names[`#a${i}`] = name;
-    values[`:a${i}`] = n;
-    return `#a${i} :a${i}`;
-  });
   for (let attempt = 0; ; attempt++) {
     try {
       await db.send(
         new TransactWriteCommand({
           TransactItems: [
             {
-              Update: {
-                TableName: tableName,
-                Key: key,
-                UpdateExpression: `SET #type = :type${parts.length > 0 ? ` ADD ${parts.join(', ')}` : ''}`,
-                ExpressionAttributeNames: names,
-                ExpressionAttributeValues: values,
-              },
+              Update: { TableName: tableName, Key: key, ...seriesUpdate(Object.entries(adds)) },
             },
             {
               Delete: {

@@ -6,7 +6,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ApiKeyStore, generateApiKey } from '../auth/api-keys.ts';
 import { createDocumentClient } from '../aws/clients.ts';
 import { backfillCampaignListKeys } from '../db/campaign-list-backfill.ts';
-import { migrateSeriesItems, seriesLayoutMigrated } from '../db/series-migration.ts';
+import { describeSeriesMigration, migrateSeriesItems, seriesLayoutMigrated } from '../db/series-migration.ts';
 import { ApiError } from '../domain/errors.ts';
 import { errorBody, JSON_CONTENT_TYPE } from '../http/responses.ts';
 import type { RouteDefinition, ThrottleClass } from '../routes.ts';
@@ -395,11 +395,8 @@ export async function prepareLocalTable(
   const db = createDocumentClient(endpoint, undefined, 30_000);
   try {
     if (!(await seriesLayoutMigrated(db, tableName))) {
-      const { hours, days } = await migrateSeriesItems(db, tableName);
-      if (hours + days > 0)
-        step(
-          `analytics series: ${hours} hour items moved into their day items, ${days} old day items deleted`,
-        );
+      const moved = await migrateSeriesItems(db, tableName);
+      if (moved.hours + moved.days > 0) step(describeSeriesMigration(moved));
     }
   } finally {
     db.destroy();

@@ -10,7 +10,7 @@
  * Series and top items sit in their campaign's partition, so the campaign's purge removes them
  * with the rest. A series item holds one UTC day of one scope, hour by hour: the campaign (`C`), a
  * link (`L<id>`) or a referrer (`R<hash>`). Each count is an attribute named by its hour and its
- * metric (`SERIES_ATTRIBUTE`): `07v` is the visits of 07:00–08:00, `07t:purchase` the actions of
+ * metric (`seriesAttribute`): `07v` is the visits of 07:00–08:00, `07t:purchase` the actions of
  * type `purchase`; only counts above zero exist. A day's point is the sum of its hours. So an
  * interaction updates one item per scope, not an hour item and a day item, and a range is one
  * Query between two sort keys: 7 days of hours are 8 items, not 168. The short names keep a busy
@@ -80,6 +80,27 @@ export function bucketOf(at: Date, granularity: Granularity): string {
 }
 
 export const SERIES_SK_PREFIX = 'AN#S#';
+
+/**
+ * The update that adds `adds` (attribute name → count) to a series item, creating it when missing:
+ * what the rollup consumer writes, and what the migration of the old layout writes.
+ */
+export function seriesUpdate(adds: Iterable<readonly [string, number]>) {
+  const names: Record<string, string> = { '#type': 'type' };
+  const values: Record<string, unknown> = { ':type': 'analytics_series' };
+  const parts: string[] = [];
+  for (const [name, n] of adds) {
+    const i = parts.length;
+    names[`#a${i}`] = name;
+    values[`:a${i}`] = n;
+    parts.push(`#a${i} :a${i}`);
+  }
+  return {
+    UpdateExpression: `SET #type = :type${parts.length > 0 ? ` ADD ${parts.join(', ')}` : ''}`,
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: values,
+  };
+}
 
 /** A series item's sort key: its scope and its day (`YYYY-MM-DD`). */
 export function seriesSortKey(scope: Scope, day: string): string {
