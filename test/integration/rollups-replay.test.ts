@@ -13,6 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { api } from '../support/api.ts';
+import { killAtTransaction } from '../support/killed-transaction.ts';
 import { createCampaign, createLink, type LinkBody } from '../support/records.ts';
 import { configureInProcessHandlers, linkItem } from '../support/table.ts';
 import { mapLimit } from '../support/wait.ts';
@@ -91,21 +92,10 @@ describe('rollups: exactly once under replayed stream batches', () => {
 
   it('a consumer that dies between two transactions of a batch: the batch again counts the rest once', async () => {
     const { applyRollups } = await import('../../lib/analytics/rollups.ts');
-    const { db } = await import('../../lib/db/client.ts');
     const s = await setUp();
-    const send = db.send.bind(db);
-    let transactions = 0;
-    vi.spyOn(db, 'send').mockImplementation(((
-      command: { constructor: { name: string } },
-      ...rest: unknown[]
-    ) => {
-      if (command.constructor.name === 'TransactWriteCommand' && ++transactions === 3) {
-        return Promise.reject(new Error('killed'));
-      }
-      return (send as (...a: unknown[]) => Promise<unknown>)(command, ...rest);
-    }) as typeof db.send);
+    const transactions = await killAtTransaction(3);
     await expect(applyRollups(s.records, s.shard)).rejects.toThrow('killed');
-    expect(transactions).toBe(3);
+    expect(transactions()).toBe(3);
     vi.restoreAllMocks();
     const applied = await applyRollups(s.records, s.shard);
     expect(applied).toBeGreaterThan(0);

@@ -15,6 +15,7 @@ import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { api, TENANT_A } from '../support/api.ts';
+import { killAtTransaction } from '../support/killed-transaction.ts';
 import { createCampaign, createLink, createLinkAction } from '../support/records.ts';
 import { campaignItems, configureInProcessHandlers, table } from '../support/table.ts';
 import { eventually, mapLimit } from '../support/wait.ts';
@@ -99,22 +100,11 @@ describe('events feed: exactly once under replayed stream batches', () => {
 
   it('a consumer that dies between two feed transactions of a batch: the batch again writes the rest once', async () => {
     const { recordFeedRecords } = await import('../../lib/webhooks/feed.ts');
-    const { db } = await import('../../lib/db/client.ts');
     // 150 events of one campaign: two transactions (98 and 52).
     const s = await setUp(150);
-    const send = db.send.bind(db);
-    let transactions = 0;
-    vi.spyOn(db, 'send').mockImplementation(((
-      command: { constructor: { name: string } },
-      ...rest: unknown[]
-    ) => {
-      if (command.constructor.name === 'TransactWriteCommand' && ++transactions === 2) {
-        return Promise.reject(new Error('killed'));
-      }
-      return (send as (...a: unknown[]) => Promise<unknown>)(command, ...rest);
-    }) as typeof db.send);
+    const transactions = await killAtTransaction(2);
     const died = await recordFeedRecords(s.records, s.shard);
-    expect(transactions).toBe(2);
+    expect(transactions()).toBe(2);
     expect(died.written).toBe(98);
     // The rest is reported failed, from the first record not written: Lambda retries from there.
     expect(died.failedSequenceNumbers).toEqual(s.records.slice(98).map((r) => r.dynamodb.SequenceNumber));
