@@ -15,13 +15,12 @@
  *
  * The capacity the runs used, per kind of item (`capacity.ts`), is kept for the cost model.
  */
-import { BatchGetCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { seriesPointsFromItem, seriesSortKey } from '../../lib/db/entities/analytics.ts';
-import { campaignPartition } from '../../lib/db/entities/campaign.ts';
 import { linkFromItem, linkKey } from '../../lib/db/entities/link.ts';
 import { newVisitItem, visitPartitions } from '../../lib/db/entities/visit.ts';
 import type { ItemAccesses } from '../../lib/local/dynamodb-counter.ts';
-import { putItems } from '../../test/support/table.ts';
+import { campaignItems, partitionItems, putItems } from '../../test/support/table.ts';
 import { waitUntil } from '../../test/support/wait.ts';
 import { capacityOf, checksOf, type KindUsage, kindOf, readsOf, writesOf } from './capacity.ts';
 import { BROWSER } from './endpoints.ts';
@@ -63,34 +62,30 @@ async function clicksOf(env: BenchEnvironment, codes: readonly string[]): Promis
   return sum;
 }
 
-/**
- * The bot visits recorded for the campaign of `codes` (its bot-visit items, `B#` in its 16 visit
- * partitions). A visitor's generated user agent can look like a bot to `isbot` (an id holding
- * `feed` is a feed reader's): that visit is redirected and counted apart, never in `total_clicks`.
- */
-async function botVisitsOf(env: BenchEnvironment, codes: readonly string[]): Promise<number> {
+/** The tenant and campaign of the links `codes` (all of one campaign), from the first link's item. */
+async function campaignOfCodes(env: BenchEnvironment, codes: readonly string[]) {
   const { Item } = await env.table.db.send(
     new GetCommand({ TableName: env.table.name, Key: linkKey(codes[0]!), ConsistentRead: true }),
   );
-  let n = 0;
-  for (const pk of visitPartitions(String(Item?.tenant), String(Item?.campaign_id))) {
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await env.table.db.send(
-        new QueryCommand({
-          TableName: env.table.name,
-          KeyConditionExpression: 'PK = :pk AND begins_with(SK, :b)',
-          ExpressionAttributeValues: { ':pk': pk, ':b': 'B#' },
-          Select: 'COUNT',
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-        }),
-      );
-      n += page.Count ?? 0;
-      start = page.LastEvaluatedKey;
-    } while (start);
-  }
-  return n;
+  return { tenant: String(Item?.tenant), campaignId: String(Item?.campaign_id) };
+}
+
+/** Items of the campaign's 16 visit partitions whose SK starts with `prefix` (`A#` visits, `B#` bot visits). */
+async function visitPartitionItems(env: BenchEnvironment, codes: readonly string[], prefix: string) {
+  const { tenant, campaignId } = await campaignOfCodes(env, codes);
+  const pages = await Promise.all(
+    visitPartitions(tenant, campaignId).map((pk) => partitionItems(pk, prefix, env.table)),
+  );
+  return pages.flat();
+}
+
+/**
+ * The bot visits recorded for the campaign of `codes` (its bot-visit items). A visitor's generated
+ * user agent can look like a bot to `isbot` (an id holding `feed` is a feed reader's): that visit
+ * is redirected and counted apart, never in `total_clicks`.
+ */
+async function botVisitsOf(env: BenchEnvironment, codes: readonly string[]): Promise<number> {
+  return (await visitPartitionItems(env, codes, 'B#')).length;
 }
 
 function jobOf(env: BenchEnvironment, traffic: Traffic, codes: readonly string[], amount: number): LoadJob {
@@ -191,37 +186,12 @@ export async function drive(
  * campaign scope's series items), each summed straight from the table.
  */
 async function whereVisitsAre(env: BenchEnvironment, codes: readonly string[]) {
-  const { Item } = await env.table.db.send(
-    new GetCommand({ TableName: env.table.name, Key: linkKey(codes[0]!), ConsistentRead: true }),
-  );
-  const [tenant, campaignId] = [String(Item?.tenant), String(Item?.campaign_id)];
-  const count = async (pk: string, prefix: string, sum?: (item: Record<string, unknown>) => number) => {
-    let [n, start] = [0, undefined as Record<string, unknown> | undefined];
-    do {
-      const page = await env.table.db.send(
-        new QueryCommand({
-          TableName: env.table.name,
-          KeyConditionExpression: 'PK = :pk AND begins_with(SK, :p)',
-          ExpressionAttributeValues: { ':pk': pk, ':p': prefix },
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-        }),
-      );
-      n += (page.Items ?? []).reduce((a, i) => a + (sum ? sum(i) : 1), 0);
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return n;
-  };
-  let visitItems = 0;
-  for (const pk of visitPartitions(tenant, campaignId)) visitItems += await count(pk, 'A#');
+  const { tenant, campaignId } = await campaignOfCodes(env, codes);
+  const series = await campaignItems(tenant, campaignId, seriesSortKey({ kind: 'campaign' }, ''), env.table);
   return {
     totalClicks: await clicksOf(env, codes),
-    visitItems,
-    analyticsVisits: await count(
-      campaignPartition(tenant, campaignId),
-      seriesSortKey({ kind: 'campaign' }, ''),
-      (item) => seriesPointsFromItem(item, 'day')[0]?.visits ?? 0,
-    ),
+    visitItems: (await visitPartitionItems(env, codes, 'A#')).length,
+    analyticsVisits: series.reduce((a, item) => a + (seriesPointsFromItem(item, 'day')[0]?.visits ?? 0), 0),
   };
 }
 
