@@ -7,7 +7,12 @@ import { decoder } from './entities/decode.ts';
 import { CAMPAIGN_LINKS_INDEX, campaignLinksPartition, codeReservation } from './entities/link.ts';
 import { visitPartitions } from './entities/visit.ts';
 import { ATTEMPT_STATUSES, attemptLogPartition } from './entities/webhook-attempt.ts';
-import { eventLookupKey, FEED_SK_PREFIX } from './entities/webhook-event.ts';
+import {
+  eventIdsOfFeedItem,
+  eventLookupKey,
+  FEED_IDS_PROJECTION,
+  FEED_SK_PREFIX,
+} from './entities/webhook-event.ts';
 import { transactWrite } from './transactions.ts';
 
 export { parseCampaignPartition } from './entities/campaign.ts';
@@ -150,7 +155,8 @@ export async function purgeCampaign(
           TableName: tableName,
           KeyConditionExpression: 'PK = :pk',
           ExpressionAttributeValues: { ':pk': partition },
-          ProjectionExpression: 'PK, SK, evt_id',
+          ProjectionExpression: `PK, SK, ${FEED_IDS_PROJECTION.expression}`,
+          ExpressionAttributeNames: FEED_IDS_PROJECTION.names,
           ConsistentRead: true,
           Limit: PAGE,
         }),
@@ -158,10 +164,8 @@ export async function purgeCampaign(
       if (Items.length === 0) break;
       const keyList = Items.flatMap((i) => {
         const key = { PK: recordField.string(i, 'PK'), SK: recordField.string(i, 'SK') };
-        const eventId = key.SK.startsWith(FEED_SK_PREFIX)
-          ? recordField.optionalString(i, 'evt_id')
-          : undefined;
-        return eventId ? [eventLookupKey(tenant, eventId), key] : [key];
+        const eventIds = key.SK.startsWith(FEED_SK_PREFIX) ? eventIdsOfFeedItem(i) : [];
+        return [...eventIds.map((id) => eventLookupKey(tenant, id)), key];
       });
       deleted += await sumInParallel(keyList, WRITE_BATCH, PARALLEL_BATCHES, deleteBatch);
     }

@@ -18,16 +18,19 @@ import {
   feedCounterItem,
   feedCounterOf,
   feedEventOf,
+  feedPacks,
   feedSequenceKey,
   firstFeedSequence,
   formatSequence,
+  lastSequenceOf,
   newEventLookupItem,
-  newFeedItem,
+  newFeedPackItem,
   newRedeliveryItem,
   nextFeedCounter,
   SEQUENCE_PATTERN,
+  type StoredEvent,
   shardPosition,
-  storedEventFromItem,
+  storedEventsFromItem,
 } from './entities/webhook-event.ts';
 import { rememberAnswer } from './idempotency.ts';
 import type { Page } from './links.ts';
@@ -36,7 +39,7 @@ import { transactWrite } from './transactions.ts';
 export const eventNotFound = (id: string) =>
   new ApiError('event_not_found', `No event with id ${truncate(id)}.`);
 
-/** Events per feed transaction: a feed item each, the counter and the campaign's check, within the transaction's 100 items (about 1 MB at most of its 4 MB). */
+/** Events per feed transaction: with the counter and the campaign's check, within the transaction's 100 items even when each event fills a feed item of its own. */
 export const FEED_EVENTS_PER_TRANSACTION = 98;
 
 /** An event as the stream consumer hands it to the feed: with its stream record's sequence number. */
@@ -68,8 +71,8 @@ async function readCounter(tenant: string, campaignId: string): Promise<FeedCoun
  * most `FEED_EVENTS_PER_TRANSACTION`), each once: first their lookup items (idempotent puts, in
  * batches), then one transaction of the campaign's feed counter, moved from the value expected to
  * the last sequence given and with the shard's position at the last record, a check that the
- * campaign still exists, and each event's feed item. A burst costs one transaction per 98 events
- * rather than one each, and a reader sees all of them or none, numbered in the order of commit
+ * campaign still exists, and the feed item that holds the events (more than one only past 256 KB
+ * of events). A burst costs one transaction and one item per 98 events rather than one each, and a reader sees all of them or none, numbered in the order of commit
  * (the header of `entities/webhook-event.ts`). Records at or before the shard's position were
  * written before (a replayed stream batch) and are left out. When the counter held another value
  * (another writer of the campaign went first), the transaction is made again from the counter it
@@ -124,9 +127,15 @@ export async function recordFeedEvents(shardId: string, records: readonly FeedRe
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
       },
     };
-    const puts = pending.map((r, i) => ({
-      Put: { TableName: tableName, Item: newFeedItem(r.event, formatSequence(start + 1 + i)) },
-    }));
+    let sequence = start + 1;
+    const puts = feedPacks(pending).map((pack) => {
+      const Item = newFeedPackItem(
+        pack.map((r) => r.event),
+        sequence,
+      );
+      sequence += pack.length;
+      return { Put: { TableName: tableName, Item } };
+    });
     const result = await transactWrite([moveCounter, campaignStillExists(tenant, campaignId), ...puts]);
     if (result.ok) {
       remember(campaign, next);
@@ -159,11 +168,74 @@ export interface FeedPage extends Page<FeedEvent> {
 
 /** The position before every event: where a feed read without a cursor starts. */
 const FEED_START = '0'.repeat(16);
+/** Rounds of reads one page makes at most across gaps in the sequences (see `feedAfter`). */
+const FEED_ROUNDS = 8;
+/**
+ * Past every sequence a feed gives (the clock in microseconds reaches it in the year 2255): a cursor
+ * beyond it, which only a hand-made one can hold, reads nothing, and sums stay exact integers.
+ */
+const FEED_SEQUENCE_MAX = 9e15;
+
+/** A campaign's feed items keyed (by last sequence) after `after`, up to `upTo` (or the end), in order. */
+async function feedItems(
+  pk: string,
+  after: number,
+  upTo: number | undefined,
+  limit?: number,
+): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await db.send(
+      new QueryCommand({
+        TableName: tableName,
+        KeyConditionExpression: 'PK = :pk AND SK BETWEEN :after AND :end',
+        ExpressionAttributeValues: {
+          ':pk': pk,
+          // BETWEEN is inclusive: start one past `after`.
+          ':after': `${FEED_SK_PREFIX}${formatSequence(after)}~`,
+          ':end': upTo === undefined ? `${FEED_SK_PREFIX}~` : `${FEED_SK_PREFIX}${formatSequence(upTo)}`,
+        },
+        ConsistentRead: true,
+        ExclusiveStartKey: startKey,
+        Limit: limit,
+      }),
+    );
+    items.push(...(page.Items ?? []));
+    startKey = limit === undefined ? page.LastEvaluatedKey : undefined;
+  } while (startKey);
+  return items;
+}
 
 /**
- * One page of a campaign's feed, oldest first: one Query (limit + 1 items) beside the campaign
- * check. Besides the usual next cursor, every page has a poll cursor, which a client keeps to ask
- * later for what came after: it holds the last sequence read, so it yields only newer events.
+ * The first `want` events of a campaign's feed after sequence `after` (fewer at its end), and
+ * whether it has more. A campaign's sequences are consecutive, so the events `after + 1` to
+ * `after + want` are in the items keyed (by their last sequence) within that range and in the first
+ * item past it: two Queries at once. Only a gap in the sequences (where the campaign's feed
+ * counter started, or below it items written before the counter) asks for another round from the
+ * last event read; after `FEED_ROUNDS` the page is shorter, with a cursor.
+ */
+async function feedAfter(pk: string, after: number, want: number) {
+  const events: StoredEvent[] = [];
+  let from = after;
+  for (let round = 0; round < FEED_ROUNDS; round++) {
+    const upTo = from + want - events.length;
+    const [inRange, next] = await Promise.all([feedItems(pk, from, upTo), feedItems(pk, upTo, undefined, 1)]);
+    for (const item of [...inRange, ...next])
+      for (const event of storedEventsFromItem(item)) if (Number(event.sequence) > from) events.push(event);
+    const end = next[0];
+    if (!end) return { events: events.slice(0, want), more: false };
+    if (events.length >= want) return { events: events.slice(0, want), more: true };
+    from = lastSequenceOf(end);
+  }
+  return { events, more: true };
+}
+
+/**
+ * One page of a campaign's feed, oldest first: two Queries at once (the items that hold the next
+ * limit + 1 events, `feedAfter`) beside the campaign check. Besides the usual next cursor, every
+ * page has a poll cursor, which a client keeps to ask later for what came after: it holds the last
+ * sequence read, so it yields only newer events.
  */
 export async function listFeed(
   tenant: string,
@@ -173,27 +245,15 @@ export async function listFeed(
   const scope = { kind: 'events' as const, tenant, campaignId };
   const after = options.cursor ? decodeSortKeyCursor(scope, options.cursor, SEQUENCE_PATTERN) : FEED_START;
   const [page, exists] = await Promise.all([
-    db.send(
-      new QueryCommand({
-        TableName: tableName,
-        KeyConditionExpression: 'PK = :pk AND SK BETWEEN :after AND :end',
-        ExpressionAttributeValues: {
-          ':pk': campaignPartition(tenant, campaignId),
-          // BETWEEN is inclusive: start one past the cursor's sequence.
-          ':after': `${FEED_SK_PREFIX}${after}~`,
-          ':end': `${FEED_SK_PREFIX}~`,
-        },
-        ConsistentRead: true,
-        Limit: options.limit + 1,
-      }),
-    ),
+    Number(after) > FEED_SEQUENCE_MAX
+      ? { events: [], more: false }
+      : feedAfter(campaignPartition(tenant, campaignId), Number(after), options.limit + 1),
     campaignExists(tenant, campaignId),
   ]);
   if (!exists) throw campaignNotFound(campaignId);
-  const stored = (page.Items ?? []).map(storedEventFromItem);
-  const shown = stored.slice(0, options.limit);
+  const shown = page.events.slice(0, options.limit);
   const last = shown.at(-1);
-  const more = stored.length > options.limit || page.LastEvaluatedKey !== undefined;
+  const more = page.more || page.events.length > options.limit;
   const position = last?.sequence ?? after;
   return {
     items: shown.map(feedEventOf),

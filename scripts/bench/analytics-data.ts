@@ -6,8 +6,10 @@
  * - a link item per link (`newLinkItem`), its `total_clicks` being its visits (what the rollup
  *   consumer's updates add up to);
  * - per visit, its visit item (`newVisitItem`: the action with its `action.created` event, in one
- *   of the campaign's 16 visit partitions) and its events-feed item (`newFeedItem`), in the order
- *   of the visits' times (feed sequences and action ids grow with it, as they would);
+ *   of the campaign's 16 visit partitions) and its event in the events feed, in the order of the
+ *   visits' times (action ids grow with it, as they would), `FEED_PACK` consecutive events per
+ *   feed item (`newFeedPackItem`), numbered on from the first visit's time in microseconds (as a
+ *   campaign's feed counter starts);
  * - the rollups the consumer derives from them: series items (`seriesKey`, with the attributes its
  *   UpdateItem sets: `type`, and per hour its visits and unique visits, `seriesAttribute`) per
  *   campaign, link and referrer and day, and ranking items (`topKey`, `topAttributes`) per link and referrer for `visits` and
@@ -38,10 +40,10 @@ import {
 import { newCampaignItem } from '../../lib/db/entities/campaign.ts';
 import { type LinkItem, newLinkItem, type StoredLinkItem, toLink } from '../../lib/db/entities/link.ts';
 import { newVisitItem } from '../../lib/db/entities/visit.ts';
-import { newFeedItem } from '../../lib/db/entities/webhook-event.ts';
+import { formatSequence, newFeedPackItem } from '../../lib/db/entities/webhook-event.ts';
 import type { Campaign } from '../../lib/domain/schemas.ts';
 import { formatTimestamp } from '../../lib/domain/time.ts';
-import { WEBHOOK_EVENT_TYPES } from '../../lib/domain/webhook-events.ts';
+import { type EventAttributes, WEBHOOK_EVENT_TYPES } from '../../lib/domain/webhook-events.ts';
 
 const HOUR_MS = 60 * 60 * 1000;
 const DAY_MS = 24 * HOUR_MS;
@@ -160,20 +162,24 @@ export function linkItemOf(spec: CampaignSpec, t: Traffic, i: number): StoredLin
   };
 }
 
+/** Events per feed item: what one feed transaction writes from a stream batch at a few hundred visits a second. */
+export const FEED_PACK = 50;
+
 /**
- * The visit items and feed items of visits `from` to `to` (in time order), as the visit request
- * and the feed writer build them; `clicks` holds each link's visits so far (the link's counter
- * in each event), `sequence` the last feed sequence given. Call in order.
+ * The visit items and feed items of visits `from` to `to` (in time order; `from` a multiple of
+ * `FEED_PACK`), as the visit request and the feed writer build them; `clicks` holds each link's
+ * visits so far (the link's counter in each event). Call in order.
  */
 export function eventItems(
   spec: CampaignSpec,
   t: Traffic,
   from: number,
   to: number,
-  state: { clicks: Int32Array; sequence: number },
+  state: { clicks: Int32Array },
 ) {
   const visits: object[] = [];
   const feed: object[] = [];
+  const events: EventAttributes[] = [];
   const nowSeconds = Math.floor(spec.nowMs / 1000);
   for (let j = from; j < to; j++) {
     const i = t.link[j]!;
@@ -189,24 +195,19 @@ export function eventItems(
     };
     const { item } = newVisitItem(link, action, t.unique[j] === 1);
     visits.push(item);
-    feed.push(newFeedItem(item, nextFeedSequence(state, at), nowSeconds));
+    events.push(item);
+    if (events.length === FEED_PACK || j === to - 1) {
+      feed.push(newFeedPackItem(events, feedSequenceOf(t, j - events.length + 1), nowSeconds));
+      events.length = 0;
+    }
   }
   return { visits, feed };
 }
 
-/** The feed sequence of the next event at `at`: strictly increasing, from its time (a feed counter that started at the first event's time in microseconds, like `firstFeedSequence`). */
-export function nextFeedSequence(state: { sequence: number }, at: number): string {
-  state.sequence = Math.max(state.sequence + 1, at * 1000);
-  return String(state.sequence).padStart(16, '0');
-}
-
-/** The feed sequence of event `j` (in time order). */
-export function feedSequenceOf(t: Traffic, j: number): string {
-  const state = { sequence: 0 };
-  let sequence = '';
-  for (let k = 0; k <= j; k++) sequence = nextFeedSequence(state, t.at[k]!);
-  return sequence;
-}
+/** The feed sequence of event `j` (in time order): the campaign's feed counter started at the first event's time in microseconds. */
+export const feedSequenceOf = (t: Traffic, j: number) => t.at[0]! * 1000 + 1 + j;
+/** The same, as a cursor holds it. */
+export const feedCursorSequenceOf = (t: Traffic, j: number) => formatSequence(feedSequenceOf(t, j));
 
 /**
  * The series and ranking items the rollup consumer derives from the visits, summed: how many of

@@ -32,7 +32,8 @@ import {
   type CampaignSpec,
   campaignOf,
   eventItems,
-  feedSequenceOf,
+  FEED_PACK,
+  feedCursorSequenceOf,
   linkItemOf,
   rollups,
   traffic,
@@ -166,7 +167,7 @@ function* campaignItems(spec: CampaignSpec, t: ReturnType<typeof traffic>, links
   }
 }
 function* visitAndFeedItems(spec: CampaignSpec, t: ReturnType<typeof traffic>, what: 'both' | 'visits') {
-  const state = { clicks: new Int32Array(spec.links), sequence: 0 };
+  const state = { clicks: new Int32Array(spec.links) };
   for (let j = 0; j < spec.events; j += 500) {
     const { visits, feed } = eventItems(spec, t, j, Math.min(spec.events, j + 500), state);
     yield* visits;
@@ -223,7 +224,7 @@ export const analyticsPart: BenchPart = {
       const counts = {
         links: spec.links,
         visits: spec.events,
-        feed: spec.events,
+        feed: Math.ceil(spec.events / FEED_PACK),
         series: summed.series,
         rankings: summed.rankings,
       };
@@ -265,7 +266,12 @@ export const analyticsPart: BenchPart = {
       await host.load();
       const load = [
         await writeAll(table, campaignItems(spec, t, 'final'), 'links', spec.links + 1),
-        await writeAll(table, visitAndFeedItems(spec, t, 'both'), 'visits and feed', 2 * spec.events),
+        await writeAll(
+          table,
+          visitAndFeedItems(spec, t, 'both'),
+          'visits and feed',
+          counts.visits + counts.feed,
+        ),
         await writeAll(table, summed.items(), 'rollups', counts.series + counts.rankings),
       ];
       const loadSeconds = load.reduce((a, l) => a + l.seconds, 0);
@@ -280,7 +286,7 @@ export const analyticsPart: BenchPart = {
         const scope = { kind: 'events' as const, tenant, campaignId: spec.campaignId };
         const deepAt = Math.floor(spec.events * 0.9);
         // The feed sequence of event `deepAt - 1`, as written: the cursor of the page that ended there.
-        const deepSequence = feedSequenceOf(t, deepAt - 1);
+        const deepSequence = feedCursorSequenceOf(t, deepAt - 1);
         const maxVisits = t.visits.reduce((a, v) => Math.max(a, v), 0);
         const cases = [
           {
@@ -393,7 +399,7 @@ export const analyticsPart: BenchPart = {
 
         return {
           body: [
-            `A campaign of ${links} links and ${events} visits, each visit with its events-feed item, and the series and ranking items the rollup consumer derives from them (${counts.series.toLocaleString('en-US')} series items, ${counts.rankings.toLocaleString('en-US')} ranking items), built with the writers' own item builders (\`scripts/bench/analytics-data.ts\`) and written straight into a second local stack's table (its own DynamoDB Local, its stream turned off once the sample below was counted): ${written.toLocaleString('en-US')} items with BatchWriteItem (25 a call, ${WRITERS} calls in flight) in ${loadSeconds.toFixed(0)} s (${rate.toFixed(0)} items/s; links ${load[0]!.seconds.toFixed(0)} s, visits and feed ${load[1]!.seconds.toFixed(0)} s, rollups ${load[2]!.seconds.toFixed(0)} s; traffic and rollups summed in ${buildSeconds.toFixed(1)} s). The traffic: visits per link by Zipf's law (exponent 1: the top link has ${maxVisits.toLocaleString('en-US')}), each link shared at a random time of the last 29 days and visited after it (exponentially, mean 6 h), 4 links per referrer, 80 % unique visits. The rollups are summed in the bench rather than written by \`applyRollups\` (whose transactions of at most 99 items would take hours here); checked against the real consumer on a sample of ${SAMPLE.events} visits over ${SAMPLE.links} links written through the table stream: ${differences.length === 0 ? 'every series and ranking item equal' : `${differences.length} DIFFERENCES (first: ${differences.slice(0, 3).join('; ')})`}. Not written: the event lookup items (one per event, partitions of their own, read only by redelivery).`,
+            `A campaign of ${links} links and ${events} visits, each visit with its event in the events feed (${FEED_PACK} events per feed item), and the series and ranking items the rollup consumer derives from them (${counts.series.toLocaleString('en-US')} series items, ${counts.rankings.toLocaleString('en-US')} ranking items), built with the writers' own item builders (\`scripts/bench/analytics-data.ts\`) and written straight into a second local stack's table (its own DynamoDB Local, its stream turned off once the sample below was counted): ${written.toLocaleString('en-US')} items with BatchWriteItem (25 a call, ${WRITERS} calls in flight) in ${loadSeconds.toFixed(0)} s (${rate.toFixed(0)} items/s; links ${load[0]!.seconds.toFixed(0)} s, visits and feed ${load[1]!.seconds.toFixed(0)} s, rollups ${load[2]!.seconds.toFixed(0)} s; traffic and rollups summed in ${buildSeconds.toFixed(1)} s). The traffic: visits per link by Zipf's law (exponent 1: the top link has ${maxVisits.toLocaleString('en-US')}), each link shared at a random time of the last 29 days and visited after it (exponentially, mean 6 h), 4 links per referrer, 80 % unique visits. The rollups are summed in the bench rather than written by \`applyRollups\` (whose transactions of at most 99 items would take hours here); checked against the real consumer on a sample of ${SAMPLE.events} visits over ${SAMPLE.links} links written through the table stream: ${differences.length === 0 ? 'every series and ranking item equal' : `${differences.length} DIFFERENCES (first: ${differences.slice(0, 3).join('; ')})`}. Not written: the event lookup items (one per event, partitions of their own, read only by redelivery).`,
             `Each request below was timed ${settings.pageSamples} times, interleaved with the others: through the local gateway (authorizer, handler, the answer's JSON), its DynamoDB requests replayed as recorded (the floor, as in part 2: the authorizer's GetItem, then the Query beside the campaign's GetItem), and its Query alone replayed (for the yardstick: its GetItem alone). Goal (issue 14): each analytics request within ${GOAL}× of a single GetItem × the Query pages it read (1 MB each), read two ways: through the gateway, the endpoint against \`GET /api/v1/campaign\` (the authorizer and one GetItem); on the wire, its Query against the GetItem.`,
             [
               [

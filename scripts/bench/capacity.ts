@@ -23,6 +23,7 @@ import { mapLimit } from '../../test/support/wait.ts';
 export function itemSize(value: unknown): number {
   if (value === null || value === undefined || typeof value === 'boolean') return 1;
   if (typeof value === 'string') return Buffer.byteLength(value);
+  if (value instanceof Uint8Array) return value.byteLength;
   if (typeof value === 'number' || typeof value === 'bigint')
     return Math.ceil((String(value).replace(/[-.]/g, '').replace(/^0+/, '').length || 1) / 2) + 1;
   if (Array.isArray(value)) return 3 + value.reduce<number>((a, v) => a + 1 + itemSize(v), 0);

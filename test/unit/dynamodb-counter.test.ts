@@ -12,7 +12,7 @@ import {
   feedCounterItem,
   feedSequenceKey,
   newEventLookupItem,
-  newFeedItem,
+  newFeedPackItem,
   nextFeedCounter,
 } from '../../lib/db/entities/webhook-event.ts';
 import {
@@ -114,7 +114,10 @@ describe("categorize: the stream consumer's feed and rollup calls are no request
       [
         'TransactWriteItems',
         {
-          TransactItems: [{ Put: { Item: wire(counter) } }, { Put: { Item: wire(newFeedItem(event, '2')) } }],
+          TransactItems: [
+            { Put: { Item: wire(counter) } },
+            { Put: { Item: wire(newFeedPackItem([event], 2)) } },
+          ],
         },
         'feed',
       ],

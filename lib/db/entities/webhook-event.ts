@@ -1,13 +1,20 @@
 /**
  * The events feed (endpoint 19) and the event lookup behind redelivery (endpoint 20).
  *
- *   feed item     PK `T#<tenant>#C#<campaign>`   SK `EV#<sequence, 16 digits>`   TTL `expires_at`
+ *   feed item     PK `T#<tenant>#C#<campaign>`   SK `EV#<last sequence, 16 digits>`   TTL `expires_at`
  *   event lookup  PK `T#<tenant>#EVT#<event id>`   SK `EVENT`                    TTL `expires_at`
  *   redelivery    PK `T#<tenant>#C#<campaign>`   SK `RD#<event id>#<nonce>`      TTL `expires_at`
  *   feed counter  PK `T#<tenant>#C#<campaign>`   SK `EVSEQ`                      no TTL
  *
- * Written by the table stream consumer (`lib/webhooks/feed.ts`) for every event it sees. The feed
- * item sits in its campaign's partition, so the campaign's purge removes it and, by the event id
+ * Written by the table stream consumer (`lib/webhooks/feed.ts`) for every event it sees. A feed
+ * item holds the consecutive events one feed transaction numbered (`first` to the sequence in its
+ * key; `evz`: the events, deflated JSON), so a burst of events costs one item rather than one
+ * each: a transaction's item costs 2 WRU per KB, and a hundred events of one campaign compress to
+ * a few KB. The sequences of a campaign's feed are consecutive (each transaction moves the counter
+ * by the number of events it writes), so the items that hold sequences `a` to `b` are those keyed
+ * from `a` to `b` and the first one after `b` (see `listFeed`). An item written before packing
+ * holds one event (`evt_*` attributes) at the sequence of its key. The feed item sits in its
+ * campaign's partition, so the campaign's purge removes it and, by the event id
  * it holds, the lookup item (else both expire in 30 days); every reader checks the campaign first.
  *
  * The campaign's feed counter is moved in the same transaction as the feed items it numbers, on
@@ -32,6 +39,7 @@
  * is an event to the stream consumer's filter, and these items must not be sent again. The one
  * exception is the redelivery item, which is exactly that: a request to send the event again.
  */
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import {
   type EventAttributes,
   WEBHOOK_HISTORY_SECONDS,
@@ -137,7 +145,60 @@ function eventFields(event: EventAttributes, nowSeconds: number) {
   };
 }
 
-/** The feed item of one event, at `sequence` in its campaign's feed. */
+export const FEED_PACK_TYPE = 'webhook_event_pack';
+/**
+ * The most event bytes (JSON, before deflating) one feed item holds: far under DynamoDB's 400 KB
+ * item limit whatever the compression does, and 98 events of a transaction stay within its 4 MB.
+ */
+export const FEED_PACK_MAX_BYTES = 256 * 1024;
+
+/** An event as a feed item packs it: `[id, type, time, json]` (tenant and campaign are the item's). */
+type PackedEvent = [string, string, string, string];
+const packed = (e: EventAttributes): PackedEvent => [e.event_id, e.event_type, e.event_time, e.event_json];
+const packedBytes = (e: EventAttributes) => Buffer.byteLength(JSON.stringify(packed(e))) + 1;
+
+/**
+ * Consecutive events of one campaign, split into the runs one feed item each holds (in order, at
+ * most `FEED_PACK_MAX_BYTES` each; one event alone may be more).
+ */
+export function feedPacks<T extends { event: EventAttributes }>(records: readonly T[]): T[][] {
+  const packs: T[][] = [];
+  let bytes = Infinity;
+  for (const r of records) {
+    const size = packedBytes(r.event);
+    if (bytes + size > FEED_PACK_MAX_BYTES) {
+      packs.push([]);
+      bytes = 0;
+    }
+    packs.at(-1)!.push(r);
+    bytes += size;
+  }
+  return packs;
+}
+
+/**
+ * The feed item of consecutive events of one campaign, numbered from `firstSequence`: keyed by the
+ * last sequence, the events deflated (a burst of one campaign's events repeats most of its bytes).
+ */
+export function newFeedPackItem(
+  events: readonly EventAttributes[],
+  firstSequence: number,
+  nowSeconds = Math.floor(Date.now() / 1000),
+) {
+  const first = events[0];
+  if (!first) throw new Error('newFeedPackItem: no events');
+  return {
+    ...feedKey(first.tenant, first.campaign_id, formatSequence(firstSequence + events.length - 1)),
+    type: FEED_PACK_TYPE,
+    tenant: first.tenant,
+    campaign_id: first.campaign_id,
+    first: firstSequence,
+    evz: deflateRawSync(JSON.stringify(events.map(packed))),
+    expires_at: nowSeconds + WEBHOOK_HISTORY_SECONDS,
+  };
+}
+
+/** The feed item of one event, at `sequence` in its campaign's feed (as written before packing). */
 export function newFeedItem(
   event: EventAttributes,
   sequence: string,
@@ -185,15 +246,16 @@ export function newRedeliveryItem(
 }
 
 const field = decoder('webhook event');
+const isEventType = (t: unknown): t is WebhookEventType =>
+  t === 'action.created' || t === 'referred_user.created';
 
 /** The event a feed item or a lookup item holds. */
 export function eventFromItem(item: StoredItem): EventAttributes {
   const type = field.string(item, 'evt_type');
-  if (type !== 'action.created' && type !== 'referred_user.created')
-    field.fail(item, 'evt_type', 'an event type');
+  if (!isEventType(type)) return field.fail(item, 'evt_type', 'an event type');
   return {
     event_id: field.string(item, 'evt_id'),
-    event_type: type as WebhookEventType,
+    event_type: type,
     event_time: field.string(item, 'evt_time'),
     event_json: field.string(item, 'evt_json'),
     tenant: field.string(item, 'tenant'),
@@ -201,11 +263,61 @@ export function eventFromItem(item: StoredItem): EventAttributes {
   };
 }
 
-/** The event a feed item holds, with its sequence (its sort key). */
-export function storedEventFromItem(item: StoredItem): StoredEvent {
+/** The last sequence a feed item holds: its sort key's. */
+export function lastSequenceOf(item: StoredItem): number {
   const sk = field.string(item, 'SK');
-  if (!sk.startsWith(FEED_SK_PREFIX)) field.fail(item, 'SK', 'a feed item key');
-  return { ...eventFromItem(item), sequence: sk.slice(FEED_SK_PREFIX.length) };
+  const sequence = sk.slice(FEED_SK_PREFIX.length);
+  if (!sk.startsWith(FEED_SK_PREFIX) || !SEQUENCE_PATTERN.test(sequence))
+    field.fail(item, 'SK', 'a feed item key');
+  return Number(sequence);
+}
+
+/** The events a feed item holds, in order, each with its sequence (a pack's, or the one of an older item). */
+export function storedEventsFromItem(item: StoredItem): StoredEvent[] {
+  const last = lastSequenceOf(item);
+  if (item.type !== FEED_PACK_TYPE) return [{ ...eventFromItem(item), sequence: formatSequence(last) }];
+  const tenant = field.string(item, 'tenant');
+  const campaignId = field.string(item, 'campaign_id');
+  const first = field.number(item, 'first');
+  const bytes = item.evz instanceof Uint8Array ? item.evz : field.fail(item, 'evz', 'deflated events');
+  if (!Number.isSafeInteger(first) || first > last) field.fail(item, 'first', 'the first sequence');
+  const events: unknown = JSON.parse(inflateRawSync(bytes).toString('utf8'));
+  if (!Array.isArray(events) || events.length !== last - first + 1)
+    field.fail(item, 'evz', `${last - first + 1} events`);
+  return (events as unknown[]).map((e, i) => {
+    const [id, type, time, json] = Array.isArray(e) ? e : [];
+    if (typeof id !== 'string' || !isEventType(type) || typeof time !== 'string' || typeof json !== 'string')
+      return field.fail(item, 'evz', 'events of [id, type, time, json]');
+    return {
+      event_id: id,
+      event_type: type,
+      event_time: time,
+      event_json: json,
+      tenant,
+      campaign_id: campaignId,
+      sequence: formatSequence(first + i),
+    };
+  });
+}
+
+/** The ids of the events a feed item holds (read with `FEED_IDS_PROJECTION`): what the purge deletes the lookups of. */
+export function eventIdsOfFeedItem(item: StoredItem): string[] {
+  if (item.type !== FEED_PACK_TYPE) return [field.string(item, 'evt_id')];
+  const bytes = item.evz instanceof Uint8Array ? item.evz : field.fail(item, 'evz', 'deflated events');
+  const events: unknown = JSON.parse(inflateRawSync(bytes).toString('utf8'));
+  if (!Array.isArray(events)) return field.fail(item, 'evz', 'events');
+  return events.map((e: unknown) =>
+    Array.isArray(e) && typeof e[0] === 'string' ? e[0] : field.fail(item, 'evz', 'events with ids'),
+  );
+}
+/** What `eventIdsOfFeedItem` reads of an item, besides its key (`type` is a reserved word). */
+export const FEED_IDS_PROJECTION = { expression: 'evt_id, evz, #type', names: { '#type': 'type' } };
+
+/** The event a feed item of one event holds, with its sequence (its sort key). */
+export function storedEventFromItem(item: StoredItem): StoredEvent {
+  const [event, ...more] = storedEventsFromItem(item);
+  if (!event || more.length > 0) return field.fail(item, 'evz', 'one event');
+  return event;
 }
 
 /** The feed's answer for a stored event: the webhook body (data parsed from the stored text). */
