@@ -1,4 +1,5 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { hasLookupItem } from '../domain/webhook-events.ts';
 import { WRITE_BATCH, writeBatch } from './batch.ts';
 import { campaignExists } from './campaigns.ts';
 import { db, tableName } from './client.ts';
@@ -164,7 +165,7 @@ export async function purgeCampaign(
       if (Items.length === 0) break;
       const keyList = Items.flatMap((i) => {
         const key = { PK: recordField.string(i, 'PK'), SK: recordField.string(i, 'SK') };
-        const eventIds = key.SK.startsWith(FEED_SK_PREFIX) ? eventIdsOfFeedItem(i) : [];
+        const eventIds = key.SK.startsWith(FEED_SK_PREFIX) ? eventIdsOfFeedItem(i).filter(hasLookupItem) : [];
         return [...eventIds.map((id) => eventLookupKey(tenant, id)), key];
       });
       deleted += await sumInParallel(keyList, WRITE_BATCH, PARALLEL_BATCHES, deleteBatch);

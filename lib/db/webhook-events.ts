@@ -3,13 +3,21 @@ import { randomBytes } from 'node:crypto';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { ApiError, campaignNotFound, truncate } from '../domain/errors.ts';
 import type { IdempotentRequest } from '../domain/idempotency.ts';
-import type { EventAttributes } from '../domain/webhook-events.ts';
-import { WRITE_BATCH, writeBatch } from './batch.ts';
+import {
+  type EventAttributes,
+  hasLookupItem,
+  parseActionEventId,
+  WEBHOOK_HISTORY_SECONDS,
+} from '../domain/webhook-events.ts';
+import { getItems, WRITE_BATCH, writeBatch } from './batch.ts';
 import { campaignExists, campaignStillExists } from './campaigns.ts';
 import { db, tableName } from './client.ts';
 import { decodeSortKeyCursor, encodeSortKeyCursor } from './cursor.ts';
+import { actionKey } from './entities/action.ts';
 import { campaignPartition } from './entities/campaign.ts';
+import { VISIT_PARTITIONS, visitPartition } from './entities/visit.ts';
 import {
+  eventFromActionItem,
   eventFromItem,
   eventLookupKey,
   FEED_SK_PREFIX,
@@ -68,8 +76,8 @@ async function readCounter(tenant: string, campaignId: string): Promise<FeedCoun
 
 /**
  * Write one campaign's consecutive events of one stream shard, in stream order, into its feed (at
- * most `FEED_EVENTS_PER_TRANSACTION`), each once: first their lookup items (idempotent puts, in
- * batches), then one transaction of the campaign's feed counter, moved from the value expected to
+ * most `FEED_EVENTS_PER_TRANSACTION`), each once: first the lookup items of those that have one
+ * (`hasLookupItem`: a referred user's; idempotent puts, in batches), then one transaction of the campaign's feed counter, moved from the value expected to
  * the last sequence given and with the shard's position at the last record, a check that the
  * campaign still exists, and the feed item that holds the events (more than one only past 256 KB
  * of events). A burst costs one transaction and one item per 98 events rather than one each, and a reader sees all of them or none, numbered in the order of commit
@@ -100,7 +108,9 @@ export async function recordFeedEvents(shardId: string, records: readonly FeedRe
       return 0;
     }
     if (!lookupsWritten) {
-      const lookups = pending.map((r) => ({ PutRequest: { Item: newEventLookupItem(r.event) } }));
+      const lookups = pending
+        .filter((r) => hasLookupItem(r.event.event_id))
+        .map((r) => ({ PutRequest: { Item: newEventLookupItem(r.event) } }));
       const batches = [];
       for (let i = 0; i < lookups.length; i += WRITE_BATCH) batches.push(lookups.slice(i, i + WRITE_BATCH));
       await Promise.all(batches.map(writeBatch));
@@ -262,13 +272,36 @@ export async function listFeed(
   };
 }
 
-/** An event of the tenant by id (one GetItem), with its campaign; 404 when unknown or expired. */
+/**
+ * An event of the tenant by id, with its campaign; 404 when unknown or past the 30 days the feed
+ * keeps. An action's event (`evt_action_<id>_<campaign>`) is read from the action item itself: the
+ * API's in the campaign's partition, a visit's in one of its visit partitions (one BatchGetItem of
+ * both keys); any other (a referred user's, an action's of the older form) from its lookup item
+ * (one GetItem).
+ */
 export async function getStoredEvent(tenant: string, eventId: string): Promise<EventAttributes> {
-  const { Item } = await db.send(
-    new GetCommand({ TableName: tableName, Key: eventLookupKey(tenant, eventId), ConsistentRead: true }),
-  );
-  if (!Item) throw eventNotFound(eventId);
-  return eventFromItem(Item);
+  const action = parseActionEventId(eventId);
+  if (!action) {
+    const { Item } = await db.send(
+      new GetCommand({ TableName: tableName, Key: eventLookupKey(tenant, eventId), ConsistentRead: true }),
+    );
+    if (!Item) throw eventNotFound(eventId);
+    return eventFromItem(Item);
+  }
+  const { actionId, campaignId } = action;
+  const items = await getItems([
+    actionKey(tenant, campaignId, actionId),
+    {
+      ...actionKey(tenant, campaignId, actionId),
+      PK: visitPartition(tenant, campaignId, actionId % VISIT_PARTITIONS),
+    },
+  ]);
+  const item = items.find((i) => i?.event_id === eventId);
+  if (!item) throw eventNotFound(eventId);
+  const event = eventFromActionItem(item);
+  if (Date.now() - Date.parse(event.event_time) > WEBHOOK_HISTORY_SECONDS * 1000)
+    throw eventNotFound(eventId);
+  return event;
 }
 
 /**

@@ -60,6 +60,26 @@ export interface WebhookBody {
   data: Record<string, unknown>;
 }
 
+/**
+ * An action's event id: `evt_action_<action id>_<campaign id>`. With the campaign in it, a
+ * redelivery reads the action item itself by key, so an action's event needs no lookup item of its
+ * own (1 WRU per visit and per action). A referred user's event, `evt_referred_user_<id>`, and an
+ * action's written before this form (`evt_action_<id>`) are found through their lookup item.
+ */
+export const actionEventId = (actionId: number, campaignId: string) =>
+  `evt_action_${actionId}_${campaignId.toLowerCase()}`;
+const ACTION_EVENT_ID =
+  /^evt_action_([1-9][0-9]{0,15})_([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
+
+/** The action and campaign an action's event id names, or undefined for an id of another form. */
+export function parseActionEventId(eventId: string): { actionId: number; campaignId: string } | undefined {
+  const m = ACTION_EVENT_ID.exec(eventId);
+  return m ? { actionId: Number(m[1]), campaignId: m[2]! } : undefined;
+}
+
+/** Whether an event is found by id through a lookup item (else through its action item). */
+export const hasLookupItem = (eventId: string) => parseActionEventId(eventId) === undefined;
+
 export function eventAttributes(
   type: WebhookEventType,
   id: number,
@@ -68,9 +88,8 @@ export function eventAttributes(
   data: Record<string, unknown>,
   now = new Date(),
 ): EventAttributes {
-  const kind = type === 'action.created' ? 'action' : 'referred_user';
   return {
-    event_id: `evt_${kind}_${id}`,
+    event_id: type === 'action.created' ? actionEventId(id, campaignId) : `evt_referred_user_${id}`,
     event_type: type,
     event_time: now.toISOString(),
     event_json: stringifyJson(data),

@@ -22,8 +22,10 @@ export const WebhookDeliveriesQuery = Type.Object(
 
 export const EventIdPath = Type.Object({
   event_id: Type.String({
-    pattern: '^evt_[a-z_]{1,32}_[1-9][0-9]{0,15}$',
-    description: 'An event id, the webhook-id of its deliveries (e.g. evt_action_123)',
+    pattern:
+      '^evt_[a-z_]{1,32}_[1-9][0-9]{0,15}(_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})?$',
+    description:
+      'An event id, the webhook-id of its deliveries: evt_action_<action id>_<campaign id> (e.g. evt_action_5531_3f0c2a9e-4b1d-4c5e-9f00-0123456789ab; evt_action_<action id> for actions recorded before this form) or evt_referred_user_<referred user id>',
   }),
 });
 

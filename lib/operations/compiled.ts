@@ -560,7 +560,7 @@ export const RedeliverEvent: CompiledOperationOf<typeof operations.RedeliverEven
   path: {
     validate: /* @__PURE__ */ validator(
       /* @__PURE__ */ (() => {
-        const local_0 = /^evt_[a-z_]{1,32}_[1-9][0-9]{0,15}$/;
+        const local_0 = /^evt_[a-z_]{1,32}_[1-9][0-9]{0,15}(_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})?$/;
         return function check(value: any): boolean {
           return (
             (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
@@ -569,7 +569,7 @@ export const RedeliverEvent: CompiledOperationOf<typeof operations.RedeliverEven
           )
         }
       })(),
-      {"kind":"Object","type":"object","required":["event_id"],"properties":{"event_id":{"kind":"String","type":"string","pattern":"^evt_[a-z_]{1,32}_[1-9][0-9]{0,15}$","description":"An event id, the webhook-id of its deliveries (e.g. evt_action_123)"}}},
+      {"kind":"Object","type":"object","required":["event_id"],"properties":{"event_id":{"kind":"String","type":"string","pattern":"^evt_[a-z_]{1,32}_[1-9][0-9]{0,15}(_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})?$","description":"An event id, the webhook-id of its deliveries: evt_action_<action id>_<campaign id> (e.g. evt_action_5531_3f0c2a9e-4b1d-4c5e-9f00-0123456789ab; evt_action_<action id> for actions recorded before this form) or evt_referred_user_<referred user id>"}}},
     ),
   },
 };

@@ -18,7 +18,7 @@ import type {
   ReferredUser,
 } from '../domain/link-schemas.ts';
 import type { Campaign, CreateCampaignBody, UpdateCampaignBody } from '../domain/schemas.ts';
-import type { WebhookBody } from '../domain/webhook-events.ts';
+import { actionEventId, type WebhookBody } from '../domain/webhook-events.ts';
 import type {
   DeliveryAttemptList,
   FeedEventList,
@@ -153,8 +153,8 @@ const hookUrl = 'https://hooks.example.com/referrals';
 /** The delivery log: the purchase's event failed once (a 503), then went through. */
 const deliveryPage = [
   {
-    id: 'att_1795427525114_evt_action_5531_2',
-    event_id: 'evt_action_5531',
+    id: `att_1795427525114_${actionEventId(5531, campaignId)}_2`,
+    event_id: actionEventId(5531, campaignId),
     event_type: 'action.created',
     attempt: 2,
     status: 'succeeded',
@@ -166,8 +166,8 @@ const deliveryPage = [
     next_attempt_at: null,
   },
   {
-    id: 'att_1795427523301_evt_action_5531_1',
-    event_id: 'evt_action_5531',
+    id: `att_1795427523301_${actionEventId(5531, campaignId)}_1`,
+    event_id: actionEventId(5531, campaignId),
     event_type: 'action.created',
     attempt: 1,
     status: 'pending',
@@ -243,7 +243,7 @@ export const examples = {
   /** The campaign's events feed: the visit and the signup, oldest first. */
   feedPage: [
     {
-      id: 'evt_action_5530',
+      id: actionEventId(5530, campaignId),
       type: 'action.created',
       timestamp: '2026-11-23T09:38:12.481Z',
       campaign_id: campaignId,
@@ -259,8 +259,10 @@ export const examples = {
   ] satisfies Static<typeof FeedEventList>,
   /** A cursor of the events feed, as `x-next-cursor` and `x-poll-cursor` give one. */
   feedCursor: 'WzMsIjE3OTU0MjcxMDc5MDMwMDAiLCJKVHJ2c1I0dHY3cGQiXQ',
-  eventId: 'evt_action_5531',
-  redelivery: { event_id: 'evt_action_5531', status: 'queued' } satisfies Static<typeof RedeliveryAccepted>,
+  eventId: actionEventId(5531, campaignId),
+  redelivery: { event_id: actionEventId(5531, campaignId), status: 'queued' } satisfies Static<
+    typeof RedeliveryAccepted
+  >,
   webhookTest: { delivered: true, status_code: 200, error: null, duration_ms: 96 } satisfies Static<
     typeof WebhookTestResult
   >,
@@ -317,7 +319,7 @@ export const examples = {
 
   webhooks: {
     'action.created': {
-      id: 'evt_action_5530',
+      id: actionEventId(5530, campaignId),
       body: {
         type: 'action.created',
         timestamp: '2026-11-23T09:38:12.481Z',

@@ -24,6 +24,7 @@ import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { createDocumentClient, dynamoClientConfig } from '../../lib/aws/clients.ts';
 import { encodeSortKeyCursor } from '../../lib/db/cursor.ts';
+import { actionEventId } from '../../lib/domain/webhook-events.ts';
 import type { RecordedCall } from '../../lib/local/dynamodb-counter.ts';
 import { LOCAL_TABLE_NAME } from '../../lib/local/stack.ts';
 import { campaignItems as campaignPartitionItems, type Table } from '../../test/support/table.ts';
@@ -328,7 +329,7 @@ export const analyticsPart: BenchPart = {
         const top = answers.top100 as Array<{ rank: number; value: number }>;
         const expectedUnique = t.unique.reduce((a, u) => a + u, 0);
         const feedIds = (key: string) => (answers[key] as Array<{ id: string }>).map((e) => e.id);
-        const eventId = (j: number) => `evt_action_${spec.firstActionId + j}`;
+        const eventId = (j: number) => actionEventId(spec.firstActionId + j, spec.campaignId);
         const checks = {
           daily: daily.totals.visits === spec.events && daily.totals.unique_visits === expectedUnique,
           top: top.length === Math.min(100, spec.links) && top[0]?.value === maxVisits,

@@ -12,6 +12,7 @@ import { Webhook } from 'standardwebhooks';
 import { newActionItem } from '../../lib/db/entities/action.ts';
 import { linkFromItem, linkKey } from '../../lib/db/entities/link.ts';
 import { attemptLogPartition } from '../../lib/db/entities/webhook-attempt.ts';
+import { actionEventId } from '../../lib/domain/webhook-events.ts';
 import { postWebhook } from '../../lib/webhooks/http.ts';
 import { checkDestination } from '../../lib/webhooks/ssrf.ts';
 import { partitionItems, putItems } from '../../test/support/table.ts';
@@ -34,9 +35,13 @@ async function arrivals(rx: WebhookReceiver, ids: string[], timeoutMs: number) {
   return byId();
 }
 
+/** An action as the API answers it: what its event id is made of. */
+type BenchAction = { id: number; referral_link: { campaign_id: string } };
+const eventIdOf = (a: BenchAction) => actionEventId(a.id, a.referral_link.campaign_id);
+
 /** An action on the link of `code`, through the API. */
 const linkAction = (env: BenchEnvironment, code: string, metadata?: object) =>
-  env.client.call<{ id: number }>('POST', '/api/v1/action/referral_link', {
+  env.client.call<BenchAction>('POST', '/api/v1/action/referral_link', {
     referral_code: code,
     action_type: 'purchase',
     ...(metadata && { metadata }),
@@ -72,13 +77,13 @@ async function writeActions(env: BenchEnvironment, code: string, n: number): Pro
 async function paced(
   rx: WebhookReceiver,
   paceMs: number,
-  send: (i: number) => Promise<{ id: number }>,
+  send: (i: number) => Promise<BenchAction>,
   more: (i: number) => boolean,
 ) {
   const sent = new Map<string, number>();
   for (let i = 0; more(i); i++) {
     const started = performance.now();
-    sent.set(`evt_action_${(await send(i)).id}`, performance.now());
+    sent.set(eventIdOf(await send(i)), performance.now());
     await sleep(paceMs - (performance.now() - started));
   }
   const got = await arrivals(rx, [...sent.keys()], 60_000);
@@ -108,7 +113,7 @@ async function withAndWithoutLog(
   campaignId: string,
   pace: number,
   events: number,
-  send: (i: number) => Promise<{ id: number }>,
+  send: (i: number) => Promise<BenchAction>,
 ) {
   // The stack's own instance of the module (loaded by then; a static import would read the
   // function's environment before the stack has set it).
@@ -160,7 +165,7 @@ export const webhooksPart: BenchPart = {
       const signup = await env.client.call<{ id: number }>('POST', '/api/v1/referred_user', user);
       await arrivals(rx, [`evt_referred_user_${signup.id}`], 30_000);
       const userAction = (i: number) =>
-        env.client.call<{ id: number }>('POST', '/api/v1/action/referred_user', {
+        env.client.call<BenchAction>('POST', '/api/v1/action/referred_user', {
           campaign_id: campaignId,
           referred_user_id: 'bench-user',
           action_type: 'purchase',
@@ -201,7 +206,7 @@ export const webhooksPart: BenchPart = {
 
       // The contract's default metadata (`{}`).
       const emptyIds: string[] = [];
-      for (let i = 0; i < 5; i++) emptyIds.push(`evt_action_${(await linkAction(env, code)).id}`);
+      for (let i = 0; i < 5; i++) emptyIds.push(eventIdOf(await linkAction(env, code)));
       // Backlog: the API writes about as fast as the pipeline delivers, so a burst through it never
       // builds one; written straight into the table, it is far faster than the pipeline drains.
       const writeStart = performance.now();

@@ -3369,8 +3369,8 @@ export interface operations {
           /**
            * @example [
            *       {
-           *         "id": "att_1795427525114_evt_action_5531_2",
-           *         "event_id": "evt_action_5531",
+           *         "id": "att_1795427525114_evt_action_5531_3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a_2",
+           *         "event_id": "evt_action_5531_3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
            *         "event_type": "action.created",
            *         "attempt": 2,
            *         "status": "succeeded",
@@ -3382,8 +3382,8 @@ export interface operations {
            *         "next_attempt_at": null
            *       },
            *       {
-           *         "id": "att_1795427523301_evt_action_5531_1",
-           *         "event_id": "evt_action_5531",
+           *         "id": "att_1795427523301_evt_action_5531_3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a_1",
+           *         "event_id": "evt_action_5531_3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
            *         "event_type": "action.created",
            *         "attempt": 1,
            *         "status": "pending",
@@ -3557,7 +3557,7 @@ export interface operations {
           /**
            * @example [
            *       {
-           *         "id": "evt_action_5530",
+           *         "id": "evt_action_5530_3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
            *         "type": "action.created",
            *         "timestamp": "2026-11-23T09:38:12.481Z",
            *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
@@ -3735,8 +3735,8 @@ export interface operations {
       };
       path: {
         /**
-         * @description An event id, the webhook-id of its deliveries (e.g. evt_action_123)
-         * @example evt_action_5531
+         * @description An event id, the webhook-id of its deliveries: evt_action_<action id>_<campaign id> (e.g. evt_action_5531_3f0c2a9e-4b1d-4c5e-9f00-0123456789ab; evt_action_<action id> for actions recorded before this form) or evt_referred_user_<referred user id>
+         * @example evt_action_5531_3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
          */
         event_id: string;
       };
@@ -3754,7 +3754,7 @@ export interface operations {
         content: {
           /**
            * @example {
-           *       "event_id": "evt_action_5531",
+           *       "event_id": "evt_action_5531_3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
            *       "status": "queued"
            *     }
            */
@@ -4512,7 +4512,7 @@ export interface operations {
       header: {
         /**
          * @description Id of the event, the same on every retry: use it to drop duplicates.
-         * @example evt_action_5530
+         * @example evt_action_5530_3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
          */
         'webhook-id': string;
         /**
@@ -4522,7 +4522,7 @@ export interface operations {
         'webhook-timestamp': string;
         /**
          * @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the campaign's `webhook_secret` after `whsec_`. For 24 h after a secret rotation it holds two signatures, space-separated (new secret first): accept the request when either verifies. The example is the signature of the example body, sent as compact JSON, with the example campaign's secret.
-         * @example v1,RbYJ7CM26E29KYv4Gdcjou2nvfEMllUeJ/vQVhvwcto=
+         * @example v1,1vtEbQ3vyQbbI3z1ft7HrDJcGdqZ8/KWk0uwMsg7Pn8=
          */
         'webhook-signature': string;
       };

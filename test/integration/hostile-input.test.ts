@@ -571,6 +571,7 @@ describe('webhook list inputs: status filter, cursors, event ids', () => {
           // sending, so `/events/./redeliver` reaches the service as `/events/redeliver`.
           fc.string({ maxLength: 40 }).filter((s) => !isDotSegment(s)),
           fc.integer({ min: 1, max: 2 ** 53 }).map((n) => `evt_action_${n}`),
+          fc.tuple(fc.integer({ min: 1, max: 2 ** 53 }), fc.uuid()).map(([n, c]) => `evt_action_${n}_${c}`),
           fc.integer({ min: 1 }).map((n) => `evt_referred_user_${n}`),
         ),
         async (id) => {

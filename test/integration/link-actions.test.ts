@@ -7,6 +7,7 @@
  */
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { actionEventId } from '../../lib/domain/webhook-events.ts';
 import { api, TENANT_A } from '../support/api.ts';
 import { type ActionBody, createCampaign, createLink, createReferredUser } from '../support/records.ts';
 import {
@@ -79,7 +80,10 @@ describe('actions recorded on their link (endpoint 5)', () => {
     const item = items.find((i) => eventDataOf<ActionBody>(i).id === res.body.id);
     // The event's data is exactly what the API answered, counters included.
     expect(eventDataOf(item)).toEqual(res.body);
-    expect(item).toMatchObject({ event_type: 'action.created', event_id: `evt_action_${res.body.id}` });
+    expect(item).toMatchObject({
+      event_type: 'action.created',
+      event_id: actionEventId(res.body.id, campaignId),
+    });
     const cleared = await waitUntil(async () => (await linkItem(code))?.last_action === undefined, 10_000);
     expect(cleared, 'last_action still on the link').toBe(true);
   });

@@ -6,6 +6,7 @@
  * restarts deliveries and the failure clock.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { actionEventId } from '../../lib/domain/webhook-events.ts';
 import { type LocalStack, startLocalStack } from '../../lib/local/stack.ts';
 import { apiAt } from '../support/api.ts';
 import { eventually, holdsFor } from '../support/wait.ts';
@@ -76,7 +77,9 @@ describe('a webhook that fails every attempt for the disable period', () => {
     const during = await act('while disabled');
     await eventually('the event in the feed', async () => {
       const feed = await call('GET', `/api/v1/events/${campaign.id}`);
-      return feed.body.some((e: { id: string }) => e.id === `evt_action_${during.id}`) ? true : undefined;
+      return feed.body.some((e: { id: string }) => e.id === actionEventId(during.id, campaign.id))
+        ? true
+        : undefined;
     });
     await holdsFor(2_500, () => rx.requests.length > attempts);
     expect(rx.requests).toHaveLength(attempts);
@@ -90,7 +93,7 @@ describe('a webhook that fails every attempt for the disable period', () => {
     expect(enabled.body).toMatchObject({ webhook_status: 'enabled', webhook_disabled_reason: null });
     const after = await act('after');
     const delivered = await eventually('the delivery after enabling', async () =>
-      rx.requests.find((r) => r.headers['webhook-id'] === `evt_action_${after.id}`),
+      rx.requests.find((r) => r.headers['webhook-id'] === actionEventId(after.id, campaign.id)),
     );
     expect(delivered).toBeDefined();
     const now = await call('GET', `/api/v1/campaign?id=${campaign.id}`);

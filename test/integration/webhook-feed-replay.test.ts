@@ -14,6 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { actionEventId } from '../../lib/domain/webhook-events.ts';
 import { api, TENANT_A } from '../support/api.ts';
 import { killAtTransaction } from '../support/killed-transaction.ts';
 import { createCampaign, createLink, createLinkAction } from '../support/records.ts';
@@ -37,7 +38,7 @@ async function campaignWithEvents(name: string) {
       id: string;
       data: object;
     }>;
-    return body.find((e) => e.id === `evt_action_${action.id}`);
+    return body.find((e) => e.id === actionEventId(action.id, campaign.id));
   });
   const eventOf = (id: string) => ({
     event_id: id,

@@ -11,6 +11,7 @@
  * load (a 5,000-link purge) out of this measurement.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { actionEventId } from '../../lib/domain/webhook-events.ts';
 import { type LocalStack, startLocalStack } from '../../lib/local/stack.ts';
 import { FIRST_ATTEMPT_GROUPS_PER_CAMPAIGN, firstAttemptIds } from '../../lib/webhooks/lanes.ts';
 import { apiAt, postAsClient } from '../support/api.ts';
@@ -67,7 +68,7 @@ async function backlog(campaignId: string, count: number): Promise<string[]> {
     const body = { referral_code: link.body.referral_code, action_type: `backlog-${n}` };
     const action = await postAsClient(client, '/api/v1/action/referral_link', body, { withinMs: 30_000 });
     expect(action.status, action.text).toBe(201);
-    return `evt_action_${action.body.id}`;
+    return actionEventId(action.body.id, campaignId);
   });
 }
 
@@ -139,7 +140,13 @@ describe('webhook isolation', () => {
         action_type: 'purchase',
       });
       expect(created.status).toBe(201);
-      latencies.push((await arrivalOf(healthy.rx, `evt_action_${created.body.id}`, 10_000)) - created.at);
+      latencies.push(
+        (await arrivalOf(
+          healthy.rx,
+          actionEventId(created.body.id, created.body.referral_link.campaign_id),
+          10_000,
+        )) - created.at,
+      );
       // Pacing, not waiting for anything: one healthy event a second across the whole window.
       await new Promise((r) => setTimeout(r, 1_000));
     }

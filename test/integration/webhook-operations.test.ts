@@ -6,12 +6,17 @@
  * and has a stack of its own (`webhook-auto-disable.test.ts`).
  */
 
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { api, TENANT_B } from '../support/api.ts';
+import { actionKey } from '../../lib/db/entities/action.ts';
+import { eventLookupKey, newEventLookupItem } from '../../lib/db/entities/webhook-event.ts';
+import { actionEventId } from '../../lib/domain/webhook-events.ts';
+import { api, TENANT_A, TENANT_B } from '../support/api.ts';
 import { expectError, expectValidation } from '../support/assertions.ts';
 import { receiversClosedAfterAll } from '../support/receivers.ts';
 import {
+  BROWSER_UA,
   createCampaign,
   createCampaignWithWebhook,
   createLink,
@@ -19,6 +24,7 @@ import {
   createReferredUser,
   randomId,
 } from '../support/records.ts';
+import { putItems, table } from '../support/table.ts';
 import { eventually, holdsFor } from '../support/wait.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: the tests read a few fields of known responses
@@ -64,9 +70,9 @@ describe('events feed (endpoint 19)', () => {
     const third = await createLinkAction(code, 'third', { big: 12345678901234567890n.toString() });
     const feed = await feedOf(campaign.id, 3);
     expect(feed.body.map((e: Json) => e.id)).toEqual([
-      `evt_action_${first.id}`,
+      actionEventId(first.id, campaign.id),
       `evt_referred_user_${signup.id}`,
-      `evt_action_${third.id}`,
+      actionEventId(third.id, campaign.id),
     ]);
     // Each is the body the receiver got, plus its id.
     const delivered = await rx.waitFor(3);
@@ -141,7 +147,7 @@ describe('delivery log (endpoint 18)', () => {
     const rx = await receiver((_, i) => ({ status: i < 2 ? 500 : 200 }));
     const { campaign, code } = await hooked(`${rx.url}/flaky`);
     const action = await createLinkAction(code, 'retried');
-    const eventId = `evt_action_${action.id}`;
+    const eventId = actionEventId(action.id, campaign.id);
     const log = await logOf(campaign.id, (a) => a.some((x) => x.status === 'succeeded'));
     expect(log.map((a: Json) => [a.attempt, a.status, a.status_code])).toEqual([
       [3, 'succeeded', 200],
@@ -209,7 +215,7 @@ describe('redelivery (endpoint 20)', () => {
     const rx = await receiver();
     const { campaign, code } = await hooked(`${rx.url}/again`);
     const action = await createLinkAction(code, 'redo');
-    const eventId = `evt_action_${action.id}`;
+    const eventId = actionEventId(action.id, campaign.id);
     const [first] = await rx.waitFor(1);
     await feedOf(campaign.id, 1);
     const res = await api('POST', `/api/v1/events/${eventId}/redeliver`);
@@ -222,13 +228,78 @@ describe('redelivery (endpoint 20)', () => {
     await logOf(campaign.id, (a) => a.length === 2 && a.every((x) => x.event_id === eventId));
   });
 
+  it('finds a visit’s event (in a visit partition) and a signup’s by id; an action’s event has no lookup item of its own', async () => {
+    const rx = await receiver();
+    const { campaign, code } = await hooked(`${rx.url}/visit-again`);
+    const visit = await api('GET', `/r/${code}`, { key: null, headers: { 'user-agent': BROWSER_UA } });
+    expect(visit.status).toBe(302);
+    const signup = await createReferredUser(code, 'again-user');
+    const [first, second] = await rx.waitFor(2);
+    const visitEvent = [first, second].find((r) => JSON.parse(r!.body).type === 'action.created')!;
+    const visitId = String(visitEvent.headers['webhook-id']);
+    const visitAction = JSON.parse(visitEvent.body).data;
+    expect(visitAction.action_type).toBe('visit');
+    expect(visitId).toBe(actionEventId(visitAction.id, campaign.id));
+    await feedOf(campaign.id, 2);
+    for (const id of [visitId, `evt_referred_user_${signup.id}`])
+      expect((await api('POST', `/api/v1/events/${id}/redeliver`)).status, id).toBe(202);
+    const again = await rx.waitFor(4);
+    expect(
+      again
+        .slice(2)
+        .map((r) => r.headers['webhook-id'])
+        .sort(),
+    ).toEqual([visitId, `evt_referred_user_${signup.id}`].sort());
+    expect(again.slice(2).find((r) => r.headers['webhook-id'] === visitId)!.body).toBe(visitEvent.body);
+    const { db, name } = table();
+    const lookup = (id: string) =>
+      db.send(
+        new GetCommand({ TableName: name, Key: eventLookupKey(TENANT_A.tenant, id), ConsistentRead: true }),
+      );
+    expect((await lookup(visitId)).Item).toBeUndefined();
+    expect((await lookup(`evt_referred_user_${signup.id}`)).Item).toBeDefined();
+  });
+
+  it('finds an action’s event of the older form (evt_action_<id>) through its lookup item, and none past 30 days', async () => {
+    const rx = await receiver();
+    const { campaign, code } = await hooked(`${rx.url}/older`);
+    const action = await createLinkAction(code, 'older form');
+    const [delivered] = await rx.waitFor(1);
+    // As the feed writer stored events before the id named the campaign: a lookup item by that id.
+    const older = JSON.parse(delivered!.body);
+    const olderId = `evt_action_${action.id}`;
+    const event = {
+      event_id: olderId,
+      event_type: 'action.created' as const,
+      event_time: older.timestamp,
+      event_json: JSON.stringify(older.data),
+      tenant: TENANT_A.tenant,
+      campaign_id: campaign.id,
+    };
+    await putItems([newEventLookupItem(event)]);
+    expect((await api('POST', `/api/v1/events/${olderId}/redeliver`)).status).toBe(202);
+    const [, again] = await rx.waitFor(2);
+    expect(again!.headers['webhook-id']).toBe(olderId);
+    expect(JSON.parse(again!.body).data).toEqual(older.data);
+
+    // An action item whose event is older than the 30 days the feed keeps: not found.
+    const { db, name } = table();
+    const key = actionKey(TENANT_A.tenant, campaign.id, action.id);
+    const { Item } = await db.send(new GetCommand({ TableName: name, Key: key, ConsistentRead: true }));
+    const id = actionEventId(action.id, campaign.id);
+    expect((await api('POST', `/api/v1/events/${id}/redeliver`)).status).toBe(202);
+    const old = new Date(Date.now() - 31 * 24 * 3600 * 1000).toISOString();
+    await db.send(new PutCommand({ TableName: name, Item: { ...Item, event_time: old } }));
+    expectError(await api('POST', `/api/v1/events/${id}/redeliver`), 404, 'event_not_found');
+  });
+
   it('with an Idempotency-Key, a retry queues nothing more', async () => {
     const rx = await receiver();
     const { campaign, code } = await hooked(`${rx.url}/keyed`);
     const action = await createLinkAction(code, 'keyed');
     await rx.waitFor(1);
     await feedOf(campaign.id, 1);
-    const path = `/api/v1/events/evt_action_${action.id}/redeliver`;
+    const path = `/api/v1/events/${actionEventId(action.id, campaign.id)}/redeliver`;
     const key = randomId();
     const first = await api('POST', path, { headers: { 'idempotency-key': key } });
     const again = await api('POST', path, { headers: { 'idempotency-key': key } });
@@ -245,7 +316,9 @@ describe('redelivery (endpoint 20)', () => {
     const action = await createLinkAction(code, 'mine');
     await feedOf(campaign.id, 1);
     expectError(
-      await api('POST', `/api/v1/events/evt_action_${action.id}/redeliver`, { key: TENANT_B.key }),
+      await api('POST', `/api/v1/events/${actionEventId(action.id, campaign.id)}/redeliver`, {
+        key: TENANT_B.key,
+      }),
       404,
       'event_not_found',
     );
@@ -258,7 +331,7 @@ describe('redelivery (endpoint 20)', () => {
     // A deleted campaign's events are gone with it.
     expect((await api('DELETE', `/api/v1/campaign?id=${campaign.id}`)).status).toBe(204);
     expectError(
-      await api('POST', `/api/v1/events/evt_action_${action.id}/redeliver`),
+      await api('POST', `/api/v1/events/${actionEventId(action.id, campaign.id)}/redeliver`),
       404,
       'event_not_found',
     );
@@ -421,6 +494,6 @@ describe('event filters and webhook status', () => {
     expect(on.body).toMatchObject({ webhook_status: 'enabled', webhook_disabled_reason: null });
     const after = await createLinkAction(code, 'enabled again');
     const [req] = await rx.waitFor(1);
-    expect(req!.headers['webhook-id']).toBe(`evt_action_${after.id}`);
+    expect(req!.headers['webhook-id']).toBe(actionEventId(after.id, campaign.id));
   });
 });

@@ -9,6 +9,7 @@
 
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
+import { actionEventId } from '../../lib/domain/webhook-events.ts';
 import { api, TENANT_A } from '../support/api.ts';
 import { receiversClosedAfterAll } from '../support/receivers.ts';
 import {
@@ -43,7 +44,8 @@ async function noMoreWithin(rx: WebhookReceiver, count: number, since = 0): Prom
   await holdsFor(last + RETRY_WINDOW_MS - Date.now(), () => rx.requests.length > count);
 }
 
-const actionEvent = (action: { id: number }) => `evt_action_${action.id}`;
+const actionEvent = (action: { id: number; referral_link: { campaign_id: string } }) =>
+  actionEventId(action.id, action.referral_link.campaign_id);
 const signupEvent = (user: { id: number }) => `evt_referred_user_${user.id}`;
 
 /** A campaign of tenant A with its webhook at `url`, and a link of it to act on. */

@@ -164,7 +164,7 @@ describe('examples of the document', () => {
       } finally {
         Date.now = realNow;
       }
-      expect(headers['webhook-id']).toMatch(/^evt_(?:action|referred_user|test)_\d+$/);
+      expect(headers['webhook-id']).toMatch(/^evt_(?:action|referred_user|test)_\d+(?:_[0-9a-f-]{36})?$/);
     }
   });
 });

@@ -124,7 +124,7 @@ describe('signing', () => {
     const key = secret();
     const now = new Date();
     const signed = signDelivery(message(), key, now);
-    expect(signed.headers['webhook-id']).toBe('evt_action_42');
+    expect(signed.headers['webhook-id']).toBe('evt_action_42_3f0c6f0e-8a51-4f57-9d7a-2a0f7cbbf0d1');
     expect(signed.headers['webhook-timestamp']).toBe(String(Math.floor(now.getTime() / 1000)));
     expect(signed.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
     expect(signed.headers['content-type']).toBe('application/json');

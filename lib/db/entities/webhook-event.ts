@@ -249,6 +249,23 @@ const field = decoder('webhook event');
 const isEventType = (t: unknown): t is WebhookEventType =>
   t === 'action.created' || t === 'referred_user.created';
 
+/**
+ * The event an action item (or a visit item) carries in its event attributes: what a redelivery
+ * of `evt_action_<id>_<campaign>` sends (the same attributes the stream handed the pipeline).
+ */
+export function eventFromActionItem(item: StoredItem): EventAttributes {
+  const type = field.string(item, 'event_type');
+  if (!isEventType(type)) return field.fail(item, 'event_type', 'an event type');
+  return {
+    event_id: field.string(item, 'event_id'),
+    event_type: type,
+    event_time: field.string(item, 'event_time'),
+    event_json: field.string(item, 'event_json'),
+    tenant: field.string(item, 'tenant'),
+    campaign_id: field.string(item, 'campaign_id'),
+  };
+}
+
 /** The event a feed item or a lookup item holds. */
 export function eventFromItem(item: StoredItem): EventAttributes {
   const type = field.string(item, 'evt_type');
