@@ -345,9 +345,11 @@ const rows: readonly RowInput[] = [
     path: '/api/v1/events/{campaign_id}',
     handler: 'http/list-events',
     auth: true,
-    // The campaign check (GetItem) beside one Query of the campaign's partition (its feed items).
+    // The campaign check (GetItem) beside two Queries of the campaign's partition: the feed items
+    // of the next events, and the first item past them (a feed item holds the events of one feed
+    // transaction). From the start (no cursor), one more Query before: the first item.
     dynamo: ['GetItem', 'Query'],
-    dynamoCalls: 2,
+    dynamoCalls: 4,
     throttle: 'api',
     summary: "List a campaign's events (the webhook bodies), oldest first",
   },
@@ -357,9 +359,11 @@ const rows: readonly RowInput[] = [
     path: '/api/v1/events/{event_id}/redeliver',
     handler: 'http/post-event-redelivery',
     auth: true,
-    // The event's lookup item (GetItem), then one transaction of the redelivery item's Put, the
-    // campaign's ConditionCheck and, with a key, the answer's Put; a replay reads the answer.
-    dynamo: ['GetItem', 'PutItem', 'ConditionCheckItem'],
+    // The event: an action's item itself (BatchGetItem of its two possible keys: the campaign's
+    // partition, or a visit partition), another's lookup item (GetItem); then one transaction of
+    // the redelivery item's Put, the campaign's ConditionCheck and, with a key, the answer's Put;
+    // a replay reads the answer.
+    dynamo: ['GetItem', 'BatchGetItem', 'PutItem', 'ConditionCheckItem'],
     dynamoCalls: 2,
     throttle: 'api',
     summary: 'Deliver an event again',

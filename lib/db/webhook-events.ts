@@ -223,14 +223,20 @@ async function feedItems(
  * `after + want` are in the items keyed (by their last sequence) within that range and in the first
  * item past it: two Queries at once. Only a gap in the sequences (where the campaign's feed
  * counter started, or below it items written before the counter) asks for another round from the
- * last event read; after `FEED_ROUNDS` the page is shorter, with a cursor.
+ * last event read; after `FEED_ROUNDS` the page is shorter, with a cursor. A read from the start
+ * (no cursor) does not know where the sequences begin: its first round reads the first item alone,
+ * and the next goes on from it.
  */
 async function feedAfter(pk: string, after: number, want: number) {
   const events: StoredEvent[] = [];
   let from = after;
   for (let round = 0; round < FEED_ROUNDS; round++) {
     const upTo = from + want - events.length;
-    const [inRange, next] = await Promise.all([feedItems(pk, from, upTo), feedItems(pk, upTo, undefined, 1)]);
+    // From the start (no cursor) nothing lies in a range of small numbers: the first item alone.
+    const [inRange, next] = await Promise.all([
+      from === 0 ? [] : feedItems(pk, from, upTo),
+      feedItems(pk, from === 0 ? 0 : upTo, undefined, 1),
+    ]);
     for (const item of [...inRange, ...next])
       for (const event of storedEventsFromItem(item)) if (Number(event.sequence) > from) events.push(event);
     const end = next[0];
@@ -243,7 +249,7 @@ async function feedAfter(pk: string, after: number, want: number) {
 
 /**
  * One page of a campaign's feed, oldest first: two Queries at once (the items that hold the next
- * limit + 1 events, `feedAfter`) beside the campaign check. Besides the usual next cursor, every
+ * limit + 1 events, `feedAfter`) beside the campaign check; from the start, the first item before. Besides the usual next cursor, every
  * page has a poll cursor, which a client keeps to ask later for what came after: it holds the last
  * sequence read, so it yields only newer events.
  */

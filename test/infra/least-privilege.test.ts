@@ -60,7 +60,7 @@ const EXPECTED_GRANTS: Record<string, Record<string, string[]>> = {
   GetAnalyticsTop: { table: [GET], 'index/GSI4': [QUERY] },
   ListWebhookDeliveries: { table: [GET, QUERY] },
   ListEvents: { table: [GET, QUERY] },
-  RedeliverEvent: { table: [CHECK, GET, PUT] },
+  RedeliverEvent: { table: ['dynamodb:BatchGetItem', CHECK, GET, PUT] },
   TestWebhook: { table: ['dynamodb:BatchWriteItem', GET] },
   RotateWebhookSecret: { table: [GET, PUT, UPDATE] },
   Health: {},

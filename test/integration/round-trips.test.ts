@@ -33,6 +33,7 @@ import {
   PURGE_GRANT,
   WEBHOOK_STREAM_GRANT,
 } from '../../infra/grant-lists.ts';
+import { actionEventId } from '../../lib/domain/webhook-events.ts';
 import {
   type DynamoCounter,
   diffCounts,
@@ -248,6 +249,8 @@ const data = {} as {
   hookCampaignId: string;
   /** An event of `campaignId` in its feed, and a poll cursor of the feed. */
   eventId: string;
+  /** An action's event of `campaignId`, found by redelivery through its action item. */
+  actionEventId: string;
   feedCursor: string;
 };
 
@@ -560,6 +563,12 @@ const cases: Case[] = [
     request: () => ({ method: 'POST', path: `/api/v1/events/${data.eventId}/redeliver` }),
   },
   {
+    route: 'RedeliverEvent',
+    label: "an action's event (read from its action item)",
+    status: 202,
+    request: () => ({ method: 'POST', path: `/api/v1/events/${data.actionEventId}/redeliver` }),
+  },
+  {
     route: 'TestWebhook',
     label: 'an endpoint that refuses the connection',
     status: 200,
@@ -728,6 +737,20 @@ beforeAll(async () => {
       break;
     }
     if (i > 300) throw new Error(`no event in the feed: ${feed.status} ${feed.text}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const action = await send({
+    method: 'POST',
+    path: '/api/v1/action/referral_link',
+    body: { referral_code: data.link.referral_code, action_type: 'redeliverable' },
+  });
+  if (action.status !== 201) throw new Error(`no action: ${action.status} ${action.text}`);
+  data.actionEventId = actionEventId(action.body.id, data.campaignId);
+  // Its event (and action item) come from the stream: redeliverable once in the feed.
+  for (let i = 0; ; i++) {
+    const feed = await send({ method: 'GET', path: `/api/v1/events/${data.campaignId}?limit=1000` });
+    if (feed.status === 200 && feed.body.some((e: { id: string }) => e.id === data.actionEventId)) break;
+    if (i > 300) throw new Error(`no action event in the feed: ${feed.status} ${feed.text}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 });
