@@ -37,8 +37,10 @@ export const DELIVERY_LANE_GRANT: TableGrant = { actions: ['GetItem', 'UpdateIte
  */
 export const WEBHOOK_STREAM_GRANT: TableGrant = {
   // The rollups also read their shard's checkpoint (GetItem) and the ranking items they raise
-  // (BatchGetItem), and write both in the same transactions (PutItem, UpdateItem).
-  actions: ['PutItem', 'ConditionCheckItem', 'UpdateItem', 'GetItem', 'BatchGetItem'],
+  // (BatchGetItem), and write both in the same transactions (PutItem, UpdateItem). The feed puts a
+  // referred user's event lookup before its transaction (BatchWriteItem), and the webhook queue
+  // takes only events of campaigns that send them (`recordsToSend`: BatchGetItem of the campaigns).
+  actions: ['PutItem', 'ConditionCheckItem', 'UpdateItem', 'GetItem', 'BatchGetItem', 'BatchWriteItem'],
 };
 
 /**

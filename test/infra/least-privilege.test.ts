@@ -82,7 +82,7 @@ const EXPECTED_GRANTS: Record<string, Record<string, string[]>> = {
     'Webhooks/DeadLetterQueue': [SEND],
   },
   WebhookStreamConsumer: {
-    table: ['dynamodb:BatchGetItem', CHECK, GET, PUT, UPDATE],
+    table: ['dynamodb:BatchGetItem', 'dynamodb:BatchWriteItem', CHECK, GET, PUT, UPDATE],
     stream: STREAM_READ,
     '*': ['dynamodb:ListStreams'],
     'Webhooks/FirstAttemptQueue': [SEND],
