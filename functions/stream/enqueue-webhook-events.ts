@@ -2,8 +2,9 @@
  * Table stream consumer, for three kinds of records (the event source mapping's filters,
  * `STREAM_CONSUMER_FILTERS`, pass nothing else):
  *
- * - INSERTs of event-bearing items: each event goes on the webhook queue, and into its
- *   campaign's events feed (`lib/webhooks/feed.ts`; not a redelivery request, which is no new event);
+ * - INSERTs of event-bearing items: each event goes into its campaign's events feed
+ *   (`lib/webhooks/feed.ts`; not a redelivery request, which is no new event), and on the webhook
+ *   queue when its campaign's webhook would send it (`lib/webhooks/subscribed.ts`);
  * - MODIFYs of a link carrying the action that write recorded (`POST /action/referred_user`):
  *   the action's own item is written, event included, and its INSERT comes back as the first kind;
  * - INSERTs of bot visits, which, with the event items, the analytics rollups add up exactly once
@@ -25,6 +26,7 @@ import { batchResponse, sequenceNumberOf } from '../../lib/queues/batch.ts';
 import { recordFeedRecords } from '../../lib/webhooks/feed.ts';
 import { materializeStreamRecords } from '../../lib/webhooks/link-actions.ts';
 import { enqueueStreamRecords } from '../../lib/webhooks/stream.ts';
+import { recordsToSend } from '../../lib/webhooks/subscribed.ts';
 
 const sqs = createSqsClient();
 const queueUrl = config.webhookQueueUrl;
@@ -37,7 +39,7 @@ export const handler = async (
 ): Promise<DynamoDBBatchResponse & { state: Record<string, string> }> => {
   const [actions, events, feed, rollups] = await Promise.all([
     materializeStreamRecords(event.Records),
-    enqueueStreamRecords(event.Records, sqs, queueUrl),
+    recordsToSend(event.Records).then((records) => enqueueStreamRecords(records, sqs, queueUrl)),
     recordFeedRecords(event.Records, event.shardId),
     rollUp(event),
   ]);

@@ -30,6 +30,10 @@ export const PREVIOUS_SECRET_SECONDS = 24 * 60 * 60;
 /** A URL that failed every attempt this long is disabled (unless `WEBHOOK_DISABLE_AFTER_SECONDS`). */
 export const DISABLE_AFTER_SECONDS = 3 * 24 * 60 * 60;
 
+/** Whether a campaign's webhook sends an event of `type` now: enabled, and subscribed to the type. */
+export const webhookSends = (target: { disabled?: boolean; events?: readonly string[] }, type: string) =>
+  !target.disabled && (target.events === undefined || target.events.includes(type));
+
 export interface EventAttributes {
   /** Stable, unique per event: becomes the Standard Webhooks `webhook-id` (dedupe key). */
   event_id: string;

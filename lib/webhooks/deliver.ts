@@ -23,6 +23,7 @@
  * finish, e.g. a function timeout or a DynamoDB outage.
  */
 import { ChangeMessageVisibilityCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { webhookSends } from '../domain/webhook-events.ts';
 import { logger as rootLogger } from '../observability/logger.ts';
 import { messageIdOf, processRecords } from '../queues/batch.ts';
 import { type AttemptResult, attemptDelivery, type WebhookTarget } from './attempt.ts';
@@ -286,9 +287,7 @@ async function retry(record: QueueRecord, deps: DeliveryDeps): Promise<Outcome> 
 }
 
 /** The event is of a type the campaign sends, and its webhook is enabled. */
-function wanted(message: WebhookMessage, target: WebhookTarget): boolean {
-  return !target.disabled && (target.events === undefined || target.events.includes(message.event_type));
-}
+const wanted = (message: WebhookMessage, target: WebhookTarget) => webhookSends(target, message.event_type);
 
 function skip(log: Record<string, unknown>, target: WebhookTarget): Outcome {
   logger.info(

@@ -924,6 +924,40 @@ describe('DynamoDB actions of the authorizer and the consumers, against infra/gr
     expect(outsideGrant(WEBHOOK_STREAM_GRANT, calls)).toEqual([]);
   });
 
+  it("the webhook stream consumer writes the events feed (a signup's lookup included) and reads the campaigns' webhooks with only its grant", async () => {
+    const { recordFeedRecords } = await import('../../lib/webhooks/feed.ts');
+    const { recordsToSend } = await import('../../lib/webhooks/subscribed.ts');
+    const { marshall } = await import('@aws-sdk/util-dynamodb');
+    const campaignId = await newCampaign('Grant check: feed');
+    const image = {
+      PK: `grant-check#${uid('event')}`,
+      SK: 'X',
+      event_id: `evt_referred_user_${7_000_000_000_000_000 + unique++}`,
+      event_type: 'referred_user.created',
+      event_time: new Date().toISOString(),
+      event_json: '{}',
+      tenant: data.tenant,
+      campaign_id: campaignId,
+    };
+    const records = [{ eventName: 'INSERT', dynamodb: { NewImage: marshall(image), SequenceNumber: '1' } }];
+    const calls = await recording(async () => {
+      expect(await recordFeedRecords(records, `grant-check-${uid('shard')}`)).toEqual({
+        written: 1,
+        failedSequenceNumbers: [],
+      });
+      // No webhook on the campaign: the event is not queued.
+      expect(await recordsToSend(records)).toEqual([]);
+    });
+    expect(actionsIn(calls)).toEqual([
+      'BatchGetItem',
+      'BatchWriteItem',
+      'ConditionCheckItem',
+      'GetItem',
+      'PutItem',
+    ]);
+    expect(outsideGrant(WEBHOOK_STREAM_GRANT, calls)).toEqual([]);
+  });
+
   it('a delivery lane reads its campaign and flags its endpoint with only its grant', async () => {
     const { loadWebhookTarget, setSlowLane } = await import('../../lib/webhooks/target.ts');
     const calls = await recording(async () => {

@@ -293,6 +293,28 @@ describe('redelivery (endpoint 20)', () => {
     expectError(await api('POST', `/api/v1/events/${id}/redeliver`), 404, 'event_not_found');
   });
 
+  it('an event from before the campaign had a webhook_url is in the feed, not sent; a redelivery sends it', async () => {
+    const rx = await receiver();
+    const campaign = await createCampaign({ name: 'webhook set later' });
+    const { referral_code: code } = await createLink(campaign.id);
+    const before = await createLinkAction(code, 'before the url');
+    const [event] = (await feedOf(campaign.id, 1)).body;
+    const patched = await api('PATCH', `/api/v1/campaign?id=${campaign.id}`, {
+      body: { webhook_url: `${rx.url}/later` },
+    });
+    expect(patched.status).toBe(200);
+    await holdsFor(1_500, () => rx.requests.length > 0);
+    expect(rx.requests).toHaveLength(0);
+    const id = actionEventId(before.id, campaign.id);
+    expect(event.id).toBe(id);
+    expect((await api('POST', `/api/v1/events/${id}/redeliver`)).status).toBe(202);
+    const [sent] = await rx.waitFor(1);
+    expect(sent!.headers['webhook-id']).toBe(id);
+    const after = await createLinkAction(code, 'after the url');
+    const [, next] = await rx.waitFor(2);
+    expect(next!.headers['webhook-id']).toBe(actionEventId(after.id, campaign.id));
+  });
+
   it('with an Idempotency-Key, a retry queues nothing more', async () => {
     const rx = await receiver();
     const { campaign, code } = await hooked(`${rx.url}/keyed`);
