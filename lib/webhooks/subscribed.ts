@@ -58,7 +58,7 @@ export async function recordsToSend<R extends StreamRecordLike>(
     return records;
   }
   return events
-    .filter(({ record, message }) => {
+    .filter(({ message }) => {
       if (!message?.tenant || !message.campaign_id) return true;
       const send = sends.get(`${message.tenant}#${message.campaign_id}`)?.(message.event_type) ?? true;
       if (!send)
