@@ -150,14 +150,9 @@ function lines(
       0.01 * P.lambdaPerMillionRequests + consumer(c.spread),
     ],
     same(
-      'Event pipeline: SQS',
-      'SendMessageBatch + ReceiveMessage + DeleteMessageBatch, 10 per call: ~0.3 requests',
-      0.3 * P.sqsPerMillionRequests,
-    ),
-    same(
-      'Event pipeline: delivery Lambda (batch 10)',
-      `0.1 invocation, ~${NO_URL_DELIVERY_MS} ms per batch when there is nothing to POST (its campaign read is in the DynamoDB reads)`,
-      0.1 * P.lambdaPerMillionRequests + 0.1 * lambdaMs(NO_URL_DELIVERY_MS),
+      'Event pipeline: SQS and the delivery Lambda',
+      "none: the run's campaigns have no webhook_url, and the stream consumer queues only events their campaign's webhook sends (one campaign read per batch, in the DynamoDB reads); with a webhook, see the add-on below",
+      0,
     ),
   ];
 }
@@ -274,9 +269,24 @@ export const costPart: BenchPart = {
     const webhookBytes = 1400;
     const webhook: Line[] = [
       same(
+        'Event pipeline: SQS',
+        'SendMessageBatch + ReceiveMessage + DeleteMessageBatch, 10 per call: ~0.3 requests',
+        0.3 * P.sqsPerMillionRequests,
+      ),
+      same(
+        'Delivery Lambda (batch 10)',
+        `0.1 invocation, ~${NO_URL_DELIVERY_MS} ms per batch of its own work`,
+        0.1 * P.lambdaPerMillionRequests + 0.1 * lambdaMs(NO_URL_DELIVERY_MS),
+      ),
+      same(
+        'DynamoDB: the delivery reads its campaign',
+        '1 strongly consistent read (the URL in force at delivery time)',
+        P.dynamoPerMillionRru,
+      ),
+      same(
         'Delivery Lambda waiting on the receiver (batch 10 in parallel)',
-        `assumed ${DELIVERY_MS} ms per batch instead of ${NO_URL_DELIVERY_MS} ms: 0.1 × ${DELIVERY_MS - NO_URL_DELIVERY_MS} ms`,
-        0.1 * lambdaMs(DELIVERY_MS - NO_URL_DELIVERY_MS),
+        `assumed ${DELIVERY_MS} ms per batch: 0.1 × ${DELIVERY_MS} ms`,
+        0.1 * lambdaMs(DELIVERY_MS),
       ),
       same(
         'Data transfer out (the POST)',
@@ -313,18 +323,18 @@ export const costPart: BenchPart = {
         costTable(action),
         '**DynamoDB units per API action**, by item:',
         unitsTable(actions),
-        '**Add-on per million webhook deliveries** (the event pipeline is already in both totals above):',
+        '**Add-on per million webhook deliveries** (events of a campaign with a `webhook_url`; the totals above are for campaigns without one, whose events are in the feed only):',
         costTable(webhook),
         `Assumptions:
 
 - Item sizes are those of the items this run wrote, read back, with DynamoDB’s size rules (names + values); an UpdateItem is priced at the item’s size after it.
 - The runs' visits are all unique (each comes from a visitor of its own, as on a link that goes viral), the worst case for the rollups: each raises the \`unique_visits\` rankings and series counters too. On one link a stream batch's visits share their rollup items; spread over many links, nearly every visit in a batch is its link's only one, so it writes its link's and its referrer's series (hour and day) and rankings (visits, unique visits) and its link's \`total_clicks\` (with the link's copies in GSI1–3) by itself.
-- Each visit is an event: the stream consumer writes it into the events feed (a transaction of the feed item and the event lookup: 2 WRU per KB each), puts it on the webhook queue, and the delivery function reads its campaign (strongly consistent) whether or not the campaign has a webhook_url. All of it is in the measured units.
+- Each visit is an event: the stream consumer writes it into the events feed (the events of one feed transaction share one deflated feed item, 2 WRU per KB; an action's event has no lookup item, redelivery reads the action item itself) and reads the campaigns of each batch once to decide which events go on the webhook queue (none here). All of it is in the measured units.
 - Lambda duration uses the handler’s p50 through the local gateway against DynamoDB Local; in AWS, DynamoDB answers in single-digit ms, so this is an upper-end guess. At 256 MB each millisecond costs $0.0033 per million.
 - The stream consumer: ${CONSUMER_BATCH_MS} ms per full batch of 100 plus ${CONSUMER_TRANSACTION_MS} ms per rollup transaction (assumed; the transactions are measured). At low traffic a batch holds fewer records, so more transactions per visit: the rollups cost more per visit than measured here.
 - Cold starts: ${COLD_SHARE * 100} % of invocations, INIT billed at the function’s memory; the import time is the function’s median import CPU time (part 4; 0 when it did not run).
-- SQS requests assume full batches of 10 on send, receive and delete.
-- Not included: storage ($0.25/GB-month: a visit leaves a visit item, a feed item and an event lookup of about 1 KB each, the last two for 30 days), the stream's own storage, CloudWatch alarms, data transfer of API responses.`,
+- SQS requests (webhook add-on) assume full batches of 10 on send, receive and delete.
+- Not included: storage ($0.25/GB-month: a visit leaves a visit item of about 0.8 KB and its share of a feed item, a few hundred bytes for 30 days), the stream's own storage, CloudWatch alarms, data transfer of API responses.`,
       ],
       summary: `Cost model: ${usd(vHot)} per million visits on one link, ${usd(vSpread)} spread; ${usd(aHot)} per million API actions on one link, ${usd(aSpread)} spread; +${usd(total(webhook, 2))} per million webhook POSTs.`,
       findings: [
