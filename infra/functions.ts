@@ -92,6 +92,8 @@ export interface ServiceFunctionOptions extends FunctionDefaults {
   readonly environment?: Record<string, string>;
   /** Concurrency reserved for (and capping) this function; none when omitted. */
   readonly reservedConcurrency?: number;
+  /** `false`: JSON logs with system logs at WARN, so no START/END/REPORT lines (`RouteRow.platformLogs`). */
+  readonly platformLogs?: false;
 }
 
 /**
@@ -132,6 +134,9 @@ export function serviceFunction(
     timeout: options.timeout ?? HTTP_TIMEOUT,
     reservedConcurrentExecutions: options.reservedConcurrency,
     logGroup,
+    ...(options.platformLogs === false
+      ? { loggingFormat: lambda.LoggingFormat.JSON, systemLogLevelV2: lambda.SystemLogLevel.WARN }
+      : {}),
     // X-Ray segments for each invocation (Lambda's own, no SDK in the bundle); `PassThrough`, the
     // default, otherwise. Adds xray:PutTraceSegments and PutTelemetryRecords (resource `*`) to the role.
     tracing: options.tracing ? lambda.Tracing.ACTIVE : undefined,
@@ -181,6 +186,7 @@ export class ApiFunctions extends Construct {
         handler: route.handler,
         memoryMb: route.memoryMb,
         timeout: route.timeoutSeconds ? Duration.seconds(route.timeoutSeconds) : undefined,
+        platformLogs: route.platformLogs,
         description: `${route.method} ${route.path}: ${route.summary} (${stage})`,
         // A function that never touches the table gets neither a grant nor the table's name.
         environment: touchesTable ? tableEnv : {},

@@ -7,6 +7,7 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct, type IConstruct } from 'constructs';
+import { ACCESS_LOG_FIELDS } from '../lib/observability/access-log.ts';
 import { answersHead, DEFAULT_ROUTE_KEY, type RouteDefinition } from '../lib/routes.ts';
 import { type RouteThrottles, routeThrottles } from '../lib/throttling.ts';
 import { isProtected, type Stage } from './stage.ts';
@@ -21,34 +22,8 @@ export const API_KEY_IDENTITY_SOURCE = '$request.header.api-key';
  */
 export const AUTHORIZER_CACHE_TTL = Duration.seconds(60);
 
-/**
- * One JSON line per request. The default format is Apache CLF with the client IP; this one leaves
- * the IP out (the service records visits without one, and logs should not undo that) and adds what
- * explains a failure: the route, the authorizer's and the integration's errors, the latencies.
- */
-const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
-  JSON.stringify({
-    requestId: '$context.requestId',
-    // The dimension of the authorizer-failure metric counted from these lines (`infra/alarms.ts`).
-    apiId: '$context.apiId',
-    time: '$context.requestTime',
-    method: '$context.httpMethod',
-    path: '$context.path',
-    routeKey: '$context.routeKey',
-    status: '$context.status',
-    responseLength: '$context.responseLength',
-    responseLatency: '$context.responseLatency',
-    integrationLatency: '$context.integrationLatency',
-    integrationStatus: '$context.integrationStatus',
-    integrationError: '$context.integrationErrorMessage',
-    // The gateway's own refusals (throttling, a missing api-key header) say why here.
-    gatewayError: '$context.error.message',
-    authorizerError: '$context.authorizer.error',
-    // "true" when the authorizer could not read the key in time (the route then answers 503).
-    authorizerUnavailable: '$context.authorizer.unavailable',
-    userAgent: '$context.identity.userAgent',
-  }),
-);
+/** One JSON line per request (`ACCESS_LOG_FIELDS`, `lib/observability/access-log.ts`). */
+const ACCESS_LOG_FORMAT = AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS));
 
 export interface ReferralHttpApiProps {
   readonly stage: Stage;

@@ -75,6 +75,12 @@ export interface RouteDefinition {
   /** Memory in MB; small JSON handlers are I/O bound, so 256 MB buys enough CPU for cold starts. */
   readonly memoryMb?: number;
   /**
+   * `false`: no START, END and REPORT line per invocation (JSON log format, system logs at WARN),
+   * for a route whose volume makes them a real share of its cost (the public redirect: about 340
+   * bytes of log ingestion a visit). Lambda's Duration, Errors and Throttles metrics stay.
+   */
+  readonly platformLogs?: false;
+  /**
    * The function's timeout in seconds, when not the HTTP functions' 10 s: a route that waits on
    * something slower than the table (the webhook test's POST, up to 15 s plus 3 s of DNS).
    * API Gateway's integration timeout (30 s) bounds it.
@@ -299,6 +305,7 @@ const rows: readonly RowInput[] = [
     // (DeleteItem). No link write: the stream's rollups count the visit.
     dynamo: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'],
     dynamoCalls: 4,
+    platformLogs: false,
     throttle: 'redirect',
     summary: 'Redirect a visitor to the link and record a visit',
   },

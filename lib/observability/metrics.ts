@@ -32,6 +32,25 @@ export type BusinessMetric = (typeof BusinessMetric)[keyof typeof BusinessMetric
  * dimensions. The document is the one Powertools wrote: a metric counted twice in an invocation
  * has both values, `[1, 1]`, as CloudWatch sums them.
  */
+/** The EMF document of some counts (one log line): also what the bench's cost model sizes. */
+export function emfDocument(counts: Record<string, number | number[]>, now = Date.now()) {
+  return {
+    _aws: {
+      Timestamp: now,
+      CloudWatchMetrics: [
+        {
+          Namespace: METRICS_NAMESPACE,
+          Dimensions: [['service', 'stage']],
+          Metrics: Object.keys(counts).map((Name) => ({ Name, Unit: 'Count' })),
+        },
+      ],
+    },
+    service: config.serviceName,
+    stage: config.stage,
+    ...counts,
+  };
+}
+
 export const metrics = {
   stored: new Map<BusinessMetric, number[]>(),
   addMetric(name: BusinessMetric, value: number): void {
@@ -47,27 +66,11 @@ export const metrics = {
   },
   /** Write the stored counts as one EMF document and forget them. */
   publishStoredMetrics(): void {
-    const names = [...this.stored.keys()];
-    const document = {
-      _aws: {
-        Timestamp: Date.now(),
-        CloudWatchMetrics: [
-          {
-            Namespace: METRICS_NAMESPACE,
-            Dimensions: [['service', 'stage']],
-            Metrics: names.map((Name) => ({ Name, Unit: 'Count' })),
-          },
-        ],
-      },
-      service: config.serviceName,
-      stage: config.stage,
-      ...Object.fromEntries(
-        names.map((name) => {
-          const values = this.stored.get(name) as number[];
-          return [name, values.length === 1 ? values[0] : values];
-        }),
+    const document = emfDocument(
+      Object.fromEntries(
+        [...this.stored].map(([name, values]) => [name, values.length === 1 ? values[0]! : values]),
       ),
-    };
+    );
     this.clearMetrics();
     process.stdout.write(`${JSON.stringify(document)}\n`);
   },

@@ -9,6 +9,8 @@
  * API actions (endpoint 12) always from this part's own runs, on one link and spread. Every
  * assumption is written next to the figure it drives.
  */
+import { ACCESS_LOG_FIELDS } from '../../lib/observability/access-log.ts';
+import { emfDocument } from '../../lib/observability/metrics.ts';
 import { routeNamed } from '../../lib/routes.ts';
 import { capacityOf, type ItemKind, type KindUsage, perRequest } from './capacity.ts';
 import { importMs } from './coldstart.ts';
@@ -38,7 +40,46 @@ const P = {
 const MEMORY_GB = 0.25;
 const COLD_SHARE = 0.01;
 const RUNTIME_INIT_MS = 150;
-const LOG_BYTES = 700;
+/** CloudWatch Logs bills each log event's message plus 26 bytes. */
+const LOG_EVENT_OVERHEAD = 26;
+/**
+ * Lambda's text platform lines per invocation (`START RequestId: <uuid> Version: $LATEST`, `END
+ * RequestId: <uuid>`, `REPORT RequestId: <uuid> Duration: … Billed Duration: … Memory Size: …
+ * Max Memory Used: …`), as AWS writes them: about 75 + 52 + 150 bytes. The public redirect has none
+ * (`platformLogs: false` in its route row).
+ */
+const PLATFORM_LINES = [75, 52, 150];
+
+/** What one request writes to CloudWatch Logs: the access log line, the EMF line of its count, and its function's platform lines. */
+function logBytes(route: 'Visit' | 'CreateLinkAction', metric: string, sample: Record<string, string>) {
+  const access = JSON.stringify(
+    Object.fromEntries(
+      Object.entries(ACCESS_LOG_FIELDS).map(([k, v]) => [k, sample[v.slice('$context.'.length)] ?? '-']),
+    ),
+  );
+  const emf = JSON.stringify(emfDocument({ [metric]: 1 }));
+  const platform = routeNamed(route).platformLogs === false ? [] : PLATFORM_LINES;
+  const events = [Buffer.byteLength(access), Buffer.byteLength(emf), ...platform];
+  return {
+    bytes: events.reduce((a, b) => a + b + LOG_EVENT_OVERHEAD, 0),
+    what: `access line ${Buffer.byteLength(access)} B, EMF count ${Buffer.byteLength(emf)} B${platform.length ? `, START/END/REPORT ${platform.reduce((a, b) => a + b, 0)} B` : ', no START/END/REPORT'}, 26 B per event`,
+  };
+}
+/** A request's typical access-log values (the rest print `-`). */
+const accessSample = (method: string, path: string, routeKey: string, status: string, userAgent: string) => ({
+  requestId: 'dF3kQhYsIAMEJmw=',
+  apiId: 'a1b2c3d4e5',
+  requestTime: '24/Nov/2026:07:55:01 +0000',
+  httpMethod: method,
+  path,
+  routeKey,
+  status,
+  responseLength: status === '302' ? '0' : '780',
+  responseLatency: '23',
+  integrationLatency: '21',
+  integrationStatus: status,
+  'identity.userAgent': userAgent,
+});
 const NO_URL_DELIVERY_MS = 20;
 const DELIVERY_MS = 200;
 /** The stream consumer in AWS: ~50 ms per batch of 100 records, plus this much per transaction it writes. */
@@ -107,6 +148,7 @@ function lines(
   c: Record<'hot' | 'spread', MeasuredCapacity>,
   handlerMs: number,
   importMsOf: number,
+  logs: ReturnType<typeof logBytes>,
 ): Line[] {
   const [hot, spread] = [unitsOf(c.hot), unitsOf(c.spread)];
   const wru = (rows: typeof hot) => sumOf(rows, (r) => r.wru + r.indexWru);
@@ -139,9 +181,9 @@ function lines(
       rru(spread) * P.dynamoPerMillionRru,
     ],
     same(
-      'CloudWatch Logs (API access log line + Lambda platform lines)',
-      `~${LOG_BYTES} B`,
-      (LOG_BYTES * 1e6 * P.cloudWatchLogsPerGb) / 1024 ** 3,
+      'CloudWatch Logs',
+      `${logs.bytes} B (${logs.what})`,
+      (logs.bytes * 1e6 * P.cloudWatchLogsPerGb) / 1024 ** 3,
     ),
     [
       'Stream consumer Lambda (batch 100): webhooks, feed, rollups',
@@ -252,6 +294,11 @@ export const costPart: BenchPart = {
       visits,
       visitMs,
       cold('Visit'),
+      logBytes(
+        'Visit',
+        'VisitsRecorded',
+        accessSample('GET', '/r/ALICE-SPRING', 'GET /r/{referral_code}', '302', BROWSER),
+      ),
     );
     const action = lines(
       [
@@ -265,6 +312,17 @@ export const costPart: BenchPart = {
       actions,
       actionMs,
       cold('CreateLinkAction'),
+      logBytes(
+        'CreateLinkAction',
+        'ActionsRecorded',
+        accessSample(
+          'POST',
+          '/api/v1/action/referral_link',
+          'POST /api/v1/action/referral_link',
+          '201',
+          'python-requests/2.32.3',
+        ),
+      ),
     );
     const webhookBytes = 1400;
     const webhook: Line[] = [

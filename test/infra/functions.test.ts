@@ -148,6 +148,19 @@ describe('Lambda functions', () => {
     }
     expect(groups.size).toBe(functions.length);
   });
+
+  it('writes no START/END/REPORT lines for the public redirect only (JSON logs, system logs at WARN)', () => {
+    expect(functions.filter((f) => f.label === 'Visit')).toHaveLength(1);
+    for (const f of functions) {
+      const config = fnResource(f.id).Properties?.LoggingConfig ?? {};
+      if (f.label === 'Visit')
+        expect(config, f.label).toMatchObject({ LogFormat: 'JSON', SystemLogLevel: 'WARN' });
+      else {
+        expect(config.LogFormat, f.label).toBeUndefined();
+        expect(config.SystemLogLevel, f.label).toBeUndefined();
+      }
+    }
+  });
 });
 
 describe('IAM (exact grants per route row)', () => {
