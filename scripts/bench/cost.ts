@@ -50,7 +50,7 @@ const LOG_EVENT_OVERHEAD = 26;
  */
 const PLATFORM_LINES = [75, 52, 150];
 
-/** What one request writes to CloudWatch Logs: the access log line, the EMF line of its count, and its function's platform lines. */
+/** What one request writes to CloudWatch Logs: the access log line, the EMF line of its count, its `request` line, and its function's platform lines. */
 function logBytes(route: 'Visit' | 'CreateLinkAction', metric: string, sample: Record<string, string>) {
   const access = JSON.stringify(
     Object.fromEntries(
@@ -58,11 +58,24 @@ function logBytes(route: 'Visit' | 'CreateLinkAction', metric: string, sample: R
     ),
   );
   const emf = JSON.stringify(emfDocument({ [metric]: 1 }));
+  // The handler's one `request` line (`lib/http/handler.ts`, in `lib/observability/logger.ts`'s shape).
+  const request = JSON.stringify({
+    level: 'INFO',
+    message: 'request',
+    timestamp: '2026-11-24T07:55:01.123Z',
+    service: 'referral-api',
+    xray_trace_id: '1-6742e0b5-2b5c8f1e9a0d4c3b2a190817',
+    request_id: 'c0ffee00-1234-4abc-9def-0123456789ab',
+    route: `${sample.httpMethod} ${sample.path}`,
+    ...(route === 'Visit' ? {} : { tenant: 'acme' }),
+    status: Number(sample.status),
+    duration_ms: 12,
+  });
   const platform = routeNamed(route).platformLogs === false ? [] : PLATFORM_LINES;
-  const events = [Buffer.byteLength(access), Buffer.byteLength(emf), ...platform];
+  const events = [Buffer.byteLength(access), Buffer.byteLength(emf), Buffer.byteLength(request), ...platform];
   return {
     bytes: events.reduce((a, b) => a + b + LOG_EVENT_OVERHEAD, 0),
-    what: `access line ${Buffer.byteLength(access)} B, EMF count ${Buffer.byteLength(emf)} B${platform.length ? `, START/END/REPORT ${platform.reduce((a, b) => a + b, 0)} B` : ', no START/END/REPORT'}, 26 B per event`,
+    what: `access line ${Buffer.byteLength(access)} B, EMF count ${Buffer.byteLength(emf)} B, request line ${Buffer.byteLength(request)} B${platform.length ? `, START/END/REPORT ${platform.reduce((a, b) => a + b, 0)} B` : ', no START/END/REPORT'}, 26 B per event`,
   };
 }
 /** A request's typical access-log values (the rest print `-`). */
