@@ -17,28 +17,32 @@ const MAX_HEADER_CHARS = 1024;
  * no IP address is stored. The `Location` is made from the link as read, so a visit is recorded
  * only for a request that gets its redirect. A malformed code is a 404 like an unknown one.
  */
-export const handler = httpHandler({ ...Visit, metrics: metricsMiddleware() }, async ({ event, path }) => {
-  const code = path.referral_code;
-  const userAgent = event.headers['user-agent'];
-  const person = event.requestContext.http.method !== 'HEAD' && !isbot(userAgent);
-  const now = new Date();
-  // The visitor's marker is written beside the link read: a marker of an unknown code is harmless.
-  const [link, unique] = await Promise.all([
-    findLink({ code }, undefined),
-    person ? markVisitor(code, event.requestContext.http.sourceIp, userAgent ?? '', now) : false,
-  ]);
-  if (!link) throw linkNotFound();
-  const location = toAsciiUrl(toLink(link).referral_link ?? '');
-  if (person) {
-    const referer = event.headers.referer;
-    const metadata: Record<string, string> = {};
-    if (userAgent) metadata.user_agent = userAgent.slice(0, MAX_HEADER_CHARS);
-    if (referer) metadata.referer = referer.slice(0, MAX_HEADER_CHARS);
-    if (!(await recordVisit(link, metadata, unique))) throw linkNotFound();
-    countEvent(BusinessMetric.VisitsRecorded);
-  } else if (!(await recordBotVisit(link, now))) {
-    // A deleted campaign's links are gone for everyone.
-    throw linkNotFound();
-  }
-  return { status: 302, headers: { location, 'cache-control': 'no-store' } };
-});
+export const handler = httpHandler(
+  // No `request` line for a redirect: its access log line has the status and latency.
+  { ...Visit, metrics: metricsMiddleware(), requestLog: 'errors' },
+  async ({ event, path }) => {
+    const code = path.referral_code;
+    const userAgent = event.headers['user-agent'];
+    const person = event.requestContext.http.method !== 'HEAD' && !isbot(userAgent);
+    const now = new Date();
+    // The visitor's marker is written beside the link read: a marker of an unknown code is harmless.
+    const [link, unique] = await Promise.all([
+      findLink({ code }, undefined),
+      person ? markVisitor(code, event.requestContext.http.sourceIp, userAgent ?? '', now) : false,
+    ]);
+    if (!link) throw linkNotFound();
+    const location = toAsciiUrl(toLink(link).referral_link ?? '');
+    if (person) {
+      const referer = event.headers.referer;
+      const metadata: Record<string, string> = {};
+      if (userAgent) metadata.user_agent = userAgent.slice(0, MAX_HEADER_CHARS);
+      if (referer) metadata.referer = referer.slice(0, MAX_HEADER_CHARS);
+      if (!(await recordVisit(link, metadata, unique))) throw linkNotFound();
+      countEvent(BusinessMetric.VisitsRecorded);
+    } else if (!(await recordBotVisit(link, now))) {
+      // A deleted campaign's links are gone for everyone.
+      throw linkNotFound();
+    }
+    return { status: 302, headers: { location, 'cache-control': 'no-store' } };
+  },
+);

@@ -64,6 +64,12 @@ export type HandlerSpec<Body, Query, Path> = CompiledOperation<Body, Query, Path
    * where something is counted.
    */
   metrics?: MiddlewareObj<Event, Result, Error, Context>;
+  /**
+   * `'errors'`: the `request` line only for an error answer. For the public redirect, whose every
+   * answer has an access log line with the same status and latency, and whose volume makes a
+   * second line per visit a real share of its cost.
+   */
+  requestLog?: 'errors';
 };
 
 /**
@@ -128,7 +134,7 @@ export function httpHandler<Body = undefined, Query = Record<string, string>, Pa
   const handler = middy<Event, Result, Error, Context>(core);
   // Used first so that it runs last: the metrics are written after the error mapping and the log.
   if (spec.metrics) handler.use(spec.metrics);
-  return handler.use(contractErrors());
+  return handler.use(contractErrors({ successLine: spec.requestLog !== 'errors' }));
 }
 
 /**
@@ -198,7 +204,9 @@ function replay(stored: StoredAnswer, idempotency: IdempotentRequest): HttpResul
  * out to 503 `service_unavailable` with `Retry-After`; anything else becomes a generic 500,
  * logged here.
  */
-export function contractErrors(): MiddlewareObj<Event, Result, Error, Context> {
+export function contractErrors(
+  options: { successLine: boolean } = { successLine: true },
+): MiddlewareObj<Event, Result, Error, Context> {
   /** When each request's handling began, for the `duration_ms` of its `request` line. */
   const started = new WeakMap<Event, number>();
   const ms = (event: Event) =>
@@ -210,7 +218,8 @@ export function contractErrors(): MiddlewareObj<Event, Result, Error, Context> {
       logger.appendKeys({ request_id: requestIdOf(request.event), route: request.event.routeKey });
     },
     after: (request) => {
-      logger.info('request', { status: request.response?.statusCode, duration_ms: ms(request.event) });
+      if (options.successLine)
+        logger.info('request', { status: request.response?.statusCode, duration_ms: ms(request.event) });
       withoutBodyForHead(request);
     },
     onError: (request) => {

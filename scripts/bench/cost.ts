@@ -72,10 +72,12 @@ function logBytes(route: 'Visit' | 'CreateLinkAction', metric: string, sample: R
     duration_ms: 12,
   });
   const platform = routeNamed(route).platformLogs === false ? [] : PLATFORM_LINES;
-  const events = [Buffer.byteLength(access), Buffer.byteLength(emf), Buffer.byteLength(request), ...platform];
+  // The redirect writes its `request` line only for an error (`requestLog: 'errors'` in functions/http/visit.ts).
+  const lines = route === 'Visit' ? [access, emf] : [access, emf, request];
+  const events = [...lines.map((l) => Buffer.byteLength(l)), ...platform];
   return {
     bytes: events.reduce((a, b) => a + b + LOG_EVENT_OVERHEAD, 0),
-    what: `access line ${Buffer.byteLength(access)} B, EMF count ${Buffer.byteLength(emf)} B, request line ${Buffer.byteLength(request)} B${platform.length ? `, START/END/REPORT ${platform.reduce((a, b) => a + b, 0)} B` : ', no START/END/REPORT'}, 26 B per event`,
+    what: `access line ${Buffer.byteLength(access)} B, EMF count ${Buffer.byteLength(emf)} B, ${route === 'Visit' ? 'no request line' : `request line ${Buffer.byteLength(request)} B`}${platform.length ? `, START/END/REPORT ${platform.reduce((a, b) => a + b, 0)} B` : ', no START/END/REPORT'}, 26 B per event`,
   };
 }
 /** A request's typical access-log values (the rest print `-`). */

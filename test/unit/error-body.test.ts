@@ -5,7 +5,7 @@
  * every code has one.
  */
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { handler as fallback } from '../../functions/http/fallback.ts';
 import { ApiError } from '../../lib/domain/errors.ts';
 import { httpHandler } from '../../lib/http/handler.ts';
@@ -126,5 +126,48 @@ describe('error responses of the handlers', () => {
       code: 'method_not_allowed',
       doc_url: 'https://abc123.execute-api.eu-west-1.amazonaws.com/docs#section/Errors/method_not_allowed',
     });
+  });
+});
+
+describe('the request line', () => {
+  async function linesOf(run: () => Promise<unknown>): Promise<Array<Record<string, unknown>>> {
+    const chunks: string[] = [];
+    const spy = vi.spyOn(process.stdout, 'write').mockImplementation((c: string | Uint8Array) => {
+      chunks.push(String(c));
+      return true;
+    });
+    try {
+      await run();
+    } finally {
+      spy.mockRestore();
+    }
+    return chunks
+      .join('')
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
+  }
+  const requestLines = (lines: Array<Record<string, unknown>>) =>
+    lines.filter((l) => l.message === 'request');
+
+  it('is written for every answer, and only for errors where the route asks (the redirect: its access line has the same)', async () => {
+    const ok = httpHandler({ name: 'Ok', auth: false }, async () => ({ status: 302 }));
+    const quiet = httpHandler({ name: 'Quiet', auth: false, requestLog: 'errors' }, async () => ({
+      status: 302,
+    }));
+    const quietMissing = httpHandler(
+      { name: 'QuietMissing', auth: false, requestLog: 'errors' },
+      async () => {
+        throw new ApiError('referral_link_not_found', 'No such link.');
+      },
+    );
+    expect(requestLines(await linesOf(() => ok(event('GET', '/r/A'), {} as never)))).toMatchObject([
+      { status: 302 },
+    ]);
+    expect(requestLines(await linesOf(() => quiet(event('GET', '/r/A'), {} as never)))).toEqual([]);
+    expect(requestLines(await linesOf(() => quietMissing(event('GET', '/r/B'), {} as never)))).toMatchObject([
+      { status: 404, code: 'referral_link_not_found' },
+    ]);
   });
 });
