@@ -262,6 +262,25 @@ function unitsTable(c: Record<'hot' | 'spread', MeasuredCapacity>) {
   ];
 }
 
+/**
+ * A visit's cost on one link at the burst's rate: the burst's DynamoDB units per visit, plus the
+ * request's own marker and reads (absent from a burst written straight into the table), and the
+ * other lines as on one link through the gateway.
+ */
+function visitsAtBurst(burst: MeasuredCapacity, visit: Line[]) {
+  const units = unitsOf(burst);
+  const has = (kind: ItemKind) => units.some((u) => u.kind === kind && u.wru > 0);
+  const wru =
+    sumOf(units, (u) => u.wru + u.indexWru) + (has('visitor marker') ? 0 : 1) + (has('visit item') ? 0 : 1);
+  const rru = sumOf(units, (u) => u.rru) + 2;
+  const rest = visit.filter((l) => !l[0].startsWith('DynamoDB')).reduce((a, l) => a + l[2], 0);
+  return {
+    wru,
+    rru,
+    total: rest + wru * P.dynamoPerMillionWru + rru * P.dynamoPerMillionRru,
+  };
+}
+
 /** The biggest lines of a total, and the biggest kinds of item within DynamoDB's writes. */
 function biggest(ls: Line[], i: 2 | 3, units: ReturnType<typeof unitsOf>): string {
   const top = [...ls].sort((a, b) => b[i] - a[i]).slice(0, 3);
@@ -281,8 +300,11 @@ export const costPart: BenchPart = {
   stack: true,
   async run({ env, fixtures, data }) {
     const own = quick ? 200 : 600;
-    const measured = (data.hotlink as { capacity?: Record<'hot' | 'spread', MeasuredCapacity> } | undefined)
-      ?.capacity;
+    const measured = (
+      data.hotlink as
+        | { capacity?: Record<'hot' | 'spread', MeasuredCapacity> & { burst?: MeasuredCapacity } }
+        | undefined
+    )?.capacity;
     const visits = measured ?? (await measureCapacity(env, 'visit', own));
     const actions = await measureCapacity(env, 'action', own);
 
@@ -315,6 +337,11 @@ export const costPart: BenchPart = {
         accessSample('GET', '/r/ALICE-SPRING', 'GET /r/{referral_code}', '302', BROWSER),
       ),
     );
+    // One link at a viral rate: the hot-link part's burst, whose visit items were written straight
+    // into the table and counted by the real consumer (full stream batches). Its units per visit,
+    // with what the burst did not do: the request's visitor marker (1 WRU) and its two strongly
+    // consistent reads (the link, the campaign's check: 1 RRU each); the rest as one link above.
+    const burst = measured?.burst && visitsAtBurst(measured.burst, visit);
     const action = lines(
       [
         same('API Gateway HTTP API', '1 request', P.httpApiPerMillion),
@@ -392,6 +419,9 @@ export const costPart: BenchPart = {
         costTable(visit),
         '**DynamoDB units per visit**, by item (writes / transaction checks per visit; WRU with the index copies’ share; RRU):',
         unitsTable(visits),
+        burst
+          ? `**One link at a viral rate**: the hot-link part's burst of ${measured!.burst!.requests.toLocaleString('en-US')} visits written into the table at ${measured!.burst!.perSecond.toFixed(0)}/s and counted by the stream consumer (full batches) used ${(burst.wru - 2).toFixed(2)} WRU and ${(burst.rru - 2).toFixed(2)} RRU a visit besides what a request itself does (its visitor marker, 1 WRU, its visit item, and its two reads, 2 RRU): ${burst.wru.toFixed(2)} WRU and ${burst.rru.toFixed(2)} RRU in all, so **${usd(burst.total)} per million visits** with the other lines as on one link above.`
+          : '',
         '**Per million API actions** (`POST /api/v1/action/referral_link`):',
         costTable(action),
         '**DynamoDB units per API action**, by item:',
@@ -409,7 +439,7 @@ export const costPart: BenchPart = {
 - SQS requests (webhook add-on) assume full batches of 10 on send, receive and delete.
 - Not included: storage ($0.25/GB-month: a visit leaves a visit item of about 0.8 KB and its share of a feed item, a few hundred bytes for 30 days), the stream's own storage, CloudWatch alarms, data transfer of API responses.`,
       ],
-      summary: `Cost model: ${usd(vHot)} per million visits on one link, ${usd(vSpread)} spread; ${usd(aHot)} per million API actions on one link, ${usd(aSpread)} spread; +${usd(total(webhook, 2))} per million webhook POSTs.`,
+      summary: `Cost model: ${usd(vHot)} per million visits on one link${burst ? ` (${usd(burst.total)} in a burst at ${measured!.burst!.perSecond.toFixed(0)}/s)` : ''}, ${usd(vSpread)} spread; ${usd(aHot)} per million API actions on one link, ${usd(aSpread)} spread; +${usd(total(webhook, 2))} per million webhook POSTs.`,
       findings: [
         miss('visits on one hot link', vHot, VISIT_GOAL, visit, 2, unitsOf(visits.hot)),
         miss(

@@ -242,6 +242,8 @@ async function burst(env: BenchEnvironment, n: number) {
   return {
     visits: n,
     perSecond: n / ((written - started) / 1000),
+    /** What the burst used (its visit items' writes and everything the stream consumer did), for the cost model. */
+    usage: await capacityOf(env.table, tracked),
     /** From the first write until `total_clicks` held them all. */
     countedInMs: counted - started,
     counted: await clicksOf(env, [code]),
@@ -423,6 +425,7 @@ export const hotlinkPart: BenchPart = {
 
     const capacity = {
       hot: { requests: hotVisits, perSecond: hotRate, usage: await capacityOf(env.table, hotItems) },
+      burst: { requests: viral.visits, perSecond: viral.perSecond, usage: viral.usage },
       spread: {
         requests: spreadVisits,
         perSecond: spreadRate,
