@@ -17,8 +17,8 @@ const MAX_HEADER_CHARS = 1024;
  * no IP address is stored. The `Location` is made from the link as read, so a visit is recorded
  * only for a request that gets its redirect. A malformed code is a 404 like an unknown one.
  */
+// No `request` line for a redirect (`requestLog`): its access log line has the status and latency.
 export const handler = httpHandler(
-  // No `request` line for a redirect: its access log line has the status and latency.
   { ...Visit, metrics: metricsMiddleware(), requestLog: 'errors' },
   async ({ event, path }) => {
     const code = path.referral_code;

@@ -5,11 +5,12 @@
  * every code has one.
  */
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { handler as fallback } from '../../functions/http/fallback.ts';
 import { ApiError } from '../../lib/domain/errors.ts';
 import { httpHandler } from '../../lib/http/handler.ts';
 import { errorBody, errorDocUrl, originOf, publicOrigin } from '../../lib/http/responses.ts';
+import { logger } from '../../lib/observability/logger.ts';
 
 function event(
   method: string,
@@ -152,6 +153,9 @@ describe('the request line', () => {
     lines.filter((l) => l.message === 'request');
 
   it('is written for every answer, and only for errors where the route asks (the redirect: its access line has the same)', async () => {
+    const level = logger.getLevelName();
+    onTestFinished(() => logger.setLogLevel(level));
+    logger.setLogLevel('INFO');
     const ok = httpHandler({ name: 'Ok', auth: false }, async () => ({ status: 302 }));
     const quiet = httpHandler({ name: 'Quiet', auth: false, requestLog: 'errors' }, async () => ({
       status: 302,
