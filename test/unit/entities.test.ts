@@ -51,7 +51,7 @@ import {
   nextFeedCounter,
   SHARD_POSITION_KEEP_MS,
   shardPosition,
-  storedEventFromItem,
+  storedEventsFromItem,
 } from '../../lib/db/entities/webhook-event.ts';
 
 const campaignId = '3f0c2a9e-4b1d-4c5e-9f00-0123456789ab';
@@ -105,10 +105,10 @@ describe('the key layout (README, "Data model and round trips")', () => {
     const lookup = newEventLookupItem(event);
     expect(feed).not.toHaveProperty('event_type');
     expect(lookup).not.toHaveProperty('event_type');
-    expect(storedEventFromItem(feed)).toEqual({ ...event, sequence });
+    expect(storedEventsFromItem(feed)).toEqual([{ ...event, sequence }]);
     expect(eventFromItem(lookup)).toEqual(event);
     // A lookup is no feed item: it has no place in the feed.
-    expect(() => storedEventFromItem(lookup)).toThrow();
+    expect(() => storedEventsFromItem(lookup)).toThrow();
     for (const item of newAttemptItems('acme', campaignId, {
       id: 'att_1',
       event_id: 'evt_action_7',

@@ -249,36 +249,28 @@ const field = decoder('webhook event');
 const isEventType = (t: unknown): t is WebhookEventType =>
   t === 'action.created' || t === 'referred_user.created';
 
-/**
- * The event an action item (or a visit item) carries in its event attributes: what a redelivery
- * of `evt_action_<id>_<campaign>` sends (the same attributes the stream handed the pipeline).
- */
-export function eventFromActionItem(item: StoredItem): EventAttributes {
-  const type = field.string(item, 'event_type');
-  if (!isEventType(type)) return field.fail(item, 'event_type', 'an event type');
+/** The event an item holds in its `<prefix>id`, `<prefix>type`, `<prefix>time` and `<prefix>json`. */
+function eventNamed(item: StoredItem, prefix: 'evt_' | 'event_'): EventAttributes {
+  const type = field.string(item, `${prefix}type`);
+  if (!isEventType(type)) return field.fail(item, `${prefix}type`, 'an event type');
   return {
-    event_id: field.string(item, 'event_id'),
+    event_id: field.string(item, `${prefix}id`),
     event_type: type,
-    event_time: field.string(item, 'event_time'),
-    event_json: field.string(item, 'event_json'),
+    event_time: field.string(item, `${prefix}time`),
+    event_json: field.string(item, `${prefix}json`),
     tenant: field.string(item, 'tenant'),
     campaign_id: field.string(item, 'campaign_id'),
   };
 }
 
-/** The event a feed item or a lookup item holds. */
-export function eventFromItem(item: StoredItem): EventAttributes {
-  const type = field.string(item, 'evt_type');
-  if (!isEventType(type)) return field.fail(item, 'evt_type', 'an event type');
-  return {
-    event_id: field.string(item, 'evt_id'),
-    event_type: type,
-    event_time: field.string(item, 'evt_time'),
-    event_json: field.string(item, 'evt_json'),
-    tenant: field.string(item, 'tenant'),
-    campaign_id: field.string(item, 'campaign_id'),
-  };
-}
+/**
+ * The event an action item (or a visit item) carries in its event attributes: what a redelivery
+ * of `evt_action_<id>_<campaign>` sends (the same attributes the stream handed the pipeline).
+ */
+export const eventFromActionItem = (item: StoredItem) => eventNamed(item, 'event_');
+
+/** The event a lookup item, or a feed item written before packing, holds (`evt_*`: no `event_type`). */
+export const eventFromItem = (item: StoredItem) => eventNamed(item, 'evt_');
 
 /** The last sequence a feed item holds: its sort key's. */
 export function lastSequenceOf(item: StoredItem): number {
@@ -296,12 +288,10 @@ export function storedEventsFromItem(item: StoredItem): StoredEvent[] {
   const tenant = field.string(item, 'tenant');
   const campaignId = field.string(item, 'campaign_id');
   const first = field.number(item, 'first');
-  const bytes = item.evz instanceof Uint8Array ? item.evz : field.fail(item, 'evz', 'deflated events');
   if (!Number.isSafeInteger(first) || first > last) field.fail(item, 'first', 'the first sequence');
-  const events: unknown = JSON.parse(inflateRawSync(bytes).toString('utf8'));
-  if (!Array.isArray(events) || events.length !== last - first + 1)
-    field.fail(item, 'evz', `${last - first + 1} events`);
-  return (events as unknown[]).map((e, i) => {
+  const events = packedEventsOf(item);
+  if (events.length !== last - first + 1) field.fail(item, 'evz', `${last - first + 1} events`);
+  return events.map((e, i) => {
     const [id, type, time, json] = Array.isArray(e) ? e : [];
     if (typeof id !== 'string' || !isEventType(type) || typeof time !== 'string' || typeof json !== 'string')
       return field.fail(item, 'evz', 'events of [id, type, time, json]');
@@ -317,25 +307,22 @@ export function storedEventsFromItem(item: StoredItem): StoredEvent[] {
   });
 }
 
+/** A packed feed item's events as stored (`evz`, inflated): an array, each entry still to check. */
+function packedEventsOf(item: StoredItem): unknown[] {
+  const bytes = item.evz instanceof Uint8Array ? item.evz : field.fail(item, 'evz', 'deflated events');
+  const events: unknown = JSON.parse(inflateRawSync(bytes).toString('utf8'));
+  return Array.isArray(events) ? events : field.fail(item, 'evz', 'an array of events');
+}
+
 /** The ids of the events a feed item holds (read with `FEED_IDS_PROJECTION`): what the purge deletes the lookups of. */
 export function eventIdsOfFeedItem(item: StoredItem): string[] {
   if (item.type !== FEED_PACK_TYPE) return [field.string(item, 'evt_id')];
-  const bytes = item.evz instanceof Uint8Array ? item.evz : field.fail(item, 'evz', 'deflated events');
-  const events: unknown = JSON.parse(inflateRawSync(bytes).toString('utf8'));
-  if (!Array.isArray(events)) return field.fail(item, 'evz', 'events');
-  return events.map((e: unknown) =>
+  return packedEventsOf(item).map((e) =>
     Array.isArray(e) && typeof e[0] === 'string' ? e[0] : field.fail(item, 'evz', 'events with ids'),
   );
 }
 /** What `eventIdsOfFeedItem` reads of an item, besides its key (`type` is a reserved word). */
 export const FEED_IDS_PROJECTION = { expression: 'evt_id, evz, #type', names: { '#type': 'type' } };
-
-/** The event a feed item of one event holds, with its sequence (its sort key). */
-export function storedEventFromItem(item: StoredItem): StoredEvent {
-  const [event, ...more] = storedEventsFromItem(item);
-  if (!event || more.length > 0) return field.fail(item, 'evz', 'one event');
-  return event;
-}
 
 /** The feed's answer for a stored event: the webhook body (data parsed from the stored text). */
 export function feedEventOf(event: StoredEvent): FeedEvent {
