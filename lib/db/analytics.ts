@@ -20,6 +20,7 @@ import {
   topRankingPartition,
   topRowFromItem,
 } from './entities/analytics.ts';
+import { queryAll } from './query.ts';
 
 /**
  * The stored points of `scope` from bucket `from` to bucket `to` (only buckets with counts), oldest
@@ -34,26 +35,14 @@ export async function readSeries(
 ): Promise<SeriesPoint[]> {
   const first = seriesKey(tenant, campaignId, scope, range.from.slice(0, 10));
   const last = seriesKey(tenant, campaignId, scope, range.to.slice(0, 10));
-  const points: SeriesPoint[] = [];
-  const query = async () => {
-    // At most 401 items under 1 KB in all but the busiest campaigns: one page. The loop guards the 1 MB limit.
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await db.send(
-        new QueryCommand({
-          TableName: tableName,
-          KeyConditionExpression: 'PK = :pk AND SK BETWEEN :first AND :last',
-          ExpressionAttributeValues: { ':pk': first.PK, ':first': first.SK, ':last': last.SK },
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of page.Items ?? []) points.push(...seriesPointsFromItem(item, range.granularity));
-      start = page.LastEvaluatedKey;
-    } while (start);
-  };
-  const [exists] = await Promise.all([campaignExists(tenant, campaignId), query()]);
+  // At most 401 items under 1 KB in all but the busiest campaigns: one page.
+  const query = queryAll({
+    KeyConditionExpression: 'PK = :pk AND SK BETWEEN :first AND :last',
+    ExpressionAttributeValues: { ':pk': first.PK, ':first': first.SK, ':last': last.SK },
+  });
+  const [exists, items] = await Promise.all([campaignExists(tenant, campaignId), query]);
   if (!exists) throw campaignNotFound(campaignId);
-  return points;
+  return items.flatMap((item) => seriesPointsFromItem(item, range.granularity));
 }
 
 /** The first `limit` entries of one ranking, highest first (ties: earliest reach first). */

@@ -42,6 +42,7 @@ import {
 } from './entities/webhook-event.ts';
 import { rememberAnswer } from './idempotency.ts';
 import type { Page } from './links.ts';
+import { queryAll } from './query.ts';
 import { transactWrite } from './transactions.ts';
 
 export const eventNotFound = (id: string) =>
@@ -186,35 +187,35 @@ const FEED_ROUNDS = 8;
  */
 const FEED_SEQUENCE_MAX = 9e15;
 
-/** A campaign's feed items keyed (by last sequence) after `after`, up to `upTo` (or the end), in order. */
-async function feedItems(
-  pk: string,
-  after: number,
-  upTo: number | undefined,
-  limit?: number,
-): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await db.send(
-      new QueryCommand({
-        TableName: tableName,
-        KeyConditionExpression: 'PK = :pk AND SK BETWEEN :after AND :end',
-        ExpressionAttributeValues: {
-          ':pk': pk,
-          // BETWEEN is inclusive: start one past `after`.
-          ':after': `${FEED_SK_PREFIX}${formatSequence(after)}~`,
-          ':end': upTo === undefined ? `${FEED_SK_PREFIX}~` : `${FEED_SK_PREFIX}${formatSequence(upTo)}`,
-        },
-        ConsistentRead: true,
-        ExclusiveStartKey: startKey,
-        Limit: limit,
-      }),
-    );
-    items.push(...(page.Items ?? []));
-    startKey = limit === undefined ? page.LastEvaluatedKey : undefined;
-  } while (startKey);
-  return items;
+/** A campaign's feed items keyed (by last sequence) after `after`, up to `upTo`, in order. */
+const feedItems = (pk: string, after: number, upTo: number) =>
+  queryAll({
+    KeyConditionExpression: 'PK = :pk AND SK BETWEEN :after AND :end',
+    // BETWEEN is inclusive: start one past `after`.
+    ExpressionAttributeValues: {
+      ':pk': pk,
+      ':after': `${FEED_SK_PREFIX}${formatSequence(after)}~`,
+      ':end': `${FEED_SK_PREFIX}${formatSequence(upTo)}`,
+    },
+    ConsistentRead: true,
+  });
+
+/** A campaign's first feed item keyed after `after`, if any. */
+async function feedItemAfter(pk: string, after: number): Promise<Record<string, unknown> | undefined> {
+  const { Items } = await db.send(
+    new QueryCommand({
+      TableName: tableName,
+      KeyConditionExpression: 'PK = :pk AND SK BETWEEN :after AND :end',
+      ExpressionAttributeValues: {
+        ':pk': pk,
+        ':after': `${FEED_SK_PREFIX}${formatSequence(after)}~`,
+        ':end': `${FEED_SK_PREFIX}~`,
+      },
+      ConsistentRead: true,
+      Limit: 1,
+    }),
+  );
+  return Items?.[0];
 }
 
 /**
@@ -233,13 +234,12 @@ async function feedAfter(pk: string, after: number, want: number) {
   for (let round = 0; round < FEED_ROUNDS; round++) {
     const upTo = from + want - events.length;
     // From the start (no cursor) nothing lies in a range of small numbers: the first item alone.
-    const [inRange, next] = await Promise.all([
+    const [inRange, end] = await Promise.all([
       from === 0 ? [] : feedItems(pk, from, upTo),
-      feedItems(pk, from === 0 ? 0 : upTo, undefined, 1),
+      feedItemAfter(pk, from === 0 ? 0 : upTo),
     ]);
-    for (const item of [...inRange, ...next])
+    for (const item of end ? [...inRange, end] : inRange)
       for (const event of storedEventsFromItem(item)) if (Number(event.sequence) > from) events.push(event);
-    const end = next[0];
     if (!end) return { events: events.slice(0, want), more: false };
     if (events.length >= want) return { events: events.slice(0, want), more: true };
     from = lastSequenceOf(end);
