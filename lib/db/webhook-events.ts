@@ -15,7 +15,7 @@ import { db, tableName } from './client.ts';
 import { decodeSortKeyCursor, encodeSortKeyCursor } from './cursor.ts';
 import { actionKey } from './entities/action.ts';
 import { campaignPartition } from './entities/campaign.ts';
-import { VISIT_PARTITIONS, visitPartition } from './entities/visit.ts';
+import { visitKey } from './entities/visit.ts';
 import {
   eventFromActionItem,
   eventFromItem,
@@ -297,10 +297,7 @@ export async function getStoredEvent(tenant: string, eventId: string): Promise<E
   const { actionId, campaignId } = action;
   const items = await getItems([
     actionKey(tenant, campaignId, actionId),
-    {
-      ...actionKey(tenant, campaignId, actionId),
-      PK: visitPartition(tenant, campaignId, actionId % VISIT_PARTITIONS),
-    },
+    visitKey(tenant, campaignId, actionId),
   ]);
   const item = items.find((i) => i?.event_id === eventId);
   if (!item) throw eventNotFound(eventId);

@@ -18,7 +18,7 @@
  * link, which decides "unique" (no visit of that link in the previous hour).
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import { newActionItem } from './action.ts';
+import { actionKey, newActionItem } from './action.ts';
 import { campaignPartition } from './campaign.ts';
 import type { LinkAction, LinkItem } from './link.ts';
 
@@ -32,15 +32,19 @@ export const visitPartition = (tenant: string, campaignId: string, n: number) =>
 export const visitPartitions = (tenant: string, campaignId: string) =>
   Array.from({ length: VISIT_PARTITIONS }, (_, n) => visitPartition(tenant, campaignId, n));
 
+/** A visit's key: its action's sort key, in the visit partition its id picks. */
+export function visitKey(tenant: string, campaignId: string, id: number) {
+  return {
+    ...actionKey(tenant, campaignId, id),
+    PK: visitPartition(tenant, campaignId, id % VISIT_PARTITIONS),
+  };
+}
+
 /** A human visit: the action item, in a visit partition, marked for the rollups. */
 export function newVisitItem(link: LinkItem, action: LinkAction, unique: boolean) {
   const { item, data } = newActionItem(link, action);
   return {
-    item: {
-      ...item,
-      PK: visitPartition(link.tenant, link.campaign_id, action.id % VISIT_PARTITIONS),
-      [VISIT_MARK]: { unique },
-    },
+    item: { ...item, ...visitKey(link.tenant, link.campaign_id, action.id), [VISIT_MARK]: { unique } },
     data,
   };
 }
