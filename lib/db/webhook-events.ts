@@ -48,7 +48,10 @@ import { transactWrite } from './transactions.ts';
 export const eventNotFound = (id: string) =>
   new ApiError('event_not_found', `No event with id ${truncate(id)}.`);
 
-/** Events per feed transaction: with the counter and the campaign's check, within the transaction's 100 items even when each event fills a feed item of its own. */
+/**
+ * Events per feed transaction: with the counter and the campaign's check, within the
+ * transaction's 100 items even when each event fills a feed item of its own.
+ */
 export const FEED_EVENTS_PER_TRANSACTION = 98;
 
 /** An event as the stream consumer hands it to the feed: with its stream record's sequence number. */
@@ -78,11 +81,12 @@ async function readCounter(tenant: string, campaignId: string): Promise<FeedCoun
 /**
  * Write one campaign's consecutive events of one stream shard, in stream order, into its feed (at
  * most `FEED_EVENTS_PER_TRANSACTION`), each once: first the lookup items of those that have one
- * (`hasLookupItem`: a referred user's; idempotent puts, in batches), then one transaction of the campaign's feed counter, moved from the value expected to
- * the last sequence given and with the shard's position at the last record, a check that the
- * campaign still exists, and the feed item that holds the events (more than one only past 256 KB
- * of events). A burst costs one transaction and one item per 98 events rather than one each, and a reader sees all of them or none, numbered in the order of commit
- * (the header of `entities/webhook-event.ts`). Records at or before the shard's position were
+ * (`hasLookupItem`: a referred user's; idempotent puts, in batches), then one transaction of the
+ * campaign's feed counter, moved from the value expected to the last sequence given and with the
+ * shard's position at the last record, a check that the campaign still exists, and the feed item
+ * that holds the events (more than one only past 256 KB of events). A burst costs one transaction
+ * and one item per 98 events rather than one each, and a reader sees all of them or none,
+ * numbered in the order of commit (the header of `entities/webhook-event.ts`). Records at or before the shard's position were
  * written before (a replayed stream batch) and are left out. When the counter held another value
  * (another writer of the campaign went first), the transaction is made again from the counter it
  * held. Events of a deleted campaign are not written (a visit's event can reach the stream after
@@ -249,9 +253,9 @@ async function feedAfter(pk: string, after: number, want: number) {
 
 /**
  * One page of a campaign's feed, oldest first: two Queries at once (the items that hold the next
- * limit + 1 events, `feedAfter`) beside the campaign check; from the start, the first item before. Besides the usual next cursor, every
- * page has a poll cursor, which a client keeps to ask later for what came after: it holds the last
- * sequence read, so it yields only newer events.
+ * limit + 1 events, `feedAfter`) beside the campaign check; from the start, the first item
+ * before. Besides the usual next cursor, every page has a poll cursor, which a client keeps to
+ * ask later for what came after: it holds the last sequence read, so it yields only newer events.
  */
 export async function listFeed(
   tenant: string,

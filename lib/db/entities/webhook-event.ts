@@ -314,7 +314,10 @@ function packedEventsOf(item: StoredItem): unknown[] {
   return Array.isArray(events) ? events : field.fail(item, 'evz', 'an array of events');
 }
 
-/** The ids of the events a feed item holds (read with `FEED_IDS_PROJECTION`): what the purge deletes the lookups of. */
+/**
+ * The ids of the events a feed item holds (read with `FEED_IDS_PROJECTION`): what the purge
+ * deletes the lookups of.
+ */
 export function eventIdsOfFeedItem(item: StoredItem): string[] {
   if (item.type !== FEED_PACK_TYPE) return [field.string(item, 'evt_id')];
   return packedEventsOf(item).map((e) =>
