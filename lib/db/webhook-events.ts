@@ -86,12 +86,13 @@ async function readCounter(tenant: string, campaignId: string): Promise<FeedCoun
  * shard's position at the last record, a check that the campaign still exists, and the feed item
  * that holds the events (more than one only past 256 KB of events). A burst costs one transaction
  * and one item per 98 events rather than one each, and a reader sees all of them or none,
- * numbered in the order of commit (the header of `entities/webhook-event.ts`). Records at or before the shard's position were
- * written before (a replayed stream batch) and are left out. When the counter held another value
- * (another writer of the campaign went first), the transaction is made again from the counter it
- * held. Events of a deleted campaign are not written (a visit's event can reach the stream after
- * the delete, from another partition): nothing lands in a partition the purge has passed, the
- * lookups apart, which expire. Returns how many events were written.
+ * numbered in the order of commit (the header of `entities/webhook-event.ts`). Records at or
+ * before the shard's position were written before (a replayed stream batch) and are left out.
+ * When the counter held another value (another writer of the campaign went first), the
+ * transaction is made again from the counter it held. Events of a deleted campaign are not
+ * written (a visit's event can reach the stream after the delete, from another partition):
+ * nothing lands in a partition the purge has passed, the lookups apart, which expire. Returns
+ * how many events were written.
  */
 export async function recordFeedEvents(shardId: string, records: readonly FeedRecord[]): Promise<number> {
   const first = records[0]?.event;
