@@ -28,28 +28,21 @@ const READ_BATCH = 100;
 export async function recordsToSend<R extends StreamRecordLike>(
   records: readonly R[],
 ): Promise<readonly R[]> {
+  const keyOf = (m: { tenant: string; campaign_id: string }) => `${m.tenant}#${m.campaign_id}`;
   const events = records.map((record) => ({ record, message: messageFromStreamRecord(record) }));
   const campaigns = new Map<string, { tenant: string; campaignId: string }>();
   for (const { message } of events)
     if (message?.tenant && message.campaign_id)
-      campaigns.set(`${message.tenant}#${message.campaign_id}`, {
-        tenant: message.tenant,
-        campaignId: message.campaign_id,
-      });
+      campaigns.set(keyOf(message), { tenant: message.tenant, campaignId: message.campaign_id });
   if (campaigns.size === 0) return records;
-  const keys = [...campaigns.values()];
-  const sends = new Map<string, (type: string) => boolean>();
+  const keys = [...campaigns];
+  /** Each campaign's webhook as read now (undefined: none, or no campaign). */
+  const targets = new Map<string, ReturnType<typeof webhookOfItem>>();
   try {
     for (let i = 0; i < keys.length; i += READ_BATCH) {
       const chunk = keys.slice(i, i + READ_BATCH);
-      const items = await getItems(chunk.map((c) => campaignKey(c.tenant, c.campaignId)));
-      chunk.forEach((c, j) => {
-        const target = webhookOfItem(items[j]);
-        sends.set(
-          `${c.tenant}#${c.campaignId}`,
-          (type) => target !== undefined && webhookSends(target, type),
-        );
-      });
+      const items = await getItems(chunk.map(([, c]) => campaignKey(c.tenant, c.campaignId)));
+      for (const [j, [key]] of chunk.entries()) targets.set(key, webhookOfItem(items[j]));
     }
   } catch (err) {
     logger.warn('campaign webhooks not read: every event goes on the queue', {
@@ -60,7 +53,8 @@ export async function recordsToSend<R extends StreamRecordLike>(
   return events
     .filter(({ message }) => {
       if (!message?.tenant || !message.campaign_id) return true;
-      const send = sends.get(`${message.tenant}#${message.campaign_id}`)?.(message.event_type) ?? true;
+      const target = targets.get(keyOf(message));
+      const send = target !== undefined && webhookSends(target, message.event_type);
       if (!send)
         logger.debug('event not queued: its campaign has no webhook that sends it', {
           event_id: message.event_id,
