@@ -29,9 +29,10 @@ export const AUTHORIZER_GRANT: TableGrant = { actions: ['GetItem'] };
 export const DELIVERY_LANE_GRANT: TableGrant = { actions: ['GetItem', 'UpdateItem', 'BatchWriteItem'] };
 
 /**
- * The webhook stream consumer writes a referred user's action item: one transaction of a
- * conditional Put (two with the stored answer of its `Idempotency-Key`) and a ConditionCheck of the
- * campaign, then takes the action and any expired held keys off the link (conditional UpdateItems;
+ * The webhook stream consumer writes the action item of an action committed on its link: a
+ * conditional Put beside the campaign's GetItem, taken back (DeleteItem) if the campaign is gone,
+ * or, for a keyed action, one transaction of the Put, the stored answer's Put and a ConditionCheck
+ * of the campaign; then it takes the action and any expired held keys off the link (conditional UpdateItems;
  * `materializeLinkAction` in `lib/db/actions.ts`), and writes each event into its campaign's feed
  * (transactions of conditional Puts; `recordFeedEvents` in `lib/db/webhook-events.ts`).
  */
@@ -40,7 +41,15 @@ export const WEBHOOK_STREAM_GRANT: TableGrant = {
   // (BatchGetItem), and write both in the same transactions (PutItem, UpdateItem). The feed puts a
   // referred user's event lookup before its transaction (BatchWriteItem), and the webhook queue
   // takes only events of campaigns that send them (`recordsToSend`: BatchGetItem of the campaigns).
-  actions: ['PutItem', 'ConditionCheckItem', 'UpdateItem', 'GetItem', 'BatchGetItem', 'BatchWriteItem'],
+  actions: [
+    'PutItem',
+    'DeleteItem',
+    'ConditionCheckItem',
+    'UpdateItem',
+    'GetItem',
+    'BatchGetItem',
+    'BatchWriteItem',
+  ],
 };
 
 /**

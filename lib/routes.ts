@@ -284,11 +284,13 @@ const rows: readonly RowInput[] = [
     path: '/api/v1/action/referral_link',
     handler: 'http/post-link-action',
     auth: true,
-    // The link by code (GetItem) or id (Query of GSI1), an id block, one transaction of the action's
-    // Put, the link's Update and the campaign's ConditionCheck (and the answer's Put).
-    dynamo: ['GetItem', 'PutItem', 'UpdateItem', 'ConditionCheckItem'],
+    // The link by code (GetItem) or id (Query of GSI1) and an id block, then the link's UpdateItem
+    // (the action committed on it) beside the campaign's GetItem: two round trips. A keyed request
+    // instead makes one transaction of the action's Put, the link's Update, the campaign's
+    // ConditionCheck and the answer's Put.
+    dynamo: ['GetItem', 'UpdateItem', 'PutItem', 'ConditionCheckItem'],
     queryIndexes: ['GSI1'],
-    dynamoCalls: 2,
+    dynamoCalls: 3,
     throttle: 'api',
     summary: 'Record an action on a referral link',
   },

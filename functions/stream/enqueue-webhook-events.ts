@@ -5,8 +5,10 @@
  * - INSERTs of event-bearing items: each event goes into its campaign's events feed
  *   (`lib/webhooks/feed.ts`; not a redelivery request, which is no new event), and on the webhook
  *   queue when its campaign's webhook would send it (`lib/webhooks/subscribed.ts`);
- * - MODIFYs of a link carrying the action that write recorded (`POST /action/referred_user`):
- *   the action's own item is written, event included, and its INSERT comes back as the first kind;
+ * - MODIFYs of a link carrying the action that write recorded (`POST /action/referred_user`, and
+ *   `POST /action/referral_link` without a key): the action's event is fed and queued from this
+ *   record, as the INSERT of the action item it becomes (`eventRecordsOf`), and that item is
+ *   written, marked so that its own INSERT is counted by the rollups but fed no second time;
  * - INSERTs of bot visits, which, with the event items, the analytics rollups add up exactly once
  *   (`lib/analytics/rollups.ts`, checkpointed per shard: hence the mapping's tumbling window, the
  *   one way Lambda tells a stream consumer which shard a batch comes from, and the `state` in the
@@ -24,6 +26,7 @@ import { config } from '../../lib/config.ts';
 import { logger } from '../../lib/observability/logger.ts';
 import { batchResponse, sequenceNumberOf } from '../../lib/queues/batch.ts';
 import { recordFeedRecords } from '../../lib/webhooks/feed.ts';
+import { eventRecordsOf } from '../../lib/webhooks/link-action-events.ts';
 import { materializeStreamRecords } from '../../lib/webhooks/link-actions.ts';
 import { enqueueStreamRecords } from '../../lib/webhooks/stream.ts';
 import { recordsToSend } from '../../lib/webhooks/subscribed.ts';
@@ -37,10 +40,12 @@ export type StreamConsumerEvent = DynamoDBStreamEvent & { shardId?: string; stat
 export const handler = async (
   event: StreamConsumerEvent,
 ): Promise<DynamoDBBatchResponse & { state: Record<string, string> }> => {
+  // An action committed on its link is fed and sent from the link's record (`eventRecordsOf`).
+  const eventRecords = eventRecordsOf(event.Records);
   const [actions, events, feed, rollups] = await Promise.all([
     materializeStreamRecords(event.Records),
-    recordsToSend(event.Records).then((records) => enqueueStreamRecords(records, sqs, queueUrl)),
-    recordFeedRecords(event.Records, event.shardId),
+    recordsToSend(eventRecords).then((records) => enqueueStreamRecords(records, sqs, queueUrl)),
+    recordFeedRecords(eventRecords, event.shardId),
     rollUp(event),
   ]);
   return {

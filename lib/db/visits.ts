@@ -11,9 +11,9 @@
  */
 
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { newAction } from './actions.ts';
-import { campaignExists } from './campaigns.ts';
+import { putForLiveCampaign } from './campaigns.ts';
 import { db, tableName } from './client.ts';
 import type { LinkItem } from './entities/link.ts';
 import {
@@ -86,18 +86,6 @@ export async function markVisitor(code: string, ip: string, userAgent: string, n
   return typeof seen !== 'number' || now.getTime() - seen >= UNIQUE_WINDOW_MS;
 }
 
-/** Put `item` beside the campaign's check; take it back if the campaign is gone. */
-async function putForLiveCampaign(link: LinkItem, item: { PK: string; SK: string }): Promise<boolean> {
-  const [exists] = await Promise.all([
-    campaignExists(link.tenant, link.campaign_id),
-    db.send(
-      new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(PK)' }),
-    ),
-  ]);
-  if (!exists) await db.send(new DeleteCommand({ TableName: tableName, Key: { PK: item.PK, SK: item.SK } }));
-  return exists;
-}
-
 /** A human visit of `link`: its action item (and event). False when the campaign is gone. */
 export async function recordVisit(
   link: LinkItem,
@@ -107,10 +95,11 @@ export async function recordVisit(
   const action = await newAction('visit', metadata, null);
   // The event's link shows the counter as read plus this visit, like every write's response.
   const { item } = newVisitItem({ ...link, total_clicks: link.total_clicks + 1 }, action, unique);
-  return putForLiveCampaign(link, item);
+  return (await putForLiveCampaign(link.tenant, link.campaign_id, item)) !== 'campaign_gone';
 }
 
 /** A bot's visit (or a HEAD): counted apart, no action and no event. False when the campaign is gone. */
 export async function recordBotVisit(link: LinkItem, now: Date): Promise<boolean> {
-  return putForLiveCampaign(link, newBotVisitItem(link, now));
+  const item = newBotVisitItem(link, now);
+  return (await putForLiveCampaign(link.tenant, link.campaign_id, item)) !== 'campaign_gone';
 }

@@ -101,3 +101,10 @@ export function eventAttributes(
     campaign_id: campaignId,
   };
 }
+
+/**
+ * Marks an action item written from its link's record (`materializeLinkAction`): its event was
+ * fed from that record already (`eventRecordsOf` in `lib/webhooks/link-action-events.ts`), so
+ * its own INSERT is no event record (`isEventRecord`), only a contribution to the rollups.
+ */
+export const EVENT_FROM_LINK = 'event_from_link';

@@ -7,6 +7,7 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { EVENT_FROM_LINK } from '../domain/webhook-events.ts';
 import { logger as rootLogger } from '../observability/logger.ts';
 import { firstAttemptIds } from './lanes.ts';
 import { eventJsonOf, type WebhookMessage } from './message.ts';
@@ -25,10 +26,17 @@ export interface StreamRecordLike {
   };
 }
 
-/** Same predicate as `EVENT_RECORD_FILTER`: an INSERT of an item with a string `event_type`. */
+/**
+ * `EVENT_RECORD_FILTER`'s predicate, an INSERT of an item with a string `event_type`, less the
+ * items whose event came from their link's record (`EVENT_FROM_LINK`; the filter passes those
+ * for the rollups).
+ */
 export function isEventRecord(record: StreamRecordLike): boolean {
-  const type = record.dynamodb?.NewImage?.event_type as { S?: unknown } | undefined;
-  return record.eventName === 'INSERT' && typeof type?.S === 'string';
+  const image = record.dynamodb?.NewImage;
+  const type = image?.event_type as { S?: unknown } | undefined;
+  return (
+    record.eventName === 'INSERT' && typeof type?.S === 'string' && image?.[EVENT_FROM_LINK] === undefined
+  );
 }
 
 /**

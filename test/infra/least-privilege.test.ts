@@ -82,7 +82,15 @@ const EXPECTED_GRANTS: Record<string, Record<string, string[]>> = {
     'Webhooks/DeadLetterQueue': [SEND],
   },
   WebhookStreamConsumer: {
-    table: ['dynamodb:BatchGetItem', 'dynamodb:BatchWriteItem', CHECK, GET, PUT, UPDATE],
+    table: [
+      'dynamodb:BatchGetItem',
+      'dynamodb:BatchWriteItem',
+      CHECK,
+      'dynamodb:DeleteItem',
+      GET,
+      PUT,
+      UPDATE,
+    ],
     stream: STREAM_READ,
     '*': ['dynamodb:ListStreams'],
     'Webhooks/FirstAttemptQueue': [SEND],

@@ -93,8 +93,9 @@ describe('actions recorded on their link (endpoint 5)', () => {
     const image = await imageOf(code, res.body);
     const before = await settledActionItems(TENANT_A.tenant, campaignId, [code]);
     expect(await materialize(image as never)).toBe('exists');
-    // Through the consumer as Lambda would call it: no failure reported, nothing added.
-    expect(await consume({ Records: [modifyRecord(image!)] } as never)).toEqual({
+    // Through the consumer as Lambda would call it (with its tumbling window's shard, which the feed
+    // needs): no failure reported, nothing added.
+    expect(await consume({ Records: [modifyRecord(image!)], shardId: 'replayed-shard' } as never)).toEqual({
       batchItemFailures: [],
       state: {},
     });
@@ -119,7 +120,7 @@ describe('actions recorded on their link (endpoint 5)', () => {
     expect(purged, 'purge did not finish').toBe(true);
     // The record arrives late (a retried batch): the campaign is gone, so nothing is written.
     expect(await materialize(image as never)).toBe('campaign_gone');
-    expect(await consume({ Records: [modifyRecord(image!)] } as never)).toEqual({
+    expect(await consume({ Records: [modifyRecord(image!)], shardId: 'late-shard' } as never)).toEqual({
       batchItemFailures: [],
       state: {},
     });
