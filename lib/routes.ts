@@ -146,8 +146,9 @@ const rows: readonly RowInput[] = [
     path: '/api/v1/referral_link',
     handler: 'http/get-referral-link',
     auth: true,
-    // The link by code (GetItem) or by id (Query of GSI1), then the campaign's existence.
-    dynamo: ['GetItem'],
+    // By code: the link (GetItem), then the campaign's existence. By id: the link's code (Query of
+    // GSI1, which has no counters), then the link and the campaign in one BatchGetItem.
+    dynamo: ['GetItem', 'BatchGetItem'],
     queryIndexes: ['GSI1'],
     dynamoCalls: 2,
     throttle: 'api',
@@ -159,10 +160,11 @@ const rows: readonly RowInput[] = [
     path: '/api/v1/campaign_referral_links/{campaign_id}',
     handler: 'http/list-campaign-links',
     auth: true,
-    // A page of the campaign's links (Query of GSI2) beside the campaign's existence.
-    dynamo: ['GetItem'],
+    // A page of the campaign's links (Query of GSI2) beside the campaign's existence, then the
+    // page's counters, which no index copies (BatchGetItem of the items, one per 100 links).
+    dynamo: ['GetItem', 'BatchGetItem'],
     queryIndexes: ['GSI2'],
-    dynamoCalls: 2,
+    dynamoCalls: 3,
     throttle: 'api',
     summary: "List a campaign's referral links, oldest first",
   },
@@ -172,10 +174,11 @@ const rows: readonly RowInput[] = [
     path: '/api/v1/referral_link/{campaign_id}/{referrer_id}',
     handler: 'http/list-referrer-links',
     auth: true,
-    // A page of the referrer's links (Query of GSI3) beside the campaign's existence.
-    dynamo: ['GetItem'],
+    // A page of the referrer's links (Query of GSI3) beside the campaign's existence, then the
+    // page's counters, which no index copies (BatchGetItem of the items, one per 100 links).
+    dynamo: ['GetItem', 'BatchGetItem'],
     queryIndexes: ['GSI3'],
-    dynamoCalls: 2,
+    dynamoCalls: 3,
     throttle: 'api',
     summary: "List one referrer's links in a campaign, oldest first",
   },
@@ -258,11 +261,12 @@ const rows: readonly RowInput[] = [
     path: '/api/v1/referred_user',
     handler: 'http/post-referred-user',
     auth: true,
-    // The link by code (GetItem) or id (Query of GSI1), an id block, one transaction of the referred
-    // user's Put, the link's Update and the campaign's ConditionCheck (and the answer's Put).
+    // The link by code (GetItem) or id (Query of GSI1 for its code, then GetItem for its counters),
+    // an id block, one transaction of the referred user's Put, the link's Update and the
+    // campaign's ConditionCheck (and the answer's Put).
     dynamo: ['GetItem', 'PutItem', 'UpdateItem', 'ConditionCheckItem'],
     queryIndexes: ['GSI1'],
-    dynamoCalls: 2,
+    dynamoCalls: 3,
     throttle: 'api',
     summary: 'Create a referred user (a signup through a link)',
   },
@@ -286,8 +290,9 @@ const rows: readonly RowInput[] = [
     auth: true,
     // The link by code (GetItem) or id (Query of GSI1) and an id block, then the link's UpdateItem
     // (the action committed on it) beside the campaign's GetItem: two round trips. A keyed request
-    // instead makes one transaction of the action's Put, the link's Update, the campaign's
-    // ConditionCheck and the answer's Put.
+    // reads the link's counters too (by id, a GetItem after the index), then makes one
+    // transaction of the action's Put, the link's Update, the campaign's ConditionCheck and the
+    // answer's Put.
     dynamo: ['GetItem', 'UpdateItem', 'PutItem', 'ConditionCheckItem'],
     queryIndexes: ['GSI1'],
     dynamoCalls: 3,

@@ -8,9 +8,12 @@
  */
 /**
  * The link attributes a read through an index returns besides the keys: what the API object needs
- * (`toLink`) and what its readers check (`tenant`, `id`). Nothing else of a link is copied into the
- * indexes, so large or often-rewritten attributes (a link's `last_action`) cost no index storage
- * and no index write. `lib/db/entities/link.ts` derives the type of a link as readers see it from this.
+ * (`toLink`) and what its readers check (`tenant`, `id`), but the counters. Nothing else of a link
+ * is copied into the indexes, so attributes that change with every interaction (its counters,
+ * `last_action`) cost no index storage and no index write: a counter's update writes the link
+ * item alone, where three index copies would bill three more write units each time. Index readers
+ * read the counters from the items (`lib/db/links.ts`). `lib/db/entities/link.ts` derives the
+ * types of a link as readers see it from these.
  */
 export const LINK_INDEX_ATTRIBUTES = [
   'tenant',
@@ -20,9 +23,10 @@ export const LINK_INDEX_ATTRIBUTES = [
   'campaign_id',
   'campaign_url',
   'referrer_id',
-  'total_clicks',
-  'total_referrals',
 ] as const;
+
+/** A link's counters: on its item only, never in an index (see `LINK_INDEX_ATTRIBUTES`). */
+export const LINK_COUNTER_ATTRIBUTES = ['total_clicks', 'total_referrals'] as const;
 
 /**
  * The campaign attributes GSI2 also projects, for the tenant's campaign list

@@ -12,7 +12,7 @@
  * transaction bills 2 WRU per KB for each of its items, condition checks included, and returns
  * no values (so no exact counter without another read). The single write plus the stream's
  * action item costs about half. Endpoint 12 with an `Idempotency-Key` keeps the transaction
- * (`recordLinkAction` says why).
+ * (`recordKeyedLinkAction` says why).
  *
  * Metadata is stored as JSON text inside the item's event (`event_json`) and in `last_action`,
  * never as a DynamoDB map: it is any JSON object within 8 KiB, and a map cannot hold every such
@@ -42,7 +42,7 @@ import {
 import { type ReferredUserItem, referredUserFromItem, referredUserKey } from './entities/referred-user.ts';
 import { rememberAnswer } from './idempotency.ts';
 import { nextId } from './ids.ts';
-import { countOn, findLink, linkNotFound } from './links.ts';
+import { countOn, findIndexedLink, findLink, linkNotFound } from './links.ts';
 import { referredUserNotFound } from './referred-users.ts';
 import { transactWrite } from './transactions.ts';
 
@@ -71,51 +71,55 @@ export async function createLinkAction(
   input: { actionType: string; metadata: Record<string, unknown> },
   idempotency?: IdempotentRequest,
 ): Promise<Action> {
-  const link = await findLink(target, tenant);
-  if (!link) throw linkNotFound();
-  return recordLinkAction(link, input, idempotency);
-}
-
-/**
- * An action on a link already read (endpoint 12). Unkeyed: the action is committed on the link's
- * item (`commitOnLink`) beside a read of the campaign, and the stream consumer writes its action
- * item. A campaign deleted meanwhile answers 404 like a link that is gone; the increment may have
- * been made on that deleted campaign's link, but nothing of the campaign is visible after its
- * delete, the link goes with the purge, and `materializeLinkAction` writes no action item (and so
- * no event and no rollup) for a campaign that no longer exists.
- *
- * With an `Idempotency-Key`: one transaction of the action item, the link's counter, the
- * campaign's check and the stored answer, so that a retry right after the answer is replayed at
- * once (a key held on the link is answered 409 until the stream consumer has stored the answer).
- * It costs twice the unkeyed path, for the requests that ask for it.
- */
-export async function recordLinkAction(
-  link: LinkItem,
-  input: { actionType: string; metadata: Record<string, unknown> },
-  idempotency?: IdempotentRequest,
-): Promise<Action> {
-  const action = await newAction(input.actionType, input.metadata, null);
   if (idempotency) {
-    // The counters as of the read plus this action; the transaction makes the increment itself.
-    const { item, data } = actionItem({ ...link, total_clicks: link.total_clicks + 1 }, action);
-    const result = await transactWrite(
-      [
-        { Put: { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(PK)' } },
-        countOn(link, 'total_clicks'),
-        campaignStillExists(link.tenant, link.campaign_id),
-      ],
-      rememberAnswer(idempotency, 201, data),
-    );
-    // A link or campaign that is gone: the campaign was deleted (links go only with it).
-    if (!result.ok) throw linkNotFound();
-    return data;
+    const link = await findLink(target, tenant);
+    if (!link) throw linkNotFound();
+    return recordKeyedLinkAction(link, input, idempotency);
   }
+  // The counters come from the update's new image: by id, the index read alone finds the link.
+  const link = await findIndexedLink(target, tenant);
+  if (!link) throw linkNotFound();
+  const action = await newAction(input.actionType, input.metadata, null);
   const [counted, exists] = await Promise.all([
     commitOnLink(link.referral_code, link.id, action),
     campaignExists(link.tenant, link.campaign_id),
   ]);
   if (!exists || !counted) throw linkNotFound();
   return toAction(counted, action);
+}
+
+/**
+ * Endpoint 12 with an `Idempotency-Key`: one transaction of the action item, the link's counter,
+ * the campaign's check and the stored answer, so that a retry right after the answer is replayed
+ * at once (a key held on the link is answered 409 until the stream consumer has stored the
+ * answer). It bills about twice the unkeyed path, for the requests that ask for it.
+ *
+ * Unkeyed, the action is committed on the link's item (`commitOnLink`) beside a read of the
+ * campaign, and the stream consumer writes its action item. A campaign deleted meanwhile answers
+ * 404 like a link that is gone; the increment may have been made on that deleted campaign's link,
+ * but nothing of the campaign is visible after its delete, the link goes with the purge, and
+ * `materializeLinkAction` writes no action item (and so no event and no rollup) for a campaign
+ * that no longer exists.
+ */
+async function recordKeyedLinkAction(
+  link: LinkItem,
+  input: { actionType: string; metadata: Record<string, unknown> },
+  idempotency: IdempotentRequest,
+): Promise<Action> {
+  const action = await newAction(input.actionType, input.metadata, null);
+  // The counters as of the read plus this action; the transaction makes the increment itself.
+  const { item, data } = actionItem({ ...link, total_clicks: link.total_clicks + 1 }, action);
+  const result = await transactWrite(
+    [
+      { Put: { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(PK)' } },
+      countOn(link, 'total_clicks'),
+      campaignStillExists(link.tenant, link.campaign_id),
+    ],
+    rememberAnswer(idempotency, 201, data),
+  );
+  // A link or campaign that is gone: the campaign was deleted (links go only with it).
+  if (!result.ok) throw linkNotFound();
+  return data;
 }
 
 /**

@@ -6,16 +6,33 @@ export { WRITE_BATCH } from './batch-write.ts';
 
 type Key = { PK: string; SK: string };
 
+/** BatchGetItem takes 100 keys per call. */
+const KEYS_PER_BATCH_GET = 100;
+
 /**
- * Read a few items by key in one strongly consistent BatchGetItem (one round trip; a retry only
- * for keys DynamoDB reports unprocessed). Results come back in the order of the keys.
+ * Read items by key, strongly consistent unless `consistent: false`: one BatchGetItem per 100 keys,
+ * all at once (one round trip; a retry only for keys DynamoDB reports unprocessed). Results come
+ * back in the order of the keys.
  */
-export async function getItems(keyList: Key[]): Promise<Array<Record<string, unknown> | undefined>> {
+export async function getItems(
+  keyList: Key[],
+  options: { consistent?: boolean } = {},
+): Promise<Array<Record<string, unknown> | undefined>> {
+  const chunks: Key[][] = [];
+  for (let i = 0; i < keyList.length; i += KEYS_PER_BATCH_GET)
+    chunks.push(keyList.slice(i, i + KEYS_PER_BATCH_GET));
+  const found = (
+    await Promise.all(chunks.map((chunk) => getBatch(chunk, options.consistent ?? true)))
+  ).flat();
+  return keyList.map((k) => found.find((i) => i.PK === k.PK && i.SK === k.SK));
+}
+
+async function getBatch(keyList: Key[], consistent: boolean): Promise<Record<string, unknown>[]> {
   const found: Record<string, unknown>[] = [];
   let pending: Key[] = keyList;
   for (let attempt = 0; pending.length > 0; attempt++) {
     const { Responses, UnprocessedKeys } = await db.send(
-      new BatchGetCommand({ RequestItems: { [tableName]: { Keys: pending, ConsistentRead: true } } }),
+      new BatchGetCommand({ RequestItems: { [tableName]: { Keys: pending, ConsistentRead: consistent } } }),
     );
     found.push(...(Responses?.[tableName] ?? []));
     pending = (UnprocessedKeys?.[tableName]?.Keys as Key[] | undefined) ?? [];
@@ -24,7 +41,7 @@ export async function getItems(keyList: Key[]): Promise<Array<Record<string, unk
       await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
     }
   }
-  return keyList.map((k) => found.find((i) => i.PK === k.PK && i.SK === k.SK));
+  return found;
 }
 
 /**

@@ -3,6 +3,7 @@ import { ApiError, campaignNotFound } from '../domain/errors.ts';
 import type { IdempotentRequest } from '../domain/idempotency.ts';
 import { generateReferralCode } from '../domain/link-rules.ts';
 import type { ReferralLink } from '../domain/link-schemas.ts';
+import { getItems } from './batch.ts';
 import { campaignExists, campaignStillExists } from './campaigns.ts';
 import { db, tableName } from './client.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
@@ -12,10 +13,13 @@ import {
   CLEAR_LAST_ACTION,
   CODE_RESERVATION,
   campaignLinksPartition,
+  type IndexedLink,
+  indexedLinkFromItem,
   isLinkItem,
   LINK_BY_ID_INDEX,
   LINK_READ,
   type LinkItem,
+  linkCountersOf,
   linkFromItem,
   linkIdPartition,
   linkKey,
@@ -121,8 +125,14 @@ export async function findLinkByCode(code: string, tenant?: string): Promise<Lin
   return tenant !== undefined && item.tenant !== tenant ? undefined : item;
 }
 
-/** By id, through GSI1 (index reads are eventually consistent; ids are immutable, counters may lag). */
-export async function findLinkById(id: number, tenant: string | undefined): Promise<LinkItem | undefined> {
+/**
+ * By id, through GSI1, without counters (the index projects none): for a write that gets the
+ * counters from its own update. Index reads are eventually consistent; ids are immutable.
+ */
+export async function findIndexedLinkById(
+  id: number,
+  tenant: string | undefined,
+): Promise<IndexedLink | undefined> {
   const { Items } = await db.send(
     new QueryCommand({
       TableName: tableName,
@@ -132,8 +142,15 @@ export async function findLinkById(id: number, tenant: string | undefined): Prom
       Limit: 1,
     }),
   );
-  const item = Items?.[0] && linkFromItem(Items[0]);
+  const item = Items?.[0] && indexedLinkFromItem(Items[0]);
   return item && item.tenant === tenant ? item : undefined;
+}
+
+/** By id, with its exact counters: the index gives the code, then the item is read by key. */
+export async function findLinkById(id: number, tenant: string | undefined): Promise<LinkItem | undefined> {
+  const indexed = await findIndexedLinkById(id, tenant);
+  const link = indexed && (await findLinkByCode(indexed.referral_code, tenant));
+  return link?.id === id ? link : undefined;
 }
 
 /**
@@ -142,6 +159,14 @@ export async function findLinkById(id: number, tenant: string | undefined): Prom
  */
 export async function findLink(target: { code: string } | { id: number }, tenant: string | undefined) {
   return 'code' in target ? findLinkByCode(target.code, tenant) : findLinkById(target.id, tenant);
+}
+
+/** The link a request names, counters not needed: by id one index read fewer than `findLink`. */
+export async function findIndexedLink(
+  target: { code: string } | { id: number },
+  tenant: string,
+): Promise<IndexedLink | undefined> {
+  return 'code' in target ? findLinkByCode(target.code, tenant) : findIndexedLinkById(target.id, tenant);
 }
 
 /**
@@ -162,14 +187,30 @@ export function countOn(link: LinkItem, counter: 'total_clicks' | 'total_referra
   };
 }
 
-/** A link is visible only while its campaign exists: deletion hides everything at once. */
+/**
+ * A link is visible only while its campaign exists: deletion hides everything at once. Two round
+ * trips either way: by code, the item and then the campaign; by id, the index and then the item
+ * and the campaign in one BatchGetItem.
+ */
 export async function getLiveLink(
   target: { code: string } | { id: number },
   tenant: string | undefined,
 ): Promise<LinkItem> {
-  const item = await findLink(target, tenant);
-  if (!item || !(await campaignExists(item.tenant, item.campaign_id))) throw linkNotFound();
-  return item;
+  if ('code' in target) {
+    const item = await findLinkByCode(target.code, tenant);
+    if (!item || !(await campaignExists(item.tenant, item.campaign_id))) throw linkNotFound();
+    return item;
+  }
+  const indexed = await findIndexedLinkById(target.id, tenant);
+  if (!indexed) throw linkNotFound();
+  const [item, campaign] = await getItems([
+    linkKey(indexed.referral_code),
+    campaignKey(indexed.tenant, indexed.campaign_id),
+  ]);
+  if (!isLinkItem(item) || !campaign) throw linkNotFound();
+  const link = linkFromItem(item);
+  if (link.id !== target.id) throw linkNotFound();
+  return link;
 }
 
 export interface Page<T> {
@@ -223,11 +264,34 @@ export async function listLinks(
   const shown = items.slice(0, options.limit);
   const last = shown[shown.length - 1];
   const more = items.length > options.limit || page.LastEvaluatedKey !== undefined;
+  const links = shown.map(indexedLinkFromItem);
   return {
-    items: shown.map((i) => toLink(linkFromItem(i))),
+    items: await withCounters(links),
     nextCursor:
       more && last
-        ? encodeCursor(scope, { sortKey: linkOrderOf(last, index), code: linkFromItem(last).referral_code })
+        ? encodeCursor(scope, {
+            sortKey: linkOrderOf(last, index),
+            code: indexedLinkFromItem(last).referral_code,
+          })
         : undefined,
   };
+}
+
+/**
+ * The API objects of links read through an index, with their counters, which no index projects:
+ * one eventually consistent BatchGetItem of their items per 100 (as fresh as the index copies
+ * were), only the counters and the id. A link whose item is no longer that link (a purge ran
+ * meanwhile) is left out.
+ */
+async function withCounters(links: IndexedLink[]): Promise<ReferralLink[]> {
+  if (links.length === 0) return [];
+  const items = await getItems(
+    links.map((l) => linkKey(l.referral_code)),
+    { consistent: false },
+  );
+  return links.flatMap((link, i) => {
+    const item = items[i];
+    if (!isLinkItem(item) || item.id !== link.id) return [];
+    return [toLink({ ...link, ...linkCountersOf(item) })];
+  });
 }

@@ -43,9 +43,9 @@ const POLL = ['sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ReceiveMessage
 
 const EXPECTED_GRANTS: Record<string, Record<string, string[]>> = {
   CreateReferralLink: { table: [CHECK, GET, PUT, UPDATE] },
-  GetReferralLink: { table: [GET], 'index/GSI1': [QUERY] },
-  ListCampaignLinks: { table: [GET], 'index/GSI2': [QUERY] },
-  ListReferrerLinks: { table: [GET], 'index/GSI3': [QUERY] },
+  GetReferralLink: { table: ['dynamodb:BatchGetItem', GET], 'index/GSI1': [QUERY] },
+  ListCampaignLinks: { table: ['dynamodb:BatchGetItem', GET], 'index/GSI2': [QUERY] },
+  ListReferrerLinks: { table: ['dynamodb:BatchGetItem', GET], 'index/GSI3': [QUERY] },
   CreateReferredUserAction: { table: ['dynamodb:BatchGetItem', GET, UPDATE] },
   CreateCampaign: { table: [GET, PUT] },
   GetCampaign: { table: [GET] },

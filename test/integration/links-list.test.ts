@@ -8,8 +8,16 @@ import { newLinkItem } from '../../lib/db/entities/link.ts';
 import { ReferralLinkList } from '../../lib/domain/link-schemas.ts';
 import { type ApiResponse, api, baseUrl, TENANT_A, TENANT_B } from '../support/api.ts';
 import { errorOf, expectError, expectShape } from '../support/assertions.ts';
-import { createCampaign, createLink, type LinkBody } from '../support/records.ts';
+import {
+  createCampaign,
+  createLink,
+  createLinkAction,
+  createReferredUser,
+  fetchLink,
+  type LinkBody,
+} from '../support/records.ts';
 import { putItems } from '../support/table.ts';
+import { eventually } from '../support/wait.ts';
 
 const campaignList = (id: string, query = '') => `/api/v1/campaign_referral_links/${id}${query}`;
 const referrerList = (id: string, referrer: string, query = '') =>
@@ -439,4 +447,42 @@ describe('the Link header of a referrer list with an unusual referrer id', () =>
       expect(pages.flat().every((l) => l.referrer_id === referrerId)).toBe(true);
     },
   );
+});
+
+describe('counters of links read through an index (no index copies them)', () => {
+  it('lists and the fetch by id answer each link with the counters of its item', async () => {
+    const campaign = await createCampaign({ name: 'counters through indexes' });
+    const links = [
+      await createLink(campaign.id, { referrer_id: 'counting-referrer' }),
+      await createLink(campaign.id),
+      await createLink(campaign.id, { referrer_id: 'counting-referrer' }),
+    ];
+    // Different counts per link: link i gets i + 1 actions and i signups.
+    for (const [i, link] of links.entries()) {
+      for (let n = 0; n <= i; n++) await createLinkAction(link.referral_code, `act-${n}`);
+      for (let n = 0; n < i; n++) await createReferredUser(link.referral_code, `counted-${i}-${n}`);
+    }
+    const want = links.map((l, i) => ({ ...l, total_clicks: i + 1, total_referrals: i }));
+    // By id: the link itself, read by key after the index, so exact at once.
+    for (const [i, link] of links.entries()) expect(await fetchLink(link.id)).toEqual(want[i]);
+    // The lists read their links' counters with eventually consistent reads: current within moments.
+    const pages = async (path: string) => {
+      const seen: LinkBody[] = [];
+      let next: string | undefined = path;
+      while (next) {
+        const page = expectPage(await api<LinkBody[]>('GET', next));
+        seen.push(...page.items);
+        next = page.next && pathOf(page.next);
+      }
+      return seen;
+    };
+    await eventually('the campaign list shows every counter', async () => {
+      const seen = await pages(campaignList(campaign.id, '?limit=2'));
+      return JSON.stringify(seen) === JSON.stringify(want) ? true : undefined;
+    });
+    await eventually("the referrer's list shows every counter", async () => {
+      const seen = await pages(referrerList(campaign.id, 'counting-referrer', '?limit=1'));
+      return JSON.stringify(seen) === JSON.stringify([want[0], want[2]]) ? true : undefined;
+    });
+  });
 });

@@ -20,6 +20,7 @@ import { idempotencyKey, newIdempotencyItem, storedAnswerOf } from '../../lib/db
 import {
   CAMPAIGN_LINKS_INDEX,
   codeReservation,
+  indexedLinkFromItem,
   isLinkItem,
   LINK_BY_ID_INDEX,
   type LinkAction,
@@ -53,6 +54,7 @@ import {
   shardPosition,
   storedEventsFromItem,
 } from '../../lib/db/entities/webhook-event.ts';
+import { GSI2, LINK_COUNTER_ATTRIBUTES, tableDefinition } from '../../lib/table-definition.ts';
 
 const campaignId = '3f0c2a9e-4b1d-4c5e-9f00-0123456789ab';
 const now = new Date('2026-11-22T14:05:09.123Z');
@@ -173,6 +175,22 @@ describe('the key layout (README, "Data model and round trips")', () => {
 });
 
 describe('decoding what is read back', () => {
+  it('reads a link through an index without counters (no index copies them), and by key with them', () => {
+    // An index copy as DynamoDB returns it: the keys and the projected attributes only.
+    const projected = Object.fromEntries(
+      ['PK', 'SK', ...GSI2.projectedAttributes].filter((a) => a in link).map((a) => [a, (link as never)[a]]),
+    );
+    for (const counter of LINK_COUNTER_ATTRIBUTES) {
+      for (const gsi of tableDefinition.globalSecondaryIndexes)
+        expect(gsi.projectedAttributes).not.toContain(counter);
+      expect(projected).not.toHaveProperty(counter);
+    }
+    const { total_clicks: _c, total_referrals: _r, ...indexed } = linkFromItem({ ...link });
+    expect(indexedLinkFromItem(projected)).toEqual(indexed);
+    expect(() => linkFromItem(projected)).toThrow(/total_clicks is not a number/);
+    expect(linkFromItem({ ...link, total_clicks: 5 }).total_clicks).toBe(5);
+  });
+
   it('decodes a link to the attributes every reader sees, and refuses a malformed one by name', () => {
     expect(linkFromItem({ ...link })).toEqual({
       PK: 'LINK#ALICE-SPRING',

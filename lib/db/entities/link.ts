@@ -14,7 +14,14 @@ import { stringifyJson } from '../../domain/json.ts';
 import type { ReferralLink } from '../../domain/link-schemas.ts';
 import { formatTimestamp } from '../../domain/time.ts';
 import { buildReferralLink } from '../../domain/url.ts';
-import { GSI1, GSI2, GSI3, LINK_INDEX_ATTRIBUTES, type TableIndex } from '../../table-definition.ts';
+import {
+  GSI1,
+  GSI2,
+  GSI3,
+  LINK_COUNTER_ATTRIBUTES,
+  LINK_INDEX_ATTRIBUTES,
+  type TableIndex,
+} from '../../table-definition.ts';
 import { campaignPartition } from './campaign.ts';
 import { decoder, type StoredItem } from './decode.ts';
 
@@ -90,15 +97,18 @@ export function storedLinkAction(action: LinkAction): StoredLinkAction {
 }
 
 /**
- * A link as every reader gets it, by key or through an index: the attributes the indexes project
+ * A link as a read through an index gets it: the attributes the indexes project
  * (`LINK_INDEX_ATTRIBUTES`) and the table's keys, and nothing else, so no reader can come to rely
- * on an attribute that an index read would lack.
+ * on an attribute that an index read would lack. No counters: they are read from the item.
  */
-export type LinkItem = Pick<StoredLinkItem, 'PK' | 'SK' | (typeof LINK_INDEX_ATTRIBUTES)[number]>;
+export type IndexedLink = Pick<StoredLinkItem, 'PK' | 'SK' | (typeof LINK_INDEX_ATTRIBUTES)[number]>;
 
-/** A read by key returns what an index read returns (`LinkItem`), whatever else the item holds. */
+/** A link as a read by key (or an update's `ALL_NEW`, or a stream image) gets it: with its counters. */
+export type LinkItem = IndexedLink & Pick<StoredLinkItem, (typeof LINK_COUNTER_ATTRIBUTES)[number]>;
+
+/** A read by key returns what `LinkItem` holds, whatever else the item holds. */
 export const LINK_READ = (() => {
-  const attributes = ['PK', 'SK', 'type', ...LINK_INDEX_ATTRIBUTES];
+  const attributes = ['PK', 'SK', 'type', ...LINK_INDEX_ATTRIBUTES, ...LINK_COUNTER_ATTRIBUTES];
   return {
     ProjectionExpression: attributes.map((_, i) => `#a${i}`).join(', '),
     ExpressionAttributeNames: Object.fromEntries(attributes.map((name, i) => [`#a${i}`, name])),
@@ -116,11 +126,11 @@ export function linkOrderOf(item: StoredItem, index: TableIndex): string {
 }
 
 /**
- * A link read by key, through an index, as an update's `ALL_NEW` or a stream image, as `LinkItem`:
- * the attributes every reader uses, checked. (Index reads lack `type`, so it is not checked here:
- * `isLinkItem` tells a link from a reservation where both can be read.)
+ * A link read through an index, as `IndexedLink`: the attributes every reader uses, checked.
+ * (Index reads lack `type`, so it is not checked here: `isLinkItem` tells a link from a
+ * reservation where both can be read.)
  */
-export function linkFromItem(item: StoredItem): LinkItem {
+export function indexedLinkFromItem(item: StoredItem): IndexedLink {
   return {
     PK: field.string(item, 'PK'),
     SK: field.string(item, 'SK') === LINK_SK ? LINK_SK : field.fail(item, 'SK', `"${LINK_SK}"`),
@@ -131,9 +141,20 @@ export function linkFromItem(item: StoredItem): LinkItem {
     campaign_id: field.string(item, 'campaign_id'),
     campaign_url: field.string(item, 'campaign_url'),
     referrer_id: field.nullableString(item, 'referrer_id'),
+  };
+}
+
+/** A link's counters, read from its item (no index has them), checked. */
+export function linkCountersOf(item: StoredItem): Pick<LinkItem, 'total_clicks' | 'total_referrals'> {
+  return {
     total_clicks: field.number(item, 'total_clicks'),
     total_referrals: field.number(item, 'total_referrals'),
   };
+}
+
+/** A link read by key, as an update's `ALL_NEW` or a stream image, as `LinkItem`, checked. */
+export function linkFromItem(item: StoredItem): LinkItem {
+  return { ...indexedLinkFromItem(item), ...linkCountersOf(item) };
 }
 
 /**
