@@ -48,7 +48,8 @@ export interface RecordedCall {
  * How a request touched an item by key: `GetItem`, `PutItem`, `UpdateItem`, `DeleteItem` (standard
  * calls), `BatchGetItem`, `BatchWriteItem:Put`, `BatchWriteItem:Delete`, `TransactWriteItems:Put`,
  * `…:Update`, `…:Delete`, `…:ConditionCheck`, `TransactGetItems:Get`; reads strongly consistent
- * end in ` (consistent)`.
+ * end in ` (consistent)`. An update ends in the attributes its expression writes, sorted, as
+ * ` [a b c]` (what decides whether it rewrites an index copy: `updatedAttributes`).
  */
 export type Access = string;
 
@@ -145,8 +146,53 @@ interface WireRequest {
     | Array<{ PutRequest?: { Item?: WireKey }; DeleteRequest?: { Key?: WireKey } }>
     | { Keys?: WireKey[]; ConsistentRead?: boolean }
   >;
-  TransactItems?: Array<Record<string, { Key?: WireKey; Item?: WireKey }>>;
+  TransactItems?: Array<Record<string, WireUpdate & { Key?: WireKey; Item?: WireKey }>>;
+  UpdateExpression?: string;
+  ExpressionAttributeNames?: Record<string, string>;
 }
+
+interface WireUpdate {
+  UpdateExpression?: string;
+  ExpressionAttributeNames?: Record<string, string>;
+}
+
+/**
+ * The top-level attributes an update expression writes (SET, ADD, REMOVE, DELETE), names resolved.
+ * Written here rather than taken from a library: no maintained package parses update expressions,
+ * and only the first element of each action's path is needed.
+ */
+export function updatedAttributes(update: WireUpdate): string[] {
+  const names = new Set<string>();
+  const text = update.UpdateExpression ?? '';
+  // Clauses start with their keyword; each holds comma-separated actions (commas inside the
+  // parentheses of a function such as if_not_exists are not separators).
+  for (const clause of text.split(/(?<=^|\s)(?=(?:SET|ADD|REMOVE|DELETE)\s)/i)) {
+    const body = clause.replace(/^\s*(SET|ADD|REMOVE|DELETE)\s+/i, '');
+    let depth = 0;
+    let start = 0;
+    const actions: string[] = [];
+    for (let i = 0; i <= body.length; i++) {
+      const c = body[i];
+      if (c === '(') depth++;
+      else if (c === ')') depth--;
+      else if ((c === ',' && depth === 0) || i === body.length) {
+        actions.push(body.slice(start, i));
+        start = i + 1;
+      }
+    }
+    for (const action of actions) {
+      const path = action.trim().split(/[\s=]/)[0] ?? '';
+      const first = path.split(/[.[]/)[0] ?? '';
+      if (!first) continue;
+      names.add(first.startsWith('#') ? (update.ExpressionAttributeNames?.[first] ?? first) : first);
+    }
+  }
+  return [...names].sort();
+}
+
+/** An update's access with what it wrote; without an expression, unknown: the bare access. */
+const withAttributes = (access: string, update: WireUpdate) =>
+  update.UpdateExpression === undefined ? access : `${access} [${updatedAttributes(update).join(' ')}]`;
 
 /**
  * The items a request touches by key, and how (`Access`), from its wire body: the table's keys
@@ -172,6 +218,8 @@ export function itemAccessesOf(op: string, body: string): Array<{ pk: string; sk
       add(req.Key, op, req.ConsistentRead);
       break;
     case 'UpdateItem':
+      add(req.Key, withAttributes(op, req));
+      break;
     case 'DeleteItem':
       add(req.Key, op);
       break;
@@ -193,7 +241,11 @@ export function itemAccessesOf(op: string, body: string): Array<{ pk: string; sk
     case 'TransactWriteItems':
     case 'TransactGetItems':
       for (const t of req.TransactItems ?? [])
-        for (const [kind, spec] of Object.entries(t)) add(spec.Key ?? spec.Item, `${op}:${kind}`);
+        for (const [kind, spec] of Object.entries(t))
+          add(
+            spec.Key ?? spec.Item,
+            kind === 'Update' ? withAttributes(`${op}:${kind}`, spec) : `${op}:${kind}`,
+          );
       break;
   }
   return out;

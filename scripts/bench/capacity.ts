@@ -7,9 +7,11 @@
  * Rules (AWS DynamoDB on-demand):
  * - a standard write costs 1 WRU per KB of the item (the larger of before and after: the item as
  *   read back), a transactional write or ConditionCheck 2 WRU per KB;
- * - every write of an item present in a global secondary index rewrites its copy there, 1 WRU per
- *   KB of the copy (keys and projected attributes); when the write changes the index's sort key
- *   (a ranking entry: its value is GSI4's sort key) the copy is deleted and put again, 2 writes;
+ * - a write of an item present in a global secondary index rewrites its copy there, 1 WRU per KB
+ *   of the copy (keys and projected attributes), unless it is an update that writes none of the
+ *   index's keys and projected attributes (the counter records what each update writes); when the
+ *   write changes the index's sort key (a ranking entry: its value is GSI4's sort key) the copy is
+ *   deleted and put again, 2 writes;
  * - a strongly consistent read costs 1 RRU per 4 KB, an eventually consistent one half, a
  *   transactional one 2.
  */
@@ -81,6 +83,8 @@ export function kindOf(pk: string, sk: string): ItemKind {
 const isRead = (access: string) => /^(GetItem|BatchGetItem|TransactGetItems)/.test(access);
 const isCheck = (access: string) => access.endsWith(':ConditionCheck');
 const isTransactional = (access: string) => access.startsWith('Transact');
+/** The attributes an update access wrote (` [a b]`, see `Access`), or undefined for other writes. */
+const updatedOf = (access: string) => /\[([^\]]*)\]$/.exec(access)?.[1]?.split(' ').filter(Boolean);
 /** Writes: everything but reads and transaction condition checks. */
 export const writesOf = (counts: Record<string, number>) =>
   Object.entries(counts).reduce((a, [k, n]) => a + (isRead(k) || isCheck(k) ? 0 : n), 0);
@@ -121,7 +125,12 @@ function indexCopiesOf(item: Record<string, unknown>) {
       ];
       const copy = Object.fromEntries(names.filter((n) => item[n] !== undefined).map((n) => [n, item[n]]));
       // GSI4's sort key is the ranking's value: every write of a ranking entry moves its copy.
-      return { index: g.indexName, bytes: sizeOf(copy), writesPerWrite: g.indexName === 'GSI4' ? 2 : 1 };
+      return {
+        index: g.indexName,
+        bytes: sizeOf(copy),
+        writesPerWrite: g.indexName === 'GSI4' ? 2 : 1,
+        attributes: new Set<string>([g.partitionKey, g.sortKey, ...g.projectedAttributes]),
+      };
     });
 }
 
@@ -175,7 +184,11 @@ export async function capacityOf(table: Table, tracked: readonly ItemAccesses[])
           continue;
         }
         writes += n;
-        for (const c of itemCopies) indexWru += n * c.writesPerWrite * wcu(c.bytes);
+        const updated = updatedOf(access);
+        for (const c of itemCopies) {
+          if (updated && !updated.some((a) => c.attributes.has(a))) continue;
+          indexWru += n * c.writesPerWrite * wcu(c.bytes);
+        }
       }
     }
     // Scale the sample to the kind: accesses of the items not read back are counted, their units estimated.

@@ -408,7 +408,14 @@ export const hotlinkPart: BenchPart = {
     const rollupTransactions = (items: ItemAccesses[]) =>
       items
         .filter((i) => kindOf(i.pk, i.sk) === 'rollup checkpoint')
-        .reduce((a, i) => a + (i.counts['TransactWriteItems:Update'] ?? 0), 0);
+        .reduce(
+          (a, i) =>
+            a +
+            Object.entries(i.counts)
+              .filter(([access]) => access.startsWith('TransactWriteItems:Update'))
+              .reduce((b, [, n]) => b + n, 0),
+          0,
+        );
     const spreadItems = mergeTracked(spreadRuns);
     const spreadHottest = byWrites(spreadItems).slice(0, 3);
     const hottestWrites = hottest ? per1000(writesOf(hottest.counts)) : Number.NaN;

@@ -20,6 +20,7 @@ import {
   type DynamoCounter,
   itemAccessesOf,
   startDynamoCounter,
+  updatedAttributes,
 } from '../../lib/local/dynamodb-counter.ts';
 
 const key = (pk: string, sk: string) => ({ PK: { S: pk }, SK: { S: sk } });
@@ -40,6 +41,33 @@ describe('itemAccessesOf', () => {
     );
     expect(itemAccessesOf('DeleteItem', JSON.stringify({ Key: key('P', 'S') }))[0]?.access).toBe(
       'DeleteItem',
+    );
+  });
+
+  it('records the attributes an update writes, names resolved, so the cost model knows which index copies it rewrites', () => {
+    const update = {
+      Key: key('LINK#A', 'LINK'),
+      UpdateExpression:
+        'ADD total_clicks :one SET last_action = :a, #held = if_not_exists(#held, :now) REMOVE x.y[2], #z',
+      ExpressionAttributeNames: { '#held': 'idem_abc', '#z': 'zed' },
+    };
+    expect(itemAccessesOf('UpdateItem', JSON.stringify(update))[0]?.access).toBe(
+      'UpdateItem [idem_abc last_action total_clicks x zed]',
+    );
+    expect(
+      updatedAttributes({ UpdateExpression: 'set a = list_append(a, :l), b.c = :v delete s :set' }),
+    ).toEqual(['a', 'b', 's']);
+    expect(
+      updatedAttributes({
+        UpdateExpression: 'SET #offset = :add',
+        ExpressionAttributeNames: { '#offset': 'o' },
+      }),
+    ).toEqual(['o']);
+    const transaction = {
+      TransactItems: [{ Update: { Key: key('L', 'L'), UpdateExpression: 'ADD n :one' } }],
+    };
+    expect(itemAccessesOf('TransactWriteItems', JSON.stringify(transaction))[0]?.access).toBe(
+      'TransactWriteItems:Update [n]',
     );
   });
 
