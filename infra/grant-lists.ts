@@ -32,15 +32,15 @@ export const DELIVERY_LANE_GRANT: TableGrant = { actions: ['GetItem', 'UpdateIte
  * The webhook stream consumer writes the action item of an action committed on its link: a
  * conditional Put beside the campaign's GetItem, taken back (DeleteItem) if the campaign is gone,
  * or, for a keyed action, one transaction of the Put, the stored answer's Put and a ConditionCheck
- * of the campaign; then it takes the action and any expired held keys off the link (conditional UpdateItems;
- * `materializeLinkAction` in `lib/db/actions.ts`), and writes each event into its campaign's feed
- * (transactions of conditional Puts; `recordFeedEvents` in `lib/db/webhook-events.ts`).
+ * of the campaign; then it takes the action and any expired held keys off the link (conditional
+ * UpdateItems; `materializeLinkAction` in `lib/db/actions.ts`), and writes each event into its
+ * campaign's feed (transactions of conditional Puts and a ConditionCheck, after a GetItem of the
+ * feed counter; `recordFeedEvents` in `lib/db/webhook-events.ts`).
  */
 export const WEBHOOK_STREAM_GRANT: TableGrant = {
-  // The rollups also read their shard's checkpoint (GetItem) and the ranking items they raise
-  // (BatchGetItem), and write both in the same transactions (PutItem, UpdateItem). The feed puts a
-  // referred user's event lookup before its transaction (BatchWriteItem), and the webhook queue
-  // takes only events of campaigns that send them (`recordsToSend`: BatchGetItem of the campaigns).
+  // The feed puts a referred user's event lookup before its transaction (BatchWriteItem), and the
+  // webhook queue takes only events of campaigns that send them (`recordsToSend`: BatchGetItem of
+  // the campaigns).
   actions: [
     'PutItem',
     'DeleteItem',
@@ -50,6 +50,16 @@ export const WEBHOOK_STREAM_GRANT: TableGrant = {
     'BatchGetItem',
     'BatchWriteItem',
   ],
+};
+
+/**
+ * The rollups (`lib/analytics/rollups.ts`) read their shard's checkpoint (GetItem) and the ranking
+ * items they raise (BatchGetItem), and write both with the series and the links' counters in
+ * transactions (Put, Update, and a ConditionCheck of each campaign). The same function puts purge
+ * jobs on the purge queue (SQS, granted apart).
+ */
+export const ROLLUP_STREAM_GRANT: TableGrant = {
+  actions: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'ConditionCheckItem'],
 };
 
 /**

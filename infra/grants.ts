@@ -11,6 +11,7 @@ export {
   AUTHORIZER_GRANT,
   DELIVERY_LANE_GRANT,
   PURGE_GRANT,
+  ROLLUP_STREAM_GRANT,
   type TableGrant,
   WEBHOOK_STREAM_GRANT,
 } from './grant-lists.ts';
@@ -155,6 +156,8 @@ export interface TableStreamSourceOptions {
   readonly retryAttempts?: number;
   /** A tumbling window: the one way Lambda passes the batch's shard id to the function. */
   readonly tumblingWindow?: import('aws-cdk-lib').Duration;
+  /** How long Lambda gathers records before it invokes with fewer than `batchSize`. */
+  readonly maxBatchingWindow?: import('aws-cdk-lib').Duration;
   /** Where Lambda records the ranges it gave up on. */
   readonly onFailure: sqs.IQueue;
 }

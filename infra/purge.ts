@@ -1,14 +1,12 @@
 import { Duration, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { PURGE_RECORD_FILTER } from '../lib/db/purge-filter.ts';
 import { type FunctionDefaults, serviceFunction } from './functions.ts';
-import { addQueueEventSource, addTableStreamSource, grantQueue, grantTable, PURGE_GRANT } from './grants.ts';
+import { addQueueEventSource, grantQueue, grantTable, PURGE_GRANT } from './grants.ts';
 import { alarmedDeadLetterQueue, notify, queueWithDeadLetters } from './queues.ts';
 
 export interface PurgeProps extends FunctionDefaults {
@@ -29,8 +27,6 @@ export interface PurgeProps extends FunctionDefaults {
 export const PURGE_TIMEOUT = Duration.minutes(5);
 /** The purge worker streams Query pages into transactions and batch writes; CPU is not its limit. */
 export const PURGE_MEMORY_MB = 256;
-/** A stream batch is a few SendMessage calls; 30 s bounds a stuck one. */
-export const PURGE_TRIGGER_TIMEOUT = Duration.seconds(30);
 /** AWS's guidance for SQS-triggered functions: visibility timeout at least six times the function timeout. */
 export const PURGE_QUEUE_VISIBILITY_TIMEOUT = Duration.seconds(PURGE_TIMEOUT.toSeconds() * 6);
 /**
@@ -40,22 +36,14 @@ export const PURGE_QUEUE_VISIBILITY_TIMEOUT = Duration.seconds(PURGE_TIMEOUT.toS
 export const PURGE_MAX_RECEIVE_COUNT = 5;
 /** How long after a pass that deleted something the follow-up sweep runs (GSI replication lag). */
 export const PURGE_SWEEP_DELAY_SECONDS = 60;
-/**
- * A REMOVE whose purge job cannot be enqueued for this long is given up and recorded in the
- * stream-failure queue (which alarms). One hour rides out an SQS incident, and leaves 23 of the
- * stream's 24 hours of retention to replay the record by hand (README, "Alarms").
- */
-export const PURGE_STREAM_MAX_RECORD_AGE = Duration.hours(1);
-/** Retries of a failed stream batch; with bisection a bad record is isolated within a few. */
-export const PURGE_STREAM_RETRY_ATTEMPTS = 100;
 /** Purge passes in flight at once (the SQS mapping's maximum concurrency, 2 at least). */
 export const PURGE_MAX_CONCURRENCY = 5;
 /** Messages older than this on the purge queue mean passes are not keeping up or not running. */
 export const PURGE_BACKLOG_AGE = Duration.hours(1);
 
 /**
- * Background purge of deleted campaigns: table stream (REMOVE of a campaign item) -> trigger
- * function -> purge queue -> purge function, which replaces the campaign's links by their codes'
+ * Background purge of deleted campaigns: table stream (REMOVE of a campaign item) -> the stream's
+ * second reader (`infra/rollups.ts`, which puts the job) -> purge queue -> purge function, which replaces the campaign's links by their codes'
  * reservations and deletes its referred users and actions, in passes. DELETE /campaign answers
  * 204 at once; the data is already unreachable through the API, this only reclaims the storage
  * and lets the tenant issue its codes again.
@@ -67,10 +55,12 @@ export const PURGE_BACKLOG_AGE = Duration.hours(1);
 export class Purge extends Construct {
   readonly queue: sqs.Queue;
   readonly deadLetterQueue: sqs.Queue;
-  /** Lambda's on-failure records for stream batches whose purge jobs could not be enqueued. */
+  /**
+   * Lambda's on-failure records for stream batches the second stream reader gave up on (purge
+   * jobs not enqueued, rollups not applied; `infra/rollups.ts`).
+   */
   readonly streamFailureQueue: sqs.Queue;
   readonly purgeFunction: NodejsFunction;
-  readonly streamConsumer: NodejsFunction;
   readonly backlogAlarm: cloudwatch.Alarm;
   readonly deadLetterAlarm: cloudwatch.Alarm;
   readonly streamFailureAlarm: cloudwatch.Alarm;
@@ -105,7 +95,7 @@ export class Purge extends Construct {
     const streamFailures = alarmedDeadLetterQueue(this, 'StreamFailureQueue', {
       alarmId: 'StreamFailureAlarm',
       alarmName: 'purge-stream-failures',
-      alarmDescription: `Deleted campaigns (${stage}) whose purge job could not be enqueued; replay them from the stream`,
+      alarmDescription: `Stream records (${stage}) the rollup and purge consumer gave up on (a deleted campaign's purge job, or rollups); replay them from the stream`,
       alarmTopic,
     });
     this.streamFailureQueue = streamFailures.queue;
@@ -134,30 +124,6 @@ export class Purge extends Construct {
       batchSize: 1,
       reportBatchItemFailures: true,
       maxConcurrency: props.maxConcurrency ?? PURGE_MAX_CONCURRENCY,
-    });
-
-    this.streamConsumer = serviceFunction(this, 'StreamConsumer', {
-      ...defaults,
-      handler: 'stream/enqueue-purge',
-      timeout: PURGE_TRIGGER_TIMEOUT,
-      description: `Turns a campaign's REMOVE on the table stream into a purge job (${stage})`,
-      environment: { PURGE_QUEUE_URL: this.queue.queueUrl },
-    });
-    // It reads nothing of the table but its stream, and only sends purge jobs.
-    grantQueue(this.streamConsumer, this.queue, ['SendMessage']);
-    // The table stream's second reader, next to the webhook consumer: DynamoDB serves at most two
-    // readers per shard without throttling them, so a third consumer would need a fan-out instead.
-    addTableStreamSource(this.streamConsumer, table, {
-      // Not LATEST: a campaign deleted before the mapping existed is still purged.
-      startingPosition: lambda.StartingPosition.TRIM_HORIZON,
-      batchSize: 10,
-      // Only REMOVEs of campaign items invoke the function at all.
-      filters: [lambda.FilterCriteria.filter({ ...PURGE_RECORD_FILTER })],
-      reportBatchItemFailures: true,
-      bisectBatchOnError: true,
-      retryAttempts: PURGE_STREAM_RETRY_ATTEMPTS,
-      maxRecordAge: PURGE_STREAM_MAX_RECORD_AGE,
-      onFailure: this.streamFailureQueue,
     });
 
     this.backlogAlarm = new cloudwatch.Alarm(this, 'BacklogAlarm', {

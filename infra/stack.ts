@@ -13,6 +13,7 @@ import { ApiFunctions, type FunctionDefaults } from './functions.ts';
 import { ReferralHttpApi } from './http-api.ts';
 import { addNagSuppressions } from './nag.ts';
 import { Purge } from './purge.ts';
+import { Rollups } from './rollups.ts';
 import {
   CONTEXT_KEYS,
   DEFAULT_LATENCY_P99_MS,
@@ -70,6 +71,7 @@ export class ReferralApiStack extends Stack {
   readonly api: ReferralHttpApi;
   readonly webhooks: Webhooks;
   readonly purge: Purge;
+  readonly rollups: Rollups;
   readonly alarms: Alarms;
   readonly alarmTopic?: sns.ITopic;
 
@@ -140,13 +142,20 @@ export class ReferralApiStack extends Stack {
       alarmTopic: this.alarmTopic,
     });
 
+    this.rollups = new Rollups(this, 'Rollups', {
+      ...defaults,
+      table: this.table,
+      purgeQueue: this.purge.queue,
+      failureQueue: this.purge.streamFailureQueue,
+    });
+
     this.alarms = new Alarms(this, 'Alarms', {
       stage: props.stage,
       httpStage: this.api.stage,
       functions: this.monitoredFunctions,
       streamConsumers: [
         { label: 'WebhookStreamConsumer', fn: this.webhooks.streamConsumer },
-        { label: 'PurgeStreamConsumer', fn: this.purge.streamConsumer },
+        { label: 'RollupStreamConsumer', fn: this.rollups.streamConsumer },
       ],
       latencyFunctions: this.latencyMonitoredFunctions,
       latencyP99Ms: props.latencyP99Ms ?? DEFAULT_LATENCY_P99_MS,
@@ -203,7 +212,7 @@ export class ReferralApiStack extends Stack {
     addNagSuppressions({
       publicRoutes: this.api.publicRoutes,
       functions: this.allFunctions,
-      streamConsumers: [this.webhooks.streamConsumer, this.purge.streamConsumer],
+      streamConsumers: [this.webhooks.streamConsumer, this.rollups.streamConsumer],
       tracing: this.tracing,
       streamFailureQueues: [this.webhooks.streamFailureQueue, this.purge.streamFailureQueue],
     });
@@ -256,7 +265,7 @@ export class ReferralApiStack extends Stack {
       { label: 'WebhookRetry', fn: this.webhooks.retryFunction },
       { label: 'WebhookStreamConsumer', fn: this.webhooks.streamConsumer },
       { label: 'Purge', fn: this.purge.purgeFunction },
-      { label: 'PurgeStreamConsumer', fn: this.purge.streamConsumer },
+      { label: 'RollupStreamConsumer', fn: this.rollups.streamConsumer },
     ];
   }
 

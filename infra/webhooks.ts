@@ -8,7 +8,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { FIRST_ATTEMPT_CONCURRENCY, RETRY_CONCURRENCY } from '../lib/webhooks/lanes.ts';
 import { DEFAULT_RETRY_DELAYS, maxAttempts } from '../lib/webhooks/schedule.ts';
-import { STREAM_CONSUMER_FILTERS } from '../lib/webhooks/stream-filter.ts';
+import { STREAM_CONSUMER_FILTERS, WEBHOOK_STREAM_BATCHING } from '../lib/webhooks/stream-filter.ts';
 import { type FunctionDefaults, serviceFunction } from './functions.ts';
 import {
   addQueueEventSource,
@@ -259,18 +259,18 @@ export class Webhooks extends Construct {
     });
     // Events go on the first-attempt queue in SendMessageBatch calls (authorized as SendMessage).
     grantQueue(this.streamConsumer, this.firstAttemptQueue, ['SendMessage']);
-    // Writing an action item recorded on its link: a transaction of conditional Puts and a
-    // ConditionCheck of the campaign, then conditional UpdateItems of the link; no reads, no deletes.
+    // Action items, the feed and the queue's campaign check (`WEBHOOK_STREAM_GRANT` says what).
     grantTable(this.streamConsumer, table, WEBHOOK_STREAM_GRANT);
     addTableStreamSource(this.streamConsumer, table, {
       // Not LATEST: events committed before the mapping existed are still delivered.
       startingPosition: lambda.StartingPosition.TRIM_HORIZON,
-      batchSize: 100,
+      batchSize: WEBHOOK_STREAM_BATCHING.batchSize,
       filters: STREAM_CONSUMER_FILTERS.map((f) => lambda.FilterCriteria.filter({ ...f })),
       reportBatchItemFailures: true,
       bisectBatchOnError: true,
-      // The rollups' per-shard checkpoint needs the batch's shard, which Lambda passes only to a
-      // mapping with a tumbling window (`lib/analytics/rollups.ts`); the window's state is unused.
+      // No batching window: another campaign's first attempt must start within 1 s of its event.
+      // The feed's per-shard position needs the batch's shard, which Lambda passes only to a
+      // mapping with a tumbling window (`lib/db/webhook-events.ts`); the window's state is unused.
       tumblingWindow: Duration.minutes(15),
       maxRecordAge: Duration.hours(23),
       onFailure: this.streamFailureQueue,

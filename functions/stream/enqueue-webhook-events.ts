@@ -1,18 +1,19 @@
 /**
- * Table stream consumer, for three kinds of records (the event source mapping's filters,
+ * Table stream consumer, the first of its two readers (the other is `rollups-and-purges.ts`), for
+ * what cannot wait: webhooks (another campaign's first attempt starts within 1 s of its event), so
+ * its mapping has no batching window. Two kinds of records (the event source mapping's filters,
  * `STREAM_CONSUMER_FILTERS`, pass nothing else):
  *
  * - INSERTs of event-bearing items: each event goes into its campaign's events feed
- *   (`lib/webhooks/feed.ts`; not a redelivery request, which is no new event), and on the webhook
- *   queue when its campaign's webhook would send it (`lib/webhooks/subscribed.ts`);
+ *   (`lib/webhooks/feed.ts`; not a redelivery request, which is no new event; exactly once,
+ *   checkpointed per shard: hence the mapping's tumbling window, the one way Lambda tells a
+ *   stream consumer which shard a batch comes from, and the `state` in the response that a
+ *   tumbling window requires), and on the webhook queue when its campaign's webhook would send it
+ *   (`lib/webhooks/subscribed.ts`);
  * - MODIFYs of a link carrying the action that write recorded (`POST /action/referred_user`, and
  *   `POST /action/referral_link` without a key): the action's event is fed and queued from this
  *   record, as the INSERT of the action item it becomes (`eventRecordsOf`), and that item is
- *   written, marked so that its own INSERT is counted by the rollups but fed no second time;
- * - INSERTs of bot visits, which, with the event items, the analytics rollups add up exactly once
- *   (`lib/analytics/rollups.ts`, checkpointed per shard: hence the mapping's tumbling window, the
- *   one way Lambda tells a stream consumer which shard a batch comes from, and the `state` in the
- *   response that a tumbling window requires).
+ *   written, marked so that its own INSERT is counted by the rollups but fed no second time.
  *
  * Failures are reported per record (`ReportBatchItemFailures`), so Lambda retries from the first
  * of them and nothing committed is skipped. What such a retry repeats is harmless: action items
@@ -20,11 +21,9 @@
  * dedupe key.
  */
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
-import { applyRollups, MissingShardError } from '../../lib/analytics/rollups.ts';
 import { createSqsClient } from '../../lib/aws/clients.ts';
 import { config } from '../../lib/config.ts';
-import { logger } from '../../lib/observability/logger.ts';
-import { batchResponse, sequenceNumberOf } from '../../lib/queues/batch.ts';
+import { batchResponse } from '../../lib/queues/batch.ts';
 import { recordFeedRecords } from '../../lib/webhooks/feed.ts';
 import { eventRecordsOf } from '../../lib/webhooks/link-action-events.ts';
 import { materializeStreamRecords } from '../../lib/webhooks/link-actions.ts';
@@ -42,35 +41,17 @@ export const handler = async (
 ): Promise<DynamoDBBatchResponse & { state: Record<string, string> }> => {
   // An action committed on its link is fed and sent from the link's record (`eventRecordsOf`).
   const eventRecords = eventRecordsOf(event.Records);
-  const [actions, events, feed, rollups] = await Promise.all([
+  const [actions, events, feed] = await Promise.all([
     materializeStreamRecords(event.Records),
     recordsToSend(eventRecords).then((records) => enqueueStreamRecords(records, sqs, queueUrl)),
     recordFeedRecords(eventRecords, event.shardId),
-    rollUp(event),
   ]);
   return {
     ...batchResponse([
       ...actions.failedSequenceNumbers,
       ...events.failedSequenceNumbers,
       ...feed.failedSequenceNumbers,
-      ...rollups,
     ]),
     state: {},
   };
 };
-
-/** The rollups of this batch; on failure the whole batch comes again (the checkpoint skips what was applied). */
-async function rollUp(event: StreamConsumerEvent): Promise<string[]> {
-  try {
-    await applyRollups(event.Records, event.shardId);
-    return [];
-  } catch (err) {
-    if (err instanceof MissingShardError) logger.error(err.message);
-    else
-      logger.warn('rollups failed; the batch comes again', {
-        error: (err as Error).message,
-        shard: event.shardId,
-      });
-    return [sequenceNumberOf(event.Records[0]!)];
-  }
-}

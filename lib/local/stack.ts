@@ -22,6 +22,7 @@ import {
   RETRY_CONCURRENCY,
   RETRY_CONCURRENCY_PER_CAMPAIGN,
 } from '../webhooks/lanes.ts';
+import { ROLLUP_STREAM_BATCHING, WEBHOOK_STREAM_BATCHING } from '../webhooks/stream-filter.ts';
 import { ensureTable, type RunningDynamo, startDynamoLocal } from './dynamodb.ts';
 import { LocalStackError } from './errors.ts';
 import { type AuthorizerHandler, createGateway, type LambdaHandler, lambdaContext } from './gateway.ts';
@@ -284,20 +285,31 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
     // purge function.
     const logPollerError = (what: string) => (err: unknown) =>
       console.error(`local ${what} poller: ${err instanceof Error ? err.message : String(err)}`);
-    const streamPoller =
+    // The table stream's two readers, as the two event source mappings in AWS: webhooks (the feed,
+    // the queue, action items) at once, and the rollups and purge triggers gathered for 1 s.
+    const streamPollers =
       settings.streamPoller === false
-        ? undefined
-        : startStreamPoller({
-            endpoint,
-            tableName: LOCAL_TABLE_NAME,
-            handlers: [
-              (await load('stream/enqueue-webhook-events')).handler as StreamHandler,
-              (await load('stream/enqueue-purge')).handler as StreamHandler,
-            ],
-            checkpointFile: dataDir ? join(dataDir, 'stream-checkpoint.json') : undefined,
-            onError: logPollerError('stream'),
-          });
-    if (streamPoller) stoppers.push(() => streamPoller.stop());
+        ? []
+        : [
+            startStreamPoller({
+              endpoint,
+              tableName: LOCAL_TABLE_NAME,
+              handlers: [(await load('stream/enqueue-webhook-events')).handler as StreamHandler],
+              batchSize: WEBHOOK_STREAM_BATCHING.batchSize,
+              checkpointFile: dataDir ? join(dataDir, 'stream-checkpoint.json') : undefined,
+              onError: logPollerError('stream'),
+            }),
+            startStreamPoller({
+              endpoint,
+              tableName: LOCAL_TABLE_NAME,
+              handlers: [(await load('stream/rollups-and-purges')).handler as StreamHandler],
+              batchSize: ROLLUP_STREAM_BATCHING.batchSize,
+              batchingWindowMs: ROLLUP_STREAM_BATCHING.windowSeconds * 1000,
+              checkpointFile: dataDir ? join(dataDir, 'rollup-stream-checkpoint.json') : undefined,
+              onError: logPollerError('rollup stream'),
+            }),
+          ];
+    for (const poller of streamPollers) stoppers.push(() => poller.stop());
     const firstAttemptPoller = startQueuePoller({
       endpoint: queue.endpoint,
       queueUrl: queue.webhookQueueUrl,

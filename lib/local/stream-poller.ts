@@ -10,6 +10,9 @@
  * data dir, so a restart does not replay the whole retained stream). Closed shards are read to
  * their end and then dropped. A batch the handler reports as failed is re-read from its first
  * failed record after a short pause, as Lambda does with `ReportBatchItemFailures`.
+ *
+ * One poller stands for one event source mapping: its batch size and batching window are the
+ * mapping's (the local stack runs one per mapping, each with its own checkpoint file).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -45,6 +48,13 @@ export interface StreamPollerOptions {
   handlers: readonly StreamHandler[];
   /** Pause between polls when nothing was read. */
   intervalMs?: number;
+  /** Records per batch at most, as the mapping's `BatchSize` (default 100). */
+  batchSize?: number;
+  /**
+   * How long records are gathered before a batch of fewer than `batchSize` is handed over, as the
+   * mapping's `MaximumBatchingWindowInSeconds` (default 0: each read is handed over at once).
+   */
+  batchingWindowMs?: number;
   /** Where to keep each shard's last processed sequence number; unset keeps nothing. */
   checkpointFile?: string;
   onError?: (err: unknown) => void;
@@ -58,6 +68,9 @@ interface ShardState {
   iterator?: string;
   lastSequence?: string;
   retryAt?: number;
+  /** Records read and not yet handled (gathered for the batching window), and since when. */
+  pending: _Record[];
+  pendingSince?: number;
 }
 
 const DISCOVER_EVERY_MS = 1000;
@@ -65,6 +78,8 @@ const RETRY_PAUSE_MS = 500;
 
 export function startStreamPoller(options: StreamPollerOptions): StreamPoller {
   const interval = options.intervalMs ?? 150;
+  const batchSize = options.batchSize ?? 100;
+  const batchingWindowMs = options.batchingWindowMs ?? 0;
   const config = dynamoClientConfig(options.endpoint);
   const streams = new DynamoDBStreamsClient(config);
   const dynamo = new DynamoDBClient(config);
@@ -114,7 +129,7 @@ export function startStreamPoller(options: StreamPollerOptions): StreamPoller {
       for (const shard of out.StreamDescription?.Shards ?? []) {
         const id = shard.ShardId!;
         if (shards.has(id) || finished.has(id)) continue;
-        const state: ShardState = { lastSequence: saved?.shards[id] };
+        const state: ShardState = { lastSequence: saved?.shards[id], pending: [] };
         await resume(id, state);
         shards.set(id, state);
       }
@@ -125,23 +140,44 @@ export function startStreamPoller(options: StreamPollerOptions): StreamPoller {
   const pollShard = async (shardId: string, state: ShardState): Promise<number> => {
     if (state.retryAt && Date.now() < state.retryAt) return 0;
     if (!state.iterator) await resume(shardId, state);
-    let out: GetRecordsCommandOutput;
-    try {
-      out = await streams.send(new GetRecordsCommand({ ShardIterator: state.iterator, Limit: 1000 }));
-    } catch (err) {
-      if (err instanceof ExpiredIteratorException) {
-        state.iterator = undefined;
-        return 0;
+    // Gather up to `batchSize` records, across reads for up to `batchingWindowMs` (as Lambda's
+    // MaximumBatchingWindowInSeconds): the iterator moves on as records are read, the checkpoint
+    // only once they are handled, so a restart re-reads whatever was gathered and not handled.
+    let read = 0;
+    let closed = false;
+    const room = batchSize - state.pending.length;
+    if (room > 0) {
+      let out: GetRecordsCommandOutput;
+      try {
+        out = await streams.send(new GetRecordsCommand({ ShardIterator: state.iterator, Limit: room }));
+      } catch (err) {
+        if (err instanceof ExpiredIteratorException) {
+          state.iterator = undefined;
+          state.pending = [];
+          return 0;
+        }
+        if (err instanceof TrimmedDataAccessException) {
+          state.lastSequence = undefined;
+          state.iterator = undefined;
+          state.pending = [];
+          return 0;
+        }
+        throw err;
       }
-      if (err instanceof TrimmedDataAccessException) {
-        state.lastSequence = undefined;
-        state.iterator = undefined;
-        return 0;
-      }
-      throw err;
+      const records = (out.Records ?? []).map(repairEmptyMaps);
+      if (records.length > 0 && state.pending.length === 0) state.pendingSince = Date.now();
+      state.pending.push(...records);
+      read = records.length;
+      if (out.NextShardIterator) state.iterator = out.NextShardIterator;
+      else closed = true; // a closed shard, read to its end
     }
-    const records = (out.Records ?? []).map(repairEmptyMaps);
-    if (records.length > 0) {
+    const due =
+      state.pending.length >= batchSize ||
+      closed ||
+      (state.pending.length > 0 && Date.now() - (state.pendingSince ?? 0) >= batchingWindowMs);
+    if (state.pending.length > 0 && due) {
+      const records = state.pending;
+      state.pending = [];
       const results = await Promise.all(
         options.handlers.map(async (handler) => {
           try {
@@ -172,13 +208,12 @@ export function startStreamPoller(options: StreamPollerOptions): StreamPoller {
       state.retryAt = undefined;
       saveCheckpoint();
     }
-    if (out.NextShardIterator) state.iterator = out.NextShardIterator;
-    else {
-      // A closed shard, read to its end.
+    if (closed && state.pending.length === 0) {
       shards.delete(shardId);
       finished.add(shardId);
     }
-    return records.length;
+    // While records are gathered, the loop pauses between reads as when idle.
+    return state.pending.length > 0 ? 0 : read;
   };
 
   // Called only once the handlers have acknowledged a batch, and the queue acknowledges a send

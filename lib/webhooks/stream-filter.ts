@@ -1,9 +1,11 @@
+import { PURGE_RECORD_FILTER } from '../db/purge-filter.ts';
+
 /**
- * Which table stream records the stream consumer handles. Three kinds (a record passes if
- * it matches either filter); both are plain data, shared by the CDK construct (the event source
- * mapping's filters, so other writes never even invoke the consumer) and by the code path
- * (`isEventRecord`, `isLinkActionRecord`), which the local stream poller runs because DynamoDB
- * Local has no filtering.
+ * Which table stream records the two stream consumers handle (a record passes a mapping if it
+ * matches any of its filters); plain data, shared by the CDK constructs (the event source
+ * mappings' filters, so other writes never even invoke a consumer) and by the code paths
+ * (`isEventRecord`, `isLinkActionRecord`, `contributionOf`), which the local stream poller runs
+ * because DynamoDB Local has no filtering.
  *
  * Webhook events: INSERTs of items that carry `event_type` (see `lib/domain/webhook-events.ts`).
  */
@@ -24,16 +26,33 @@ export const LINK_ACTION_RECORD_FILTER = {
 
 /**
  * Bot visits (`lib/db/entities/visit.ts`): no event, only counted by the rollups
- * (`lib/analytics/rollups.ts`), which also read the event records above.
+ * (`lib/analytics/rollups.ts`), which also read the event records above (their INSERTs only).
  */
 export const BOT_VISIT_RECORD_FILTER = {
   eventName: ['INSERT'],
   dynamodb: { NewImage: { type: { S: ['bot_visit'] } } },
 } as const;
 
-/** The event source mapping's filters, in the order the consumer handles them. */
-export const STREAM_CONSUMER_FILTERS = [
+/** The webhook consumer's mapping's filters (`functions/stream/enqueue-webhook-events.ts`). */
+export const STREAM_CONSUMER_FILTERS = [EVENT_RECORD_FILTER, LINK_ACTION_RECORD_FILTER] as const;
+
+/**
+ * The second reader's mapping's filters (`functions/stream/rollups-and-purges.ts`): what the
+ * rollups count (event items, their INSERTs only, and bot visits) and the campaign REMOVEs that
+ * start a purge.
+ */
+export const ROLLUP_CONSUMER_FILTERS = [
   EVENT_RECORD_FILTER,
-  LINK_ACTION_RECORD_FILTER,
   BOT_VISIT_RECORD_FILTER,
+  PURGE_RECORD_FILTER,
 ] as const;
+
+/**
+ * How each mapping batches, shared by the CDK constructs and the local stream pollers. Webhooks
+ * cannot wait (another campaign's first attempt starts within 1 s of its event): no window. The
+ * rollups sum a batch's records per item, so they gather for 1 s (AWS's smallest window, whole
+ * seconds) and up to 1,000 records: a visit shows in `total_clicks` about 1 s later, within the
+ * contract's 2 s.
+ */
+export const WEBHOOK_STREAM_BATCHING = { batchSize: 100, windowSeconds: 0 } as const;
+export const ROLLUP_STREAM_BATCHING = { batchSize: 1000, windowSeconds: 1 } as const;

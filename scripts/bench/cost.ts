@@ -201,7 +201,7 @@ function lines(
       (logs.bytes * 1e6 * P.cloudWatchLogsPerGb) / 1024 ** 3,
     ),
     [
-      'Stream consumer Lambda (batch 100): webhooks, feed, rollups',
+      'Stream consumer Lambdas: webhooks and feed (batch 100), rollups (up to 1,000 gathered for 1 s)',
       `stream reads by Lambda are free; 0.01 invocation + ${CONSUMER_BATCH_MS} ms per batch, + ${CONSUMER_TRANSACTION_MS} ms per rollup transaction (measured: one link ${transactionsOf(c.hot).toFixed(3)}, spread ${transactionsOf(c.spread).toFixed(3)} per request)`,
       0.01 * P.lambdaPerMillionRequests + consumer(c.hot),
       0.01 * P.lambdaPerMillionRequests + consumer(c.spread),

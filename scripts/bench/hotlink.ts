@@ -525,7 +525,7 @@ export const hotlinkPart: BenchPart = {
             analyticsDelay.p99 <= DELAY_GOAL_MS ? 'yes' : 'NO',
           ],
         ],
-        `Delay: ${delay.clicks.length} visits one at a time (100 ms apart once the last was seen), each followed from its 302 by two clients polling the API (the link by code; the campaign's analytics, default range) until they include it. The local stream poller reads the stream every 150 ms when idle; in AWS, Lambda polls a shard about 4 times a second.`,
+        `Delay: ${delay.clicks.length} visits one at a time (100 ms apart once the last was seen), each followed from its 302 by two clients polling the API (the link by code; the campaign's analytics, default range) until they include it. The rollups have a stream reader of their own whose mapping gathers records for up to 1 s (as in AWS: a rollup write then sums a second's visits), and the local stream poller reads the stream every 150 ms when idle, so a lone visit shows about 1.0–1.2 s after its 302.`,
       ],
       summary: `Hot link: ${linkWrites.toFixed(1)} writes on the link item per 1,000 visits (hottest item ${hottestWrites.toFixed(1)}) at ${hotRate.toFixed(0)} visits/s through the gateway; ${viral.linkWrites.toFixed(1)} (hottest ${viral.hottest?.writes.toFixed(1)}) in a burst at ${viral.perSecond.toFixed(0)} visits/s; ${hotRate.toFixed(0)} visits/s on one link vs ${spreadRate.toFixed(0)} spread (${(rateGap * 100).toFixed(0)} %); 302 → total_clicks p99 ${ms(clickDelay.p99)} ms, → analytics p99 ${ms(analyticsDelay.p99)} ms; counters ${exact ? 'exact' : 'OFF'}.`,
       findings: [

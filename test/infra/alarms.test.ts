@@ -136,7 +136,7 @@ describe('alarms', () => {
   });
 
   it('watch how far each table-stream consumer is behind (IteratorAge)', () => {
-    for (const fn of [dev.stack.webhooks.streamConsumer, dev.stack.purge.streamConsumer]) {
+    for (const fn of [dev.stack.webhooks.streamConsumer, dev.stack.rollups.streamConsumer]) {
       const found = alarms(dev).filter(
         ([, a]) =>
           a.Properties?.MetricName === 'IteratorAge' &&

@@ -101,7 +101,8 @@ const EXPECTED_GRANTS: Record<string, Record<string, string[]>> = {
     'index/GSI2': [QUERY],
     'Purge/Queue': [...POLL, SEND],
   },
-  PurgeStreamConsumer: {
+  RollupStreamConsumer: {
+    table: ['dynamodb:BatchGetItem', CHECK, GET, PUT, UPDATE],
     stream: STREAM_READ,
     '*': ['dynamodb:ListStreams'],
     'Purge/Queue': [SEND],
@@ -230,7 +231,7 @@ describe('every function of the stack', () => {
       WebhookRetry: { MemorySize: 256, Timeout: 30 },
       WebhookStreamConsumer: { MemorySize: 256, Timeout: 30 },
       Purge: { MemorySize: 256, Timeout: 300 },
-      PurgeStreamConsumer: { MemorySize: 256, Timeout: 30 },
+      RollupStreamConsumer: { MemorySize: 256, Timeout: 60 },
       // One webhook attempt: up to 3 s of DNS and the 15 s attempt timeout.
       TestWebhook: { MemorySize: 256, Timeout: 25 },
     };
@@ -300,7 +301,7 @@ describe('every function of the stack', () => {
     const tableId = logicalIdOf(s.stack.table);
     const consumers = new Set([
       logicalIdOf(s.stack.webhooks.streamConsumer),
-      logicalIdOf(s.stack.purge.streamConsumer),
+      logicalIdOf(s.stack.rollups.streamConsumer),
     ]);
     for (const [id] of resourcesOfType(s.json, 'AWS::Lambda::Function')) {
       const statements = roleStatementsOf(s.json, id);
@@ -329,7 +330,7 @@ describe('every function of the stack', () => {
         .filter((st) => actionsOf(st).includes('sqs:SendMessage'))
         .flatMap((st) => [...referencedIds(st.Resource)])
         .sort();
-    const { webhooks, purge } = s.stack;
+    const { webhooks, purge, rollups } = s.stack;
     const id = logicalIdOf;
     for (const lane of [webhooks.firstAttemptFunction, webhooks.retryFunction]) {
       expect(sendTargets(id(lane))).toEqual([id(webhooks.retryQueue), id(webhooks.deadLetterQueue)].sort());
@@ -338,7 +339,7 @@ describe('every function of the stack', () => {
       [id(webhooks.firstAttemptQueue), id(webhooks.streamFailureQueue)].sort(),
     );
     expect(sendTargets(id(purge.purgeFunction))).toEqual([id(purge.queue)]);
-    expect(sendTargets(id(purge.streamConsumer))).toEqual(
+    expect(sendTargets(id(rollups.streamConsumer))).toEqual(
       [id(purge.queue), id(purge.streamFailureQueue)].sort(),
     );
     for (const fn of s.stack.functions.all) expect(sendTargets(id(fn)), fn.node.path).toEqual([]);

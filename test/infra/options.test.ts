@@ -177,16 +177,15 @@ describe('-c kms=true', () => {
         'kms:ViaService': { 'Fn::Join': ['', ['dynamodb.', { Ref: 'AWS::Region' }, '.amazonaws.com']] },
       },
     };
-    const streamConsumers = new Set(['WebhookStreamConsumer', 'PurgeStreamConsumer']);
-    // Every function with a table grant, i.e. all but liveness, the two document routes, the
-    // fallback and the purge trigger (which reads only the stream).
+    const streamConsumers = new Set(['WebhookStreamConsumer', 'RollupStreamConsumer']);
+    // Every function with a table grant, i.e. all but liveness, the two document routes and the
+    // fallback.
     const withoutTable = new Set([
       'Health',
       'GetOpenApiDocument',
       'GetApiReference',
       'GetDashboard',
       'Fallback',
-      'PurgeStreamConsumer',
     ]);
     for (const { label, fn } of withKey.stack.monitoredFunctions) {
       const kms = statementsWith(withKey, logicalIdOf(fn), 'kms:') as Array<

@@ -1,6 +1,7 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PURGE_RECORD_FILTER } from '../../lib/db/purge-filter.ts';
+import { ROLLUP_CONSUMER_FILTERS } from '../../lib/webhooks/stream-filter.ts';
 import { actionsOf, logicalIdOf, referencedIds, roleStatementsOf, type Synthesized, synth } from './synth.ts';
 
 let s: Synthesized;
@@ -64,15 +65,19 @@ describe('campaign purge (infra/purge.ts)', () => {
     });
   });
 
-  it('triggers from REMOVEs of campaign items on the table stream, losing none', () => {
-    s.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+  it('triggers from REMOVEs of campaign items on the table stream, through its second reader, losing none', () => {
+    const mapping = Object.values(s.template.findResources('AWS::Lambda::EventSourceMapping')).find(
+      (r) =>
+        JSON.stringify(r.Properties.FunctionName) ===
+        JSON.stringify({ Ref: id(s.stack.rollups.streamConsumer) }),
+    )!.Properties;
+    expect(mapping).toMatchObject({
       EventSourceArn: { 'Fn::GetAtt': [id(s.stack.table), 'StreamArn'] },
-      FunctionName: { Ref: id(s.stack.purge.streamConsumer) },
       StartingPosition: 'TRIM_HORIZON',
-      BatchSize: 10,
-      FilterCriteria: {
-        Filters: [{ Pattern: '{"eventName":["REMOVE"],"dynamodb":{"Keys":{"SK":{"S":["CAMPAIGN"]}}}}' }],
-      },
+      // Rollups gather a second of records; a purge job waits that second too, which is harmless.
+      BatchSize: 1000,
+      MaximumBatchingWindowInSeconds: 1,
+      TumblingWindowInSeconds: 900,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       BisectBatchOnFunctionError: true,
       MaximumRetryAttempts: 100,
@@ -82,11 +87,16 @@ describe('campaign purge (infra/purge.ts)', () => {
         OnFailure: { Destination: { 'Fn::GetAtt': [id(s.stack.purge.streamFailureQueue), 'Arn'] } },
       },
     });
-    const consumer = props(s.stack.purge.streamConsumer);
-    expect(consumer.Timeout).toBe(30);
+    // The rollups' records and the campaign REMOVEs, nothing else.
+    expect(mapping.FilterCriteria.Filters.map((f: { Pattern: string }) => JSON.parse(f.Pattern))).toEqual(
+      ROLLUP_CONSUMER_FILTERS,
+    );
+    expect(ROLLUP_CONSUMER_FILTERS).toContainEqual(PURGE_RECORD_FILTER);
+    const consumer = props(s.stack.rollups.streamConsumer);
+    expect(consumer.Timeout).toBe(60);
     expect(consumer.MemorySize).toBe(256);
     expect(consumer.Environment.Variables.PURGE_QUEUE_URL).toEqual({ Ref: id(s.stack.purge.queue) });
-    expect(consumer.Environment.Variables).not.toHaveProperty('TABLE_NAME');
+    expect(consumer.Environment.Variables.TABLE_NAME).toEqual({ Ref: id(s.stack.table) });
   });
 
   describe('the filter the handler module exports', () => {
@@ -102,7 +112,7 @@ describe('campaign purge (infra/purge.ts)', () => {
     });
 
     it('is the one the stack deploys', async () => {
-      const mod = (await import('../../functions/stream/enqueue-purge.ts')) as {
+      const mod = (await import('../../functions/stream/rollups-and-purges.ts')) as {
         PURGE_RECORD_FILTER: unknown;
       };
       expect(mod.PURGE_RECORD_FILTER).toEqual(PURGE_RECORD_FILTER);
@@ -129,19 +139,12 @@ describe('campaign purge (infra/purge.ts)', () => {
     ]);
   });
 
-  it('gives the trigger the stream and send on the purge queue, and no table items', () => {
-    const statements = roleStatementsOf(s.json, id(s.stack.purge.streamConsumer));
+  it('gives the second reader the stream, the rollups’ items and send on the purge queue, and nothing else', () => {
+    const statements = roleStatementsOf(s.json, id(s.stack.rollups.streamConsumer));
     const actions = statements.flatMap(actionsOf);
     expect(actions).toContain('dynamodb:GetRecords');
-    for (const item of [
-      'GetItem',
-      'Query',
-      'Scan',
-      'PutItem',
-      'UpdateItem',
-      'DeleteItem',
-      'BatchWriteItem',
-    ]) {
+    // The rollups read their checkpoint and rankings and write in transactions; never these.
+    for (const item of ['Query', 'Scan', 'DeleteItem', 'BatchWriteItem']) {
       expect(actions).not.toContain(`dynamodb:${item}`);
     }
     const sends = statements

@@ -193,7 +193,7 @@ describe('Webhooks construct', () => {
     }
   });
 
-  it('feeds the consumer from the table stream: event INSERTs, link actions and bot visits only, nothing skipped', () => {
+  it('feeds the consumer from the table stream: event INSERTs and link actions only, at once, nothing skipped', () => {
     s.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       EventSourceArn: { 'Fn::GetAtt': [s.id(s.table), 'StreamArn'] },
       FunctionName: { Ref: s.id(s.webhooks.streamConsumer) },
@@ -209,12 +209,11 @@ describe('Webhooks construct', () => {
             Pattern:
               '{"eventName":["MODIFY"],"dynamodb":{"NewImage":{"last_action":{"M":{"id":{"N":[{"exists":true}]}}}}}}',
           },
-          { Pattern: '{"eventName":["INSERT"],"dynamodb":{"NewImage":{"type":{"S":["bot_visit"]}}}}' },
         ],
       },
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       BisectBatchOnFunctionError: true,
-      // The rollups' per-shard checkpoint needs the shard id, which only a tumbling window passes.
+      // The feed's per-shard position needs the shard id, which only a tumbling window passes.
       TumblingWindowInSeconds: 900,
       // 23 hours: just inside the stream's 24 h retention.
       MaximumRecordAgeInSeconds: 82800,
@@ -222,6 +221,13 @@ describe('Webhooks construct', () => {
         OnFailure: { Destination: { 'Fn::GetAtt': [s.id(s.webhooks.streamFailureQueue), 'Arn'] } },
       },
     });
+    // No batching window: another campaign's first attempt must start within 1 s of its event.
+    const mapping = Object.values(s.template.findResources('AWS::Lambda::EventSourceMapping')).find(
+      (r) =>
+        JSON.stringify(r.Properties.FunctionName) ===
+        JSON.stringify({ Ref: s.id(s.webhooks.streamConsumer) }),
+    )!.Properties;
+    expect(mapping.MaximumBatchingWindowInSeconds).toBeUndefined();
     const consumer = s.resources[s.id(s.webhooks.streamConsumer)]!.Properties;
     expect(consumer.Timeout).toBe(30);
     expect(consumer.MemorySize).toBe(256);
