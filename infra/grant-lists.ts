@@ -33,33 +33,24 @@ export const DELIVERY_LANE_GRANT: TableGrant = { actions: ['GetItem', 'UpdateIte
  * conditional Put beside the campaign's GetItem, taken back (DeleteItem) if the campaign is gone,
  * or, for a keyed action, one transaction of the Put, the stored answer's Put and a ConditionCheck
  * of the campaign; then it takes the action and any expired held keys off the link (conditional
- * UpdateItems; `materializeLinkAction` in `lib/db/actions.ts`), and writes each event into its
- * campaign's feed (transactions of conditional Puts and a ConditionCheck, after a GetItem of the
- * feed counter; `recordFeedEvents` in `lib/db/webhook-events.ts`).
+ * UpdateItems; `materializeLinkAction` in `lib/db/actions.ts`). The webhook queue takes only events
+ * of campaigns that send them (`recordsToSend`: BatchGetItem of the campaigns).
  */
 export const WEBHOOK_STREAM_GRANT: TableGrant = {
-  // The feed puts a referred user's event lookup before its transaction (BatchWriteItem), and the
-  // webhook queue takes only events of campaigns that send them (`recordsToSend`: BatchGetItem of
-  // the campaigns).
-  actions: [
-    'PutItem',
-    'DeleteItem',
-    'ConditionCheckItem',
-    'UpdateItem',
-    'GetItem',
-    'BatchGetItem',
-    'BatchWriteItem',
-  ],
+  actions: ['PutItem', 'DeleteItem', 'ConditionCheckItem', 'UpdateItem', 'GetItem', 'BatchGetItem'],
 };
 
 /**
- * The rollups (`lib/analytics/rollups.ts`) read their shard's checkpoint (GetItem) and the ranking
- * items they raise (BatchGetItem), and write both with the series and the links' counters in
- * transactions (Put, Update, and a ConditionCheck of each campaign). The same function puts purge
- * jobs on the purge queue (SQS, granted apart).
+ * The stream's second reader (`functions/stream/feed-and-rollups.ts`). The rollups
+ * (`lib/analytics/rollups.ts`) read their shard's checkpoint (GetItem) and the ranking items they
+ * raise (BatchGetItem), and write both with the series and the links' counters in transactions
+ * (Put, Update, and a ConditionCheck of each campaign). The feed (`recordFeedEvents` in
+ * `lib/db/webhook-events.ts`) reads its counter (GetItem), puts a referred user's event lookup
+ * before its transaction (BatchWriteItem) and writes in transactions of Puts and a ConditionCheck.
+ * The same function puts purge jobs on the purge queue (SQS, granted apart).
  */
 export const ROLLUP_STREAM_GRANT: TableGrant = {
-  actions: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'ConditionCheckItem'],
+  actions: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'ConditionCheckItem', 'BatchWriteItem'],
 };
 
 /**

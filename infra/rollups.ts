@@ -4,7 +4,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { ROLLUP_CONSUMER_FILTERS, ROLLUP_STREAM_BATCHING } from '../lib/webhooks/stream-filter.ts';
+import { FEED_AND_ROLLUP_FILTERS, ROLLUP_STREAM_BATCHING } from '../lib/webhooks/stream-filter.ts';
 import { type FunctionDefaults, serviceFunction } from './functions.ts';
 import { addTableStreamSource, grantQueue, grantTable, ROLLUP_STREAM_GRANT } from './grants.ts';
 
@@ -17,7 +17,7 @@ export interface RollupsProps extends FunctionDefaults {
   readonly failureQueue: sqs.IQueue;
 }
 
-/** A batch is up to ~100 rollup transactions of ~20 ms; 60 s bounds a stuck one with room. */
+/** A batch is up to ~100 feed and rollup transactions of ~20 ms; 60 s bounds a stuck one with room. */
 export const ROLLUP_CONSUMER_TIMEOUT = Duration.seconds(60);
 /**
  * A batch that keeps failing for this long is given up and recorded in the stream-failure queue
@@ -32,9 +32,10 @@ export const ROLLUP_STREAM_RETRY_ATTEMPTS = 100;
 /**
  * The table stream's second reader (the webhook consumer in `webhooks.ts` is the first; DynamoDB
  * serves at most two readers per shard without throttling them, so a third consumer would need a
- * fan-out instead): what may wait a second, in bigger batches. It adds up the analytics rollups
- * and the links' `total_clicks` exactly once (`lib/analytics/rollups.ts`), and turns a campaign's
- * REMOVE into a purge job (`functions/stream/rollups-and-purges.ts`).
+ * fan-out instead): what may wait a second, in bigger batches. It writes the events feed and adds
+ * up the analytics rollups and the links' `total_clicks`, each exactly once
+ * (`lib/webhooks/feed.ts`, `lib/analytics/rollups.ts`), and turns a campaign's REMOVE into a purge
+ * job (`functions/stream/feed-and-rollups.ts`).
  */
 export class Rollups extends Construct {
   readonly streamConsumer: NodejsFunction;
@@ -47,26 +48,26 @@ export class Rollups extends Construct {
       stage,
       tracing: props.tracing,
       logEncryptionKey: props.logEncryptionKey,
-      handler: 'stream/rollups-and-purges',
+      handler: 'stream/feed-and-rollups',
       timeout: ROLLUP_CONSUMER_TIMEOUT,
-      description: `Adds the table stream's interactions to the analytics and counters, and turns a campaign's REMOVE into a purge job (${stage})`,
+      description: `Writes the table stream's events into the feed, adds its interactions to the analytics and counters, and turns a campaign's REMOVE into a purge job (${stage})`,
       environment: { TABLE_NAME: table.tableName, PURGE_QUEUE_URL: props.purgeQueue.queueUrl },
     });
     grantTable(this.streamConsumer, table, ROLLUP_STREAM_GRANT);
     grantQueue(this.streamConsumer, props.purgeQueue, ['SendMessage']);
     addTableStreamSource(this.streamConsumer, table, {
       // Not LATEST: interactions and deletes committed before the mapping existed still count (the
-      // checkpoint skips what another reader applied already; a purge job may come twice).
+      // checkpoints skip what another reader applied already; a purge job may come twice).
       startingPosition: lambda.StartingPosition.TRIM_HORIZON,
       // Up to 1,000 records gathered for up to 1 s (`ROLLUP_STREAM_BATCHING` says why).
       batchSize: ROLLUP_STREAM_BATCHING.batchSize,
       maxBatchingWindow: Duration.seconds(ROLLUP_STREAM_BATCHING.windowSeconds),
-      filters: ROLLUP_CONSUMER_FILTERS.map((f) => lambda.FilterCriteria.filter({ ...f })),
+      filters: FEED_AND_ROLLUP_FILTERS.map((f) => lambda.FilterCriteria.filter({ ...f })),
       reportBatchItemFailures: true,
       bisectBatchOnError: true,
       retryAttempts: ROLLUP_STREAM_RETRY_ATTEMPTS,
-      // The rollups' per-shard checkpoint needs the batch's shard, which Lambda passes only to a
-      // mapping with a tumbling window (`lib/analytics/rollups.ts`); the window's state is unused.
+      // The feed's and the rollups' per-shard positions need the batch's shard, which Lambda passes
+      // only to a mapping with a tumbling window; the window's state is unused.
       tumblingWindow: Duration.minutes(15),
       maxRecordAge: ROLLUP_STREAM_MAX_RECORD_AGE,
       onFailure: props.failureQueue,

@@ -269,9 +269,6 @@ export class Webhooks extends Construct {
       reportBatchItemFailures: true,
       bisectBatchOnError: true,
       // No batching window: another campaign's first attempt must start within 1 s of its event.
-      // The feed's per-shard position needs the batch's shard, which Lambda passes only to a
-      // mapping with a tumbling window (`lib/db/webhook-events.ts`); the window's state is unused.
-      tumblingWindow: Duration.minutes(15),
       maxRecordAge: Duration.hours(23),
       onFailure: this.streamFailureQueue,
     });

@@ -302,7 +302,7 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
             startStreamPoller({
               endpoint,
               tableName: LOCAL_TABLE_NAME,
-              handlers: [(await load('stream/rollups-and-purges')).handler as StreamHandler],
+              handlers: [(await load('stream/feed-and-rollups')).handler as StreamHandler],
               batchSize: ROLLUP_STREAM_BATCHING.batchSize,
               batchingWindowMs: ROLLUP_STREAM_BATCHING.windowSeconds * 1000,
               checkpointFile: dataDir ? join(dataDir, 'rollup-stream-checkpoint.json') : undefined,

@@ -37,12 +37,14 @@ export const BOT_VISIT_RECORD_FILTER = {
 export const STREAM_CONSUMER_FILTERS = [EVENT_RECORD_FILTER, LINK_ACTION_RECORD_FILTER] as const;
 
 /**
- * The second reader's mapping's filters (`functions/stream/rollups-and-purges.ts`): what the
- * rollups count (event items, their INSERTs only, and bot visits) and the campaign REMOVEs that
- * start a purge.
+ * The second reader's mapping's filters (`functions/stream/feed-and-rollups.ts`): the events for
+ * the feed (event items, and link actions, whose events are fed from their link's record), what
+ * the rollups count (event items, their INSERTs only, and bot visits) and the campaign REMOVEs
+ * that start a purge.
  */
-export const ROLLUP_CONSUMER_FILTERS = [
+export const FEED_AND_ROLLUP_FILTERS = [
   EVENT_RECORD_FILTER,
+  LINK_ACTION_RECORD_FILTER,
   BOT_VISIT_RECORD_FILTER,
   PURGE_RECORD_FILTER,
 ] as const;
@@ -50,9 +52,9 @@ export const ROLLUP_CONSUMER_FILTERS = [
 /**
  * How each mapping batches, shared by the CDK constructs and the local stream pollers. Webhooks
  * cannot wait (another campaign's first attempt starts within 1 s of its event): no window. The
- * rollups sum a batch's records per item, so they gather for 1 s (AWS's smallest window, whole
- * seconds) and up to 1,000 records: a visit shows in `total_clicks` about 1 s later, within the
- * contract's 2 s.
+ * rollups sum a batch's records per item and the feed packs a batch's events per campaign, so they
+ * gather for 1 s (AWS's smallest window, whole seconds) and up to 1,000 records: a visit shows in
+ * `total_clicks`, the analytics and the feed about 1 s later, within the contract's 2 s.
  */
 export const WEBHOOK_STREAM_BATCHING = { batchSize: 100, windowSeconds: 0 } as const;
 export const ROLLUP_STREAM_BATCHING = { batchSize: 1000, windowSeconds: 1 } as const;

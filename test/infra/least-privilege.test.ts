@@ -82,15 +82,7 @@ const EXPECTED_GRANTS: Record<string, Record<string, string[]>> = {
     'Webhooks/DeadLetterQueue': [SEND],
   },
   WebhookStreamConsumer: {
-    table: [
-      'dynamodb:BatchGetItem',
-      'dynamodb:BatchWriteItem',
-      CHECK,
-      'dynamodb:DeleteItem',
-      GET,
-      PUT,
-      UPDATE,
-    ],
+    table: ['dynamodb:BatchGetItem', CHECK, 'dynamodb:DeleteItem', GET, PUT, UPDATE],
     stream: STREAM_READ,
     '*': ['dynamodb:ListStreams'],
     'Webhooks/FirstAttemptQueue': [SEND],
@@ -102,7 +94,7 @@ const EXPECTED_GRANTS: Record<string, Record<string, string[]>> = {
     'Purge/Queue': [...POLL, SEND],
   },
   RollupStreamConsumer: {
-    table: ['dynamodb:BatchGetItem', CHECK, GET, PUT, UPDATE],
+    table: ['dynamodb:BatchGetItem', 'dynamodb:BatchWriteItem', CHECK, GET, PUT, UPDATE],
     stream: STREAM_READ,
     '*': ['dynamodb:ListStreams'],
     'Purge/Queue': [SEND],

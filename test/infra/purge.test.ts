@@ -1,7 +1,7 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PURGE_RECORD_FILTER } from '../../lib/db/purge-filter.ts';
-import { ROLLUP_CONSUMER_FILTERS } from '../../lib/webhooks/stream-filter.ts';
+import { FEED_AND_ROLLUP_FILTERS } from '../../lib/webhooks/stream-filter.ts';
 import { actionsOf, logicalIdOf, referencedIds, roleStatementsOf, type Synthesized, synth } from './synth.ts';
 
 let s: Synthesized;
@@ -87,11 +87,11 @@ describe('campaign purge (infra/purge.ts)', () => {
         OnFailure: { Destination: { 'Fn::GetAtt': [id(s.stack.purge.streamFailureQueue), 'Arn'] } },
       },
     });
-    // The rollups' records and the campaign REMOVEs, nothing else.
+    // The events, the rollups' records and the campaign REMOVEs, nothing else.
     expect(mapping.FilterCriteria.Filters.map((f: { Pattern: string }) => JSON.parse(f.Pattern))).toEqual(
-      ROLLUP_CONSUMER_FILTERS,
+      FEED_AND_ROLLUP_FILTERS,
     );
-    expect(ROLLUP_CONSUMER_FILTERS).toContainEqual(PURGE_RECORD_FILTER);
+    expect(FEED_AND_ROLLUP_FILTERS).toContainEqual(PURGE_RECORD_FILTER);
     const consumer = props(s.stack.rollups.streamConsumer);
     expect(consumer.Timeout).toBe(60);
     expect(consumer.MemorySize).toBe(256);
@@ -112,7 +112,7 @@ describe('campaign purge (infra/purge.ts)', () => {
     });
 
     it('is the one the stack deploys', async () => {
-      const mod = (await import('../../functions/stream/rollups-and-purges.ts')) as {
+      const mod = (await import('../../functions/stream/feed-and-rollups.ts')) as {
         PURGE_RECORD_FILTER: unknown;
       };
       expect(mod.PURGE_RECORD_FILTER).toEqual(PURGE_RECORD_FILTER);
@@ -139,12 +139,13 @@ describe('campaign purge (infra/purge.ts)', () => {
     ]);
   });
 
-  it('gives the second reader the stream, the rollups’ items and send on the purge queue, and nothing else', () => {
+  it('gives the second reader the stream, the feed’s and the rollups’ items and send on the purge queue, and nothing else', () => {
     const statements = roleStatementsOf(s.json, id(s.stack.rollups.streamConsumer));
     const actions = statements.flatMap(actionsOf);
     expect(actions).toContain('dynamodb:GetRecords');
-    // The rollups read their checkpoint and rankings and write in transactions; never these.
-    for (const item of ['Query', 'Scan', 'DeleteItem', 'BatchWriteItem']) {
+    // The feed and the rollups read by key and write in transactions (and the feed's lookups in a
+    // batch); never these.
+    for (const item of ['Query', 'Scan', 'DeleteItem']) {
       expect(actions).not.toContain(`dynamodb:${item}`);
     }
     const sends = statements

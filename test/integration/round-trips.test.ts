@@ -31,6 +31,7 @@ import {
   AUTHORIZER_GRANT,
   DELIVERY_LANE_GRANT,
   PURGE_GRANT,
+  ROLLUP_STREAM_GRANT,
   WEBHOOK_STREAM_GRANT,
 } from '../../infra/grant-lists.ts';
 import { actionEventId } from '../../lib/domain/webhook-events.ts';
@@ -924,7 +925,7 @@ describe('DynamoDB actions of the authorizer and the consumers, against infra/gr
     expect(outsideGrant(WEBHOOK_STREAM_GRANT, calls)).toEqual([]);
   });
 
-  it("the webhook stream consumer writes the events feed (a signup's lookup included) and reads the campaigns' webhooks with only its grant", async () => {
+  it("the stream consumers write the events feed (a signup's lookup included) and read the campaigns' webhooks, each with only its grant", async () => {
     const { recordFeedRecords } = await import('../../lib/webhooks/feed.ts');
     const { recordsToSend } = await import('../../lib/webhooks/subscribed.ts');
     const { marshall } = await import('@aws-sdk/util-dynamodb');
@@ -940,22 +941,21 @@ describe('DynamoDB actions of the authorizer and the consumers, against infra/gr
       campaign_id: campaignId,
     };
     const records = [{ eventName: 'INSERT', dynamodb: { NewImage: marshall(image), SequenceNumber: '1' } }];
-    const calls = await recording(async () => {
+    // The feed: the second reader's.
+    const feedCalls = await recording(async () => {
       expect(await recordFeedRecords(records, `grant-check-${uid('shard')}`)).toEqual({
         written: 1,
         failedSequenceNumbers: [],
       });
-      // No webhook on the campaign: the event is not queued.
+    });
+    expect(actionsIn(feedCalls)).toEqual(['BatchWriteItem', 'ConditionCheckItem', 'GetItem', 'PutItem']);
+    expect(outsideGrant(ROLLUP_STREAM_GRANT, feedCalls)).toEqual([]);
+    // The queue's check: the webhook consumer's. No webhook on the campaign: the event is not queued.
+    const queueCalls = await recording(async () => {
       expect(await recordsToSend(records)).toEqual([]);
     });
-    expect(actionsIn(calls)).toEqual([
-      'BatchGetItem',
-      'BatchWriteItem',
-      'ConditionCheckItem',
-      'GetItem',
-      'PutItem',
-    ]);
-    expect(outsideGrant(WEBHOOK_STREAM_GRANT, calls)).toEqual([]);
+    expect(actionsIn(queueCalls)).toEqual(['BatchGetItem']);
+    expect(outsideGrant(WEBHOOK_STREAM_GRANT, queueCalls)).toEqual([]);
   });
 
   it('a delivery lane reads its campaign and flags its endpoint with only its grant', async () => {
