@@ -23,7 +23,7 @@
  */
 
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { getItems } from '../db/batch.ts';
+import { getItems, keyString } from '../db/batch.ts';
 import { db, tableName } from '../db/client.ts';
 import {
   bucketOf,
@@ -100,7 +100,6 @@ function entitiesOf(c: Contribution): TopEntity[] {
 }
 
 type Key = { PK: string; SK: string };
-const keyString = (k: Key) => `${k.PK}\u0000${k.SK}`;
 
 /** The writes of a chunk, summed per item. */
 interface Plan {

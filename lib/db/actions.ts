@@ -64,7 +64,14 @@ export async function newAction(
   };
 }
 
-/** Endpoint 12: an action on a link alone, found by code or id. */
+/**
+ * Endpoint 12: an action on a link alone, found by code or id. Unkeyed, the action is committed on
+ * the link's item (`commitOnLink`) beside a read of the campaign, and the stream consumer writes its
+ * action item. A campaign deleted meanwhile answers 404 like a link that is gone; the increment may
+ * have been made on that deleted campaign's link, but nothing of the campaign is visible after its
+ * delete, the link goes with the purge, and `materializeLinkAction` writes no action item (and so
+ * no event and no rollup) for a campaign that no longer exists. Keyed: `recordKeyedLinkAction`.
+ */
 export async function createLinkAction(
   tenant: string,
   target: { code: string } | { id: number },
@@ -93,13 +100,6 @@ export async function createLinkAction(
  * the campaign's check and the stored answer, so that a retry right after the answer is replayed
  * at once (a key held on the link is answered 409 until the stream consumer has stored the
  * answer). It bills about twice the unkeyed path, for the requests that ask for it.
- *
- * Unkeyed, the action is committed on the link's item (`commitOnLink`) beside a read of the
- * campaign, and the stream consumer writes its action item. A campaign deleted meanwhile answers
- * 404 like a link that is gone; the increment may have been made on that deleted campaign's link,
- * but nothing of the campaign is visible after its delete, the link goes with the purge, and
- * `materializeLinkAction` writes no action item (and so no event and no rollup) for a campaign
- * that no longer exists.
  */
 async function recordKeyedLinkAction(
   link: LinkItem,
@@ -212,8 +212,8 @@ export async function createReferredUserAction(
 }
 
 /**
- * An `Idempotency-Key` of an action committed on its link (endpoints 5 and 12), held on the link. The write that commits
- * the action sets it (only if absent); the stream consumer then stores the answer, and a retry
+ * An `Idempotency-Key` of an action committed on its link (endpoints 5 and 12), held on the link.
+ * The write that commits the action sets it (only if absent); the stream consumer then stores the answer, and a retry
  * that reads the answer is replayed. A retry that read before the answer was stored but writes
  * after it still meets the held key, so the key stays on the link for `KEY_HOLD_MS` after its
  * answer is stored, far longer than any request's read-then-write (5 s deadline) or a write
@@ -224,8 +224,8 @@ const heldKeyAttribute = (keyHash: string) => `${HELD_KEY_PREFIX}${keyHash}`;
 export const KEY_HOLD_MS = 10 * 60_000;
 
 /**
- * The stream side of endpoints 5 and 12: turn a link image that carries `last_action` into that action's
- * item, with its `action.created` event (which the same stream then carries to the webhook queue,
+ * The stream side of endpoints 5 and 12: turn a link image that carries `last_action` into that
+ * action's item, with its `action.created` event (which the same stream then carries to the webhook queue,
  * like every other event), then take the action off the link. Idempotent, so a redelivered stream
  * record changes nothing; and never for a deleted campaign, so a purge cannot be outrun into an
  * orphan item. `image` is the link's new image, unmarshalled; it is decoded here.

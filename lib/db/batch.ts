@@ -5,6 +5,8 @@ import { db, tableName } from './client.ts';
 export { WRITE_BATCH } from './batch-write.ts';
 
 type Key = { PK: string; SK: string };
+/** One string per item key, for maps keyed by item (the parts joined by a NUL, which no key holds). */
+export const keyString = (k: Key) => `${k.PK}\u0000${k.SK}`;
 
 /** BatchGetItem takes 100 keys per call. */
 const KEYS_PER_BATCH_GET = 100;
@@ -21,10 +23,11 @@ export async function getItems(
   const chunks: Key[][] = [];
   for (let i = 0; i < keyList.length; i += KEYS_PER_BATCH_GET)
     chunks.push(keyList.slice(i, i + KEYS_PER_BATCH_GET));
-  const found = (
-    await Promise.all(chunks.map((chunk) => getBatch(chunk, options.consistent ?? true)))
-  ).flat();
-  return keyList.map((k) => found.find((i) => i.PK === k.PK && i.SK === k.SK));
+  const found = new Map<string, Record<string, unknown>>();
+  for (const chunk of await Promise.all(chunks.map((c) => getBatch(c, options.consistent ?? true))))
+    for (const item of chunk) found.set(keyString(item as Key), item);
+  // By key, not a search per key: a list page asks for up to 1,000.
+  return keyList.map((k) => found.get(keyString(k)));
 }
 
 async function getBatch(keyList: Key[], consistent: boolean): Promise<Record<string, unknown>[]> {

@@ -280,8 +280,8 @@ export async function listLinks(
 /**
  * The API objects of links read through an index, with their counters, which no index projects:
  * one eventually consistent BatchGetItem of their items per 100 (as fresh as the index copies
- * were), only the counters and the id. A link whose item is no longer that link (a purge ran
- * meanwhile) is left out.
+ * were), of which only the counters are taken. A link whose item is no longer that link (a purge
+ * ran meanwhile) is left out.
  */
 async function withCounters(links: IndexedLink[]): Promise<ReferralLink[]> {
   if (links.length === 0) return [];

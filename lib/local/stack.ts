@@ -285,8 +285,8 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
     // purge function.
     const logPollerError = (what: string) => (err: unknown) =>
       console.error(`local ${what} poller: ${err instanceof Error ? err.message : String(err)}`);
-    // The table stream's two readers, as the two event source mappings in AWS: webhooks (the feed,
-    // the queue, action items) at once, and the rollups and purge triggers gathered for 1 s.
+    // The table stream's two readers, as the two event source mappings in AWS: webhooks (the queue,
+    // action items) at once, and the feed, the rollups and purge triggers gathered for 1 s.
     const streamPollers =
       settings.streamPoller === false
         ? []

@@ -129,7 +129,8 @@ function indexCopiesOf(item: Record<string, unknown>) {
         index: g.indexName,
         bytes: sizeOf(copy),
         writesPerWrite: g.indexName === 'GSI4' ? 2 : 1,
-        attributes: new Set<string>([g.partitionKey, g.sortKey, ...g.projectedAttributes]),
+        // What an update must write for this copy to be rewritten.
+        attributes: new Set<string>(names),
       };
     });
 }
