@@ -7,13 +7,16 @@
  * - every campaign written before the campaign list existed (`GET /api/v1/campaigns`) gets its
  *   list keys in GSI2 (`lib/db/campaign-list-backfill.ts`);
  * - analytics series written an item per hour and per day are moved into one item per day
- *   (`lib/db/series-migration.ts`).
+ *   (`lib/db/series-migration.ts`);
+ * - series items written before they kept their day totals get them (`lib/db/series-day-totals.ts`;
+ *   run it after deploying the version that writes them).
  * Each is a Scan of the table and idempotent: run it again, or after an interruption, and it
  * changes only what is still to change. The local stack does both itself when it starts.
  */
 
 import { createDocumentClient } from '../lib/aws/clients.ts';
 import { backfillCampaignListKeys } from '../lib/db/campaign-list-backfill.ts';
+import { backfillSeriesDayTotals } from '../lib/db/series-day-totals.ts';
 import { describeSeriesMigration, migrateSeriesItems } from '../lib/db/series-migration.ts';
 import { fail, parseTargetArgs, TARGET_USAGE } from './cli.ts';
 
@@ -38,6 +41,9 @@ async function main() {
         '.',
     );
     console.log(`${describeSeriesMigration(await migrateSeriesItems(db, values.table))}.`);
+    // After the move above, which adds hours alone; safe beside the running rollup consumer.
+    const written = await backfillSeriesDayTotals(db, values.table);
+    console.log(`analytics series: ${written} day items given their day totals.`);
   } finally {
     db.destroy();
   }

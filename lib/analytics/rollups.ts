@@ -30,6 +30,7 @@ import {
   CHECKPOINT_TTL_SECONDS,
   checkpointKey,
   checkpointOf,
+  dayTotalAttribute,
   padSequence,
   type Scope,
   type SeriesCount,
@@ -71,12 +72,31 @@ function seriesCountsOf(c: Contribution): SeriesCount[] {
   }
 }
 
-/** A contribution's series item per scope: the day it falls in, and its hour's attributes. */
-function seriesOf(c: Contribution): { key: Key; attributes: string[] }[] {
+/** A contribution's series item per scope (the day it falls in), and what it counts in its hour. */
+function seriesOf(c: Contribution): { key: Key; hour: number; counts: SeriesCount[] }[] {
   const at = new Date(c.atMs);
   const day = bucketOf(at, 'day');
-  const attributes = seriesCountsOf(c).map((count) => seriesAttribute(at.getUTCHours(), count));
-  return scopesOf(c).map((scope) => ({ key: seriesKey(c.tenant, c.campaignId, scope, day), attributes }));
+  const counts = seriesCountsOf(c);
+  return scopesOf(c).map((scope) => ({
+    key: seriesKey(c.tenant, c.campaignId, scope, day),
+    hour: at.getUTCHours(),
+    counts,
+  }));
+}
+
+/**
+ * Series items known to hold their day's map of actions by type (`Dt`), as this container last
+ * saw them: an update raises a type in the map where there is one and creates the map where there
+ * is none, and a wrong belief fails that update's condition (the chunk is tried again with the
+ * belief turned). Bounded: forgetting costs one failed transaction at most.
+ */
+const typesMapKnown = new Set<string>();
+const TYPES_MAP_KNOWN_MAX = 10_000;
+
+/** What a new container knows (tests: a consumer started again), or one that believes every map is there. */
+export function resetTypesMapBelief(believeAll?: Iterable<{ PK: string; SK: string }>): void {
+  typesMapKnown.clear();
+  for (const key of believeAll ?? []) typesMapKnown.add(keyString(key));
 }
 
 function topMetricsOf(c: Contribution): TopMetric[] {
@@ -104,7 +124,10 @@ type Key = { PK: string; SK: string };
 /** The writes of a chunk, summed per item. */
 interface Plan {
   campaigns: Map<string, { tenant: string; campaignId: string }>;
-  series: Map<string, { key: Key; adds: Map<string, number> }>;
+  series: Map<
+    string,
+    { key: Key; adds: Map<string, number>; totals: Map<string, number>; types: Map<string, number> }
+  >;
   links: Map<string, { code: string; id: number; clicks: number }>;
   tops: Map<
     string,
@@ -138,9 +161,19 @@ function planOf(chunk: readonly Contribution[]): Plan {
       tenant: c.tenant,
       campaignId: c.campaignId,
     });
-    for (const { key, attributes } of seriesOf(c)) {
-      const entry = plan.series.get(keyString(key)) ?? { key, adds: new Map<string, number>() };
-      for (const name of attributes) entry.adds.set(name, (entry.adds.get(name) ?? 0) + 1);
+    for (const { key, hour, counts } of seriesOf(c)) {
+      const entry = plan.series.get(keyString(key)) ?? {
+        key,
+        adds: new Map<string, number>(),
+        totals: new Map<string, number>(),
+        types: new Map<string, number>(),
+      };
+      const raise = (map: Map<string, number>, name: string) => map.set(name, (map.get(name) ?? 0) + 1);
+      for (const count of counts) {
+        raise(entry.adds, seriesAttribute(hour, count));
+        if (typeof count === 'string') raise(entry.totals, dayTotalAttribute(count));
+        else raise(entry.types, count.actionType);
+      }
       plan.series.set(keyString(key), entry);
     }
     if (c.countsClick) {
@@ -246,7 +279,7 @@ export async function applyRollups(
       | { kind: 'campaign'; key: string }
       | { kind: 'link'; id: string }
       | { kind: 'top' }
-      | { kind: 'series' };
+      | { kind: 'series'; key: string; typesMap: 'create' | 'add' };
     const kinds: Kind[] = [];
     // biome-ignore lint/suspicious/noExplicitAny: lib-dynamodb's TransactWriteItem union.
     const items: any[] = [];
@@ -276,9 +309,16 @@ export async function applyRollups(
       });
       kinds.push({ kind: 'campaign', key: k });
     }
-    for (const s of plan.series.values()) {
-      items.push({ Update: { TableName: tableName, Key: s.key, ...seriesUpdate(s.adds) } });
-      kinds.push({ kind: 'series' });
+    for (const [k, s] of plan.series) {
+      const typesMap = typesMapKnown.has(k) ? 'add' : 'create';
+      items.push({
+        Update: {
+          TableName: tableName,
+          Key: s.key,
+          ...seriesUpdate(s.adds, { totals: s.totals, types: s.types, typesMap }),
+        },
+      });
+      kinds.push({ kind: 'series', key: k, typesMap });
     }
     for (const l of plan.links.values()) {
       items.push({
@@ -319,6 +359,8 @@ export async function applyRollups(
     if (result.ok) {
       applied += counted;
       checkpoint = last;
+      if (typesMapKnown.size > TYPES_MAP_KNOWN_MAX) typesMapKnown.clear();
+      for (const [k, s] of plan.series) if (s.types.size > 0) typesMapKnown.add(k);
       continue;
     }
     for (const i of result.failed) {
@@ -326,6 +368,11 @@ export async function applyRollups(
       if (kind?.kind === 'checkpoint') checkpoint = await readCheckpoint(shardId);
       else if (kind?.kind === 'campaign') goneCampaigns.add(kind.key);
       else if (kind?.kind === 'link') goneLinks.add(kind.id);
+      // The day's map of actions by type was not as believed: the next attempt turns the belief.
+      else if (kind?.kind === 'series') {
+        if (kind.typesMap === 'create') typesMapKnown.add(kind.key);
+        else typesMapKnown.delete(kind.key);
+      }
       // A top item raised meanwhile by another shard's consumer: the next attempt reads it again.
     }
   }

@@ -8,12 +8,15 @@ import { campaignNotFound } from '../domain/errors.ts';
 import { campaignExists } from './campaigns.ts';
 import { db, tableName } from './client.ts';
 import {
+  DAY_POINT_PROJECTION,
+  dayPointFromItem,
   type Granularity,
   type Scope,
   type SeriesPoint,
   seriesKey,
   seriesPointsFromItem,
   TOP_INDEX,
+  TOP_ROW_PROJECTION,
   type TopBy,
   type TopMetric,
   type TopRow,
@@ -35,14 +38,17 @@ export async function readSeries(
 ): Promise<SeriesPoint[]> {
   const first = seriesKey(tenant, campaignId, scope, range.from.slice(0, 10));
   const last = seriesKey(tenant, campaignId, scope, range.to.slice(0, 10));
-  // At most 401 items under 1 KB in all but the busiest campaigns: one page.
+  // At most 401 items under 1 KB in all but the busiest campaigns: one page. By day, only the
+  // days' totals are read.
+  const byDay = range.granularity === 'day';
   const query = queryAll({
     KeyConditionExpression: 'PK = :pk AND SK BETWEEN :first AND :last',
     ExpressionAttributeValues: { ':pk': first.PK, ':first': first.SK, ':last': last.SK },
+    ...(byDay ? DAY_POINT_PROJECTION : {}),
   });
   const [exists, items] = await Promise.all([campaignExists(tenant, campaignId), query]);
   if (!exists) throw campaignNotFound(campaignId);
-  return items.flatMap((item) => seriesPointsFromItem(item, range.granularity));
+  return byDay ? items.map(dayPointFromItem) : items.flatMap((item) => seriesPointsFromItem(item, 'hour'));
 }
 
 /** The first `limit` entries of one ranking, highest first (ties: earliest reach first). */
@@ -63,6 +69,7 @@ export async function readTop(
         ExpressionAttributeValues: { ':pk': topRankingPartition(tenant, campaignId, by, metric) },
         ScanIndexForward: false,
         Limit: limit,
+        ...TOP_ROW_PROJECTION,
       }),
     ),
   ]);

@@ -1,6 +1,10 @@
 /** The contract's timestamp format: UTC `YYYY-MM-DD_HH-MM-SS`. */
 export function formatTimestamp(date: Date): string {
-  const iso = date.toISOString(); // 2026-11-22T14:05:09.123Z
+  return timestampOfIso(date.toISOString());
+}
+
+/** The contract timestamp of an ISO 8601 UTC string (`2026-11-22T14:05:09.123Z`). */
+export function timestampOfIso(iso: string): string {
   return `${iso.slice(0, 10)}_${iso.slice(11, 13)}-${iso.slice(14, 16)}-${iso.slice(17, 19)}`;
 }
 

@@ -6,6 +6,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ApiKeyStore, generateApiKey } from '../auth/api-keys.ts';
 import { createDocumentClient } from '../aws/clients.ts';
 import { backfillCampaignListKeys } from '../db/campaign-list-backfill.ts';
+import { backfillSeriesDayTotals, seriesDayTotalsKept } from '../db/series-day-totals.ts';
 import { describeSeriesMigration, migrateSeriesItems, seriesLayoutMigrated } from '../db/series-migration.ts';
 import { ApiError } from '../domain/errors.ts';
 import { errorBody, JSON_CONTENT_TYPE } from '../http/responses.ts';
@@ -383,7 +384,8 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
  * made before GSI2 held the campaign list (README, "Decisions"): its campaigns get their list keys
  * first, so that the rebuilt index lists them all. A table without the series layout's marker
  * may hold analytics series an item per hour and per day: they are moved into day items
- * (`migrateSeriesItems`; on a new table, a Scan of nothing and the marker). Every step is
+ * (`migrateSeriesItems`; on a new table, a Scan of nothing and the marker), and then day items
+ * written before they kept their day totals get them (`backfillSeriesDayTotals`). Every step is
  * idempotent, and a start cut short does what is left again.
  */
 export async function prepareLocalTable(
@@ -409,6 +411,11 @@ export async function prepareLocalTable(
     if (!(await seriesLayoutMigrated(db, tableName))) {
       const moved = await migrateSeriesItems(db, tableName);
       if (moved.hours + moved.days > 0) step(describeSeriesMigration(moved));
+    }
+    // After the move above, which adds hours alone.
+    if (!(await seriesDayTotalsKept(db, tableName))) {
+      const written = await backfillSeriesDayTotals(db, tableName);
+      if (written > 0) step(`analytics series: ${written} day items given their day totals`);
     }
   } finally {
     db.destroy();

@@ -11,10 +11,10 @@
  *   feed item (`newFeedPackItem`), numbered on from the first visit's time in microseconds (as a
  *   campaign's feed counter starts);
  * - the rollups the consumer derives from them: series items (`seriesKey`, with the attributes its
- *   UpdateItem sets: `type`, and per hour its visits and unique visits, `seriesAttribute`) per
- *   campaign, link and referrer and day, and ranking items (`topKey`, `topAttributes`) per link and referrer for `visits` and
- *   `unique_visits`, their reach time the last visit counted. They are summed here rather than
- *   written through `applyRollups` (whose transactions of at most 99 items would take hours for a
+ *   UpdateItem sets: `type`, per hour its visits and unique visits, `seriesAttribute`, and their day
+ *   totals, `dayTotalAttribute`) per campaign, link and referrer and day, and ranking items
+ *   (`topKey`, `topAttributes`) per link and referrer for `visits` and `unique_visits`, their
+ *   reach time the last visit counted. They are summed here rather than written through `applyRollups` (whose transactions of at most 99 items would take hours for a
  *   million visits spread over 100,000 links); the part checks this sum against the real consumer
  *   on a sample written through the table stream.
  *
@@ -29,6 +29,7 @@
 
 import {
   bucketOf,
+  dayTotalAttribute,
   type Scope,
   seriesAttribute,
   seriesKey,
@@ -233,6 +234,8 @@ export function rollups(spec: CampaignSpec, t: Traffic) {
     const day = bucketOf(at, 'day');
     const visits = seriesAttribute(at.getUTCHours(), 'visits');
     const uniques = seriesAttribute(at.getUTCHours(), 'unique_visits');
+    const dayVisits = dayTotalAttribute('visits');
+    const dayUniques = dayTotalAttribute('unique_visits');
     for (const [tag, scope] of scopes) {
       const k = `${tag}|${day}`;
       let entry = series.get(k);
@@ -241,7 +244,11 @@ export function rollups(spec: CampaignSpec, t: Traffic) {
         series.set(k, entry);
       }
       entry.counts[visits] = (entry.counts[visits] ?? 0) + 1;
-      if (unique) entry.counts[uniques] = (entry.counts[uniques] ?? 0) + 1;
+      entry.counts[dayVisits] = (entry.counts[dayVisits] ?? 0) + 1;
+      if (unique) {
+        entry.counts[uniques] = (entry.counts[uniques] ?? 0) + 1;
+        entry.counts[dayUniques] = (entry.counts[dayUniques] ?? 0) + 1;
+      }
     }
     let linkEntity = linkEntities.get(i);
     if (!linkEntity) {

@@ -41,7 +41,7 @@ export const settings = {
   isolationPaceMs: 200,
   isolationBacklog: quick ? 50 : 100,
   outageSeconds: quick ? 5 : 10,
-  pageSamples: quick ? 10 : 30,
+  pageSamples: num('BENCH_PAGE_SAMPLES', quick ? 10 : 30),
   purgeTimeoutSeconds: quick ? 60 : 180,
 };
 

@@ -103,6 +103,78 @@ describe('rollups: exactly once under replayed stream batches', () => {
     await expectCountedOnce(s);
   });
 
+  it("actions by type: each day's map of types is created once and raised after, whatever the consumer believes", async () => {
+    const { applyRollups, resetTypesMapBelief } = await import('../../lib/analytics/rollups.ts');
+    const { newActionItem } = await import('../../lib/db/entities/action.ts');
+    const { linkFromItem } = await import('../../lib/db/entities/link.ts');
+    const { seriesKey } = await import('../../lib/db/entities/analytics.ts');
+    const campaign = await createCampaign({ name: 'rollup types' });
+    const link = await createLink(campaign.id, { referrer_id: 'ref-types' });
+    let stored = linkFromItem((await linkItem(link.referral_code))!);
+    const shard = `test-${randomUUID()}`;
+    const base = 10n ** 20n;
+    let n = 0;
+    const actions = (types: string[]) =>
+      types.map((action_type) => {
+        const { item } = newActionItem(stored, {
+          id: 9_000_000_000_000_000 + n,
+          at: new Date().toISOString(),
+          action_type,
+          metadata: {},
+          referred_user: null,
+        });
+        return {
+          eventName: 'INSERT',
+          dynamodb: {
+            NewImage: marshall(item, { removeUndefinedValues: true }),
+            SequenceNumber: String(base + BigInt(n++)),
+          },
+        };
+      });
+    const day = new Date().toISOString().slice(0, 10);
+    const scopes = [
+      { kind: 'campaign' as const },
+      { kind: 'link' as const, linkId: link.id },
+      { kind: 'referrer' as const, referrerId: 'ref-types' },
+    ].map((scope) => seriesKey(stored.tenant, campaign.id, scope, day));
+
+    // A new container creates the maps; the next batch raises them (its belief now right).
+    resetTypesMapBelief();
+    expect(await applyRollups(actions(['purchase', 'share', '__proto__']), shard)).toBe(3);
+    expect(await applyRollups(actions(['purchase', 'sign up', 'constructor', '__proto__']), shard)).toBe(4);
+    // A restarted container believes there is no map: the update fails, and is tried as a raise.
+    resetTypesMapBelief();
+    expect(await applyRollups(actions(['purchase']), shard)).toBe(1);
+    // A container that believes in maps that are not there (another link's first action today):
+    // those updates fail, and are tried as creations.
+    const other = await createLink(campaign.id, { referrer_id: 'ref-types-2' });
+    const otherStored = linkFromItem((await linkItem(other.referral_code))!);
+    const otherKeys = [
+      { kind: 'link' as const, linkId: other.id },
+      { kind: 'referrer' as const, referrerId: 'ref-types-2' },
+    ].map((scope) => seriesKey(stored.tenant, campaign.id, scope, day));
+    resetTypesMapBelief([...scopes, ...otherKeys]);
+    stored = otherStored;
+    expect(await applyRollups(actions(['share']), shard)).toBe(1);
+
+    // Types named like an object's own properties are types like any other (built from JSON: an
+    // own `__proto__`).
+    const expected = JSON.parse('{"purchase":3,"share":2,"sign up":1,"__proto__":2,"constructor":1}');
+    const res = await api('GET', `/api/v1/analytics/${campaign.id}`);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.totals).toMatchObject({ actions: 9 });
+    expect(res.body.totals.actions_by_type).toEqual(expected);
+    expect(res.body.series.at(-1).actions_by_type).toEqual(expected);
+    // By hour, from the hours' own counts: the same.
+    const hours = await api('GET', `/api/v1/analytics/${campaign.id}?granularity=hour`);
+    expect(hours.body.totals.actions_by_type).toEqual(expected);
+    const byLink = await api('GET', `/api/v1/analytics/${campaign.id}?referral_link_id=${link.id}`);
+    expect(byLink.body.totals.actions).toBe(8);
+    expect(byLink.body.totals.actions_by_type).toEqual({ ...expected, share: 1 });
+    const byOther = await api('GET', `/api/v1/analytics/${campaign.id}?referrer_id=ref-types-2`);
+    expect(byOther.body.totals).toMatchObject({ actions: 1, actions_by_type: { share: 1 } });
+  });
+
   it('another shard has its own checkpoint: the same records there count again (as they would be other records)', async () => {
     const { applyRollups } = await import('../../lib/analytics/rollups.ts');
     const s = await setUp();

@@ -125,7 +125,13 @@ describe('seriesRange', () => {
 describe('a series item: one day of one scope, hour by hour', () => {
   const count = fc.oneof(
     fc.constantFrom('visits', 'unique_visits', 'bot_visits', 'referred_users', 'actions'),
-    fc.record({ actionType: fc.string({ minLength: 1, maxLength: 64 }) }),
+    fc.record({
+      actionType: fc.oneof(
+        fc.string({ minLength: 1, maxLength: 64 }),
+        // Names an object already has: counted as any other.
+        fc.constantFrom('__proto__', 'constructor', 'valueOf', 'toString', 'hasOwnProperty'),
+      ),
+    }),
   );
   const counted = fc.array(
     fc.record({ hour: fc.integer({ min: 0, max: 23 }), count, n: fc.integer({ min: 1, max: 1000 }) }),
@@ -152,7 +158,7 @@ describe('a series item: one day of one scope, hour by hour', () => {
           actions: 0,
         });
         const day = zero();
-        const dayTypes: Record<string, number> = {};
+        let dayTypes: Record<string, number> = {};
         for (const { hour, count: c, n } of adds) {
           const name = seriesAttribute(hour, c);
           item[name] = ((item[name] as number | undefined) ?? 0) + n;
@@ -162,9 +168,13 @@ describe('a series item: one day of one scope, hour by hour', () => {
             (h as Record<string, number>)[c] = ((h as Record<string, number>)[c] ?? 0) + n;
             day[c as SeriesMetric] += n;
           } else {
-            const t = h.actions_by_type as Record<string, number>;
-            t[c.actionType] = (t[c.actionType] ?? 0) + n;
-            dayTypes[c.actionType] = (dayTypes[c.actionType] ?? 0) + n;
+            // Own properties, whatever the name (`__proto__`, `valueOf`): built from entries.
+            const t = new Map(Object.entries(h.actions_by_type as Record<string, number>));
+            t.set(c.actionType, (t.get(c.actionType) ?? 0) + n);
+            h.actions_by_type = Object.fromEntries(t);
+            const d = new Map(Object.entries(dayTypes));
+            d.set(c.actionType, (d.get(c.actionType) ?? 0) + n);
+            dayTypes = Object.fromEntries(d);
           }
           hours.set(bucket, h);
         }
@@ -177,6 +187,58 @@ describe('a series item: one day of one scope, hour by hour', () => {
         );
       }),
     );
+  });
+
+  it("keeps the day's totals beside the hours: the backfill finds nothing to change in an item the consumer wrote", async () => {
+    const { dayPointFromItem, dayTotalAttribute, seriesAttribute, seriesKey, seriesPointsFromItem } =
+      await import('../../lib/db/entities/analytics.ts');
+    const { dayTotalsUpdate } = await import('../../lib/db/series-day-totals.ts');
+    fc.assert(
+      fc.property(counted, fc.boolean(), (adds, upgraded) => {
+        // As the consumer's update adds them: each count to its hour and to its day's total (or
+        // to the day's map of types); before the upgrade, to its hour alone.
+        const item: Record<string, unknown> = {
+          ...seriesKey('acme', 'c1', { kind: 'campaign' }, '2026-11-24'),
+          type: 'analytics_series',
+        };
+        let types: Record<string, number> = {};
+        for (const { hour, count: c, n } of adds) {
+          const name = seriesAttribute(hour, c);
+          item[name] = ((item[name] as number | undefined) ?? 0) + n;
+          if (!upgraded) continue;
+          if (typeof c === 'string') {
+            const total = dayTotalAttribute(c);
+            item[total] = ((item[total] as number | undefined) ?? 0) + n;
+          } else {
+            const t = new Map(Object.entries(types));
+            t.set(c.actionType, (t.get(c.actionType) ?? 0) + n);
+            types = Object.fromEntries(t);
+          }
+        }
+        if (Object.keys(types).length > 0)
+          item.Dt = Object.fromEntries(Object.entries(types).map(([t, n]) => [`t:${t}`, n]));
+        // The backfill reads `Dt` as a map of the item's own names, `__proto__` included.
+        const fromHours = seriesPointsFromItem(item, 'day')[0];
+        if (upgraded || adds.length === 0) {
+          expect(dayTotalsUpdate(item)).toBeUndefined();
+          if (fromHours) expect(dayPointFromItem(item)).toEqual(fromHours);
+        } else expect(dayTotalsUpdate(item)).toBeDefined();
+      }),
+    );
+  });
+
+  it('refuses a day total or a map of types that is not made of numbers, by name', async () => {
+    const { dayPointFromItem, seriesKey } = await import('../../lib/db/entities/analytics.ts');
+    const key = seriesKey('acme', 'c1', { kind: 'campaign' }, '2026-11-24');
+    expect(() => dayPointFromItem({ ...key, Dv: 'many' })).toThrow(/Dv/);
+    expect(() => dayPointFromItem({ ...key, Dt: { 't:buy': 'x' } })).toThrow(/Dt\.t:buy/);
+    expect(() => dayPointFromItem({ ...key, Dt: { buy: 2 } })).toThrow(/Dt\.buy/);
+    expect(() => dayPointFromItem({ ...key, Dt: [1] })).toThrow(/Dt/);
+    expect(dayPointFromItem({ ...key, Dv: 3, Dt: { 't:buy': 2 } })).toMatchObject({
+      bucket: '2026-11-24',
+      visits: 3,
+      actions_by_type: { buy: 2 },
+    });
   });
 
   it('refuses a count that is not a number, by name', async () => {

@@ -11,10 +11,13 @@
  * with the rest. A series item holds one UTC day of one scope, hour by hour: the campaign (`C`), a
  * link (`L<id>`) or a referrer (`R<hash>`). Each count is an attribute named by its hour and its
  * metric (`seriesAttribute`): `07v` is the visits of 07:00–08:00, `07t:purchase` the actions of
- * type `purchase`; only counts above zero exist. A day's point is the sum of its hours. So an
- * interaction updates one item per scope, not an hour item and a day item, and a range is one
- * Query between two sort keys: 7 days of hours are 8 items, not 168. The short names keep a busy
- * day's item under 1 KB (24 hours × 5 metrics at about 7 bytes each), one write unit.
+ * type `purchase`; only counts above zero exist. The same update keeps the day's totals beside
+ * its hours (`dayTotalAttribute`: `Dv`, `Du`, ...; the actions by type in one map, `Dt`), so a
+ * series by day reads those few attributes (`DAY_POINT_PROJECTION`) and not 24 hours of each day:
+ * DynamoDB Local's Query time grows with the attributes it returns, about 45 % less for 30 busy
+ * days. So an interaction updates one item per scope, not an hour item and a day item, and a
+ * range is one Query between two sort keys: 7 days of hours are 8 items, not 168. The short names
+ * keep a busy day's item under 1 KB (24 hours × 5 metrics at about 7 bytes each), one write unit.
  *
  * Referrer ids are any 1–256 characters, so their scope is a fixed-length hash (no separator inside
  * it can make one referrer's range hold another's items, and the key stays far below 1,024 bytes).
@@ -59,6 +62,27 @@ export function seriesAttribute(hour: number, count: SeriesCount): string {
     : `${hh}${ACTION_TYPE_PREFIX}${count.actionType}`;
 }
 
+/** The attribute of a series item that holds `metric`'s total for its whole day. */
+export const dayTotalAttribute = (metric: SeriesMetric) => `D${METRIC_LETTER[metric]}`;
+/**
+ * The map of a series item that holds its day's actions by type: `t:<type>` → count. The prefix
+ * keeps any type a plain key: a map key `__proto__` is lost by the SDK's marshalling.
+ */
+export const DAY_TYPES_ATTRIBUTE = 'Dt';
+export const dayTypeKey = (type: string) => `${ACTION_TYPE_PREFIX}${type}`;
+
+/**
+ * What a series by day reads of each item (a ProjectionExpression): its sort key (the day) and
+ * its day totals.
+ */
+export const DAY_POINT_PROJECTION = (() => {
+  const names = ['SK', ...SERIES_METRICS.map(dayTotalAttribute), DAY_TYPES_ATTRIBUTE];
+  return {
+    ProjectionExpression: names.map((_, i) => `#d${i}`).join(', '),
+    ExpressionAttributeNames: Object.fromEntries(names.map((name, i) => [`#d${i}`, name])),
+  };
+})();
+
 export type Scope =
   | { kind: 'campaign' }
   | { kind: 'link'; linkId: number }
@@ -83,22 +107,62 @@ export const SERIES_SK_PREFIX = 'AN#S#';
 
 /**
  * The update that adds `adds` (attribute name → count) to a series item, creating it when missing:
- * what the rollup consumer writes, and what the migration of the old layout writes.
+ * what the migration of the old layout writes (hours only; `seriesDayTotalsBackfill` then derives
+ * the day totals), and, with `day`, what the rollup consumer writes: the day's totals by metric
+ * (`dayTotalAttribute`) and its actions by type in the `Dt` map.
+ *
+ * A map's key can only be raised where the map exists, and an update cannot create the map and
+ * raise a key in it at once: so the writer says which it believes (`typesMap`), and the update
+ * carries the condition that makes a wrong belief fail rather than lose or overwrite counts:
+ * `create` sets the map to `day.types` where there is none; `add` raises each type's key (from 0
+ * where absent) in the map that is there.
  */
-export function seriesUpdate(adds: Iterable<readonly [string, number]>) {
+export function seriesUpdate(
+  adds: Iterable<readonly [string, number]>,
+  day?: {
+    totals: Iterable<readonly [string, number]>;
+    types: ReadonlyMap<string, number>;
+    typesMap: 'create' | 'add';
+  },
+) {
   const names: Record<string, string> = { '#type': 'type' };
   const values: Record<string, unknown> = { ':type': 'analytics_series' };
+  const sets = ['#type = :type'];
   const parts: string[] = [];
-  for (const [name, n] of adds) {
+  const add = (name: string, n: number) => {
     const i = parts.length;
     names[`#a${i}`] = name;
     values[`:a${i}`] = n;
     parts.push(`#a${i} :a${i}`);
+  };
+  for (const [name, n] of adds) add(name, n);
+  let condition: string | undefined;
+  if (day) {
+    for (const [name, n] of day.totals) add(name, n);
+    if (day.types.size > 0) {
+      names['#dt'] = DAY_TYPES_ATTRIBUTE;
+      if (day.typesMap === 'create') {
+        values[':dt'] = Object.fromEntries([...day.types].map(([type, n]) => [dayTypeKey(type), n]));
+        sets.push('#dt = :dt');
+        condition = 'attribute_not_exists(#dt)';
+      } else {
+        values[':zero'] = 0;
+        let i = 0;
+        for (const [type, n] of day.types) {
+          names[`#t${i}`] = dayTypeKey(type);
+          values[`:t${i}`] = n;
+          sets.push(`#dt.#t${i} = if_not_exists(#dt.#t${i}, :zero) + :t${i}`);
+          i++;
+        }
+        condition = 'attribute_exists(#dt)';
+      }
+    }
   }
   return {
-    UpdateExpression: `SET #type = :type${parts.length > 0 ? ` ADD ${parts.join(', ')}` : ''}`,
+    UpdateExpression: `SET ${sets.join(', ')}${parts.length > 0 ? ` ADD ${parts.join(', ')}` : ''}`,
     ExpressionAttributeNames: names,
     ExpressionAttributeValues: values,
+    ...(condition === undefined ? {} : { ConditionExpression: condition }),
   };
 }
 
@@ -125,6 +189,27 @@ export interface SeriesPoint {
 
 const seriesField = decoder('analytics series');
 
+const isDigit = (code: number) => code >= 48 && code <= 57;
+
+/**
+ * Adds `n` to the count of action type `type` in `counts`. Types are any 1–64 characters, so a
+ * type may be named `constructor` or `__proto__`: only the record's own properties count, and a
+ * count is defined, never assigned (assigning `__proto__` would replace the prototype instead).
+ */
+export function addTypeCount(counts: Record<string, number>, type: string, n: number): void {
+  const before = Object.hasOwn(counts, type) ? counts[type]! : 0;
+  Object.defineProperty(counts, type, {
+    value: before + n,
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  });
+}
+
+/** The count of action type `type` in `counts` (own properties only; see `addTypeCount`). */
+export const typeCountOf = (counts: Record<string, number>, type: string): number | undefined =>
+  Object.hasOwn(counts, type) ? counts[type] : undefined;
+
 /** Every count of a point at zero. */
 export const zeroCounts = (): Omit<SeriesPoint, 'bucket'> => ({
   visits: 0,
@@ -143,17 +228,18 @@ export function seriesPointsFromItem(item: StoredItem, granularity: Granularity)
   const sk = seriesField.string(item, 'SK');
   const day = sk.slice(sk.lastIndexOf('#') + 1);
   const points = new Map<string, SeriesPoint>();
-  for (const [name, value] of Object.entries(item)) {
-    const hour = /^(\d{2})(.+)$/.exec(name);
-    if (!hour) continue;
-    const rest = hour[2]!;
+  for (const name in item) {
+    // `<hour><letter>` or `<hour>t:<type>`: two digits first (no regex: a week is 400 attributes).
+    if (name.length < 3 || !isDigit(name.charCodeAt(0)) || !isDigit(name.charCodeAt(1))) continue;
+    const rest = name.slice(2);
     const metric = LETTER_METRIC.get(rest);
     const actionType = rest.startsWith(ACTION_TYPE_PREFIX)
       ? rest.slice(ACTION_TYPE_PREFIX.length)
       : undefined;
     if (metric === undefined && actionType === undefined) continue;
+    const value = item[name];
     if (typeof value !== 'number' || !Number.isFinite(value)) seriesField.fail(item, name, 'a number');
-    const bucket = granularity === 'hour' ? `${day}T${hour[1]}` : day;
+    const bucket = granularity === 'hour' ? `${day}T${name.slice(0, 2)}` : day;
     let point = points.get(bucket);
     if (!point) {
       point = { bucket, ...zeroCounts() };
@@ -161,9 +247,36 @@ export function seriesPointsFromItem(item: StoredItem, granularity: Granularity)
     }
     const n = value as number;
     if (metric !== undefined) point[metric] += n;
-    else point.actions_by_type[actionType!] = (point.actions_by_type[actionType!] ?? 0) + n;
+    else addTypeCount(point.actions_by_type, actionType!, n);
   }
   return [...points.values()].sort((a, b) => (a.bucket < b.bucket ? -1 : 1));
+}
+
+/**
+ * A series item's day point from its day totals (read through `DAY_POINT_PROJECTION`). A
+ * malformed count fails by name.
+ */
+export function dayPointFromItem(item: StoredItem): SeriesPoint {
+  const sk = seriesField.string(item, 'SK');
+  const point: SeriesPoint = { bucket: sk.slice(sk.lastIndexOf('#') + 1), ...zeroCounts() };
+  for (const metric of SERIES_METRICS) {
+    const name = dayTotalAttribute(metric);
+    const value = item[name];
+    if (value === undefined) continue;
+    if (typeof value !== 'number' || !Number.isFinite(value)) seriesField.fail(item, name, 'a number');
+    point[metric] = value as number;
+  }
+  const types = item[DAY_TYPES_ATTRIBUTE];
+  if (types !== undefined) {
+    if (typeof types !== 'object' || types === null || Array.isArray(types))
+      seriesField.fail(item, DAY_TYPES_ATTRIBUTE, 'a map of counts');
+    for (const [key, value] of Object.entries(types as Record<string, unknown>)) {
+      if (!key.startsWith(ACTION_TYPE_PREFIX) || typeof value !== 'number' || !Number.isFinite(value))
+        seriesField.fail(item, `${DAY_TYPES_ATTRIBUTE}.${key}`, 'a number under t:<type>');
+      addTypeCount(point.actions_by_type, key.slice(ACTION_TYPE_PREFIX.length), value as number);
+    }
+  }
+  return point;
 }
 
 /** Rankings of endpoint 17. */
@@ -243,6 +356,16 @@ export interface TopRow {
 }
 
 const topField = decoder('analytics top');
+
+/**
+ * What endpoint 17 reads of a ranking entry (a ProjectionExpression): GSI4's projected attributes
+ * (the value and the labels), not the keys. DynamoDB Local's Query time grows with the attributes
+ * it returns, and a top 100 is 100 items (about a fifth less at 100; the bench's part 6).
+ */
+export const TOP_ROW_PROJECTION = {
+  ProjectionExpression: GSI4.projectedAttributes.map((_, i) => `#p${i}`).join(', '),
+  ExpressionAttributeNames: Object.fromEntries(GSI4.projectedAttributes.map((name, i) => [`#p${i}`, name])),
+};
 
 export function topRowFromItem(item: StoredItem): TopRow {
   const value = topField.number(item, 'value');
