@@ -154,6 +154,8 @@ function keysOf(c: Contribution): string[] {
   return keys;
 }
 
+const raise = (map: Map<string, number>, name: string) => map.set(name, (map.get(name) ?? 0) + 1);
+
 function planOf(chunk: readonly Contribution[]): Plan {
   const plan: Plan = { campaigns: new Map(), series: new Map(), links: new Map(), tops: new Map() };
   for (const c of chunk) {
@@ -168,7 +170,6 @@ function planOf(chunk: readonly Contribution[]): Plan {
         totals: new Map<string, number>(),
         types: new Map<string, number>(),
       };
-      const raise = (map: Map<string, number>, name: string) => map.set(name, (map.get(name) ?? 0) + 1);
       for (const count of counts) {
         raise(entry.adds, seriesAttribute(hour, count));
         if (typeof count === 'string') raise(entry.totals, dayTotalAttribute(count));

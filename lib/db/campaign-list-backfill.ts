@@ -11,13 +11,13 @@
  * and reads no configuration.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { type DynamoDBDocumentClient, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { parseTimestamp } from '../domain/time.ts';
 import { CAMPAIGN_LIST_INDEX, CAMPAIGN_SK, campaignListKeys } from './entities/campaign.ts';
 import { decoder } from './entities/decode.ts';
+import { countInParallel, scanPages } from './table-migration.ts';
 
 const field = decoder('campaign');
-const PARALLEL_UPDATES = 8;
 
 export interface BackfillResult {
   /** Campaign items found without list keys. */
@@ -31,28 +31,15 @@ export async function backfillCampaignListKeys(
   tableName: string,
 ): Promise<BackfillResult> {
   const result: BackfillResult = { found: 0, updated: 0 };
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await db.send(
-      new ScanCommand({
-        TableName: tableName,
-        FilterExpression: 'SK = :sk AND #type = :campaign AND attribute_not_exists(#gsiPk)',
-        ProjectionExpression: 'PK, SK, tenant, id, created_at',
-        ExpressionAttributeNames: { '#type': 'type', '#gsiPk': CAMPAIGN_LIST_INDEX.partitionKey },
-        ExpressionAttributeValues: { ':sk': CAMPAIGN_SK, ':campaign': 'campaign' },
-        ExclusiveStartKey: start,
-      }),
-    );
-    const items = page.Items ?? [];
+  for await (const items of scanPages(db, tableName, {
+    FilterExpression: 'SK = :sk AND #type = :campaign AND attribute_not_exists(#gsiPk)',
+    ProjectionExpression: 'PK, SK, tenant, id, created_at',
+    ExpressionAttributeNames: { '#type': 'type', '#gsiPk': CAMPAIGN_LIST_INDEX.partitionKey },
+    ExpressionAttributeValues: { ':sk': CAMPAIGN_SK, ':campaign': 'campaign' },
+  })) {
     result.found += items.length;
-    for (let i = 0; i < items.length; i += PARALLEL_UPDATES) {
-      const updated = await Promise.all(
-        items.slice(i, i + PARALLEL_UPDATES).map((item) => addKeys(db, tableName, item)),
-      );
-      result.updated += updated.filter(Boolean).length;
-    }
-    start = page.LastEvaluatedKey;
-  } while (start);
+    result.updated += await countInParallel(items, (item) => addKeys(db, tableName, item));
+  }
   return result;
 }
 

@@ -9,17 +9,11 @@
  * computed again. An item already right is not written, so running it again (cut short, or twice
  * at once) changes nothing. It must run after `migrateSeriesItems`, which adds hours alone.
  *
- * Like that migration, it is a Scan: the local stack's start until the table holds its marker,
- * and `npm run table:migrate` for a deployed stage. It takes the client and table it is given.
+ * Like that migration, it is a Scan (`table-migration.ts`): the local stack's start until the table
+ * holds its marker, and `npm run table:migrate` for a deployed stage.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import {
-  type DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  ScanCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
   DAY_TYPES_ATTRIBUTE,
   dayPointFromItem,
@@ -31,11 +25,11 @@ import {
   typeCountOf,
 } from './entities/analytics.ts';
 import type { StoredItem } from './entities/decode.ts';
+import { countInParallel, markMigrated, migrated, scanPages } from './table-migration.ts';
 
 /** The item that says a table's series items all keep their day totals. */
 export const SERIES_DAY_TOTALS_MARKER = { PK: 'MIGRATION#series-day-totals', SK: 'DONE' } as const;
 
-const PARALLEL = 8;
 const MAX_ATTEMPTS = 20;
 
 /**
@@ -135,39 +129,16 @@ export async function backfillSeriesDayTotals(
   tableName: string,
 ): Promise<number> {
   let written = 0;
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await db.send(
-      new ScanCommand({
-        TableName: tableName,
-        FilterExpression: 'begins_with(SK, :series)',
-        ExpressionAttributeValues: { ':series': SERIES_SK_PREFIX },
-        ExclusiveStartKey: start,
-        ConsistentRead: true,
-      }),
-    );
-    const items = page.Items ?? [];
-    for (let i = 0; i < items.length; i += PARALLEL) {
-      const done = await Promise.all(
-        items.slice(i, i + PARALLEL).map((it) => backfillItem(db, tableName, it)),
-      );
-      written += done.filter(Boolean).length;
-    }
-    start = page.LastEvaluatedKey;
-  } while (start);
-  await db.send(
-    new PutCommand({
-      TableName: tableName,
-      Item: { ...SERIES_DAY_TOTALS_MARKER, at: new Date().toISOString() },
-    }),
-  );
+  for await (const items of scanPages(db, tableName, {
+    FilterExpression: 'begins_with(SK, :series)',
+    ExpressionAttributeValues: { ':series': SERIES_SK_PREFIX },
+    ConsistentRead: true,
+  }))
+    written += await countInParallel(items, (item) => backfillItem(db, tableName, item));
+  await markMigrated(db, tableName, SERIES_DAY_TOTALS_MARKER);
   return written;
 }
 
 /** Whether the table's series items are known to keep their day totals (the backfill ran to its end). */
-export async function seriesDayTotalsKept(db: DynamoDBDocumentClient, tableName: string): Promise<boolean> {
-  const { Item } = await db.send(
-    new GetCommand({ TableName: tableName, Key: SERIES_DAY_TOTALS_MARKER, ConsistentRead: true }),
-  );
-  return Item !== undefined;
-}
+export const seriesDayTotalsKept = (db: DynamoDBDocumentClient, tableName: string) =>
+  migrated(db, tableName, SERIES_DAY_TOTALS_MARKER);

@@ -14,13 +14,7 @@
  * is given and reads no configuration.
  */
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import {
-  type DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  ScanCommand,
-  TransactWriteCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { WRITE_BATCH, writeBatchOn } from './batch-write.ts';
 import {
   ACTION_TYPE_PREFIX,
@@ -31,11 +25,11 @@ import {
   seriesUpdate,
 } from './entities/analytics.ts';
 import { decoder } from './entities/decode.ts';
+import { countInParallel, markMigrated, migrated, scanPages } from './table-migration.ts';
 
 const field = decoder('analytics series (old layout)');
 const OLD_HOUR = 'AN#H#';
 const OLD_DAY = 'AN#D#';
-const PARALLEL = 8;
 
 /** The item that says a table's series are in the day layout: the local stack looks for it. */
 export const SERIES_LAYOUT_MARKER = { PK: 'MIGRATION#series-by-day', SK: 'DONE' } as const;
@@ -75,23 +69,13 @@ export async function migrateSeriesItems(
   tableName: string,
 ): Promise<SeriesMigrationResult> {
   const result: SeriesMigrationResult = { hours: 0, days: 0 };
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await db.send(
-      new ScanCommand({
-        TableName: tableName,
-        FilterExpression: 'begins_with(SK, :hour) OR begins_with(SK, :day)',
-        ExpressionAttributeValues: { ':hour': OLD_HOUR, ':day': OLD_DAY },
-        ExclusiveStartKey: start,
-      }),
-    );
-    const items = page.Items ?? [];
+  for await (const items of scanPages(db, tableName, {
+    FilterExpression: 'begins_with(SK, :hour) OR begins_with(SK, :day)',
+    ExpressionAttributeValues: { ':hour': OLD_HOUR, ':day': OLD_DAY },
+  })) {
     const hours = items.filter((i) => String(i.SK).startsWith(OLD_HOUR));
     const days = items.filter((i) => String(i.SK).startsWith(OLD_DAY));
-    for (let i = 0; i < hours.length; i += PARALLEL) {
-      const moved = await Promise.all(hours.slice(i, i + PARALLEL).map((h) => moveHour(db, tableName, h)));
-      result.hours += moved.filter(Boolean).length;
-    }
+    result.hours += await countInParallel(hours, (h) => moveHour(db, tableName, h));
     for (let i = 0; i < days.length; i += WRITE_BATCH) {
       const batch = days.slice(i, i + WRITE_BATCH);
       result.days += await writeBatchOn(
@@ -99,11 +83,8 @@ export async function migrateSeriesItems(
         batch.map((d) => ({ DeleteRequest: { Key: { PK: String(d.PK), SK: String(d.SK) } } })),
       );
     }
-    start = page.LastEvaluatedKey;
-  } while (start);
-  await db.send(
-    new PutCommand({ TableName: tableName, Item: { ...SERIES_LAYOUT_MARKER, at: new Date().toISOString() } }),
-  );
+  }
+  await markMigrated(db, tableName, SERIES_LAYOUT_MARKER);
   return result;
 }
 
@@ -112,12 +93,8 @@ export const describeSeriesMigration = (r: SeriesMigrationResult) =>
   `analytics series: ${r.hours} hour items moved into their day items, ${r.days} old day items deleted`;
 
 /** Whether the table's series are known to be in the day layout (the migration ran to its end). */
-export async function seriesLayoutMigrated(db: DynamoDBDocumentClient, tableName: string): Promise<boolean> {
-  const { Item } = await db.send(
-    new GetCommand({ TableName: tableName, Key: SERIES_LAYOUT_MARKER, ConsistentRead: true }),
-  );
-  return Item !== undefined;
-}
+export const seriesLayoutMigrated = (db: DynamoDBDocumentClient, tableName: string) =>
+  migrated(db, tableName, SERIES_LAYOUT_MARKER);
 
 /** One hour item into its day item; false when another run moved it first. */
 async function moveHour(db: DynamoDBDocumentClient, tableName: string, item: Record<string, unknown>) {

@@ -5,11 +5,9 @@
  * raises the same items and when two runs race; run again, it writes nothing. Run on a table of
  * its own in the run's DynamoDB Local.
  */
-import { randomUUID } from 'node:crypto';
-import { CreateTableCommand, DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { dynamoClientConfig } from '../../lib/aws/clients.ts';
+import { describe, expect, it } from 'vitest';
 import {
   dayPointFromItem,
   dayTotalAttribute,
@@ -19,62 +17,45 @@ import {
   seriesUpdate,
 } from '../../lib/db/entities/analytics.ts';
 import { backfillSeriesDayTotals, seriesDayTotalsKept } from '../../lib/db/series-day-totals.ts';
-import { createTableInput } from '../../lib/local/dynamodb.ts';
-import { prepareLocalTable } from '../../lib/local/stack.ts';
-import { type Table, table } from '../support/table.ts';
+import { preparedTableOfItsOwn } from '../support/own-table.ts';
 
-const endpoint = () => inject('dynamodbEndpoint');
-const tableName = `series-totals-${randomUUID().slice(0, 8)}`;
 const key = (day: string, linkId?: number) =>
   seriesKey('acme', 'c-totals', linkId === undefined ? { kind: 'campaign' } : { kind: 'link', linkId }, day);
 
 describe('series day totals, derived from the hours of items written before them', () => {
-  const client = new DynamoDBClient(dynamoClientConfig(endpoint(), undefined, 30_000));
-  let t: Table;
-  const steps: string[] = [];
   const read = async (k: { PK: string; SK: string }) =>
-    (await t.db.send(new GetCommand({ TableName: tableName, Key: k, ConsistentRead: true }))).Item!;
+    (await own.t.db.send(new GetCommand({ TableName: tableName, Key: k, ConsistentRead: true }))).Item!;
 
-  beforeAll(async () => {
-    await client.send(new CreateTableCommand(createTableInput(tableName)));
-    t = table({ dynamodbEndpoint: endpoint(), tableName });
-    const items = [
-      // Hours only, actions by type among them.
-      {
-        ...key('2026-01-05'),
-        type: 'analytics_series',
-        '07v': 3,
-        '07u': 2,
-        '09v': 1,
-        '07a': 2,
-        '07t:purchase': 1,
-        '09t:share': 1,
-      },
-      // Hours, and totals of what came after the upgrade (the consumer writes both): 5 visits before.
-      {
-        ...key('2026-01-06'),
-        type: 'analytics_series',
-        '07v': 4,
-        '08v': 3,
-        Dv: 2,
-        '08a': 1,
-        '08t:x.y z': 1,
-        Dt: { 't:x.y z': 1 },
-      },
-      // Right already.
-      { ...key('2026-01-07', 42), type: 'analytics_series', '01b': 2, Db: 2 },
-    ];
-    for (const Item of items) await t.db.send(new PutCommand({ TableName: tableName, Item }));
-    await prepareLocalTable(endpoint(), tableName, (s) => steps.push(s));
-  }, 120_000);
-
-  afterAll(async () => {
-    await client.send(new DeleteTableCommand({ TableName: tableName }));
-    client.destroy();
-  });
+  const own = preparedTableOfItsOwn('series-totals', [
+    // Hours only, actions by type among them.
+    {
+      ...key('2026-01-05'),
+      type: 'analytics_series',
+      '07v': 3,
+      '07u': 2,
+      '09v': 1,
+      '07a': 2,
+      '07t:purchase': 1,
+      '09t:share': 1,
+    },
+    // Hours, and totals of what came after the upgrade (the consumer writes both): 5 visits before.
+    {
+      ...key('2026-01-06'),
+      type: 'analytics_series',
+      '07v': 4,
+      '08v': 3,
+      Dv: 2,
+      '08a': 1,
+      '08t:x.y z': 1,
+      Dt: { 't:x.y z': 1 },
+    },
+    // Right already.
+    { ...key('2026-01-07', 42), type: 'analytics_series', '01b': 2, Db: 2 },
+  ]);
+  const tableName = own.name;
 
   it("sets each day total to its hours' sum at the start of the local stack, and marks the table", async () => {
-    expect(steps).toContain('analytics series: 2 day items given their day totals');
+    expect(own.steps).toContain('analytics series: 2 day items given their day totals');
     for (const day of ['2026-01-05', '2026-01-06']) {
       const item = await read(key(day));
       expect(dayPointFromItem(item)).toEqual(seriesPointsFromItem(item, 'day')[0]);
@@ -86,8 +67,8 @@ describe('series day totals, derived from the hours of items written before them
       actions_by_type: { purchase: 1, share: 1 },
     });
     expect(dayPointFromItem(await read(key('2026-01-06')))).toMatchObject({ visits: 7, actions: 1 });
-    expect(await seriesDayTotalsKept(t.db, tableName)).toBe(true);
-    expect(await backfillSeriesDayTotals(t.db, tableName)).toBe(0);
+    expect(await seriesDayTotalsKept(own.t.db, tableName)).toBe(true);
+    expect(await backfillSeriesDayTotals(own.t.db, tableName)).toBe(0);
   });
 
   it('stays exact beside a consumer raising the same items, and with two runs at once', async () => {
@@ -95,55 +76,41 @@ describe('series day totals, derived from the hours of items written before them
     const items = [key(day), key(day, 1), key(day, 2)];
     // Before the upgrade: hours only.
     for (const k of items)
-      await t.db.send(
+      await own.t.db.send(
         new PutCommand({
           TableName: tableName,
           Item: { ...k, type: 'analytics_series', '03v': 100, '03t:buy': 7 },
         }),
       );
-    // After it: the consumer raises hours and totals together, while two backfills run.
+    // After it: the consumer raises hours and totals together, while two backfills run. Its
+    // update as the consumer writes it, with either belief about the map of types; a wrong one
+    // fails its condition and is turned, as the consumer does.
     const raise = async (k: { PK: string; SK: string }, i: number) => {
-      const update = seriesUpdate(
-        [
-          [seriesAttribute(i % 24, 'visits'), 1],
-          [seriesAttribute(i % 24, { actionType: 'buy' }), 1],
-        ],
-        {
-          totals: [[dayTotalAttribute('visits'), 1]],
-          types: new Map([['buy', 1]]),
-          typesMap: 'create',
-        },
-      );
+      const update = (typesMap: 'create' | 'add') =>
+        seriesUpdate(
+          [
+            [seriesAttribute(i % 24, 'visits'), 1],
+            [seriesAttribute(i % 24, { actionType: 'buy' }), 1],
+          ],
+          { totals: [[dayTotalAttribute('visits'), 1]], types: new Map([['buy', 1]]), typesMap },
+        );
       for (let attempt = 0; ; attempt++) {
+        const typesMap = attempt % 2 === 0 ? 'create' : 'add';
         try {
-          return await t.db.send(new UpdateCommand({ TableName: tableName, Key: k, ...update }));
-        } catch {
-          // The map is there: raise it (the consumer's turned belief).
-          const add = seriesUpdate(
-            [
-              [seriesAttribute(i % 24, 'visits'), 1],
-              [seriesAttribute(i % 24, { actionType: 'buy' }), 1],
-            ],
-            {
-              totals: [[dayTotalAttribute('visits'), 1]],
-              types: new Map([['buy', 1]]),
-              typesMap: 'add',
-            },
+          return await own.t.db.send(
+            new UpdateCommand({ TableName: tableName, Key: k, ...update(typesMap) }),
           );
-          try {
-            return await t.db.send(new UpdateCommand({ TableName: tableName, Key: k, ...add }));
-          } catch (err) {
-            if (attempt > 5) throw err;
-          }
+        } catch (err) {
+          if (!(err instanceof ConditionalCheckFailedException) || attempt > 5) throw err;
         }
       }
     };
     await Promise.all([
       ...Array.from({ length: 60 }, (_, i) => raise(items[i % 3]!, i)),
-      backfillSeriesDayTotals(t.db, tableName),
-      backfillSeriesDayTotals(t.db, tableName),
+      backfillSeriesDayTotals(own.t.db, tableName),
+      backfillSeriesDayTotals(own.t.db, tableName),
     ]);
-    await backfillSeriesDayTotals(t.db, tableName);
+    await backfillSeriesDayTotals(own.t.db, tableName);
     for (const k of items) {
       const item = await read(k);
       expect(dayPointFromItem(item)).toEqual(seriesPointsFromItem(item, 'day')[0]);

@@ -3,22 +3,15 @@
  * as before the series became one item per day: the migration (`npm run table:migrate`, and the
  * local stack's start, `prepareLocalTable`) moves every hour's counts into its day item exactly
  * once, also beside counts the consumer already wrote there in the new layout, also when two runs
- * race, and deletes the old items. Run on a table of its own in the run's DynamoDB Local.
+ * race, and deletes the old items. Run on a table of its own (`support/own-table.ts`).
  */
-import { randomUUID } from 'node:crypto';
-import { CreateTableCommand, DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { dynamoClientConfig } from '../../lib/aws/clients.ts';
+import { describe, expect, it } from 'vitest';
 import { seriesKey, seriesPointsFromItem } from '../../lib/db/entities/analytics.ts';
 import { campaignPartition } from '../../lib/db/entities/campaign.ts';
 import { migrateSeriesItems, seriesLayoutMigrated } from '../../lib/db/series-migration.ts';
-import { createTableInput } from '../../lib/local/dynamodb.ts';
-import { prepareLocalTable } from '../../lib/local/stack.ts';
-import { type Table, table } from '../support/table.ts';
+import { preparedTableOfItsOwn } from '../support/own-table.ts';
 
-const endpoint = () => inject('dynamodbEndpoint');
-const tableName = `series-migration-${randomUUID().slice(0, 8)}`;
 const pk = campaignPartition('acme', 'c-old');
 
 /** An hour or day item as the old layout wrote it: its counts under their metric names. */
@@ -30,38 +23,24 @@ const oldItem = (sk: string, counts: Record<string, number>) => ({
 });
 
 describe('analytics series written an item per hour and per day, moved into day items', () => {
-  const client = new DynamoDBClient(dynamoClientConfig(endpoint(), undefined, 30_000));
-  let t: Table;
-  const steps: string[] = [];
-
-  beforeAll(async () => {
-    await client.send(new CreateTableCommand(createTableInput(tableName)));
-    t = table({ dynamodbEndpoint: endpoint(), tableName });
-    const items = [
-      oldItem('AN#H#C#2026-01-05T07', { visits: 3, unique_visits: 2, actions: 1, 't:purchase': 1 }),
-      oldItem('AN#H#C#2026-01-05T09', { visits: 1 }),
-      oldItem('AN#H#L42#2026-01-05T07', { visits: 3, unique_visits: 2 }),
-      oldItem('AN#D#C#2026-01-05', { visits: 4, unique_visits: 2, actions: 1, 't:purchase': 1 }),
-      oldItem('AN#D#L42#2026-01-05', { visits: 3, unique_visits: 2 }),
-      // The consumer's first counts in the new layout, the same day: the move adds to them.
-      {
-        ...seriesKey('acme', 'c-old', { kind: 'campaign' }, '2026-01-05'),
-        type: 'analytics_series',
-        '07v': 10,
-      },
-    ];
-    for (const Item of items) await t.db.send(new PutCommand({ TableName: tableName, Item }));
-    await prepareLocalTable(endpoint(), tableName, (s) => steps.push(s));
-  }, 120_000);
-
-  afterAll(async () => {
-    await client.send(new DeleteTableCommand({ TableName: tableName }));
-    client.destroy();
-  });
+  const own = preparedTableOfItsOwn('series-migration', [
+    oldItem('AN#H#C#2026-01-05T07', { visits: 3, unique_visits: 2, actions: 1, 't:purchase': 1 }),
+    oldItem('AN#H#C#2026-01-05T09', { visits: 1 }),
+    oldItem('AN#H#L42#2026-01-05T07', { visits: 3, unique_visits: 2 }),
+    oldItem('AN#D#C#2026-01-05', { visits: 4, unique_visits: 2, actions: 1, 't:purchase': 1 }),
+    oldItem('AN#D#L42#2026-01-05', { visits: 3, unique_visits: 2 }),
+    // The consumer's first counts in the new layout, the same day: the move adds to them.
+    {
+      ...seriesKey('acme', 'c-old', { kind: 'campaign' }, '2026-01-05'),
+      type: 'analytics_series',
+      '07v': 10,
+    },
+  ]);
+  const tableName = own.name;
 
   const series = async () =>
     (
-      await t.db.send(
+      await own.t.db.send(
         new QueryCommand({
           TableName: tableName,
           KeyConditionExpression: 'PK = :pk AND begins_with(SK, :an)',
@@ -72,7 +51,7 @@ describe('analytics series written an item per hour and per day, moved into day 
     ).Items ?? [];
 
   it("moves each hour into its day item, beside the new layout's counts, and deletes the old items", async () => {
-    expect(steps).toContain(
+    expect(own.steps).toContain(
       'analytics series: 3 hour items moved into their day items, 2 old day items deleted',
     );
     const items = await series();
@@ -102,18 +81,18 @@ describe('analytics series written an item per hour and per day, moved into day 
     expect(seriesPointsFromItem(link, 'day')).toMatchObject([
       { bucket: '2026-01-05', visits: 3, unique_visits: 2 },
     ]);
-    expect(await seriesLayoutMigrated(t.db, tableName)).toBe(true);
+    expect(await seriesLayoutMigrated(own.t.db, tableName)).toBe(true);
   });
 
   it('changes nothing when run again, and two runs at once move each hour once', async () => {
-    expect(await migrateSeriesItems(t.db, tableName)).toEqual({ hours: 0, days: 0 });
+    expect(await migrateSeriesItems(own.t.db, tableName)).toEqual({ hours: 0, days: 0 });
     const hours = Array.from({ length: 24 }, (_, h) =>
       oldItem(`AN#H#C#2026-01-06T${String(h).padStart(2, '0')}`, { visits: h + 1 }),
     );
-    for (const Item of hours) await t.db.send(new PutCommand({ TableName: tableName, Item }));
+    for (const Item of hours) await own.t.db.send(new PutCommand({ TableName: tableName, Item }));
     const [a, b] = await Promise.all([
-      migrateSeriesItems(t.db, tableName),
-      migrateSeriesItems(t.db, tableName),
+      migrateSeriesItems(own.t.db, tableName),
+      migrateSeriesItems(own.t.db, tableName),
     ]);
     expect(a.hours + b.hours).toBe(24);
     const day = (await series()).find((i) => i.SK === 'AN#S#C#2026-01-06')!;

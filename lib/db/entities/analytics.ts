@@ -107,7 +107,7 @@ export const SERIES_SK_PREFIX = 'AN#S#';
 
 /**
  * The update that adds `adds` (attribute name → count) to a series item, creating it when missing:
- * what the migration of the old layout writes (hours only; `seriesDayTotalsBackfill` then derives
+ * what the migration of the old layout writes (hours only; `backfillSeriesDayTotals` then derives
  * the day totals), and, with `day`, what the rollup consumer writes: the day's totals by metric
  * (`dayTotalAttribute`) and its actions by type in the `Dt` map.
  *
