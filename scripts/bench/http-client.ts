@@ -22,7 +22,7 @@ export type BenchClient = ReturnType<typeof benchClient>;
 /** A client of the gateway at `baseUrl`, sending `apiKey` on every path but the redirect's. */
 export function benchClient(baseUrl: string, apiKey: string) {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-  const send = (spec: RequestSpec) =>
+  const send = (spec: RequestSpec, retried = false): Promise<Response> =>
     new Promise<Response>((resolve, reject) => {
       const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
       const headers: Record<string, string> = { ...spec.headers };
@@ -40,7 +40,13 @@ export function benchClient(baseUrl: string, apiKey: string) {
           }),
         );
       });
-      req.on('error', reject);
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        // A kept-alive socket the gateway closed as this request went out (its idle timeout, 5 s,
+        // after a quiet part of the bench): the request never reached it. Node's documented remedy
+        // is to send it again on a new socket, once.
+        if (req.reusedSocket && err.code === 'ECONNRESET' && !retried) send(spec, true).then(resolve, reject);
+        else reject(err);
+      });
       req.end(body);
     });
   return {
