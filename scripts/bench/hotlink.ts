@@ -9,7 +9,7 @@
  *   hottest series and ranking items and on the hottest item of all, per 1,000 visits.
  * - Throughput: visits/s on one link against the same load spread over many links (each link a
  *   referrer of its own), runs alternated hot, spread, spread, hot, each of the same size, after a
- *   calibration run on the hot link; and how long the consumer took after each run to count it.
+ *   calibration run on the hot link and a warm-up run on the spread links; and how long the consumer took after each run to count it.
  * - Delay: single visits one after the other, each followed from its 302 until `total_clicks` (the
  *   link read by code) and endpoint 16's totals include it, both polled through the API.
  *
@@ -368,6 +368,13 @@ export const hotlinkPart: BenchPart = {
       settings.loadConnections,
       Math.round(calibration.perSecond * settings.hotlinkSeconds),
     );
+    // A warm-up run on the spread links too, not counted: the first measured run used to be the
+    // slowest by far (the JITs of Node and of DynamoDB Local, and the consumer's path for many
+    // links, had not run yet), which an alternated order does not cancel when the warm-up is not linear.
+    const warmup = await drive(env, 'visit', spreadCampaign.codes, amount, false);
+    console.log(
+      `   warm-up on ${settings.hotlinkSpreadLinks} links: ${warmup.accepted} visits at ${warmup.perSecond.toFixed(0)}/s`,
+    );
     const runs: TrafficRun[] = [];
     for (const kind of ['hot', 'spread', 'spread', 'hot'] as const) {
       const codes = kind === 'hot' ? hot.codes : spreadCampaign.codes;
@@ -463,7 +470,7 @@ export const hotlinkPart: BenchPart = {
         : ['(not touched)', '', '', '', ''];
     return {
       body: [
-        `Visits through \`/r/{code}\` of the local stack, ${settings.loadConnections} connections of autocannon in a child process, every request a new visitor (its user agent carries an id of its own, so every visit is unique, as on a link that goes viral). A calibration run on the hot link (${calibration.accepted} visits at ${calibration.perSecond.toFixed(0)}/s) sizes the runs: ${amount} visits each, alternated one link, ${settings.hotlinkSpreadLinks} links, ${settings.hotlinkSpreadLinks} links, one link (each link of the spread campaign has a referrer of its own, like the hot one). After each run the bench waits until the links' \`total_clicks\` hold every 302 (the rollup consumer of the table stream counts them) and the pipeline is idle. Everything runs on the same cores: the consumer's transactions compete with the visits for DynamoDB Local.`,
+        `Visits through \`/r/{code}\` of the local stack, ${settings.loadConnections} connections of autocannon in a child process, every request a new visitor (its user agent carries an id of its own, so every visit is unique, as on a link that goes viral). A calibration run on the hot link (${calibration.accepted} visits at ${calibration.perSecond.toFixed(0)}/s) sizes the runs, and a warm-up run on the spread links (${warmup.accepted} visits at ${warmup.perSecond.toFixed(0)}/s, not counted) runs the consumer's many-links path before any measured run: ${amount} visits each, alternated one link, ${settings.hotlinkSpreadLinks} links, ${settings.hotlinkSpreadLinks} links, one link (each link of the spread campaign has a referrer of its own, like the hot one). After each run the bench waits until the links' \`total_clicks\` hold every 302 (the rollup consumer of the table stream counts them) and the pipeline is idle. Everything runs on the same cores: the consumer's transactions compete with the visits for DynamoDB Local.`,
         [
           [
             'run',
