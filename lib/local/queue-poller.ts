@@ -20,8 +20,11 @@
  * local-aws-sqs 2.0.2 differs from SQS in two more ways this poller works around:
  * - it returns message system attributes only for the older `AttributeNames` parameter, so both
  *   that and `MessageSystemAttributeNames` are sent;
- * - a long poll waits for the full `WaitTimeSeconds` unless `MaxNumberOfMessages` arrive, so it
- *   polls with `WaitTimeSeconds: 0` (answers within ~40 ms) and sleeps briefly when empty.
+ * - a long poll waits for the full `WaitTimeSeconds` unless `MaxNumberOfMessages` arrive. The
+ *   local queue's proxy (`queue-proxy.ts`) answers long polls as SQS does instead (as soon as a
+ *   message is there), so an idle poller waits in one long poll of `LONG_POLL_SECONDS`, as
+ *   Lambda's pollers do, rather than asking many times a second; while messages come, it asks
+ *   without waiting, several receives at once.
  */
 import {
   ChangeMessageVisibilityCommand,
@@ -29,6 +32,7 @@ import {
   GetQueueAttributesCommand,
   type Message,
   ReceiveMessageCommand,
+  type ReceiveMessageCommandOutput,
 } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSRecord } from 'aws-lambda';
 import { sqsClient } from './queue.ts';
@@ -55,6 +59,13 @@ export interface QueuePoller {
 const MAX_WAITING = 10_000;
 /** Receives in flight at once, of up to 10 messages each. */
 const RECEIVES_AT_ONCE = 4;
+/**
+ * An idle poller's long poll. Short beside SQS's 20 s: the loop also extends the visibility of
+ * messages waiting behind a busy group (at least every 5 s), and a long poll holds it meanwhile.
+ */
+const LONG_POLL_SECONDS = 2;
+/** A long poll answered empty sooner than this did not wait (a queue without long polls): pause. */
+const LONG_POLL_FLOOR_MS = 50;
 
 interface Waiting {
   message: Message;
@@ -246,8 +257,13 @@ export function startQueuePoller(options: QueuePollerOptions): QueuePoller {
     );
   };
 
+  /** Ends a long poll in progress when the poller stops. */
+  const stopping = new AbortController();
+
   const receiveLoop = async () => {
     let lastExtension = Date.now();
+    // The last receive found nothing: the next one waits for a message rather than asking again.
+    let idle = false;
     while (!stopped) {
       try {
         if (queueArn === undefined) {
@@ -270,23 +286,32 @@ export function startQueuePoller(options: QueuePollerOptions): QueuePoller {
           await pause(options.idleMs ?? 100);
           continue;
         }
-        // Several receives at once when many slots are free, as the mapping's pollers do: a
-        // backlog behind busy groups is read past quickly, to the messages that can start.
-        const receives = Array.from({ length: Math.min(RECEIVES_AT_ONCE, Math.ceil(free / 10)) }, (_, i) =>
+        const receive = (max: number, waitSeconds: number): Promise<ReceiveMessageCommandOutput> =>
           client.send(
             new ReceiveMessageCommand({
               QueueUrl: options.queueUrl,
-              MaxNumberOfMessages: Math.min(10, free - 10 * i),
-              WaitTimeSeconds: 0,
+              MaxNumberOfMessages: max,
+              WaitTimeSeconds: waitSeconds,
               AttributeNames: ['All'],
               MessageSystemAttributeNames: ['All'],
               MessageAttributeNames: ['All'],
             }),
-          ),
-        );
-        const messages = (await Promise.all(receives)).flatMap((r) => r.Messages ?? []);
+            { abortSignal: stopping.signal },
+          );
+        const asked = Date.now();
+        // Idle: one long poll. Otherwise several receives at once when many slots are free, as
+        // the mapping's pollers do: a backlog behind busy groups is read past quickly, to the
+        // messages that can start.
+        const receives: Promise<ReceiveMessageCommandOutput>[] = idle
+          ? [receive(Math.min(10, free), LONG_POLL_SECONDS)]
+          : Array.from({ length: Math.min(RECEIVES_AT_ONCE, Math.ceil(free / 10)) }, (_, i) =>
+              receive(Math.min(10, free - 10 * i), 0),
+            );
+        const messages: Message[] = (await Promise.all(receives)).flatMap((r) => r.Messages ?? []);
+        const waited = idle;
+        idle = messages.length === 0;
         if (messages.length === 0) {
-          await pause(options.idleMs ?? 100);
+          if (waited && Date.now() - asked < LONG_POLL_FLOOR_MS) await pause(options.idleMs ?? 100);
           continue;
         }
         for (const m of messages) accept(m);
@@ -305,6 +330,7 @@ export function startQueuePoller(options: QueuePollerOptions): QueuePoller {
     async stop() {
       stopped = true;
       wake?.();
+      stopping.abort();
       await loop;
       await Promise.all([...invocations]);
       client.destroy();

@@ -35,6 +35,13 @@ const MAX_VISIBILITY_SECONDS = 12 * 3600;
 const EARLY_TOLERANCE_MS = 1000;
 const DEFAULT_RETENTION_SECONDS = 4 * 24 * 3600;
 const RESTORE_PARALLEL = 16;
+/** SQS's longest long poll. */
+const MAX_WAIT_SECONDS = 20;
+/**
+ * How often a waiting long poll looks again without being woken: a message whose visibility
+ * timeout runs out (a receiver that never deleted it) becomes visible with no call that says so.
+ */
+const RECHECK_MS = 1000;
 
 interface Answer {
   status: number;
@@ -43,7 +50,13 @@ interface Answer {
 }
 
 type Input = Record<string, unknown>;
-type Operation = (input: Input, forward: () => Promise<Answer>) => Promise<Answer>;
+/** An operation's handling: `forward` passes the request on, with another input when given one. */
+type Operation = (
+  input: Input,
+  forward: (replaced?: Input) => Promise<Answer>,
+  /** Aborted when the caller hangs up (a poller stopping during a long poll). */
+  signal: AbortSignal,
+) => Promise<Answer>;
 
 interface SqsMessage {
   MessageId: string;
@@ -166,6 +179,45 @@ export async function startQueueProxy(options: {
       receives: 0,
     });
     link(messageId, messageId);
+    ring(queue);
+  };
+
+  /**
+   * Long polls waiting on each queue (by name). `local-aws-sqs` 2.0.2 answers a long poll only
+   * once `MaxNumberOfMessages` arrive or its whole `WaitTimeSeconds` has passed, so a receiver that
+   * wants its messages at once had to poll many times a second (an idle local stack spent a fifth
+   * of a core on it). This layer gives SQS's behaviour instead: it asks the queue with
+   * `WaitTimeSeconds: 0`, and when that is empty it waits until a message is sent to the queue or
+   * made visible through it, the next delay it knows of runs out, or `RECHECK_MS` passes, and asks again.
+   */
+  const bells = new Map<string, Set<() => void>>();
+  const ring = (queue: string) => {
+    const waiting = bells.get(queue);
+    if (!waiting) return;
+    bells.delete(queue);
+    for (const wake of waiting) wake();
+  };
+  /** Wait for `queue`'s bell, at most until `until`, or until `signal` aborts. */
+  const bell = (queue: string, until: number, signal: AbortSignal) =>
+    new Promise<void>((resolve) => {
+      const waiting = bells.get(queue) ?? new Set<() => void>();
+      bells.set(queue, waiting);
+      const done = () => {
+        clearTimeout(timer);
+        waiting.delete(done);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(0, until - Date.now()));
+      signal.addEventListener('abort', done);
+      waiting.add(done);
+    });
+  /** When a message of `queue` the journal holds back (a delay, a retry's visibility) is next due. */
+  const nextDue = (queue: string, now: number): number => {
+    let next = Number.POSITIVE_INFINITY;
+    for (const m of journal.live())
+      if (m.queue === queue && m.visibleAt > now) next = Math.min(next, m.visibleAt);
+    return next;
   };
 
   const tracked = <T>(promise: Promise<T>): Promise<T> => {
@@ -181,7 +233,55 @@ export async function startQueueProxy(options: {
 
   const changedVisibility = (handle: unknown, seconds: unknown) => {
     const id = byHandle.get(String(handle));
-    if (id !== undefined) journal.visible(id, Date.now() + Number(seconds) * 1000);
+    if (id === undefined) return;
+    journal.visible(id, Date.now() + Number(seconds) * 1000);
+    // A message made visible again (or sooner) may be what a long poll waits for.
+    const queue = journal.get(id)?.queue;
+    if (queue !== undefined) ring(queue);
+  };
+
+  /** A receive's answer as the caller gets it: ids, counts and times from the journal, early messages hidden again. */
+  const handOut = async (input: Input, answer: Answer): Promise<Answer> => {
+    if (!ok(answer)) return answer;
+    const out = parsed<{ Messages?: SqsMessage[] }>(answer);
+    const messages = out.Messages ?? [];
+    if (messages.length === 0) return answer;
+    if (messages.some((m) => !byLocalId.has(m.MessageId))) await Promise.allSettled([...pendingSends]);
+    const queue = queueNameOf(input.QueueUrl);
+    const now = Date.now();
+    const handedOut: SqsMessage[] = [];
+    for (const m of messages) {
+      const id = byLocalId.get(m.MessageId);
+      const stored = id === undefined ? undefined : journal.get(id);
+      if (id === undefined || !stored) {
+        handedOut.push(m); // not sent through this proxy: nothing to keep
+        continue;
+      }
+      if (stored.visibleAt - now > EARLY_TOLERANCE_MS) {
+        const seconds = Math.min(MAX_VISIBILITY_SECONDS, Math.ceil((stored.visibleAt - now) / 1000));
+        await call('ChangeMessageVisibility', {
+          QueueUrl: input.QueueUrl,
+          ReceiptHandle: m.ReceiptHandle,
+          VisibilityTimeout: seconds,
+        }).catch(() => undefined); // else it comes back after the receive's timeout, and again here
+        continue;
+      }
+      journal.received(id, stored.receives + 1, now, queue);
+      byHandle.set(m.ReceiptHandle, id);
+      handlesOf.set(id, (handlesOf.get(id) ?? new Set()).add(m.ReceiptHandle));
+      m.MessageId = id;
+      const attributes = m.Attributes;
+      if (attributes) {
+        if ('ApproximateReceiveCount' in attributes)
+          attributes.ApproximateReceiveCount = String(stored.receives);
+        if ('SentTimestamp' in attributes) attributes.SentTimestamp = String(stored.sentAt);
+        if ('ApproximateFirstReceiveTimestamp' in attributes)
+          attributes.ApproximateFirstReceiveTimestamp = String(stored.firstReceiveAt ?? now);
+      }
+      handedOut.push(m);
+    }
+    out.Messages = handedOut;
+    return { ...answer, text: JSON.stringify(out) };
   };
 
   const operations: Record<string, Operation> = {
@@ -210,48 +310,21 @@ export async function startQueueProxy(options: {
         }),
       );
     },
-    ReceiveMessage: async (input, forward) => {
-      const answer = await forward();
-      if (!ok(answer)) return answer;
-      const out = parsed<{ Messages?: SqsMessage[] }>(answer);
-      const messages = out.Messages ?? [];
-      if (messages.length === 0) return answer;
-      if (messages.some((m) => !byLocalId.has(m.MessageId))) await Promise.allSettled([...pendingSends]);
+    ReceiveMessage: async (input, forward, signal) => {
+      const wait = Math.min(MAX_WAIT_SECONDS, Math.max(0, Number(input.WaitTimeSeconds) || 0));
+      if (wait === 0) return handOut(input, await forward());
       const queue = queueNameOf(input.QueueUrl);
-      const now = Date.now();
-      const handedOut: SqsMessage[] = [];
-      for (const m of messages) {
-        const id = byLocalId.get(m.MessageId);
-        const stored = id === undefined ? undefined : journal.get(id);
-        if (id === undefined || !stored) {
-          handedOut.push(m); // not sent through this proxy: nothing to keep
-          continue;
-        }
-        if (stored.visibleAt - now > EARLY_TOLERANCE_MS) {
-          const seconds = Math.min(MAX_VISIBILITY_SECONDS, Math.ceil((stored.visibleAt - now) / 1000));
-          await call('ChangeMessageVisibility', {
-            QueueUrl: input.QueueUrl,
-            ReceiptHandle: m.ReceiptHandle,
-            VisibilityTimeout: seconds,
-          }).catch(() => undefined); // else it comes back after the receive's timeout, and again here
-          continue;
-        }
-        journal.received(id, stored.receives + 1, now, queue);
-        byHandle.set(m.ReceiptHandle, id);
-        handlesOf.set(id, (handlesOf.get(id) ?? new Set()).add(m.ReceiptHandle));
-        m.MessageId = id;
-        const attributes = m.Attributes;
-        if (attributes) {
-          if ('ApproximateReceiveCount' in attributes)
-            attributes.ApproximateReceiveCount = String(stored.receives);
-          if ('SentTimestamp' in attributes) attributes.SentTimestamp = String(stored.sentAt);
-          if ('ApproximateFirstReceiveTimestamp' in attributes)
-            attributes.ApproximateFirstReceiveTimestamp = String(stored.firstReceiveAt ?? now);
-        }
-        handedOut.push(m);
+      const deadline = Date.now() + wait * 1000;
+      const once = { ...input, WaitTimeSeconds: 0 };
+      for (;;) {
+        const answer = await handOut(input, await forward(once));
+        const now = Date.now();
+        if (!ok(answer) || parsed<{ Messages?: unknown[] }>(answer).Messages?.length || signal.aborted)
+          return answer;
+        if (now >= deadline) return answer;
+        await bell(queue, Math.min(deadline, now + RECHECK_MS, nextDue(queue, now)), signal);
+        if (signal.aborted) return answer;
       }
-      out.Messages = handedOut;
-      return { ...answer, text: JSON.stringify(out) };
     },
     ChangeMessageVisibility: async (input, forward) => {
       const answer = await forward();
@@ -359,8 +432,13 @@ export async function startQueueProxy(options: {
       } catch {
         // The queue answers malformed JSON itself.
       }
-      const pass = () => forward(req, body);
-      (operation ? operation(input, pass) : pass())
+      const pass = (replaced?: Input) =>
+        forward(req, replaced ? Buffer.from(JSON.stringify(replaced)) : body);
+      const hungUp = new AbortController();
+      res.on('close', () => {
+        if (!res.writableFinished) hungUp.abort();
+      });
+      (operation ? operation(input, pass, hungUp.signal) : pass())
         .then(async (answer) => {
           await journal.durable();
           reply(answer);

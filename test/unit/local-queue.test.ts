@@ -264,3 +264,69 @@ describe('local queue: the FIFO first-attempt lane', () => {
     ).toEqual([['first attempt', 'campaign-1#3', 'evt_action_7']]);
   });
 });
+
+describe('local queue: long polls answered as SQS answers them', () => {
+  const longPoll = (sqs: SQSClient, url: string, waitSeconds: number, abortSignal?: AbortSignal) =>
+    sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: waitSeconds }),
+      { abortSignal },
+    );
+
+  it('a long poll on an empty queue answers as soon as a message is sent, and empty once its wait is over', async () => {
+    const { queue, sqs } = await queueOn(undefined);
+    const url = queue.webhookRetryQueueUrl;
+    const started = Date.now();
+    const polling = longPoll(sqs, url, 10);
+    await new Promise((r) => setTimeout(r, 300));
+    await sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'woken' }));
+    const { Messages = [] } = await polling;
+    // local-aws-sqs alone answers after the whole 10 s (it waits for MaxNumberOfMessages).
+    expect(Messages.map((m) => m.Body)).toEqual(['woken']);
+    expect(Date.now() - started).toBeLessThan(2000);
+
+    const emptyFrom = Date.now();
+    const empty = await longPoll(sqs, url, 1);
+    expect(empty.Messages ?? []).toEqual([]);
+    expect(Date.now() - emptyFrom).toBeGreaterThanOrEqual(950);
+  });
+
+  it('a delayed message and one made visible again wake a long poll when they are due', async () => {
+    const { queue, sqs } = await queueOn(undefined);
+    const url = queue.webhookRetryQueueUrl;
+    const sent = Date.now();
+    await sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'later', DelaySeconds: 1 }));
+    const first = await longPoll(sqs, url, 10);
+    expect(first.Messages?.map((m) => m.Body)).toEqual(['later']);
+    expect(Date.now() - sent).toBeGreaterThanOrEqual(900);
+    expect(Date.now() - sent).toBeLessThan(2500);
+
+    // A receiver's retry made due sooner through the proxy (VisibilityTimeout 0): at once.
+    const polling = longPoll(sqs, url, 10);
+    const from = Date.now();
+    await sqs.send(
+      new ChangeMessageVisibilityCommand({
+        QueueUrl: url,
+        ReceiptHandle: first.Messages![0]!.ReceiptHandle,
+        VisibilityTimeout: 0,
+      }),
+    );
+    const again = await polling;
+    expect(again.Messages?.map((m) => m.Body)).toEqual(['later']);
+    expect(Date.now() - from).toBeLessThan(1000);
+  });
+
+  it('a long poll its caller gave up on takes nothing sent afterwards', async () => {
+    const { queue, sqs } = await queueOn(undefined);
+    const url = queue.webhookRetryQueueUrl;
+    const abort = new AbortController();
+    const gaveUp = longPoll(sqs, url, 10, abort.signal).catch((err: Error) => err.name);
+    await new Promise((r) => setTimeout(r, 200));
+    abort.abort();
+    expect(await gaveUp).toBe('AbortError');
+    await new Promise((r) => setTimeout(r, 100));
+    await sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'for the next receiver' }));
+    // Had the abandoned poll received it, it would be invisible for the queue's visibility timeout.
+    const next = await longPoll(sqs, url, 2);
+    expect(next.Messages?.map((m) => m.Body)).toEqual(['for the next receiver']);
+  });
+});
