@@ -96,6 +96,11 @@ export async function startQueueProxy(options: {
   startInner: (proxyPort: number) => Promise<InnerQueue>;
   /** SQS's ceiling for a send's delay; lowered by tests to see a long delay restored. */
   maxDelaySeconds?: number;
+  /**
+   * Tests only: a pause after a long poll's ask of the queue, the window in which a message sent
+   * meanwhile must still wake the poll at once.
+   */
+  askPauseMs?: number;
 }): Promise<QueueProxy> {
   const { journal } = options;
   const maxDelaySeconds = options.maxDelaySeconds ?? MAX_DELAY_SECONDS;
@@ -191,7 +196,15 @@ export async function startQueueProxy(options: {
    * made visible through it, the next delay it knows of runs out, or `RECHECK_MS` passes, and asks again.
    */
   const bells = new Map<string, Set<() => void>>();
+  /**
+   * Rings per queue so far: a long poll reads it before asking the queue and waits only if no
+   * ring came meanwhile. Without it, a message sent while the ask was on its way (found empty)
+   * rang before the poll waited, and the poll slept on until its next look (a first attempt
+   * started 1.1 s late in the webhook isolation test).
+   */
+  const rings = new Map<string, number>();
   const ring = (queue: string) => {
+    rings.set(queue, (rings.get(queue) ?? 0) + 1);
     const waiting = bells.get(queue);
     if (!waiting) return;
     bells.delete(queue);
@@ -317,12 +330,16 @@ export async function startQueueProxy(options: {
       const deadline = Date.now() + wait * 1000;
       const once = { ...input, WaitTimeSeconds: 0 };
       for (;;) {
+        const rung = rings.get(queue) ?? 0;
         const answer = await handOut(input, await forward(once));
+        if (options.askPauseMs) await new Promise((r) => setTimeout(r, options.askPauseMs));
         const now = Date.now();
         if (!ok(answer) || parsed<{ Messages?: unknown[] }>(answer).Messages?.length || signal.aborted)
           return answer;
         if (now >= deadline) return answer;
-        await bell(queue, Math.min(deadline, now + RECHECK_MS, nextDue(queue, now)), signal);
+        // A ring while the queue was being asked: ask again at once.
+        if ((rings.get(queue) ?? 0) === rung)
+          await bell(queue, Math.min(deadline, now + RECHECK_MS, nextDue(queue, now)), signal);
         if (signal.aborted) return answer;
       }
     },

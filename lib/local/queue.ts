@@ -37,7 +37,7 @@ export const sqsClient = (endpoint: string) => createSqsClient({ endpoint, bound
  */
 export async function startLocalQueue(
   journalFile?: string,
-  options: { maxDelaySeconds?: number } = {},
+  options: { maxDelaySeconds?: number; askPauseMs?: number } = {},
 ): Promise<RunningQueue> {
   const require = createRequire(import.meta.url);
   const { createRequestHandler } = require('local-aws-sqs') as {
@@ -50,6 +50,7 @@ export async function startLocalQueue(
     journal,
     host: '127.0.0.1',
     maxDelaySeconds: options.maxDelaySeconds,
+    askPauseMs: options.askPauseMs,
     startInner: async (proxyPort) => {
       // Its queue URLs name the proxy's port: callers that follow a QueueUrl reach the proxy.
       const { requestHandler } = createRequestHandler({

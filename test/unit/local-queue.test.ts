@@ -36,7 +36,10 @@ function tempFile(name = 'queue-journal.jsonl'): string {
   return join(dir, name);
 }
 
-async function queueOn(file: string | undefined, options?: { maxDelaySeconds?: number }) {
+async function queueOn(
+  file: string | undefined,
+  options?: { maxDelaySeconds?: number; askPauseMs?: number },
+) {
   const queue = await startLocalQueue(file, options);
   const sqs = sqsClient(queue.endpoint);
   const stop = async () => {
@@ -288,6 +291,21 @@ describe('local queue: long polls answered as SQS answers them', () => {
     const empty = await longPoll(sqs, url, 1);
     expect(empty.Messages ?? []).toEqual([]);
     expect(Date.now() - emptyFrom).toBeGreaterThanOrEqual(950);
+  });
+
+  it('a message sent while the proxy is asking the queue still wakes the poll at once', async () => {
+    // The proxy pauses 300 ms after each ask of the queue: a send lands in that window, after the
+    // ask found the queue empty and before the poll waits. Missed, it waits for the next look (1 s).
+    const { queue, sqs } = await queueOn(undefined, { askPauseMs: 300 });
+    const url = queue.webhookRetryQueueUrl;
+    const polling = longPoll(sqs, url, 5);
+    await new Promise((r) => setTimeout(r, 100));
+    const sent = Date.now();
+    await sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'in the window' }));
+    const { Messages = [] } = await polling;
+    expect(Messages.map((m) => m.Body)).toEqual(['in the window']);
+    // Its own ask (300 ms pause included) after the pause, not the next look a second on.
+    expect(Date.now() - sent).toBeLessThan(800);
   });
 
   it('a delayed message and one made visible again wake a long poll when they are due', async () => {
