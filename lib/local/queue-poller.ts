@@ -47,6 +47,7 @@ export interface QueuePollerOptions {
   concurrency?: number;
   /** Invocations of one message group in flight at once; unset, groups are not limited. */
   perGroup?: number;
+  /** The pause before looking again when no slot is free (default 100 ms). */
   idleMs?: number;
   onError?: (err: unknown) => void;
 }

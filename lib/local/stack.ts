@@ -318,8 +318,8 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
       concurrency: FIRST_ATTEMPT_CONCURRENCY,
       // A FIFO queue: one message of a group at a time.
       perGroup: 1,
-      // SQS's long poll answers as soon as a message arrives; this queue's does not, so it is
-      // polled often, for a first attempt's latency.
+      // With every slot busy, look again soon: a slot that frees should start the next first
+      // attempt at once. (An idle poller waits in a long poll, woken by the next message.)
       idleMs: 25,
       onError: logPollerError('queue'),
     });
