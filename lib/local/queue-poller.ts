@@ -260,6 +260,18 @@ export function startQueuePoller(options: QueuePollerOptions): QueuePoller {
 
   /** Ends a long poll in progress when the poller stops. */
   const stopping = new AbortController();
+  const receive = (max: number, waitSeconds: number): Promise<ReceiveMessageCommandOutput> =>
+    client.send(
+      new ReceiveMessageCommand({
+        QueueUrl: options.queueUrl,
+        MaxNumberOfMessages: max,
+        WaitTimeSeconds: waitSeconds,
+        AttributeNames: ['All'],
+        MessageSystemAttributeNames: ['All'],
+        MessageAttributeNames: ['All'],
+      }),
+      { abortSignal: stopping.signal },
+    );
 
   const receiveLoop = async () => {
     let lastExtension = Date.now();
@@ -287,18 +299,6 @@ export function startQueuePoller(options: QueuePollerOptions): QueuePoller {
           await pause(options.idleMs ?? 100);
           continue;
         }
-        const receive = (max: number, waitSeconds: number): Promise<ReceiveMessageCommandOutput> =>
-          client.send(
-            new ReceiveMessageCommand({
-              QueueUrl: options.queueUrl,
-              MaxNumberOfMessages: max,
-              WaitTimeSeconds: waitSeconds,
-              AttributeNames: ['All'],
-              MessageSystemAttributeNames: ['All'],
-              MessageAttributeNames: ['All'],
-            }),
-            { abortSignal: stopping.signal },
-          );
         const asked = Date.now();
         // Idle: one long poll. Otherwise several receives at once when many slots are free, as
         // the mapping's pollers do: a backlog behind busy groups is read past quickly, to the

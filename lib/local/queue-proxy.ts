@@ -253,12 +253,15 @@ export async function startQueueProxy(options: {
     if (queue !== undefined) ring(queue);
   };
 
-  /** A receive's answer as the caller gets it: ids, counts and times from the journal, early messages hidden again. */
-  const handOut = async (input: Input, answer: Answer): Promise<Answer> => {
-    if (!ok(answer)) return answer;
+  /**
+   * A receive's answer as the caller gets it (ids, counts and times from the journal, early
+   * messages hidden again), and how many messages it hands out.
+   */
+  const handOut = async (input: Input, answer: Answer): Promise<{ answer: Answer; handed: number }> => {
+    if (!ok(answer)) return { answer, handed: 0 };
     const out = parsed<{ Messages?: SqsMessage[] }>(answer);
     const messages = out.Messages ?? [];
-    if (messages.length === 0) return answer;
+    if (messages.length === 0) return { answer, handed: 0 };
     if (messages.some((m) => !byLocalId.has(m.MessageId))) await Promise.allSettled([...pendingSends]);
     const queue = queueNameOf(input.QueueUrl);
     const now = Date.now();
@@ -294,7 +297,7 @@ export async function startQueueProxy(options: {
       handedOut.push(m);
     }
     out.Messages = handedOut;
-    return { ...answer, text: JSON.stringify(out) };
+    return { answer: { ...answer, text: JSON.stringify(out) }, handed: handedOut.length };
   };
 
   const operations: Record<string, Operation> = {
@@ -325,18 +328,16 @@ export async function startQueueProxy(options: {
     },
     ReceiveMessage: async (input, forward, signal) => {
       const wait = Math.min(MAX_WAIT_SECONDS, Math.max(0, Number(input.WaitTimeSeconds) || 0));
-      if (wait === 0) return handOut(input, await forward());
+      if (wait === 0) return (await handOut(input, await forward())).answer;
       const queue = queueNameOf(input.QueueUrl);
       const deadline = Date.now() + wait * 1000;
       const once = { ...input, WaitTimeSeconds: 0 };
       for (;;) {
         const rung = rings.get(queue) ?? 0;
-        const answer = await handOut(input, await forward(once));
+        const { answer, handed } = await handOut(input, await forward(once));
         if (options.askPauseMs) await new Promise((r) => setTimeout(r, options.askPauseMs));
         const now = Date.now();
-        if (!ok(answer) || parsed<{ Messages?: unknown[] }>(answer).Messages?.length || signal.aborted)
-          return answer;
-        if (now >= deadline) return answer;
+        if (!ok(answer) || handed > 0 || signal.aborted || now >= deadline) return answer;
         // A ring while the queue was being asked: ask again at once.
         if ((rings.get(queue) ?? 0) === rung)
           await bell(queue, Math.min(deadline, now + RECHECK_MS, nextDue(queue, now)), signal);

@@ -9,7 +9,8 @@
  *   hottest series and ranking items and on the hottest item of all, per 1,000 visits.
  * - Throughput: visits/s on one link against the same load spread over many links (each link a
  *   referrer of its own), runs alternated hot, spread, spread, hot, each of the same size, after a
- *   calibration run on the hot link and a warm-up run on the spread links; and how long the consumer took after each run to count it.
+ *   calibration run on the hot link and a warm-up run on the spread links; and how long the
+ *   consumer took after each run to count it.
  * - Delay: single visits one after the other, each followed from its 302 until `total_clicks` (the
  *   link read by code) and endpoint 16's totals include it, both polled through the API.
  *
