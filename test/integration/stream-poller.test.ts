@@ -81,7 +81,7 @@ afterAll(async () => {
 describe('the local stream poller, as an event source mapping', () => {
   it('gathers records for the batching window and hands them over as one batch, in order', async () => {
     const table = await streamTable();
-    const { batches, poller } = recording(table, { batchSize: 100, batchingWindowMs: 700 });
+    const { batches, poller } = recording(table, { batchSize: 100, batchingWindowMs: 1_500 });
     pollers.push(poller);
     const first = Date.now();
     for (let n = 0; n < 5; n++) {
@@ -92,8 +92,9 @@ describe('the local stream poller, as an event source mapping', () => {
     await pause(900); // nothing more comes
     expect(batches.map((b) => b.keys)).toEqual([[0, 1, 2, 3, 4].map((n) => `item-000${n}`)]);
     // Not before the window from the first record (read at or after its write), nor long after.
-    expect(batches[0]!.at - first).toBeGreaterThanOrEqual(700);
-    expect(batches[0]!.at - first).toBeLessThan(3_000);
+    // (The window is wide enough for five puts 80 ms apart on a loaded CI machine.)
+    expect(batches[0]!.at - first).toBeGreaterThanOrEqual(1_500);
+    expect(batches[0]!.at - first).toBeLessThan(4_000);
   });
 
   it('hands over a full batch without waiting out the window, never more than the batch size', async () => {
@@ -111,7 +112,7 @@ describe('the local stream poller, as an event source mapping', () => {
   it('hands a failed record over again, with the records after it, and none before it twice', async () => {
     const table = await streamTable();
     let failedOnce = false;
-    const { batches, poller } = recording(table, { batchSize: 100, batchingWindowMs: 300 }, (keys) => {
+    const { batches, poller } = recording(table, { batchSize: 100, batchingWindowMs: 1_000 }, (keys) => {
       if (failedOnce || !keys.includes('item-0003')) return undefined;
       failedOnce = true;
       return 'item-0003';
@@ -127,7 +128,14 @@ describe('the local stream poller, as an event source mapping', () => {
     await pause(600);
     const all = batches.flatMap((b) => b.keys);
     const keys = [0, 1, 2, 3, 4, 5].map((n) => `item-000${n}`);
-    // Each before the failed one once; the failed one and the rest exactly twice, in order.
-    expect(all).toEqual([...keys, ...keys.slice(3)]);
+    // The failed batch holds item-0003 and what was written before the window closed: on a slow
+    // machine the last puts may miss it (CI once saw 0–3), and they are then handed over once,
+    // after the retry, not twice. What was handed up to the failure is a prefix of the writes;
+    // after it comes the failed record and everything after it, once each, in order.
+    const failedAt = batches.findIndex((b) => b.keys.includes('item-0003'));
+    const handed = batches.slice(0, failedAt + 1).flatMap((b) => b.keys);
+    expect(handed.length).toBeGreaterThanOrEqual(4);
+    expect(handed).toEqual(keys.slice(0, handed.length));
+    expect(all).toEqual([...handed, ...keys.slice(3)]);
   });
 });
