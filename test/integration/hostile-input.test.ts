@@ -370,9 +370,10 @@ describe('bodies: application/json in UTF-8 only', () => {
 });
 
 describe('HEAD on every GET route: the GET status and headers, no body', () => {
-  it.each(routes.filter((r) => r.method === 'GET').map((r) => [r.path, r] as const))(
+  // Concurrent: each route's case waits about a second for the stream on its own campaign.
+  it.concurrent.for(routes.filter((r) => r.method === 'GET').map((r) => [r.path, r] as const))(
     '%s',
-    async (_path, route) => {
+    async ([_path, route], { expect }) => {
       const campaignId = (await createCampaign({ name: 'head' })).id;
       const link = await createLink(campaignId, { referrer_id: 'head-ref' });
       await createReferredUser(link.referral_code, 'head-user');
