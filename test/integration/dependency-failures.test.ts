@@ -111,11 +111,12 @@ describe.each([
   ['refuses connections', () => `http://127.0.0.1:${refusedPort}`],
 ])('DynamoDB %s', (_label, endpointOf) => {
   let handlers: Awaited<ReturnType<typeof loadAgainst>>;
+  // The cases of one fault run at once: each mostly waits out a budget of 2–5 s on a socket.
   beforeAll(async () => {
     handlers = await loadAgainst(endpointOf());
   });
 
-  it('a read answers 503 with Retry-After within its 5 s budget', async () => {
+  it.concurrent('a read answers 503 with Retry-After within its 5 s budget', async () => {
     const { value, ms } = await timed(() =>
       handlers.getCampaign(
         event('GET', '/api/v1/campaign', { id: '3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a' }),
@@ -126,7 +127,7 @@ describe.each([
     expect(ms).toBeLessThan(6_000);
   });
 
-  it('a write answers 503 within its budget, even on a function with little time left', async () => {
+  it.concurrent('a write answers 503 within its budget, even on a function with little time left', async () => {
     const { value, ms } = await timed(() =>
       handlers.postLinkAction(
         event('POST', '/api/v1/action/referral_link', {}, { referral_code: 'ABCD2345', action_type: 'x' }),
@@ -137,14 +138,14 @@ describe.each([
     expect(ms).toBeLessThan(3_000);
   });
 
-  it('the public redirect answers 503 too', async () => {
+  it.concurrent('the public redirect answers 503 too', async () => {
     const { value } = await timed(() =>
       handlers.visit(event('GET', '/r/ABCD2345', {}), lambdaContext('r3', 'Visit')),
     );
     expectUnavailable(value);
   });
 
-  it('the readiness check answers 503 within its budget; liveness, which calls nothing, still 200', async () => {
+  it.concurrent('the readiness check answers 503 within its budget; liveness, which calls nothing, still 200', async () => {
     const { value, ms } = await timed(() =>
       handlers.readiness(event('GET', '/api/v1/health/ready', {}), lambdaContext('r4', 'Readiness')),
     );
@@ -157,7 +158,7 @@ describe.each([
     });
   });
 
-  it('the authorizer answers within 2 s, and the handler then says 503, not 401', async () => {
+  it.concurrent('the authorizer answers within 2 s, and the handler then says 503, not 401', async () => {
     const { value, ms } = await timed(() =>
       handlers.authorizer({
         headers: { 'api-key': 'k' },

@@ -171,7 +171,8 @@ describe('GET /r/{referral_code} (endpoint 13)', () => {
     expect(await botVisits(campaignId, link.referral_code)).toHaveLength(1);
   });
 
-  it.each(CRAWLERS)('%s: 302, not an action: a bot visit', async (_name, ua) => {
+  // Concurrent: each crawler's case, on a link of its own, waits for its counter to stay at 0.
+  it.concurrent.each(CRAWLERS)('%s: 302, not an action: a bot visit', async (_name, ua) => {
     expect(isBot(ua)).toBe(true);
     const link = await createLink(campaignId);
     for (const agent of [ua, ua.toLowerCase()]) {
