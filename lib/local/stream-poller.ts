@@ -16,8 +16,8 @@
  *
  * Idle, it looks less often: once nothing has been read, gathered or poked for `idleAfterMs`, it
  * reads every `idleIntervalMs` instead of every `intervalMs`, and a `poke()` (the local stack
- * pokes after each request it answers) wakes it at once. A
- * stream cannot be waited on, and DynamoDB Local answers each read with a cost of its own: an idle
+ * pokes after each request it answers and each batch it hands over) wakes it at once. A stream
+ * cannot be waited on, and DynamoDB Local answers each read with a cost of its own: an idle
  * `npm start` spent most of its CPU on reads of an empty stream (README, "Decisions"). While
  * anything happens, it reads every `intervalMs` as before, poked or not.
  */

@@ -7,11 +7,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { rawRequest } from '../support/api.ts';
-import { createCampaign, createLink } from '../support/records.ts';
+import { BROWSER_UA, createCampaign, createLink } from '../support/records.ts';
 import { settledClicks } from '../support/table.ts';
 
-const CHROME =
-  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('the local stack after a quiet spell', () => {
@@ -21,7 +19,9 @@ describe('the local stack after a quiet spell', () => {
     // Both pollers idle: the link's records are handled within about 1.2 s (the rollups gather
     // for 1 s), and 2 s without a record or a poke after that makes a poller idle.
     await pause(4_500);
-    const visit = await rawRequest('GET', `/r/${link.referral_code}`, { headers: { 'user-agent': CHROME } });
+    const visit = await rawRequest('GET', `/r/${link.referral_code}`, {
+      headers: { 'user-agent': BROWSER_UA },
+    });
     expect(visit.status).toBe(302);
     // The rollups gather for 1 s; without the poke the next read would be a minute away.
     expect(await settledClicks(link.referral_code, 1, 3_000)).toBe(1);
