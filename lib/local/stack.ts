@@ -59,13 +59,6 @@ export interface LocalStackSettings {
    * which queries a table of millions of items written straight into it with its stream off.
    */
   streamPoller?: boolean;
-  /**
-   * How often an idle table-stream poller reads the stream (default 1 s). The stack pokes its
-   * pollers after each request it answers, so this bounds only the delay of a write made outside
-   * a request while it is idle: a script, the AWS CLI, a queue consumer (whose writes, delivery
-   * logs and purges, no stream consumer acts on).
-   */
-  streamIdleIntervalMs?: number;
 }
 
 /** One answered request of the local gateway. */
@@ -174,10 +167,7 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
   let dispatch: Server | undefined;
   const { createServer } = await import('node:http');
   const onRequest = settings.onRequest;
-  // Set once the stream pollers run: every answered request may have written to the table.
-  let pokeStreams = () => {};
   const server = createServer((req, res) => {
-    res.once('finish', () => pokeStreams());
     if (onRequest) {
       const started = performance.now();
       // The gateway passes its headers to writeHead, which does not keep them for getHeader.
@@ -298,19 +288,6 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
       console.error(`local ${what} poller: ${err instanceof Error ? err.message : String(err)}`);
     // The table stream's two readers, as the two event source mappings in AWS: webhooks (the queue,
     // action items) at once, and the feed, the rollups and purge triggers gathered for 1 s.
-    // Idle (2 s without a record or a poke), each reads once a second instead of every 150 ms.
-    const idleIntervalMs = settings.streamIdleIntervalMs ?? 1_000;
-    // A stream consumer writes too (the webhook one puts the action item of a referred user's
-    // action, which the rollups count): a batch handled pokes both pollers.
-    const poking =
-      (handler: StreamHandler): StreamHandler =>
-      async (event) => {
-        try {
-          return await handler(event);
-        } finally {
-          pokeStreams();
-        }
-      };
     const streamPollers =
       settings.streamPoller === false
         ? []
@@ -318,27 +295,22 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
             startStreamPoller({
               endpoint,
               tableName: LOCAL_TABLE_NAME,
-              handlers: [poking((await load('stream/enqueue-webhook-events')).handler as StreamHandler)],
+              handlers: [(await load('stream/enqueue-webhook-events')).handler as StreamHandler],
               batchSize: WEBHOOK_STREAM_BATCHING.batchSize,
               checkpointFile: dataDir ? join(dataDir, 'stream-checkpoint.json') : undefined,
-              idleIntervalMs,
               onError: logPollerError('stream'),
             }),
             startStreamPoller({
               endpoint,
               tableName: LOCAL_TABLE_NAME,
-              handlers: [poking((await load('stream/feed-and-rollups')).handler as StreamHandler)],
+              handlers: [(await load('stream/feed-and-rollups')).handler as StreamHandler],
               batchSize: ROLLUP_STREAM_BATCHING.batchSize,
               batchingWindowMs: ROLLUP_STREAM_BATCHING.windowSeconds * 1000,
               checkpointFile: dataDir ? join(dataDir, 'rollup-stream-checkpoint.json') : undefined,
-              idleIntervalMs,
               onError: logPollerError('rollup stream'),
             }),
           ];
     for (const poller of streamPollers) stoppers.push(() => poller.stop());
-    pokeStreams = () => {
-      for (const poller of streamPollers) poller.poke();
-    };
     const firstAttemptPoller = startQueuePoller({
       endpoint: queue.endpoint,
       queueUrl: queue.webhookQueueUrl,

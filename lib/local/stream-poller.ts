@@ -13,13 +13,6 @@
  *
  * One poller stands for one event source mapping: its batch size and batching window are the
  * mapping's (the local stack runs one per mapping, each with its own checkpoint file).
- *
- * Idle, it looks less often: once nothing has been read, gathered or poked for `idleAfterMs`, it
- * reads every `idleIntervalMs` instead of every `intervalMs`, and a `poke()` (the local stack
- * pokes after each request it answers and each batch it hands over) wakes it at once. A stream
- * cannot be waited on, and DynamoDB Local answers each read with a cost of its own: an idle
- * `npm start` spent most of its CPU on reads of an empty stream (README, "Decisions"). While
- * anything happens, it reads every `intervalMs` as before, poked or not.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -55,13 +48,6 @@ export interface StreamPollerOptions {
   handlers: readonly StreamHandler[];
   /** Pause between polls when nothing was read. */
   intervalMs?: number;
-  /**
-   * Pause between polls once idle (nothing read, gathered or poked for `idleAfterMs`); a poke
-   * ends it at once. Default: `intervalMs`, i.e. no idle mode.
-   */
-  idleIntervalMs?: number;
-  /** How long without anything read, gathered or poked makes the poller idle (default 2 s). */
-  idleAfterMs?: number;
   /** Records per batch at most, as the mapping's `BatchSize` (default 100). */
   batchSize?: number;
   /**
@@ -75,8 +61,6 @@ export interface StreamPollerOptions {
 }
 
 export interface StreamPoller {
-  /** Something may have been written: read at once if idle, and stay awake for `idleAfterMs`. */
-  poke(): void;
   stop(): Promise<void>;
 }
 
@@ -94,8 +78,6 @@ const RETRY_PAUSE_MS = 500;
 
 export function startStreamPoller(options: StreamPollerOptions): StreamPoller {
   const interval = options.intervalMs ?? 150;
-  const idleInterval = Math.max(interval, options.idleIntervalMs ?? interval);
-  const idleAfter = options.idleAfterMs ?? 2_000;
   const batchSize = options.batchSize ?? 100;
   const batchingWindowMs = options.batchingWindowMs ?? 0;
   const config = dynamoClientConfig(options.endpoint);
@@ -107,9 +89,6 @@ export function startStreamPoller(options: StreamPollerOptions): StreamPoller {
   let lastDiscover = 0;
   let stopped = false;
   let wake: (() => void) | undefined;
-  /** When something was last read, gathered or poked: what keeps the poller awake. */
-  let lastActivity = Date.now();
-  let idleSleeping = false;
 
   const saved = readCheckpoint(options.checkpointFile);
 
@@ -186,7 +165,6 @@ export function startStreamPoller(options: StreamPollerOptions): StreamPoller {
         throw err;
       }
       const records = (out.Records ?? []).map(repairEmptyMaps);
-      if (records.length > 0) lastActivity = Date.now();
       if (records.length > 0 && state.pending.length === 0) state.pendingSince = Date.now();
       state.pending.push(...records);
       read = records.length;
@@ -265,25 +243,14 @@ export function startStreamPoller(options: StreamPollerOptions): StreamPoller {
         continue;
       }
       if (read === 0 && !stopped) {
-        // Records gathered for a window, or a batch to retry, keep the poller awake.
-        const busy = [...shards.values()].some((s) => s.pending.length > 0 || s.retryAt !== undefined);
-        if (busy) lastActivity = Date.now();
-        idleSleeping = Date.now() - lastActivity >= idleAfter;
-        await sleep(idleSleeping ? idleInterval : interval, (w) => {
+        await sleep(interval, (w) => {
           wake = w;
         });
-        idleSleeping = false;
       }
     }
   })();
 
   return {
-    poke() {
-      lastActivity = Date.now();
-      // Only an idle sleep is cut short: awake, the poller reads every `intervalMs` whatever the
-      // pokes (under load a poke per request would otherwise make it read without pause).
-      if (idleSleeping) wake?.();
-    },
     async stop() {
       stopped = true;
       wake?.();

@@ -12,7 +12,6 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { dynamoClientConfig } from '../../lib/aws/clients.ts';
-import { type DynamoCounter, startDynamoCounter } from '../../lib/local/dynamodb-counter.ts';
 import { type StreamHandler, type StreamPoller, startStreamPoller } from '../../lib/local/stream-poller.ts';
 import { eventually } from '../support/wait.ts';
 
@@ -50,13 +49,7 @@ interface Seen {
 /** A poller on `table` whose handler records each batch (and may fail some). */
 function recording(
   table: string,
-  settings: {
-    batchSize: number;
-    batchingWindowMs: number;
-    idleIntervalMs?: number;
-    idleAfterMs?: number;
-    endpoint?: string;
-  },
+  settings: { batchSize: number; batchingWindowMs: number },
   fail?: (keys: string[]) => string | undefined,
 ) {
   const batches: Seen[] = [];
@@ -78,10 +71,8 @@ function recording(
 }
 
 const pollers: StreamPoller[] = [];
-const counters: DynamoCounter[] = [];
 afterAll(async () => {
   await Promise.all(pollers.map((p) => p.stop()));
-  await Promise.all(counters.map((c) => c.stop()));
   for (const name of tables)
     await client.send(new DeleteTableCommand({ TableName: name })).catch(() => undefined);
   client.destroy();
@@ -146,51 +137,5 @@ describe('the local stream poller, as an event source mapping', () => {
     expect(handed.length).toBeGreaterThanOrEqual(4);
     expect(handed).toEqual(keys.slice(0, handed.length));
     expect(all).toEqual([...handed, ...keys.slice(3)]);
-  });
-
-  it('idle, reads only at its idle interval; a poke wakes it at once; awake, pokes do not make it read faster', async () => {
-    const table = await streamTable();
-    // Every read of the stream counted on the wire.
-    const counter = await startDynamoCounter(endpoint);
-    counters.push(counter);
-    const reads = () => counter.snapshot().counts['stream:GetRecords'] ?? 0;
-    const { batches, poller } = recording(table, {
-      batchSize: 100,
-      batchingWindowMs: 0,
-      idleIntervalMs: 60_000,
-      idleAfterMs: 300,
-      endpoint: counter.endpoint,
-    });
-    pollers.push(poller);
-    await eventually('a first read', () => (reads() > 0 ? true : undefined), 10_000, 20);
-    await pause(800); // idle by now: 300 ms without a record or a poke
-
-    // Idle: a record written without a poke waits for the idle interval (a minute here).
-    const idleReads = reads();
-    await put(table, 0);
-    await pause(1_000);
-    expect(batches).toEqual([]);
-    expect(reads()).toBe(idleReads);
-
-    // A poke: read at once.
-    const poked = Date.now();
-    poller.poke();
-    await eventually('the poked read', () => (batches.length > 0 ? true : undefined), 5_000, 5);
-    expect(Date.now() - poked).toBeLessThan(1_000);
-    expect(batches.map((b) => b.keys)).toEqual([['item-0000']]);
-
-    // Awake, a poke every 5 ms for 600 ms: still one read per 50 ms interval at most, not one per poke.
-    const awakeReads = reads();
-    const until = Date.now() + 600;
-    while (Date.now() < until) {
-      poller.poke();
-      await pause(5);
-    }
-    expect(reads() - awakeReads).toBeLessThanOrEqual(600 / 50 + 4);
-
-    // Still awake (the last poke was just now): a record written without a poke is read at once.
-    await put(table, 1);
-    await eventually('the second record', () => (batches.length > 1 ? true : undefined), 2_000, 5);
-    expect(batches.map((b) => b.keys)).toEqual([['item-0000'], ['item-0001']]);
   });
 });

@@ -22,10 +22,6 @@ export async function setup(project: TestProject) {
     // would throttle some of them. The limits are still counted on every request, just never
     // reached; test/integration/throttling.test.ts runs a gateway with small ones.
     throttles: { redirect: NEVER_REACHED, api: NEVER_REACHED, docs: NEVER_REACHED },
-    // Idle stream pollers read only once a minute (npm start: once a second), so the run shows
-    // that each request wakes them (test/integration/stream-wake.test.ts): no test here waits on
-    // the stream for a write made outside a request.
-    streamIdleIntervalMs: 60_000,
   });
   project.provide('baseUrl', stack.baseUrl);
   project.provide('dynamodbEndpoint', stack.dynamodbEndpoint);
