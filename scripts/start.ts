@@ -1,6 +1,6 @@
 /**
  * `npm start`: the whole service on this machine. Settings come from the environment (see the
- * README's settings table); Ctrl-C stops everything that was started.
+ * settings table in docs/local-stack.md); Ctrl-C stops everything that was started.
  */
 import { LocalStackError } from '../lib/local/errors.ts';
 import { type LocalStackSettings, settingsFromEnv, startLocalStack } from '../lib/local/stack.ts';

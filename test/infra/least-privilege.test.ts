@@ -216,7 +216,7 @@ describe('every function of the stack', () => {
     }
   });
 
-  it("has the memory and timeout of the README's table, and logs to its own log group kept 1 month", () => {
+  it('has the memory and timeout of the table in docs/deploying.md, and logs to its own log group kept 1 month', () => {
     // Seconds and MB, written out: a constant changed by mistake in infra/ fails here.
     const expected: Record<string, { MemorySize: number; Timeout: number }> = {
       WebhookDelivery: { MemorySize: 256, Timeout: 30 },

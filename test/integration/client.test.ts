@@ -1,7 +1,7 @@
 /**
  * A customer's typed client: types generated from the document by openapi-typescript
  * (test/client/api-types.ts, `npm run openapi:types`) and openapi-fetch, through the whole flow.
- * The README's "Typed client" section shows the same lines. Each response is also checked against
+ * docs/typed-client.md shows the same lines. Each response is also checked against
  * the document, like every response of the integration tests.
  */
 import createClient, { type Middleware } from 'openapi-fetch';

@@ -622,7 +622,7 @@ const cases: Case[] = [
  */
 /**
  * The webhook test ignores `Idempotency-Key`: it stores nothing but its log line, and each call
- * sends one test event (README, "Webhook operations").
+ * sends one test event (docs/webhooks.md, "Webhook operations").
  */
 const KEYLESS_POSTS = new Set(['TestWebhook']);
 const postRoutes = new Set(

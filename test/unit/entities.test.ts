@@ -68,8 +68,8 @@ const link = newLinkItem({
   now,
 });
 
-describe('the key layout (README, "Data model and round trips")', () => {
-  it('keys every item as the table in the README says', () => {
+describe('the key layout (docs/data-model.md)', () => {
+  it('keys every item as the table in docs/data-model.md says', () => {
     expect(campaignKey('acme', campaignId)).toEqual({ PK: `T#acme#C#${campaignId}`, SK: 'CAMPAIGN' });
     expect(referredUserKey('acme', campaignId, 'bob')).toEqual({
       PK: `T#acme#C#${campaignId}`,
