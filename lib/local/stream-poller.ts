@@ -167,7 +167,7 @@ export function startStreamPoller(options: StreamPollerOptions): StreamPoller {
   /** Reads what fits in hand; the number of records read. */
   const read = async (shard: Shard): Promise<number> => {
     const room = shard.room;
-    if (shard.ended || room <= 0 || Date.now() < shard.readAfter) return 0;
+    if (shard.ended || room <= 0 || Date.now() < shard.nextReadAt) return 0;
     try {
       shard.iterator ??= await iteratorFor(shard);
       const out = await streams.send(new GetRecordsCommand({ ShardIterator: shard.iterator, Limit: room }));
@@ -187,7 +187,7 @@ export function startStreamPoller(options: StreamPollerOptions): StreamPoller {
       // Expired, or from a DynamoDB Local that has restarted since: a new one after the last read.
       shard.iterator = undefined;
       if (err instanceof ExpiredIteratorException) return 0;
-      shard.readAfter = Date.now() + READ_RETRY_MS;
+      shard.nextReadAt = Date.now() + READ_RETRY_MS;
       report(err);
       return 0;
     }

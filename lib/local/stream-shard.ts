@@ -67,8 +67,8 @@ export class Shard {
   ended = false;
   /** The last read returned nothing: what was written before it is in hand. */
   caughtUp = false;
-  /** No read before (after a failed one). */
-  readAfter = 0;
+  /** After a failed read: no read of this shard before then. */
+  nextReadAt = 0;
   private pending: InHand[] = [];
   private retryAt?: number;
   private window?: OpenWindow;

@@ -30,7 +30,8 @@ export interface StreamBatchEvent<S extends WindowState = WindowState> {
   /**
    * The window every record of this batch belongs to (a batch never mixes windows): the window of
    * its `dynamodb.ApproximateCreationDateTime`. A window that is over is never opened again: a
-   * record read after its window was closed joins the next window.
+   * record read after its window was closed joins the next window. (DynamoDB Local gives that time
+   * to the minute only; the local poller estimates the second, `lib/local/stream-records.ts`.)
    */
   window?: StreamWindow;
   /**
