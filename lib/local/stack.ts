@@ -23,7 +23,12 @@ import {
   RETRY_CONCURRENCY,
   RETRY_CONCURRENCY_PER_CAMPAIGN,
 } from '../webhooks/lanes.ts';
-import { ROLLUP_STREAM_BATCHING, WEBHOOK_STREAM_BATCHING } from '../webhooks/stream-filter.ts';
+import {
+  FEED_AND_ROLLUP_FILTERS,
+  ROLLUP_STREAM_BATCHING,
+  STREAM_CONSUMER_FILTERS,
+  WEBHOOK_STREAM_BATCHING,
+} from '../webhooks/stream-filter.ts';
 import { ensureTable, type RunningDynamo, startDynamoLocal } from './dynamodb.ts';
 import { LocalStackError } from './errors.ts';
 import { type AuthorizerHandler, createGateway, type LambdaHandler, lambdaContext } from './gateway.ts';
@@ -59,6 +64,13 @@ export interface LocalStackSettings {
    * which queries a table of millions of items written straight into it with its stream off.
    */
   streamPoller?: boolean;
+  /**
+   * The rollup stream reader's batching window and tumbling window: the deployed mapping's
+   * (`ROLLUP_STREAM_BATCHING`) unless given; test stacks pass shorter ones (fractions of a second
+   * are fine locally).
+   */
+  rollupBatchingWindowMs?: number;
+  rollupTumblingWindowSeconds?: number;
 }
 
 /** One answered request of the local gateway. */
@@ -286,8 +298,9 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
     // purge function.
     const logPollerError = (what: string) => (err: unknown) =>
       console.error(`local ${what} poller: ${err instanceof Error ? err.message : String(err)}`);
-    // The table stream's two readers, as the two event source mappings in AWS: webhooks (the queue,
-    // action items) at once, and the feed, the rollups and purge triggers gathered for 1 s.
+    // The table stream's two readers, as the two event source mappings in AWS, with their
+    // filters: webhooks (the queue, action items) at once, and the feed, the rollups and purge
+    // triggers gathered for a second, in tumbling windows.
     const streamPollers =
       settings.streamPoller === false
         ? []
@@ -295,7 +308,8 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
             startStreamPoller({
               endpoint,
               tableName: LOCAL_TABLE_NAME,
-              handlers: [(await load('stream/enqueue-webhook-events')).handler as StreamHandler],
+              handler: (await load('stream/enqueue-webhook-events')).handler as StreamHandler,
+              filters: STREAM_CONSUMER_FILTERS,
               batchSize: WEBHOOK_STREAM_BATCHING.batchSize,
               checkpointFile: dataDir ? join(dataDir, 'stream-checkpoint.json') : undefined,
               onError: logPollerError('stream'),
@@ -303,9 +317,13 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
             startStreamPoller({
               endpoint,
               tableName: LOCAL_TABLE_NAME,
-              handlers: [(await load('stream/feed-and-rollups')).handler as StreamHandler],
+              handler: (await load('stream/feed-and-rollups')).handler as StreamHandler,
+              filters: FEED_AND_ROLLUP_FILTERS,
               batchSize: ROLLUP_STREAM_BATCHING.batchSize,
-              batchingWindowMs: ROLLUP_STREAM_BATCHING.windowSeconds * 1000,
+              batchingWindowMs:
+                settings.rollupBatchingWindowMs ?? ROLLUP_STREAM_BATCHING.windowSeconds * 1000,
+              tumblingWindowSeconds:
+                settings.rollupTumblingWindowSeconds ?? ROLLUP_STREAM_BATCHING.tumblingWindowSeconds,
               checkpointFile: dataDir ? join(dataDir, 'rollup-stream-checkpoint.json') : undefined,
               onError: logPollerError('rollup stream'),
             }),

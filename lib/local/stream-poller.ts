@@ -1,51 +1,55 @@
 /**
- * Local stand-in for the table stream's event source mappings: reads DynamoDB Local's stream and
- * invokes the same stream-consumer handlers that run in AWS (e.g. `functions/stream/enqueue-webhook-
- * events.ts`) with Lambda-shaped batches, so the local stack exercises the same path from commit
- * to queue. DynamoDB Local has no event filtering; each handler skips the records its mapping's
- * filter would have dropped.
+ * Local stand-in for one of the table stream's event source mappings: reads DynamoDB Local's
+ * stream and invokes the same handler that runs in AWS (e.g. `functions/stream/enqueue-webhook-
+ * events.ts`) with Lambda-shaped batches (`lib/queues/stream-batch.ts`), so the local stack
+ * exercises the same path from commit to queue. As the mapping does, it applies its filters
+ * (`stream-filters.ts`), its batch size and batching window, `ReportBatchItemFailures` and, when
+ * it has one, its tumbling window with state (`stream-shard.ts`).
  *
  * Shards: all shards of the stream are discovered every second (DescribeStream, paginated); each
  * one is read from TRIM_HORIZON, or after its checkpoint when a checkpoint file is kept (persistent
  * data dir, so a restart does not replay the whole retained stream). Closed shards are read to
- * their end and then dropped. A batch the handler reports as failed is re-read from its first
- * failed record after a short pause, as Lambda does with `ReportBatchItemFailures`.
+ * their end and then dropped.
  *
- * One poller stands for one event source mapping: its batch size and batching window are the
- * mapping's (the local stack runs one per mapping, each with its own checkpoint file).
+ * Nothing is skipped: records read stay in hand until the handler acknowledges them. A failed
+ * batch is handed over again from its first failed record after a pause, until it succeeds,
+ * whatever else fails meanwhile (reads, discovery, DynamoDB Local itself); the checkpoint, in
+ * memory and on disk, never passes a record before its batch succeeded. A restart resumes after
+ * the checkpoint, with the window and state saved with it.
  */
-import { existsSync, readFileSync } from 'node:fs';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
-  type _Record,
   DescribeStreamCommand,
   DynamoDBStreamsClient,
   ExpiredIteratorException,
   GetRecordsCommand,
-  type GetRecordsCommandOutput,
   GetShardIteratorCommand,
-  type ShardIteratorType,
   TrimmedDataAccessException,
 } from '@aws-sdk/client-dynamodb-streams';
 import { dynamoClientConfig } from '../aws/clients.ts';
-import { writeFileAtomic } from './files.ts';
+import type { StreamBatchEvent, StreamBatchResponse, WindowState } from '../queues/stream-batch.ts';
+import { readCheckpoint, type StreamCheckpoint, writeCheckpoint } from './stream-checkpoint.ts';
+import { compileFilters } from './stream-filters.ts';
+import { lambdaRecord } from './stream-records.ts';
+import { type Invocation, type Outcome, Shard } from './stream-shard.ts';
 
-export type StreamHandler = (event: {
-  Records: _Record[];
-  /** As Lambda passes it to a mapping with a tumbling window. */
-  shardId: string;
-}) => Promise<{ batchItemFailures: Array<{ itemIdentifier: string }> } | undefined>;
+export type { StreamBatchEvent, StreamBatchResponse, StreamWindowEvent } from '../queues/stream-batch.ts';
+export { repairEmptyMaps } from './stream-records.ts';
+
+// biome-ignore lint/suspicious/noConfusingVoidType: a handler with nothing to report may return nothing.
+export type StreamHandler = (event: StreamBatchEvent) => Promise<StreamBatchResponse | undefined | void>;
 
 export interface StreamPollerOptions {
   endpoint: string;
   tableName: string;
+  /** The mapping's function. */
+  handler: StreamHandler;
   /**
-   * Stream consumers, each standing for one event source mapping in AWS (webhooks, purge, ...).
-   * Every batch goes to all of them; when any reports a failure the batch is re-read from the
-   * earliest failed record for all of them, so a consumer may see a record twice (they are all
-   * at-least-once and idempotent or deduplicated downstream, as in AWS).
+   * The mapping's filter patterns (`FilterCriteria`, as plain data): a record is handed over only
+   * when it matches one of them; the others count as done. Unset: every record. A pattern using a
+   * matcher the local poller does not implement throws here, at the start.
    */
-  handlers: readonly StreamHandler[];
+  filters?: readonly unknown[];
   /** Pause between polls when nothing was read. */
   intervalMs?: number;
   /** Records per batch at most, as the mapping's `BatchSize` (default 100). */
@@ -55,68 +59,74 @@ export interface StreamPollerOptions {
    * mapping's `MaximumBatchingWindowInSeconds` (default 0: each read is handed over at once).
    */
   batchingWindowMs?: number;
-  /** Where to keep each shard's last processed sequence number; unset keeps nothing. */
+  /**
+   * The mapping's `TumblingWindowInSeconds` (fractions allowed locally): every invocation then
+   * carries its window and state (`StreamWindowEvent`) and must answer with a `state`.
+   */
+  tumblingWindowSeconds?: number;
+  /**
+   * Where to keep each shard's checkpoint (and window and state); unset keeps nothing. Format:
+   * `stream-checkpoint.ts`.
+   */
   checkpointFile?: string;
   onError?: (err: unknown) => void;
 }
 
 export interface StreamPoller {
+  /** Lets the invocation in flight finish and records its outcome, then stops. */
   stop(): Promise<void>;
-}
-
-interface ShardState {
-  iterator?: string;
-  lastSequence?: string;
-  retryAt?: number;
-  /** Records read and not yet handled (gathered for the batching window), and since when. */
-  pending: _Record[];
-  pendingSince?: number;
+  /**
+   * Stops at once, as `kill -9` would: an invocation in flight runs on, but its outcome is never
+   * recorded, and nothing more is written to the checkpoint file.
+   */
+  kill(): void;
 }
 
 const DISCOVER_EVERY_MS = 1000;
 const RETRY_PAUSE_MS = 500;
+/** After a read failed (DynamoDB Local down, say): the next read of that shard. */
+const READ_RETRY_MS = 1000;
 
 export function startStreamPoller(options: StreamPollerOptions): StreamPoller {
+  const matches = compileFilters(options.filters);
   const interval = options.intervalMs ?? 150;
-  const batchSize = options.batchSize ?? 100;
-  const batchingWindowMs = options.batchingWindowMs ?? 0;
+  const windowSeconds = options.tumblingWindowSeconds;
+  if (windowSeconds !== undefined && !(windowSeconds > 0)) {
+    throw new Error(`tumblingWindowSeconds must be positive, got ${windowSeconds}`);
+  }
+  const settings = {
+    batchSize: options.batchSize ?? 100,
+    batchingWindowMs: options.batchingWindowMs ?? 0,
+    ...(windowSeconds ? { windowMs: windowSeconds * 1000 } : {}),
+    retryPauseMs: RETRY_PAUSE_MS,
+  };
   const config = dynamoClientConfig(options.endpoint);
   const streams = new DynamoDBStreamsClient(config);
   const dynamo = new DynamoDBClient(config);
-  const shards = new Map<string, ShardState>();
+  const report = (err: unknown) => {
+    if (!stopped) options.onError?.(err);
+  };
+  const shards = new Map<string, Shard>();
   const finished = new Set<string>();
+  const saved: StreamCheckpoint = options.checkpointFile
+    ? readCheckpoint(options.checkpointFile)
+    : { streamArn: '', shards: {} };
   let streamArn: string | undefined;
   let lastDiscover = 0;
+  let lastWritten: string | undefined;
   let stopped = false;
+  let killed = false;
   let wake: (() => void) | undefined;
-
-  const saved = readCheckpoint(options.checkpointFile);
-
-  const iteratorFor = async (shardId: string, type: ShardIteratorType, sequence?: string) => {
-    const out = await streams.send(
-      new GetShardIteratorCommand({
-        StreamArn: streamArn,
-        ShardId: shardId,
-        ShardIteratorType: type,
-        ...(sequence ? { SequenceNumber: sequence } : {}),
-      }),
-    );
-    return out.ShardIterator;
-  };
-
-  const resume = async (shardId: string, state: ShardState) => {
-    state.iterator = state.lastSequence
-      ? await iteratorFor(shardId, 'AFTER_SEQUENCE_NUMBER', state.lastSequence)
-      : await iteratorFor(shardId, 'TRIM_HORIZON');
-  };
 
   const discover = async () => {
     lastDiscover = Date.now();
     if (!streamArn) {
       const table = await dynamo.send(new DescribeTableCommand({ TableName: options.tableName }));
-      streamArn = table.Table?.LatestStreamArn;
-      if (!streamArn) throw new Error(`table ${options.tableName} has no stream`);
-      if (saved && saved.streamArn !== streamArn) saved.shards = {};
+      const arn = table.Table?.LatestStreamArn;
+      if (!arn) throw new Error(`table ${options.tableName} has no stream`);
+      // Another stream (the table made again): the checkpoints are of no use.
+      if (saved.streamArn !== arn) Object.assign(saved, { streamArn: arn, shards: {} });
+      streamArn = arn;
     }
     let start: string | undefined;
     do {
@@ -126,123 +136,152 @@ export function startStreamPoller(options: StreamPollerOptions): StreamPoller {
           ...(start ? { ExclusiveStartShardId: start } : {}),
         }),
       );
-      for (const shard of out.StreamDescription?.Shards ?? []) {
-        const id = shard.ShardId!;
-        if (shards.has(id) || finished.has(id)) continue;
-        const state: ShardState = { lastSequence: saved?.shards[id], pending: [] };
-        await resume(id, state);
-        shards.set(id, state);
+      for (const { ShardId: id } of out.StreamDescription?.Shards ?? []) {
+        if (!id || shards.has(id) || finished.has(id)) continue;
+        shards.set(id, new Shard(id, settings, saved.shards[id]));
       }
       start = out.StreamDescription?.LastEvaluatedShardId;
     } while (start);
   };
 
-  const pollShard = async (shardId: string, state: ShardState): Promise<number> => {
-    if (state.retryAt && Date.now() < state.retryAt) return 0;
-    if (!state.iterator) await resume(shardId, state);
-    // Gather up to `batchSize` records, across reads for up to `batchingWindowMs` (as Lambda's
-    // MaximumBatchingWindowInSeconds): the iterator moves on as records are read, the checkpoint
-    // only once they are handled, so a restart re-reads whatever was gathered and not handled.
-    let read = 0;
-    let closed = false;
-    const room = batchSize - state.pending.length;
-    if (room > 0) {
-      let out: GetRecordsCommandOutput;
-      try {
-        out = await streams.send(new GetRecordsCommand({ ShardIterator: state.iterator, Limit: room }));
-      } catch (err) {
-        if (err instanceof ExpiredIteratorException) {
-          state.iterator = undefined;
-          state.pending = [];
-          return 0;
-        }
-        if (err instanceof TrimmedDataAccessException) {
-          state.lastSequence = undefined;
-          state.iterator = undefined;
-          state.pending = [];
-          return 0;
-        }
-        throw err;
-      }
-      const records = (out.Records ?? []).map(repairEmptyMaps);
-      if (records.length > 0 && state.pending.length === 0) state.pendingSince = Date.now();
-      state.pending.push(...records);
-      read = records.length;
-      if (out.NextShardIterator) state.iterator = out.NextShardIterator;
-      else closed = true; // a closed shard, read to its end
-    }
-    const due =
-      state.pending.length >= batchSize ||
-      closed ||
-      (state.pending.length > 0 && Date.now() - (state.pendingSince ?? 0) >= batchingWindowMs);
-    if (state.pending.length > 0 && due) {
-      const records = state.pending;
-      state.pending = [];
-      const results = await Promise.all(
-        options.handlers.map(async (handler) => {
-          try {
-            return (await handler({ Records: records, shardId }))?.batchItemFailures ?? [];
-          } catch (err) {
-            // As in Lambda: a thrown handler fails the whole batch.
-            options.onError?.(err);
-            return [{ itemIdentifier: records[0]!.dynamodb?.SequenceNumber ?? '' }];
-          }
+  const iteratorFor = async (shard: Shard, trimmed = false) => {
+    const after = trimmed ? undefined : (shard.readUpTo ?? shard.acknowledged);
+    try {
+      const out = await streams.send(
+        new GetShardIteratorCommand({
+          StreamArn: streamArn,
+          ShardId: shard.id,
+          ...(after
+            ? { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: after }
+            : { ShardIteratorType: 'TRIM_HORIZON' }),
         }),
       );
-      const failures = results.flat();
-      if (failures.length > 0) {
-        const failed = new Set(failures.map((f) => f.itemIdentifier));
-        const first = records.findIndex((r) => failed.has(r.dynamodb?.SequenceNumber ?? ''));
-        const at = first === -1 ? 0 : first;
-        if (at > 0) state.lastSequence = records[at - 1]!.dynamodb?.SequenceNumber;
-        state.iterator = await iteratorFor(
-          shardId,
-          'AT_SEQUENCE_NUMBER',
-          records[at]!.dynamodb?.SequenceNumber,
-        );
-        state.retryAt = Date.now() + RETRY_PAUSE_MS;
-        saveCheckpoint();
-        return 0;
-      }
-      state.lastSequence = records[records.length - 1]!.dynamodb?.SequenceNumber;
-      state.retryAt = undefined;
-      saveCheckpoint();
+      return out.ShardIterator;
+    } catch (err) {
+      // Past the stream's retention: what is left starts at the trim horizon.
+      if (err instanceof TrimmedDataAccessException && after) return iteratorFor(shard, true);
+      throw err;
     }
-    if (closed && state.pending.length === 0) {
-      shards.delete(shardId);
-      finished.add(shardId);
-    }
-    // While records are gathered, the loop pauses between reads as when idle.
-    return state.pending.length > 0 ? 0 : read;
   };
 
-  // Called only once the handlers have acknowledged a batch, and the queue acknowledges a send
-  // once its journal is on disk: a checkpoint never passes a record whose work could still be lost.
-  // A shard read to its end keeps its last position, so a restart does not read it again.
-  const saveCheckpoint = () => {
-    if (!options.checkpointFile || !streamArn || !saved) return;
-    for (const [id, state] of shards) if (state.lastSequence) saved.shards[id] = state.lastSequence;
-    // Whole or not at all: a torn file would send the restart back to the start of the stream.
-    writeFileAtomic(options.checkpointFile, JSON.stringify({ streamArn, shards: saved.shards }));
+  /** Reads what fits in hand; the number of records read. */
+  const read = async (shard: Shard): Promise<number> => {
+    const room = shard.room;
+    if (shard.ended || room <= 0 || Date.now() < shard.nextReadAt) return 0;
+    try {
+      shard.iterator ??= await iteratorFor(shard);
+      const out = await streams.send(new GetRecordsCommand({ ShardIterator: shard.iterator, Limit: room }));
+      if (killed) return 0;
+      const records = (out.Records ?? []).map((r) => lambdaRecord(r, streamArn!));
+      if (shard.take(records, matches, Date.now())) save();
+      shard.iterator = out.NextShardIterator;
+      // No next iterator: a closed shard, read to its end.
+      if (!out.NextShardIterator) shard.ended = true;
+      return records.length;
+    } catch (err) {
+      shard.caughtUp = false;
+      if (err instanceof TrimmedDataAccessException) {
+        shard.iterator = await iteratorFor(shard, true).catch(() => undefined);
+        return 0;
+      }
+      // Expired, or from a DynamoDB Local that has restarted since: a new one after the last read.
+      shard.iterator = undefined;
+      if (err instanceof ExpiredIteratorException) return 0;
+      shard.nextReadAt = Date.now() + READ_RETRY_MS;
+      report(err);
+      return 0;
+    }
+  };
+
+  /** Hands over the batch due, if any; whether one succeeded. */
+  const handOver = async (shard: Shard): Promise<boolean> => {
+    const invocation = shard.next(Date.now());
+    if (!invocation || !streamArn) return false;
+    const outcome = await invoke(shard.id, streamArn, invocation);
+    if (killed) return false;
+    shard.settle(invocation, outcome, Date.now());
+    save();
+    return outcome.ok;
+  };
+
+  const invoke = async (shardId: string, arn: string, invocation: Invocation): Promise<Outcome> => {
+    const { records, window } = invocation;
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const event: StreamBatchEvent = {
+      // Copies, as Lambda sends JSON: a handler that changes what it got cannot change a retry.
+      Records: structuredClone(records),
+      shardId,
+      eventSourceARN: arn,
+      ...(window
+        ? {
+            window: { start: iso(window.start), end: iso(window.end) },
+            state: structuredClone(invocation.state ?? {}),
+            isFinalInvokeForWindow: invocation.final,
+            isWindowTerminatedEarly: invocation.endsEarly,
+          }
+        : {}),
+    };
+    let response: StreamBatchResponse | undefined;
+    try {
+      response = (await options.handler(event)) ?? undefined;
+    } catch (err) {
+      // As in Lambda: a thrown handler fails the whole batch.
+      report(err);
+      return { ok: false, failedAt: 0 };
+    }
+    const failures = response?.batchItemFailures ?? [];
+    if (failures.length > 0) {
+      const failed = new Set(failures.map((f) => f.itemIdentifier));
+      const first = records.findIndex((r) => failed.has(r.dynamodb?.SequenceNumber ?? ''));
+      // An identifier that names no record of the batch fails all of it, as in Lambda.
+      return { ok: false, failedAt: Math.max(first, 0) };
+    }
+    if (!window) return { ok: true };
+    const state = windowState(response?.state);
+    if (!state) {
+      report(new Error(`stream handler (shard ${shardId}): a response without a state object fails`));
+      return { ok: false, failedAt: 0 };
+    }
+    return { ok: true, state };
+  };
+
+  // Called once an invocation's outcome is known, and when records read were all filtered out:
+  // the handlers acknowledge a batch only once its work is durable (the local queue answers a
+  // send once its journal is on disk), so a checkpoint never passes a record whose work could
+  // still be lost. A shard read to its end keeps its last position, so a restart does not read it
+  // again.
+  const save = () => {
+    if (!options.checkpointFile || !streamArn || killed) return;
+    for (const [id, shard] of shards) saved.shards[id] = shard.toCheckpoint();
+    const text = JSON.stringify(saved);
+    if (text === lastWritten) return;
+    // Whole or not at all: a torn file would send the restart back to the start of the stream,
+    // and a state beside the wrong checkpoint would count records twice or not at all.
+    writeCheckpoint(options.checkpointFile, saved);
+    lastWritten = text;
   };
 
   const loop = (async () => {
     while (!stopped) {
-      let read = 0;
-      try {
-        if (Date.now() - lastDiscover >= DISCOVER_EVERY_MS) await discover();
-        for (const [id, state] of [...shards]) {
-          if (stopped) break;
-          read += await pollShard(id, state);
-        }
-      } catch (err) {
-        if (!stopped) options.onError?.(err);
-        await sleep(1000, (w) => {
-          wake = w;
-        });
-        continue;
+      let busy = false;
+      if (Date.now() - lastDiscover >= DISCOVER_EVERY_MS) {
+        // Failing discovery stops neither reads nor hand-overs of the shards already known.
+        await discover().catch(report);
       }
-      if (read === 0 && !stopped) {
+      for (const shard of [...shards.values()]) {
+        if (stopped) break;
+        const room = shard.room;
+        const count = await read(shard);
+        if (stopped) break;
+        const succeeded = await handOver(shard);
+        // A full read may have left more to read; a success may have left another batch due.
+        busy ||= (count > 0 && count === room) || succeeded;
+        if (shard.ended && shard.drained) {
+          shards.delete(shard.id);
+          finished.add(shard.id);
+        }
+      }
+      if (!busy && !stopped) {
         await sleep(interval, (w) => {
           wake = w;
         });
@@ -250,15 +289,34 @@ export function startStreamPoller(options: StreamPollerOptions): StreamPoller {
     }
   })();
 
+  const close = () => {
+    streams.destroy();
+    dynamo.destroy();
+  };
   return {
     async stop() {
       stopped = true;
       wake?.();
       await loop;
-      streams.destroy();
-      dynamo.destroy();
+      close();
+    },
+    kill() {
+      stopped = true;
+      killed = true;
+      wake?.();
+      close();
     },
   };
+}
+
+/** The state a response carries, as JSON (what Lambda would keep), or undefined if it has none. */
+function windowState(state: unknown): WindowState | undefined {
+  if (typeof state !== 'object' || state === null || Array.isArray(state)) return undefined;
+  try {
+    return JSON.parse(JSON.stringify(state)) as WindowState;
+  } catch {
+    return undefined;
+  }
 }
 
 function sleep(ms: number, register: (wake: () => void) => void): Promise<void> {
@@ -269,50 +327,4 @@ function sleep(ms: number, register: (wake: () => void) => void): Promise<void> 
       resolve();
     });
   });
-}
-
-function readCheckpoint(
-  file: string | undefined,
-): { streamArn: string; shards: Record<string, string> } | undefined {
-  if (!file || !existsSync(file)) return file ? { streamArn: '', shards: {} } : undefined;
-  try {
-    const data = JSON.parse(readFileSync(file, 'utf8')) as {
-      streamArn?: string;
-      shards?: Record<string, string>;
-    };
-    return { streamArn: data.streamArn ?? '', shards: data.shards ?? {} };
-  } catch {
-    return { streamArn: '', shards: {} };
-  }
-}
-
-const ATTRIBUTE_TYPES = ['S', 'N', 'B', 'SS', 'NS', 'BS', 'M', 'L', 'NULL', 'BOOL'];
-
-/**
- * DynamoDB Local's stream writes an empty map attribute as `{}` instead of `{"M":{}}` (an action
- * without metadata has `metadata: {}`), which no unmarshaller accepts. AWS writes `{"M":{}}`, so
- * the local poller repairs the record to what AWS would have delivered.
- */
-export function repairEmptyMaps(record: _Record): _Record {
-  const fix = (value: unknown): unknown => {
-    if (value === null || typeof value !== 'object') return value;
-    const av = value as Record<string, unknown>;
-    const kinds = Object.keys(av).filter((k) => ATTRIBUTE_TYPES.includes(k));
-    if (kinds.length === 0) return { M: {} };
-    if (av.M && typeof av.M === 'object') return { M: fixImage(av.M as Record<string, unknown>) };
-    if (Array.isArray(av.L)) return { L: av.L.map(fix) };
-    return value;
-  };
-  const fixImage = (image: Record<string, unknown>) =>
-    Object.fromEntries(Object.entries(image).map(([k, v]) => [k, fix(v)]));
-  const d = record.dynamodb;
-  if (!d) return record;
-  return {
-    ...record,
-    dynamodb: {
-      ...d,
-      ...(d.NewImage ? { NewImage: fixImage(d.NewImage) as typeof d.NewImage } : {}),
-      ...(d.OldImage ? { OldImage: fixImage(d.OldImage) as typeof d.OldImage } : {}),
-    },
-  };
 }

@@ -54,7 +54,13 @@ export const FEED_AND_ROLLUP_FILTERS = [
  * cannot wait (another campaign's first attempt starts within 1 s of its event): no window. The
  * rollups sum a batch's records per item and the feed packs a batch's events per campaign, so they
  * gather for 1 s (AWS's smallest window, whole seconds) and up to 1,000 records: a visit shows in
- * `total_clicks`, the analytics and the feed about 1 s later, within the contract's 2 s.
+ * `total_clicks`, the analytics and the feed about 1 s later, within the contract's 2 s. The
+ * rollup mapping's tumbling window (`TumblingWindowInSeconds`, 45 s) is the span across whose
+ * batches its function carries a state (`lib/queues/stream-batch.ts`).
  */
 export const WEBHOOK_STREAM_BATCHING = { batchSize: 100, windowSeconds: 0 } as const;
-export const ROLLUP_STREAM_BATCHING = { batchSize: 1000, windowSeconds: 1 } as const;
+export const ROLLUP_STREAM_BATCHING = {
+  batchSize: 1000,
+  windowSeconds: 1,
+  tumblingWindowSeconds: 45,
+} as const;
