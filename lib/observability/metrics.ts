@@ -21,6 +21,11 @@ export const BusinessMetric = {
   WebhookDeliveriesDeadLettered: 'WebhookDeliveriesDeadLettered',
   /** A campaign's webhook disabled after failing every attempt for 3 days (`lib/webhooks/failures.ts`). */
   WebhookEndpointsDisabled: 'WebhookEndpointsDisabled',
+  /**
+   * Work of the stream's counting consumer that DynamoDB refuses as it is, set aside so that it
+   * holds nothing back (`lib/analytics/parked.ts`): each piece needs an operator, and is alarmed.
+   */
+  CountingWorkParked: 'CountingWorkParked',
 } as const;
 export type BusinessMetric = (typeof BusinessMetric)[keyof typeof BusinessMetric];
 

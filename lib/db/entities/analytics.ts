@@ -176,6 +176,167 @@ export function seriesKey(tenant: string, campaignId: string, scope: Scope, day:
   return { PK: campaignPartition(tenant, campaignId), SK: seriesSortKey(scope, day) };
 }
 
+/**
+ * The campaign scope's actions by type for `day`, apart from its other counts: the campaign's
+ * series item is written by every stream batch (within 2 s), and visits, most of them, need not
+ * rewrite the types. It sorts right after its day's item, so a range of days reads both.
+ */
+export const TYPES_ITEM_SUFFIX = '#T';
+export function seriesTypesKey(tenant: string, campaignId: string, day: string) {
+  return {
+    PK: campaignPartition(tenant, campaignId),
+    SK: `${seriesSortKey({ kind: 'campaign' }, day)}${TYPES_ITEM_SUFFIX}`,
+  };
+}
+
+/** The day (`YYYY-MM-DD`) a series item's sort key names, whichever kind of series item it is. */
+export function seriesDayOf(sk: string): string {
+  const day = /#(\d{4}-\d{2}-\d{2})(?:#T)?$/.exec(sk)?.[1];
+  if (!day) throw new Error(`not a series item's sort key: ${sk}`);
+  return day;
+}
+
+/**
+ * An hour's count of one action type is named by a short hash of the type (`07h<hash>`), not the
+ * type itself: a type is up to 64 characters (256 bytes), and 24 hours of 101 types named in full
+ * would pass DynamoDB's 400 KB item limit. The day's map `Dt` keys each type by its name, and is
+ * where a reader finds the name of a hash (`typeNamesByHash`). 48 bits: a collision among a
+ * campaign's 101 types has odds of about 1 in 10^10.
+ */
+export const HOURLY_TYPE_MARK = 'h';
+export const typeHash = (type: string) =>
+  createHash('sha256').update(type, 'utf8').digest('base64url').slice(0, 8);
+export const hourlyTypeAttribute = (hour: number, type: string) =>
+  `${String(hour).padStart(2, '0')}${HOURLY_TYPE_MARK}${typeHash(type)}`;
+
+function typeNamesByHash(item: StoredItem): Map<string, string> {
+  const names = new Map<string, string>();
+  const types = item[DAY_TYPES_ATTRIBUTE];
+  if (typeof types === 'object' && types !== null && !Array.isArray(types))
+    for (const key of Object.keys(types))
+      if (key.startsWith(ACTION_TYPE_PREFIX)) {
+        const type = key.slice(ACTION_TYPE_PREFIX.length);
+        names.set(typeHash(type), type);
+      }
+  return names;
+}
+
+/**
+ * A campaign's action types counted by name: its first `NAMED_TYPES_MAX` distinct types (a
+ * string set, `names`); every later type counts under `OTHER_TYPE`, so that no input can grow a
+ * rollup without bound (the contract's Analytics section).
+ */
+export const NAMED_TYPES_MAX = 100;
+export const OTHER_TYPE = '(other)';
+export const TYPE_REGISTRY_NAMES = 'names';
+export function typeRegistryKey(tenant: string, campaignId: string) {
+  return { PK: campaignPartition(tenant, campaignId), SK: 'AN#TYPES' } as const;
+}
+
+/** A referrer's all-time counts in a campaign (what its rankings read), per metric with its reach time. */
+export function referrerTotalsKey(tenant: string, campaignId: string, referrerId: string) {
+  return { PK: campaignPartition(tenant, campaignId), SK: `AN#RT#${referrerHash(referrerId)}` };
+}
+
+/**
+ * One ranking of endpoint 17 as one item: its first `BOARD_SIZE` entries, best first. Counts only
+ * grow, and every raise of an entity's count is offered to its boards with the new count, so the
+ * board is always the exact top (an entity that leaves it can only come back through a raise).
+ */
+export const BOARD_SIZE = 100;
+export function boardKey(tenant: string, campaignId: string, by: TopBy, metric: TopMetric) {
+  return {
+    PK: campaignPartition(tenant, campaignId),
+    SK: `AN#TOP#${TOP_BY_KEY[by]}#${TOP_METRIC_KEY[metric]}`,
+  };
+}
+
+/** A board's entry: the entity's key (link id or referrer hash), its label, value and reach time. */
+export interface BoardEntry {
+  /** `L<link id>` or `R<referrer hash>`. */
+  k: string;
+  /** The referral code of a link, the referrer id of a referrer. */
+  label: string;
+  value: number;
+  reachMs: number;
+}
+
+/** Best first: higher value, then earlier reach, then key (a stable order for equal entries). */
+export function compareBoardEntries(a: BoardEntry, b: BoardEntry): number {
+  return b.value - a.value || a.reachMs - b.reachMs || (a.k < b.k ? -1 : a.k > b.k ? 1 : 0);
+}
+
+/** `board` with `entries` merged in: each entity at the higher of its two counts (ties keep the earlier reach). */
+export function mergedEntries(board: readonly BoardEntry[], entries: readonly BoardEntry[]): BoardEntry[] {
+  const byKey = new Map(board.map((e) => [e.k, e]));
+  for (const entry of entries) {
+    const before = byKey.get(entry.k);
+    if (!before || entry.value > before.value) byKey.set(entry.k, entry);
+  }
+  return [...byKey.values()].sort(compareBoardEntries).slice(0, BOARD_SIZE);
+}
+
+export const sameEntries = (a: readonly BoardEntry[], b: readonly BoardEntry[]) =>
+  a.length === b.length &&
+  a.every((e, i) => {
+    const f = b[i]!;
+    return e.k === f.k && e.value === f.value && e.reachMs === f.reachMs && e.label === f.label;
+  });
+
+const boardField = decoder('analytics board');
+export function boardEntriesOf(item: StoredItem | undefined): BoardEntry[] {
+  if (item === undefined) return [];
+  const entries = item.entries;
+  if (!Array.isArray(entries)) return boardField.fail(item, 'entries', 'a list');
+  return entries.map((e, i) => {
+    if (
+      !Array.isArray(e) ||
+      typeof e[0] !== 'string' ||
+      typeof e[1] !== 'string' ||
+      typeof e[2] !== 'number' ||
+      typeof e[3] !== 'number'
+    )
+      return boardField.fail(item, `entries[${i}]`, 'a [key, label, value, reach] entry');
+    return { k: e[0], label: e[1], value: e[2], reachMs: e[3] };
+  });
+}
+/** Entries stored as short lists: a board of 100 stays a few KB. */
+export const storedBoardEntries = (entries: readonly BoardEntry[]) =>
+  entries.map((e) => [e.k, e.label, e.value, e.reachMs]);
+
+/**
+ * Exactly once without transactions: an item the stream's counting consumer raises records, per
+ * reader of the stream (a shard, or a parked piece of work), the last stream record it applied:
+ * `hw_<lane hash>` = `<sequence, 40 digits>|<epoch seconds of the write>`. A write carries the
+ * condition that its first record is past that mark, so a batch handed over again (a Lambda
+ * retry, a restart) adds nothing twice. One conditional write costs 1 WRU per KB where a
+ * transaction costs 2. Marks older than the stream's 24 h retention (plus an hour) can never
+ * match a record again and are removed by a later write of the item (`staleMarks`).
+ */
+export const HIGH_WATER_PREFIX = 'hw_';
+export const highWaterAttribute = (lane: string) =>
+  `${HIGH_WATER_PREFIX}${createHash('sha256').update(lane, 'utf8').digest('base64url').slice(0, 10)}`;
+export const highWaterValue = (sequence: string, nowMs: number) =>
+  `${padSequence(sequence)}|${Math.floor(nowMs / 1000)}`;
+/** The sequence a mark holds (zero-padded), or undefined for no mark. */
+export function markedSequence(value: unknown): string | undefined {
+  return typeof value === 'string'
+    ? value.slice(0, value.indexOf('|') === -1 ? undefined : value.indexOf('|'))
+    : undefined;
+}
+export const MARK_LIFETIME_SECONDS = 25 * 60 * 60;
+/** The marks of `item` no record can match any more. */
+export function staleMarks(item: StoredItem | undefined, nowMs: number): string[] {
+  if (!item) return [];
+  const cutoff = Math.floor(nowMs / 1000) - MARK_LIFETIME_SECONDS;
+  return Object.keys(item).filter((name) => {
+    if (!name.startsWith(HIGH_WATER_PREFIX)) return false;
+    const value = item[name];
+    const at = typeof value === 'string' ? Number(value.slice(value.indexOf('|') + 1)) : Number.NaN;
+    return Number.isFinite(at) && at < cutoff;
+  });
+}
+
 /** One bucket's counts, as endpoint 16 adds them up. */
 export interface SeriesPoint {
   bucket: string;
@@ -225,17 +386,21 @@ export const zeroCounts = (): Omit<SeriesPoint, 'bucket'> => ({
  * A malformed count fails by name; attributes that are no count (keys, `type`) are skipped.
  */
 export function seriesPointsFromItem(item: StoredItem, granularity: Granularity): SeriesPoint[] {
-  const sk = seriesField.string(item, 'SK');
-  const day = sk.slice(sk.lastIndexOf('#') + 1);
+  const day = seriesDayOf(seriesField.string(item, 'SK'));
   const points = new Map<string, SeriesPoint>();
+  let hashed: Map<string, string> | undefined;
   for (const name in item) {
-    // `<hour><letter>` or `<hour>t:<type>`: two digits first (no regex: a week is 400 attributes).
+    // `<hour><letter>`, `<hour>h<type hash>` or (older items) `<hour>t:<type>`: two digits first
+    // (no regex: a week is 400 attributes).
     if (name.length < 3 || !isDigit(name.charCodeAt(0)) || !isDigit(name.charCodeAt(1))) continue;
     const rest = name.slice(2);
     const metric = LETTER_METRIC.get(rest);
-    const actionType = rest.startsWith(ACTION_TYPE_PREFIX)
-      ? rest.slice(ACTION_TYPE_PREFIX.length)
-      : undefined;
+    let actionType = rest.startsWith(ACTION_TYPE_PREFIX) ? rest.slice(ACTION_TYPE_PREFIX.length) : undefined;
+    if (metric === undefined && actionType === undefined && rest.startsWith(HOURLY_TYPE_MARK)) {
+      hashed ??= typeNamesByHash(item);
+      actionType = hashed.get(rest.slice(HOURLY_TYPE_MARK.length));
+      if (actionType === undefined) seriesField.fail(item, name, 'a type named in its Dt map');
+    }
     if (metric === undefined && actionType === undefined) continue;
     const value = item[name];
     if (typeof value !== 'number' || !Number.isFinite(value)) seriesField.fail(item, name, 'a number');
@@ -257,8 +422,7 @@ export function seriesPointsFromItem(item: StoredItem, granularity: Granularity)
  * malformed count fails by name.
  */
 export function dayPointFromItem(item: StoredItem): SeriesPoint {
-  const sk = seriesField.string(item, 'SK');
-  const point: SeriesPoint = { bucket: sk.slice(sk.lastIndexOf('#') + 1), ...zeroCounts() };
+  const point: SeriesPoint = { bucket: seriesDayOf(seriesField.string(item, 'SK')), ...zeroCounts() };
   for (const metric of SERIES_METRICS) {
     const name = dayTotalAttribute(metric);
     const value = item[name];
@@ -401,3 +565,23 @@ const checkpointField = decoder('rollup checkpoint');
 export function checkpointOf(item: StoredItem | undefined): string | undefined {
   return item === undefined ? undefined : checkpointField.string(item, 'sequence');
 }
+
+/**
+ * A link's all-time counts of its rankings, on its own item (`lib/db/entities/link.ts`), each with
+ * the time it was last raised (its reach, for ties): visits and unique visits raised by the
+ * stream's counting consumer with `total_clicks`, actions (every type but `visit`) by the write
+ * that records one; `total_referrals` is its referred users.
+ */
+export const LINK_TOTALS: Record<TopMetric, { count: string; reach: string }> = {
+  visits: { count: 'an_v', reach: 'an_vt' },
+  unique_visits: { count: 'an_u', reach: 'an_ut' },
+  actions: { count: 'an_a', reach: 'an_at' },
+  referred_users: { count: 'total_referrals', reach: 'an_rt' },
+};
+/** A referrer's all-time counts on its totals item (`referrerTotalsKey`), likewise. */
+export const REFERRER_TOTALS: Record<TopMetric, { count: string; reach: string }> = {
+  visits: { count: 'v', reach: 'vt' },
+  unique_visits: { count: 'u', reach: 'ut' },
+  actions: { count: 'a', reach: 'at' },
+  referred_users: { count: 'r', reach: 'rt' },
+};
