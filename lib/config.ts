@@ -12,6 +12,13 @@ function required(name: string): string {
   return value;
 }
 
+function positiveNumber(name: string): number | undefined {
+  const value = Number(process.env[name]);
+  return process.env[name] !== undefined && process.env[name] !== '' && Number.isFinite(value) && value >= 0
+    ? value
+    : undefined;
+}
+
 function optional(name: string): string | undefined {
   const value = process.env[name];
   return value === undefined || value === '' ? undefined : value;
@@ -81,6 +88,18 @@ export const config = {
   /** The delay of a purge's follow-up pass (`functions/queue/purge-campaign.ts`). */
   get purgeSweepDelaySeconds(): number {
     return Number(process.env.PURGE_SWEEP_DELAY_SECONDS ?? 60);
+  },
+  /**
+   * How long the counting consumer sums an item's interactions in its window before writing them
+   * (`lib/analytics/window.ts`): series by link and referrer and the referrers' totals. Deployed
+   * 30 s (with the 45 s tumbling window, the contract's 60 s); test stacks shorten it.
+   */
+  get analyticsFlushAgeMs(): number {
+    return positiveNumber('ANALYTICS_FLUSH_AGE_MS') ?? 30_000;
+  },
+  /** How long a campaign's rankings gather raises before they are merged (deployed 10 s). */
+  get analyticsBoardAgeMs(): number {
+    return positiveNumber('ANALYTICS_BOARD_AGE_MS') ?? 10_000;
   },
   /** Ids reserved per counter update (`lib/db/ids.ts`). */
   get idBlockSize(): number {

@@ -1,40 +1,48 @@
 /**
- * The table stream's second reader (the webhook consumer, `enqueue-webhook-events.ts`, is the
- * first; DynamoDB serves two readers per shard without throttling them), for what may wait a
- * second, so that it is done in bigger batches. Its event source mapping gathers up to 1,000
- * records for up to 1 s (`infra/rollups.ts`, `ROLLUP_STREAM_BATCHING`), and its filters
- * (`FEED_AND_ROLLUP_FILTERS`) pass:
+ * The table stream's second reader, the counting consumer (the webhook consumer,
+ * `enqueue-webhook-events.ts`, is the first; DynamoDB serves two readers per shard without
+ * throttling them). Its event source mapping gathers up to 1,000 records for up to 1 s, in a
+ * tumbling window of 45 s whose state carries the window's sums (`infra/rollups.ts`,
+ * `ROLLUP_STREAM_BATCHING`); its filters (`FEED_AND_ROLLUP_FILTERS`) pass the INSERTs of
+ * interactions (event items, bot visits), the link records of actions committed on their link,
+ * and the REMOVEs of campaign items. Four jobs, each counting every record once on its own terms,
+ * so none waits for another's progress and a batch handed over again redoes nothing:
  *
- * - the INSERTs of interactions (event items, bot visits), which the analytics rollups and the
- *   links' `total_clicks` add up exactly once (`lib/analytics/rollups.ts`), and whose events go
- *   into their campaign's events feed exactly once (`lib/webhooks/feed.ts`; an action committed on
- *   its link is fed from the link's record, `eventRecordsOf`). Both are checkpointed per shard:
- *   hence the mapping's tumbling window, the one way Lambda tells a stream consumer which shard a
- *   batch comes from, and the `state` in the response that a tumbling window requires. A rollup
- *   write sums every visit of its batch per item, and a feed transaction packs up to 98 events,
- *   so the bigger the batch, the fewer the writes: at ~100 visits a second on one link, a
- *   second's visits in one batch instead of the few a poll without a window gathers. A visit
- *   shows in `total_clicks`, the analytics and the feed about 1 s after it.
- * - the REMOVEs of campaign items (DELETE /campaign), each put on the purge queue as a job for the
- *   campaign's partition. A duplicate job is harmless: purging is idempotent.
+ * - fast rollups (`lib/analytics/fast.ts`): `total_clicks` of visited links and the campaign's own
+ *   series, within 2 s, exactly once by the items' high-water marks;
+ * - the window (`lib/analytics/window.ts`): series by link and by referrer, the referrers'
+ *   totals and the rankings, summed in the window's state and written within a minute;
+ * - the events feed (`lib/webhooks/feed.ts`), exactly once by each shard's position on the
+ *   campaign's feed counter;
+ * - purges: a campaign's REMOVE becomes a purge job (a duplicate job is harmless).
  *
- * Failures are reported per record (`ReportBatchItemFailures`), so Lambda retries from the first
- * of them and nothing is skipped; what a retry repeats is harmless (the rollups' and the feed's
- * checkpoints skip what was applied, a purge job may be sent twice).
+ * What DynamoDB refuses as it is (one item, one event) is isolated and parked with an alarm
+ * (`lib/stream/parked.ts`), and everything else goes on: no input can stop the counting. A passing
+ * failure of any job (DynamoDB or SQS throttling, down) fails the batch: Lambda hands it over
+ * again from its first record with the window's state as it was, and every job skips what it did.
  */
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { applyRollups, MissingShardError } from '../../lib/analytics/rollups.ts';
+import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { type Contribution, contributionOf } from '../../lib/analytics/contributions.ts';
+import { ofLiveCampaigns, runFast, withTypeNames } from '../../lib/analytics/fast.ts';
+import { runWindow, type WindowSettings } from '../../lib/analytics/window.ts';
 import { createSqsClient } from '../../lib/aws/clients.ts';
 import { config } from '../../lib/config.ts';
 import { parseCampaignPartition } from '../../lib/db/purge.ts';
 import { logger } from '../../lib/observability/logger.ts';
-import { batchResponse, processRecords, sequenceNumberOf } from '../../lib/queues/batch.ts';
+import { publishMetrics } from '../../lib/observability/metrics.ts';
+import { sequenceNumberOf } from '../../lib/queues/batch.ts';
+import { allSettledOrThrow } from '../../lib/stream/settled.ts';
 import { recordFeedRecords } from '../../lib/webhooks/feed.ts';
 import { eventRecordsOf } from '../../lib/webhooks/link-action-events.ts';
 
 const sqs = createSqsClient();
 const purgeQueueUrl = config.purgeQueueUrl;
+const windowSettings: WindowSettings = {
+  flushAgeMs: config.analyticsFlushAgeMs,
+  boardAgeMs: config.analyticsBoardAgeMs,
+  flushesPerInvocation: 400,
+};
 
 /**
  * The purge trigger's stream filter. It lives in a module without side effects
@@ -43,57 +51,88 @@ const purgeQueueUrl = config.purgeQueueUrl;
  */
 export { PURGE_RECORD_FILTER } from '../../lib/db/purge-filter.ts';
 
-/** What Lambda hands a consumer whose mapping has a tumbling window: the shard, and a state. */
-export type StreamConsumerEvent = DynamoDBStreamEvent & { shardId?: string; state?: Record<string, string> };
-
-export const handler = async (
-  event: StreamConsumerEvent,
-): Promise<DynamoDBBatchResponse & { state: Record<string, string> }> => {
-  const [feed, rollups, purges] = await Promise.all([
-    recordFeedRecords(eventRecordsOf(event.Records), event.shardId),
-    rollUp(event),
-    enqueuePurges(event.Records),
-  ]);
-  return {
-    ...batchResponse([
-      ...feed.failedSequenceNumbers,
-      ...rollups,
-      ...purges.batchItemFailures.map((f) => f.itemIdentifier),
-    ]),
-    state: {},
-  };
+/** What Lambda hands a stream consumer whose mapping has a tumbling window. */
+export type CountingEvent = DynamoDBStreamEvent & {
+  shardId?: string;
+  state?: Record<string, unknown>;
+  window?: { start: string; end: string };
+  isFinalInvokeForWindow?: boolean;
+  isWindowTerminatedEarly?: boolean;
 };
 
-/** The rollups of this batch; on failure the whole batch comes again (the checkpoint skips what was applied). */
-async function rollUp(event: StreamConsumerEvent): Promise<string[]> {
-  try {
-    await applyRollups(event.Records, event.shardId);
-    return [];
-  } catch (err) {
-    if (err instanceof MissingShardError) logger.error(err.message);
-    else
-      logger.warn('rollups failed; the batch comes again', {
-        error: (err as Error).message,
-        shard: event.shardId,
-      });
-    return [sequenceNumberOf(event.Records[0]!)];
-  }
+export interface CountingResponse {
+  batchItemFailures: Array<{ itemIdentifier: string }>;
+  state: Record<string, unknown>;
 }
 
-/** A purge job for each campaign item's REMOVE, in order; Lambda retries from the first failure. */
-function enqueuePurges(records: readonly DynamoDBRecord[]): Promise<DynamoDBBatchResponse> {
-  return processRecords(
-    records,
-    async (record) => {
-      const pk = record.dynamodb?.Keys?.PK?.S;
-      // The local poller has no filter: skip what the mapping's filter would have dropped.
-      if (record.eventName !== 'REMOVE' || record.dynamodb?.Keys?.SK?.S !== 'CAMPAIGN' || !pk) return;
-      if (!parseCampaignPartition(pk)) return;
-      await sqs.send(
-        new SendMessageCommand({ QueueUrl: purgeQueueUrl, MessageBody: JSON.stringify({ pk }) }),
-      );
-    },
-    // Lambda retries from the first failure; later records come again with it.
-    { itemIdOf: sequenceNumberOf, order: 'in-order' },
-  );
+export const handler = async (event: CountingEvent): Promise<CountingResponse> => {
+  const records = event.Records ?? [];
+  const contributions = records.map(contributionOf).filter((c): c is Contribution => c !== undefined);
+  // Without the shard there is no lane to count exactly once under: hold the batch, loudly.
+  if (!event.shardId) {
+    logger.error('stream batch without shardId: the mapping needs its tumbling window');
+    return failed(records, event.state);
+  }
+  const lane = event.shardId;
+  const jobs = await Promise.allSettled([
+    rollUp(event, contributions, lane),
+    recordFeedRecords(eventRecordsOf(records), lane).then((feed) => {
+      if (feed.failedSequenceNumbers.length > 0) throw new Error('the feed could not be written');
+    }),
+    enqueuePurges(records),
+  ]);
+  publishMetrics();
+  const errors = jobs.flatMap((j) => (j.status === 'rejected' ? [j.reason as unknown] : []));
+  if (errors.length > 0) {
+    for (const error of errors)
+      logger.warn('a counting job failed; the batch comes again', {
+        error: error instanceof Error ? error.message : String(error),
+        shard: lane,
+      });
+    return failed(records, event.state);
+  }
+  const state = (jobs[0] as PromiseFulfilledResult<Record<string, unknown>>).value;
+  return { batchItemFailures: [], state };
+};
+
+/**
+ * The whole batch again, with the window's state as it was handed over. An invocation with no
+ * record to name (the window's final one often has none) fails by throwing, which Lambda retries
+ * the same way.
+ */
+function failed(
+  records: readonly DynamoDBRecord[],
+  state: Record<string, unknown> | undefined,
+): CountingResponse {
+  const first = records[0];
+  if (!first) throw new Error('the counting consumer failed; the invocation comes again');
+  return { batchItemFailures: [{ itemIdentifier: sequenceNumberOf(first) }], state: state ?? {} };
+}
+
+/** The rollups: the fast counts and the window's, of live campaigns only. Returns the window's new state. */
+async function rollUp(
+  event: CountingEvent,
+  contributions: readonly Contribution[],
+  lane: string,
+): Promise<Record<string, unknown>> {
+  const counted = await withTypeNames(await ofLiveCampaigns(contributions));
+  const [, state] = await allSettledOrThrow([
+    runFast(counted, lane),
+    runWindow(event.state, counted, {
+      lane,
+      final: event.isFinalInvokeForWindow === true,
+      settings: windowSettings,
+    }),
+  ]);
+  return state as unknown as Record<string, unknown>;
+}
+
+/** A purge job for each campaign item's REMOVE (other records of the batch are other jobs'). */
+async function enqueuePurges(records: readonly DynamoDBRecord[]): Promise<void> {
+  for (const record of records) {
+    const pk = record.dynamodb?.Keys?.PK?.S;
+    if (record.eventName !== 'REMOVE' || record.dynamodb?.Keys?.SK?.S !== 'CAMPAIGN' || !pk) continue;
+    if (!parseCampaignPartition(pk)) continue;
+    await sqs.send(new SendMessageCommand({ QueueUrl: purgeQueueUrl, MessageBody: JSON.stringify({ pk }) }));
+  }
 }

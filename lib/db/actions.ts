@@ -42,7 +42,7 @@ import {
 import { type ReferredUserItem, referredUserFromItem, referredUserKey } from './entities/referred-user.ts';
 import { rememberAnswer } from './idempotency.ts';
 import { nextId } from './ids.ts';
-import { countOn, findIndexedLink, findLink, linkNotFound } from './links.ts';
+import { countOn, findIndexedLink, findLink, linkNotFound, rankedTotal } from './links.ts';
 import { referredUserNotFound } from './referred-users.ts';
 import { transactWrite } from './transactions.ts';
 
@@ -112,7 +112,7 @@ async function recordKeyedLinkAction(
   const result = await transactWrite(
     [
       { Put: { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(PK)' } },
-      countOn(link, 'total_clicks'),
+      countOn(link, { counter: 'total_clicks', actionType: action.action_type }, Date.parse(action.at)),
       campaignStillExists(link.tenant, link.campaign_id),
     ],
     rememberAnswer(idempotency, 201, data),
@@ -147,18 +147,25 @@ async function commitOnLink(
   // Without a transaction, the key is committed on the link item itself: an attribute of its own,
   // written only if absent (see `heldKeyAttribute`).
   const held = idempotency ? heldKeyAttribute(idempotency.keyHash) : undefined;
+  const totals = rankedTotal(action.action_type);
   try {
     const { Attributes } = await db.send(
       new UpdateCommand({
         TableName: tableName,
         Key: linkKey(code),
-        UpdateExpression: `ADD total_clicks :one SET last_action = :action${held ? ', #held = :now' : ''}`,
+        UpdateExpression: `ADD total_clicks :one, #total :one SET last_action = :action, #reach = :at${held ? ', #held = :now' : ''}`,
         ConditionExpression: `#id = :link${held ? ' AND attribute_not_exists(#held)' : ''}`,
-        ExpressionAttributeNames: { '#id': 'id', ...(held ? { '#held': held } : {}) },
+        ExpressionAttributeNames: {
+          '#id': 'id',
+          '#total': totals.count!,
+          '#reach': totals.reach,
+          ...(held ? { '#held': held } : {}),
+        },
         ExpressionAttributeValues: {
           ':one': 1,
           ':action': storedLinkAction(action),
           ':link': linkId,
+          ':at': Date.parse(action.at),
           ...(held ? { ':now': Date.now() } : {}),
         },
         ReturnValues: 'ALL_NEW',

@@ -1,13 +1,17 @@
 /**
- * Reads of endpoints 16 and 17: each one Query (of the campaign's series items, or of one ranking
- * in GSI4) beside the campaign's existence check, whatever the campaign's size. The items are the
- * rollup consumer's (`lib/analytics/rollups.ts`), keyed by `entities/analytics.ts`.
+ * Reads of endpoints 16 and 17: each one request (a Query of the campaign's series items, or the
+ * GetItem of one ranking's board) beside the campaign's existence check, whatever the campaign's
+ * size. The items are the counting consumer's (`lib/analytics/`), keyed by `entities/analytics.ts`.
  */
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { campaignNotFound } from '../domain/errors.ts';
+import { buildReferralLink } from '../domain/url.ts';
 import { campaignExists } from './campaigns.ts';
 import { db, tableName } from './client.ts';
 import {
+  addTypeCount,
+  boardEntriesOf,
+  boardKey,
   DAY_POINT_PROJECTION,
   dayPointFromItem,
   type Granularity,
@@ -15,14 +19,12 @@ import {
   type SeriesPoint,
   seriesKey,
   seriesPointsFromItem,
-  TOP_INDEX,
-  TOP_ROW_PROJECTION,
   type TopBy,
   type TopMetric,
   type TopRow,
-  topRankingPartition,
-  topRowFromItem,
+  TYPES_ITEM_SUFFIX,
 } from './entities/analytics.ts';
+import { campaignKey } from './entities/campaign.ts';
 import { queryAll } from './query.ts';
 
 /**
@@ -41,17 +43,48 @@ export async function readSeries(
   // At most 401 items under 1 KB in all but the busiest campaigns: one page. By day, only the
   // days' totals are read.
   const byDay = range.granularity === 'day';
+  // The last day's actions by type (the campaign's own series keeps them in an item of their
+  // own, `seriesTypesKey`) sort right after it.
   const query = queryAll({
     KeyConditionExpression: 'PK = :pk AND SK BETWEEN :first AND :last',
-    ExpressionAttributeValues: { ':pk': first.PK, ':first': first.SK, ':last': last.SK },
+    ExpressionAttributeValues: {
+      ':pk': first.PK,
+      ':first': first.SK,
+      ':last': `${last.SK}${TYPES_ITEM_SUFFIX}`,
+    },
     ...(byDay ? DAY_POINT_PROJECTION : {}),
   });
   const [exists, items] = await Promise.all([campaignExists(tenant, campaignId), query]);
   if (!exists) throw campaignNotFound(campaignId);
-  return byDay ? items.map(dayPointFromItem) : items.flatMap((item) => seriesPointsFromItem(item, 'hour'));
+  return mergedByBucket(
+    byDay ? items.map(dayPointFromItem) : items.flatMap((item) => seriesPointsFromItem(item, 'hour')),
+  );
 }
 
-/** The first `limit` entries of one ranking, highest first (ties: earliest reach first). */
+/** One point per bucket: a day's counts and its actions by type may come from two items. */
+function mergedByBucket(points: SeriesPoint[]): SeriesPoint[] {
+  const byBucket = new Map<string, SeriesPoint>();
+  for (const point of points) {
+    const into = byBucket.get(point.bucket);
+    if (!into) {
+      byBucket.set(point.bucket, point);
+      continue;
+    }
+    into.visits += point.visits;
+    into.unique_visits += point.unique_visits;
+    into.bot_visits += point.bot_visits;
+    into.referred_users += point.referred_users;
+    into.actions += point.actions;
+    for (const [type, n] of Object.entries(point.actions_by_type))
+      addTypeCount(into.actions_by_type, type, n);
+  }
+  return [...byBucket.values()].sort((a, b) => (a.bucket < b.bucket ? -1 : a.bucket > b.bucket ? 1 : 0));
+}
+
+/**
+ * The first `limit` entries of one ranking, highest first (ties: earliest reach first): its board
+ * (`lib/analytics/boards.ts`), read beside the campaign, whose URL makes the links' `referral_link`.
+ */
 export async function readTop(
   tenant: string,
   campaignId: string,
@@ -59,20 +92,30 @@ export async function readTop(
   metric: TopMetric,
   limit: number,
 ): Promise<TopRow[]> {
-  const [exists, page] = await Promise.all([
-    campaignExists(tenant, campaignId),
+  const [campaign, board] = await Promise.all([
     db.send(
-      new QueryCommand({
+      new GetCommand({
         TableName: tableName,
-        IndexName: TOP_INDEX.indexName,
-        KeyConditionExpression: `${TOP_INDEX.partitionKey} = :pk`,
-        ExpressionAttributeValues: { ':pk': topRankingPartition(tenant, campaignId, by, metric) },
-        ScanIndexForward: false,
-        Limit: limit,
-        ...TOP_ROW_PROJECTION,
+        Key: campaignKey(tenant, campaignId),
+        ConsistentRead: true,
+        ProjectionExpression: '#url',
+        ExpressionAttributeNames: { '#url': 'url' },
       }),
     ),
+    db.send(new GetCommand({ TableName: tableName, Key: boardKey(tenant, campaignId, by, metric) })),
   ]);
-  if (!exists) throw campaignNotFound(campaignId);
-  return (page.Items ?? []).map(topRowFromItem);
+  const url = campaign.Item?.url;
+  if (typeof url !== 'string') throw campaignNotFound(campaignId);
+  return boardEntriesOf(board.Item)
+    .slice(0, limit)
+    .map((e) =>
+      by === 'referrer'
+        ? { value: e.value, referrer_id: e.label }
+        : {
+            value: e.value,
+            link_id: Number(e.k.slice(1)),
+            referral_code: e.label,
+            referral_link: buildReferralLink(url, e.label),
+          },
+    );
 }

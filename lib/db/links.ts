@@ -7,6 +7,7 @@ import { getItems } from './batch.ts';
 import { campaignExists, campaignStillExists } from './campaigns.ts';
 import { db, tableName } from './client.ts';
 import { decodeCursor, encodeCursor } from './cursor.ts';
+import { LINK_TOTALS } from './entities/analytics.ts';
 import { campaignKey } from './entities/campaign.ts';
 import {
   CAMPAIGN_LINKS_INDEX,
@@ -174,17 +175,36 @@ export async function findIndexedLink(
  * very link (never a reservation left by a purge, or a link that re-issued its code since), and
  * it takes any recorded action off the link (see `CLEAR_LAST_ACTION`).
  */
-export function countOn(link: LinkItem, counter: 'total_clicks' | 'total_referrals') {
+export function countOn(
+  link: LinkItem,
+  counted: { counter: 'total_clicks'; actionType: string } | { counter: 'total_referrals' },
+  atMs = Date.now(),
+) {
+  const totals = rankedTotal(counted.counter === 'total_clicks' ? counted.actionType : undefined);
   return {
     Update: {
       TableName: tableName,
       Key: linkKey(link.referral_code),
-      UpdateExpression: `ADD ${counter} :one ${CLEAR_LAST_ACTION}`,
+      UpdateExpression: `ADD ${counted.counter} :one${totals.count ? ', #total :one' : ''} SET #reach = :at ${CLEAR_LAST_ACTION}`,
       ConditionExpression: '#id = :link',
-      ExpressionAttributeNames: { '#id': 'id' },
-      ExpressionAttributeValues: { ':one': 1, ':link': link.id },
+      ExpressionAttributeNames: {
+        '#id': 'id',
+        '#reach': totals.reach,
+        ...(totals.count ? { '#total': totals.count } : {}),
+      },
+      ExpressionAttributeValues: { ':one': 1, ':link': link.id, ':at': atMs },
     },
   };
+}
+
+/**
+ * The link's all-time count a write raises for its rankings (`LINK_TOTALS`), with its reach time:
+ * an action raises `actions` (a `visit` posted through the API, `visits`); a referred user's count
+ * is `total_referrals` itself, so only its reach time is set.
+ */
+export function rankedTotal(actionType: string | undefined): { count?: string; reach: string } {
+  if (actionType === undefined) return { reach: LINK_TOTALS.referred_users.reach };
+  return actionType === 'visit' ? LINK_TOTALS.visits : LINK_TOTALS.actions;
 }
 
 /**

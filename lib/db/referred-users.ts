@@ -58,7 +58,7 @@ export async function createReferredUser(
           ConditionExpression: 'attribute_not_exists(PK)',
         },
       },
-      countOn(link, 'total_referrals'),
+      countOn(link, { counter: 'total_referrals' }),
       campaignStillExists(tenant, link.campaign_id),
     ],
     idempotency && rememberAnswer(idempotency, 201, referredUser),

@@ -11,6 +11,7 @@
  */
 import { FEED_EVENTS_PER_TRANSACTION, type FeedRecord, recordFeedEvents } from '../db/webhook-events.ts';
 import { logger as rootLogger } from '../observability/logger.ts';
+import { isPoison, park } from '../stream/parked.ts';
 import { parseWebhookMessage } from './message.ts';
 import { messageFromStreamRecord, type StreamRecordLike } from './stream.ts';
 
@@ -53,7 +54,7 @@ export async function recordFeedRecords(
       for (let i = 0; i < events.length; i += FEED_EVENTS_PER_TRANSACTION) {
         const chunk = events.slice(i, i + FEED_EVENTS_PER_TRANSACTION);
         try {
-          written += await recordFeedEvents(shardId, chunk);
+          written += await writeIsolating(shardId, chunk);
         } catch (err) {
           logger.warn('feed write failed', {
             error: (err as Error).message,
@@ -67,6 +68,32 @@ export async function recordFeedRecords(
     }),
   );
   return { written, failedSequenceNumbers: failed };
+}
+
+/**
+ * Write a chunk of one campaign's events; when DynamoDB refuses it as it is (one event past a
+ * limit), find the events it refuses by halving the chunk, park each of them (`parked.ts`, with an
+ * alarm) and write the rest, so that one event cannot hold back its campaign's feed.
+ */
+async function writeIsolating(lane: string, chunk: readonly FeedRecord[]): Promise<number> {
+  try {
+    return await recordFeedEvents(lane, chunk);
+  } catch (err) {
+    if (!isPoison(err)) throw err;
+    if (chunk.length === 1) {
+      await park('feed', `${lane}\u0000${chunk[0]!.streamSequence}`, { records: chunk }, err);
+      return 0;
+    }
+    const half = Math.ceil(chunk.length / 2);
+    return (
+      (await writeIsolating(lane, chunk.slice(0, half))) + (await writeIsolating(lane, chunk.slice(half)))
+    );
+  }
+}
+
+/** Runs parked feed work again, as a lane of its own (`npm run parked -- retry`). */
+export async function runParkedFeed(work: unknown, lane: string): Promise<void> {
+  await recordFeedEvents(lane, (work as { records: FeedRecord[] }).records);
 }
 
 function parsed(record: StreamRecordLike) {

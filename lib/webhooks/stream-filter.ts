@@ -50,13 +50,14 @@ export const FEED_AND_ROLLUP_FILTERS = [
 ] as const;
 
 /**
- * How each mapping batches, shared by the CDK constructs and the local stream pollers. Webhooks
- * cannot wait (another campaign's first attempt starts within 1 s of its event): no window. The
- * rollups sum a batch's records per item and the feed packs a batch's events per campaign, so they
- * gather for 1 s (AWS's smallest window, whole seconds) and up to 1,000 records: a visit shows in
- * `total_clicks`, the analytics and the feed about 1 s later, within the contract's 2 s. The
- * rollup mapping's tumbling window (`TumblingWindowInSeconds`, 45 s) is the span across whose
- * batches its function carries a state (`lib/queues/stream-batch.ts`).
+ * How each mapping batches, shared by the CDK constructs and the local stream pollers (deployed
+ * figures: the test stacks shorten the counting consumer's windows). Webhooks cannot wait
+ * (another campaign's first attempt starts within 1 s of its event): no window. The counting
+ * consumer sums a batch's records per item and the feed packs a batch's events per campaign, so
+ * they gather for 1 s (AWS's smallest window, whole seconds) and up to 1,000 records: a visit
+ * shows in `total_clicks`, the campaign's series and the feed about 1 s later, within the
+ * contract's 2 s. Its tumbling window carries the sums it writes within a minute (45 s, and a sum
+ * is written once 30 s old: `lib/config.ts`, `analyticsFlushAgeMs`).
  */
 export const WEBHOOK_STREAM_BATCHING = { batchSize: 100, windowSeconds: 0 } as const;
 export const ROLLUP_STREAM_BATCHING = {

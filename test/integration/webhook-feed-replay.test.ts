@@ -16,7 +16,7 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { actionEventId } from '../../lib/domain/webhook-events.ts';
 import { api, TENANT_A } from '../support/api.ts';
-import { killAtTransaction } from '../support/killed-transaction.ts';
+import { killAtCall } from '../support/killed-transaction.ts';
 import { createCampaign, createLink, createLinkAction } from '../support/records.ts';
 import { campaignItems, configureInProcessHandlers, table } from '../support/table.ts';
 import { eventually, mapLimit } from '../support/wait.ts';
@@ -103,7 +103,7 @@ describe('events feed: exactly once under replayed stream batches', () => {
     const { recordFeedRecords } = await import('../../lib/webhooks/feed.ts');
     // 150 events of one campaign: two transactions (98 and 52).
     const s = await setUp(150);
-    const transactions = await killAtTransaction(2);
+    const transactions = await killAtCall(2);
     const died = await recordFeedRecords(s.records, s.shard);
     expect(transactions()).toBe(2);
     expect(died.written).toBe(98);

@@ -181,7 +181,8 @@ export function codeReservation(tenant: string, code: string, now: Date): CodeRe
  * Every other write of a link item ends with this, so a stream record shows `last_action` only
  * for the write that recorded it (a leftover one would only cost an idempotent no-op).
  */
-export const CLEAR_LAST_ACTION = 'REMOVE last_action';
+export const CLEAR_LAST_ACTION_ATTRIBUTE = 'last_action';
+export const CLEAR_LAST_ACTION = `REMOVE ${CLEAR_LAST_ACTION_ATTRIBUTE}`;
 
 /** An action as its link's item carries it: everything of the action but the link itself. */
 export interface LinkAction {
