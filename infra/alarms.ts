@@ -38,6 +38,13 @@ export const WEBHOOK_DISABLED_METRIC = {
   service: SERVICE_NAME,
 } as const;
 
+/** The business metric `CountingWorkParked`: work the counting consumer set aside (`lib/stream/parked.ts`). */
+export const COUNTING_PARKED_METRIC = {
+  namespace: METRICS_NAMESPACE,
+  metricName: BusinessMetric.CountingWorkParked,
+  service: SERVICE_NAME,
+} as const;
+
 export interface MonitoredFunction {
   /** Short stable name for the alarm name, e.g. the route name. */
   readonly label: string;
@@ -97,6 +104,7 @@ export class Alarms extends Construct {
   readonly lambdaFaultsAlarm: cloudwatch.CompositeAlarm;
   readonly iteratorAgeAlarms: cloudwatch.Alarm[] = [];
   readonly webhookDisabledAlarm: cloudwatch.Alarm;
+  readonly countingParkedAlarm: cloudwatch.Alarm;
   readonly latencyAlarms: cloudwatch.Alarm[] = [];
   readonly latencyAlarm: cloudwatch.CompositeAlarm;
   readonly throttleAlarms: cloudwatch.Alarm[] = [];
@@ -189,6 +197,26 @@ export class Alarms extends Construct {
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
     notify(this.webhookDisabledAlarm);
+
+    // The counting consumer parked work DynamoDB refuses as it is (an item past a limit, an
+    // attribute of the wrong type): nothing waits for it, but its counts are missing until an
+    // operator runs it again (`npm run parked`, docs/deploying.md).
+    this.countingParkedAlarm = new cloudwatch.Alarm(this, 'CountingWorkParked', {
+      alarmName: `${prefix}-counting-work-parked`,
+      alarmDescription: `The stream's counting consumer (${props.stage}) parked work DynamoDB refuses; the log line "counting work parked" says what, and \`npm run parked\` lists it`,
+      metric: new cloudwatch.Metric({
+        namespace: COUNTING_PARKED_METRIC.namespace,
+        metricName: COUNTING_PARKED_METRIC.metricName,
+        dimensionsMap: { service: COUNTING_PARKED_METRIC.service, stage: props.stage },
+        period: fiveMinutes,
+        statistic: cloudwatch.Stats.SUM,
+      }),
+      threshold: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    notify(this.countingParkedAlarm);
     for (const { label, fn, routeClass } of props.latencyFunctions) {
       const thresholdMs = props.latencyP99Ms[routeClass];
       this.latencyAlarms.push(

@@ -17,7 +17,10 @@ export interface RollupsProps extends FunctionDefaults {
   readonly failureQueue: sqs.IQueue;
 }
 
-/** A batch is up to ~100 feed and rollup transactions of ~20 ms; 60 s bounds a stuck one with room. */
+/**
+ * A batch is up to a thousand records: a few hundred rollup updates and feed transactions of
+ * ~10-20 ms, 16 at a time, and at a window's end its sums; 60 s bounds a stuck one with room.
+ */
 export const ROLLUP_CONSUMER_TIMEOUT = Duration.seconds(60);
 /**
  * A batch that keeps failing for this long is given up and recorded in the stream-failure queue
@@ -30,12 +33,12 @@ export const ROLLUP_STREAM_MAX_RECORD_AGE = Duration.hours(1);
 export const ROLLUP_STREAM_RETRY_ATTEMPTS = 100;
 
 /**
- * The table stream's second reader (the webhook consumer in `webhooks.ts` is the first; DynamoDB
- * serves at most two readers per shard without throttling them, so a third consumer would need a
- * fan-out instead): what may wait a second, in bigger batches. It writes the events feed and adds
- * up the analytics rollups and the links' `total_clicks`, each exactly once
- * (`lib/webhooks/feed.ts`, `lib/analytics/rollups.ts`), and turns a campaign's REMOVE into a purge
- * job (`functions/stream/feed-and-rollups.ts`).
+ * The table stream's second reader, the counting consumer (the webhook consumer in `webhooks.ts`
+ * is the first; DynamoDB serves at most two readers per shard without throttling them, so a third
+ * consumer would need a fan-out instead): what may wait a second, in bigger batches. It writes
+ * the events feed, adds up the links' `total_clicks` and the analytics (within 2 s the campaign's
+ * series; within a minute, summed in its tumbling window, the rest), each exactly once, and turns
+ * a campaign's REMOVE into a purge job (`functions/stream/feed-and-rollups.ts`).
  */
 export class Rollups extends Construct {
   readonly streamConsumer: NodejsFunction;
@@ -66,9 +69,10 @@ export class Rollups extends Construct {
       reportBatchItemFailures: true,
       bisectBatchOnError: true,
       retryAttempts: ROLLUP_STREAM_RETRY_ATTEMPTS,
-      // The feed's and the rollups' per-shard positions need the batch's shard, which Lambda passes
-      // only to a mapping with a tumbling window; the window's state is unused.
-      tumblingWindow: Duration.minutes(15),
+      // The window's state carries what the consumer sums for up to a minute (series by link and
+      // by referrer, rankings: `lib/analytics/window.ts`), and the shard's id, which the rollups
+      // and the feed count under, comes only to a mapping with a tumbling window.
+      tumblingWindow: Duration.seconds(ROLLUP_STREAM_BATCHING.tumblingWindowSeconds),
       maxRecordAge: ROLLUP_STREAM_MAX_RECORD_AGE,
       onFailure: props.failureQueue,
     });

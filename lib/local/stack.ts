@@ -71,6 +71,13 @@ export interface LocalStackSettings {
    */
   rollupBatchingWindowMs?: number;
   rollupTumblingWindowSeconds?: number;
+  /**
+   * How old the counting consumer's sums get before they are written, and how long a campaign's
+   * rankings gather raises (`lib/analytics/window.ts`): the deployed figures of `lib/config.ts`
+   * (30 s and 10 s) unless given.
+   */
+  analyticsFlushAgeMs?: number;
+  analyticsBoardAgeMs?: number;
 }
 
 /** One answered request of the local gateway. */
@@ -106,7 +113,40 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): LocalStac
     dynamodbEndpoint: env.DYNAMODB_ENDPOINT || undefined,
     webhookRetryDelays: env.WEBHOOK_RETRY_DELAYS || undefined,
     throttles: parseLocalThrottle(env.LOCAL_THROTTLE),
+    // The counting consumer writes its window's sums (series by link and referrer, rankings)
+    // within a few seconds here, where the deployed stage takes up to a minute to keep a visit
+    // cheap (docs/analytics.md): on one machine nobody pays per write, and a newcomer trying the
+    // walkthrough should not wait a minute for a ranking. The deployed figures are one setting
+    // away (`ANALYTICS_FLUSH_AGE_MS=30000 ANALYTICS_BOARD_AGE_MS=10000
+    // ROLLUP_TUMBLING_WINDOW_SECONDS=45`); the bench runs with them.
+    rollupTumblingWindowSeconds: LOCAL_TUMBLING_WINDOW_SECONDS,
+    analyticsFlushAgeMs: LOCAL_FLUSH_AGE_MS,
+    analyticsBoardAgeMs: 0,
+    ...optionalNumber(env, 'ROLLUP_BATCHING_WINDOW_MS', 'rollupBatchingWindowMs'),
+    ...optionalNumber(env, 'ROLLUP_TUMBLING_WINDOW_SECONDS', 'rollupTumblingWindowSeconds'),
+    ...optionalNumber(env, 'ANALYTICS_FLUSH_AGE_MS', 'analyticsFlushAgeMs', true),
+    ...optionalNumber(env, 'ANALYTICS_BOARD_AGE_MS', 'analyticsBoardAgeMs', true),
   };
+}
+
+/** `npm start`'s window for the counting consumer (see `settingsFromEnv`). */
+export const LOCAL_TUMBLING_WINDOW_SECONDS = 10;
+export const LOCAL_FLUSH_AGE_MS = 2_000;
+
+function optionalNumber<K extends keyof LocalStackSettings>(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  key: K,
+  zeroAllowed = false,
+) {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return {};
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0 || (value === 0 && !zeroAllowed))
+    throw new LocalStackError(
+      `${name} must be a ${zeroAllowed ? 'non-negative' : 'positive'} number, got "${raw}".`,
+    );
+  return { [key]: value } as Partial<LocalStackSettings>;
 }
 
 /**
@@ -280,6 +320,12 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
       // 5 s deadline bounds the wait all the same.
       DYNAMODB_ATTEMPT_TIMEOUT_MS: process.env.DYNAMODB_ATTEMPT_TIMEOUT_MS ?? '4000',
       ...(settings.webhookRetryDelays ? { WEBHOOK_RETRY_DELAYS: settings.webhookRetryDelays } : {}),
+      ...(settings.analyticsFlushAgeMs === undefined
+        ? {}
+        : { ANALYTICS_FLUSH_AGE_MS: String(settings.analyticsFlushAgeMs) }),
+      ...(settings.analyticsBoardAgeMs === undefined
+        ? {}
+        : { ANALYTICS_BOARD_AGE_MS: String(settings.analyticsBoardAgeMs) }),
     });
 
     step('provisioning the api keys');

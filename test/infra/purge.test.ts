@@ -74,10 +74,13 @@ describe('campaign purge (infra/purge.ts)', () => {
     expect(mapping).toMatchObject({
       EventSourceArn: { 'Fn::GetAtt': [id(s.stack.table), 'StreamArn'] },
       StartingPosition: 'TRIM_HORIZON',
-      // Rollups gather a second of records; a purge job waits that second too, which is harmless.
+      // The deployed windows, pinned (the test stacks shorten them): a second of records per batch
+      // (visits in total_clicks and the campaign's series within the contract's 2 s; a purge job
+      // waits that second too, which is harmless), and a 45 s tumbling window whose state carries
+      // the sums written within a minute.
       BatchSize: 1000,
       MaximumBatchingWindowInSeconds: 1,
-      TumblingWindowInSeconds: 900,
+      TumblingWindowInSeconds: 45,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       BisectBatchOnFunctionError: true,
       MaximumRetryAttempts: 100,
@@ -97,6 +100,10 @@ describe('campaign purge (infra/purge.ts)', () => {
     expect(consumer.MemorySize).toBe(256);
     expect(consumer.Environment.Variables.PURGE_QUEUE_URL).toEqual({ Ref: id(s.stack.purge.queue) });
     expect(consumer.Environment.Variables.TABLE_NAME).toEqual({ Ref: id(s.stack.table) });
+    // The window's sums written once 30 s old, rankings merged 10 s after: the defaults of
+    // lib/config.ts, which only the local stack's settings change.
+    expect(consumer.Environment.Variables.ANALYTICS_FLUSH_AGE_MS).toBeUndefined();
+    expect(consumer.Environment.Variables.ANALYTICS_BOARD_AGE_MS).toBeUndefined();
   });
 
   describe('the filter the handler module exports', () => {

@@ -22,6 +22,13 @@ export async function setup(project: TestProject) {
     // would throttle some of them. The limits are still counted on every request, just never
     // reached; test/integration/throttling.test.ts runs a gateway with small ones.
     throttles: { redirect: NEVER_REACHED, api: NEVER_REACHED, docs: NEVER_REACHED },
+    // The counting consumer as fast as the contract allows (the deployed windows are pinned by
+    // test/infra/purge.test.ts): batches gathered for 0.2 s, sums written once 0.5 s old, in
+    // tumbling windows of 2 s, rankings merged at once.
+    rollupBatchingWindowMs: 200,
+    rollupTumblingWindowSeconds: 2,
+    analyticsFlushAgeMs: 500,
+    analyticsBoardAgeMs: 0,
   });
   project.provide('baseUrl', stack.baseUrl);
   project.provide('dynamodbEndpoint', stack.dynamodbEndpoint);
