@@ -128,14 +128,19 @@ const MAX_POLL_MS = 200;
 
 type VisitState = 'written' | 'lost' | 'missing';
 
-/** A visit's item as a later visit of the same link finds it (another link's visit counts as none). */
+/**
+ * A visit's item as a later visit of the same link finds it. Read at the key the visit would have
+ * in this link's campaign: a visit of an older link of the code (issued again after its campaign's
+ * purge) is never there, as a code's links are all in different campaigns; its code is checked
+ * all the same.
+ */
 function stateOf(link: LinkItem, item: Record<string, unknown> | undefined): VisitState {
   if (!item) return 'missing';
-  return item.type === LOST_VISIT_TYPE || item.link_id !== link.id ? 'lost' : 'written';
+  return item.type === LOST_VISIT_TYPE || item.link_code !== link.referral_code ? 'lost' : 'written';
 }
 
 const VISIT_STATE_READ = {
-  ProjectionExpression: '#type, link_id',
+  ProjectionExpression: '#type, link_code',
   ExpressionAttributeNames: { '#type': 'type' },
 };
 
