@@ -44,15 +44,19 @@ export const handler = httpHandler(
       ]);
       if (!link) throw linkNotFound();
       const unique = await isUniqueVisit(link, before, visit);
+      // The campaign's existence is read from here (unless hot): what a cached entry's age counts from.
+      const checkedAt = Date.now();
       if (!(await recordVisit(link, action, unique, hot !== undefined))) throw linkNotFound();
-      if (!hot) rememberHotLink(link, now.getTime());
+      if (!hot) rememberHotLink(link, checkedAt);
       countEvent(BusinessMetric.VisitsRecorded);
       return redirectTo(link);
     }
     const link = hot ?? (await readLink(code));
+    if (!link) throw linkNotFound();
+    const checkedAt = Date.now();
     // A deleted campaign's links are gone for everyone.
-    if (!link || !(await recordBotVisit(link, now, hot !== undefined))) throw linkNotFound();
-    if (!hot) rememberHotLink(link, now.getTime());
+    if (!(await recordBotVisit(link, now, hot !== undefined))) throw linkNotFound();
+    if (!hot) rememberHotLink(link, checkedAt);
     return redirectTo(link);
   },
 );

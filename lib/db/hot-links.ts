@@ -15,12 +15,16 @@ import type { LinkItem } from './entities/link.ts';
  * An ordinary link (a few visits a minute) never gets there, so it keeps its exact reads.
  */
 export const HOT_LINK_VISITS_PER_SECOND = 20;
-/** How long a cached link and its campaign's existence are used, from the moment they were read. */
+/** How long a cached link and its campaign's existence are used, from the moment the campaign was read. */
 export const HOT_LINK_CACHE_MS = 1_000;
 
 interface Cached {
   link: LinkItem;
-  /** When the reads it comes from started (epoch ms): its age is counted from the oldest moment. */
+  /**
+   * When the read that found its campaign was sent (epoch ms): its age counts from there. The link
+   * was read before it, but a link's item changes only in its counters while its campaign lives
+   * (it is replaced only by the purge of a deleted campaign), so the campaign read is what dates it.
+   */
   readAt: number;
 }
 
@@ -62,8 +66,7 @@ export function hotLinkFor(code: string, now: number): LinkItem | undefined {
 }
 
 /**
- * Keep `link`, whose campaign was found to exist by reads that started at `readAt`, if its code is
- * hot. Only links of live campaigns: an unknown code or a deleted campaign is never cached, so a
+ * Keep `link`, whose campaign was found to exist by a read sent at `readAt`, if its code is hot. Only links of live campaigns: an unknown code or a deleted campaign is never cached, so a
  * link created a moment ago cannot be answered 404 from here.
  */
 export function rememberHotLink(link: LinkItem, readAt: number): void {
