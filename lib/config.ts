@@ -117,6 +117,15 @@ export const config = {
   get attemptTimeoutMs(): number | undefined {
     return Number(process.env.DYNAMODB_ATTEMPT_TIMEOUT_MS) || undefined;
   },
+  /**
+   * FAULT INJECTION, for tests only (`test/faults/visit-crash.test.ts`): `n` makes the process
+   * SIGKILL itself right after its n-th visitor marker write, before that visit's item, as a crash
+   * between the two would. Only on the local stack, like the private webhooks above.
+   */
+  get faultKillAfterVisitorMarker(): number | undefined {
+    const n = Number(optional('FAULT_KILL_AFTER_VISITOR_MARKER'));
+    return Number.isSafeInteger(n) && n > 0 && (process.env.STAGE ?? 'local') === 'local' ? n : undefined;
+  },
   get region(): string | undefined {
     return optional('AWS_REGION');
   },

@@ -306,12 +306,17 @@ const rows: readonly RowInput[] = [
     handler: 'http/visit',
     auth: false,
     // Two round trips of two calls: the link by code (GetItem) beside the visitor marker's UpdateItem
-    // (people only), then the visit's PutItem beside the campaign's existence (GetItem). A person's
-    // visit takes an id block now and then (UpdateItem), the day's first visit reads or creates the
-    // visitor key (GetItem, PutItem), and a visit of a campaign deleted meanwhile is taken back
-    // (DeleteItem). No link write: the stream's rollups count the visit.
+    // (people only), then the visit's PutItem beside the campaign's existence (GetItem). A repeat
+    // visit of the same visitor within the hour reads the earlier visit's item in between (GetItem:
+    // it counts only if it was written), hence 5; should that one be missing (a double click in
+    // flight, or a request that died after its marker), it is read again until it may no longer be
+    // written, then made lost (PutItem), all within the request's deadline. A hot link (lib/db/
+    // hot-links.ts) skips the link and campaign reads. A person's visit takes an id block now and
+    // then (UpdateItem), the day's first visit reads or creates the visitor key (GetItem, PutItem),
+    // and a visit of a campaign deleted meanwhile is taken back (DeleteItem). No link write: the
+    // stream's rollups count the visit.
     dynamo: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'],
-    dynamoCalls: 4,
+    dynamoCalls: 5,
     platformLogs: false,
     throttle: 'redirect',
     summary: 'Redirect a visitor to the link and record a visit',

@@ -4,27 +4,43 @@
  * stream adds each visit to the link's `total_clicks` and to the analytics, in batches, exactly
  * once (`lib/analytics/rollups.ts`); a visit shows there within a second or two.
  *
- * Two round trips: the link read beside the visitor marker's update (which answers "unique"), then
- * the visit's Put beside the campaign's existence check. A visit of a campaign deleted meanwhile
- * is taken back (its item deleted) and answered 404; should that delete not happen (a crash), the
- * consumer still counts nothing for a campaign that is gone.
+ * Two round trips for a first visit: the link read beside the visitor marker's update (which
+ * returns the visitor's earlier visits of the code), then the visit's Put beside the campaign's
+ * existence check. A visit of a campaign deleted meanwhile is taken back (its item deleted) and
+ * answered 404; should that delete not happen (a crash), the consumer still counts nothing for a
+ * campaign that is gone. A repeat visit within the hour reads one more item: the earlier visit's
+ * (see `isUniqueVisit`).
+ *
+ * Unique without a transaction (which would bill both writes twice): the marker and the visit item
+ * are two writes, and a request can die between them. So the marker names its visits by id, and a
+ * visit counts as "seen before" only once its item is found written; one still missing after it
+ * could have been written is made lost for good (a conditional Put at its key), so the answer is
+ * exact whatever the timing, and only costs anything after such a crash.
  */
 
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { newAction } from './actions.ts';
-import { putForLiveCampaign } from './campaigns.ts';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { DeadlineExceededError, remainingMs } from '../aws/deadline.ts';
+import { config } from '../config.ts';
+import { campaignExists, putForLiveCampaign } from './campaigns.ts';
 import { db, tableName } from './client.ts';
-import type { LinkItem } from './entities/link.ts';
+import type { LinkAction, LinkItem } from './entities/link.ts';
 import {
+  LOST_VISIT_TYPE,
+  type MarkedVisit,
+  type MarkerBefore,
+  markerBeforeOf,
   newBotVisitItem,
+  newLostVisitItem,
   newVisitItem,
   newVisitorKeyItem,
   UNIQUE_WINDOW_MS,
-  VISITOR_MARKER_TTL_SECONDS,
+  visitKey,
   visitorHash,
   visitorKeyKey,
   visitorMarkerKey,
+  visitorMarkerUpdate,
 } from './entities/visit.ts';
 
 /** The day's visitor key, per process: read (or created) once a day, by the day's first visit. */
@@ -64,42 +80,197 @@ async function loadVisitorKey(day: string): Promise<string> {
   }
 }
 
+/** The day's visitor: an HMAC of IP address and user agent under the day's key, in this process only. */
+async function visitorOf(ip: string, userAgent: string, now: Date): Promise<string> {
+  return visitorHash(await visitorKeyOf(now.toISOString().slice(0, 10)), ip, userAgent);
+}
+
+let markersWritten = 0;
+
 /**
- * Note this visitor's visit of `code` and tell whether it is unique (none in the previous hour).
- * One UpdateItem that returns the previous visit time; IP and user agent never leave this process.
+ * Note this visitor's visit of `code` and return what the marker held before: the visitor's
+ * earlier visits of the code (any link that had it). One UpdateItem; IP and user agent never leave
+ * this process. Written beside the link read: a marker of an unknown code is harmless.
  */
-export async function markVisitor(code: string, ip: string, userAgent: string, now: Date): Promise<boolean> {
-  const visitor = visitorHash(await visitorKeyOf(now.toISOString().slice(0, 10)), ip, userAgent);
+export async function markVisitor(
+  code: string,
+  ip: string,
+  userAgent: string,
+  visit: MarkedVisit,
+  now: Date,
+): Promise<MarkerBefore> {
+  const visitor = await visitorOf(ip, userAgent, now);
   const { Attributes } = await db.send(
     new UpdateCommand({
       TableName: tableName,
       Key: visitorMarkerKey(code, visitor),
-      UpdateExpression: 'SET seen = :now, expires_at = :exp',
-      ExpressionAttributeValues: {
-        ':now': now.getTime(),
-        ':exp': Math.floor(now.getTime() / 1000) + VISITOR_MARKER_TTL_SECONDS,
-      },
-      ReturnValues: 'UPDATED_OLD',
+      ...visitorMarkerUpdate(visit, now),
+      ReturnValues: 'ALL_OLD',
     }),
   );
-  const seen = Attributes?.seen;
-  return typeof seen !== 'number' || now.getTime() - seen >= UNIQUE_WINDOW_MS;
+  const killAt = config.faultKillAfterVisitorMarker;
+  if (killAt !== undefined && ++markersWritten === killAt) process.kill(process.pid, 'SIGKILL');
+  return markerBeforeOf(Attributes);
 }
 
-/** A human visit of `link`: its action item (and event). False when the campaign is gone. */
+/**
+ * How long after its marker a visit may still be written: its request's whole budget for
+ * dependency calls (`REQUEST_BUDGET_MS`, 5 s, of `lib/http/handler.ts`; its Put never starts after
+ * it, `lib/aws/clients.ts`) and a second for a write on its way and for the clocks of two
+ * containers. Only how long a later visit waits before it makes a missing one lost: the answer is
+ * exact either way.
+ */
+export const VISIT_WRITABLE_MS = 6_000;
+/** Of its own deadline, what a waiting visit keeps for its lost-visit Puts and its own Put. */
+const OWN_WRITES_RESERVE_MS = 1_500;
+const FIRST_POLL_MS = 20;
+const MAX_POLL_MS = 200;
+
+type VisitState = 'written' | 'lost' | 'missing';
+
+/**
+ * A visit's item as a later visit of the same link finds it. Read at the key the visit would have
+ * in this link's campaign: a visit of an older link of the code (issued again after its campaign's
+ * purge) is never there, as a code's links are all in different campaigns; its code is checked
+ * all the same.
+ */
+function stateOf(link: LinkItem, item: Record<string, unknown> | undefined): VisitState {
+  if (!item) return 'missing';
+  return item.type === LOST_VISIT_TYPE || item.link_code !== link.referral_code ? 'lost' : 'written';
+}
+
+const VISIT_STATE_READ = {
+  ProjectionExpression: '#type, link_code',
+  ExpressionAttributeNames: { '#type': 'type' },
+};
+
+async function readVisit(link: LinkItem, visit: MarkedVisit): Promise<VisitState> {
+  const { Item } = await db.send(
+    new GetCommand({
+      TableName: tableName,
+      Key: visitKey(link.tenant, link.campaign_id, visit.vid),
+      ConsistentRead: true,
+      ...VISIT_STATE_READ,
+    }),
+  );
+  return stateOf(link, Item);
+}
+
+/** Make a missing visit lost for good, unless it was written meanwhile: then it is 'written'. */
+async function markLost(link: LinkItem, visit: MarkedVisit): Promise<VisitState> {
+  try {
+    await db.send(
+      new PutCommand({
+        TableName: tableName,
+        Item: newLostVisitItem(link.tenant, link.campaign_id, visit.vid, new Date()),
+        ConditionExpression: 'attribute_not_exists(PK)',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return 'lost';
+  } catch (err) {
+    if (!(err instanceof ConditionalCheckFailedException)) throw err;
+    // Written meanwhile, or made lost by another visit: what is at the key decides.
+    return stateOf(link, err.Item && unmarshall(err.Item));
+  }
+}
+
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Whether `own`, a visit of `link`, is unique: no written visit of the same visitor and link in
+ * the previous hour. The marker's earlier visits of the code are candidates; each counts only once
+ * its item is found (another link's, of a code issued again, never does).
+ *
+ * The newest is read first (one GetItem: most repeat visits end there). One still missing was
+ * either lost (its request died after the marker) or is on its way (a double click): it is read
+ * again, with growing pauses, while it could still be written and this request has time; then it
+ * is made lost (a conditional Put at its key, which its own conditional Put can no longer pass),
+ * unless that Put finds it written after all. A visit so made lost answers 503 (`putVisit`).
+ */
+export async function isUniqueVisit(
+  link: LinkItem,
+  before: MarkerBefore,
+  own: MarkedVisit,
+): Promise<boolean> {
+  if ('legacySeen' in before) return own.at - before.legacySeen >= UNIQUE_WINDOW_MS;
+  // Its own id too: a marker update retried after a lost answer returns the visit's own first write.
+  let pending = before.visits.filter((v) => v.vid !== own.vid && own.at - v.at < UNIQUE_WINDOW_MS);
+  const read = new Set<MarkedVisit>();
+  let pauseMs = FIRST_POLL_MS;
+  for (;;) {
+    if (pending.length === 0) return true;
+    if (pending.every((v) => read.has(v))) {
+      // Each one still missing has been read: wait for it, while it may still come.
+      const now = Date.now();
+      const mayStillBeWritten = pending.some((v) => now - v.at < VISIT_WRITABLE_MS);
+      const left = remainingMs() ?? Number.POSITIVE_INFINITY;
+      if (!mayStillBeWritten || left - pauseMs < OWN_WRITES_RESERVE_MS) break;
+      await pause(pauseMs);
+      pauseMs = Math.min(2 * pauseMs, MAX_POLL_MS);
+    }
+    // The newest alone at first; after that every one still missing, side by side.
+    const batch = read.size === 0 ? pending.slice(0, 1) : pending;
+    const states = await Promise.all(batch.map((v) => readVisit(link, v)));
+    if (states.includes('written')) return false;
+    for (const v of batch) read.add(v);
+    pending = pending.filter((v) => states[batch.indexOf(v)] !== 'lost');
+  }
+  const states = await Promise.all(pending.map((v) => markLost(link, v)));
+  return !states.includes('written');
+}
+
+/**
+ * Put a visit's item. Conditional like every new item: should a later visit of the same visitor
+ * have found this one missing and made it lost (this request was slower than any visit may be),
+ * the Put fails on that lost item and the visit is not recorded: 503, as for a dependency that did
+ * not answer in time. A Put retried after a lost answer finds its own item: written.
+ */
+async function putVisit(item: { PK: string; SK: string }): Promise<void> {
+  try {
+    await db.send(
+      new PutCommand({
+        TableName: tableName,
+        Item: item,
+        ConditionExpression: 'attribute_not_exists(PK)',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+  } catch (err) {
+    if (!(err instanceof ConditionalCheckFailedException)) throw err;
+    if (err.Item?.type?.S === LOST_VISIT_TYPE) throw new DeadlineExceededError();
+  }
+}
+
+/**
+ * A human visit of `link`: its action item (and event). False when the campaign is gone.
+ * `campaignLive`: the campaign was seen to exist a moment ago (a hot link, `hot-links.ts`), so
+ * it is not read again.
+ */
 export async function recordVisit(
   link: LinkItem,
-  metadata: Record<string, string>,
+  action: LinkAction,
   unique: boolean,
+  campaignLive = false,
 ): Promise<boolean> {
-  const action = await newAction('visit', metadata, null);
   // The event's link shows the counter as read plus this visit, like every write's response.
   const { item } = newVisitItem({ ...link, total_clicks: link.total_clicks + 1 }, action, unique);
-  return (await putForLiveCampaign(link.tenant, link.campaign_id, item)) !== 'campaign_gone';
+  if (campaignLive) {
+    await putVisit(item);
+    return true;
+  }
+  const [exists] = await Promise.all([campaignExists(link.tenant, link.campaign_id), putVisit(item)]);
+  if (exists) return true;
+  await db.send(new DeleteCommand({ TableName: tableName, Key: { PK: item.PK, SK: item.SK } }));
+  return false;
 }
 
 /** A bot's visit (or a HEAD): counted apart, no action and no event. False when the campaign is gone. */
-export async function recordBotVisit(link: LinkItem, now: Date): Promise<boolean> {
+export async function recordBotVisit(link: LinkItem, now: Date, campaignLive = false): Promise<boolean> {
   const item = newBotVisitItem(link, now);
+  if (campaignLive) {
+    await db.send(new PutCommand({ TableName: tableName, Item: item }));
+    return true;
+  }
   return (await putForLiveCampaign(link.tenant, link.campaign_id, item)) !== 'campaign_gone';
 }

@@ -3,6 +3,7 @@
  * on one item or one partition.
  *
  *   visit            PK `T#<tenant>#C#<campaign>#V<n>`  SK `A#<id, 16 digits>`   (n = id mod 16)
+ *   lost visit       the key of a visit that was never written                   TTL 2 hours
  *   bot visit        PK `T#<tenant>#C#<campaign>#V<n>`  SK `B#<ms>#<random>`       TTL 30 days
  *   visitor marker   PK `VISITOR#<code>#<visitor>`      SK `V`                     TTL 2 hours
  *   visitor key      PK `VISITKEY#<YYYY-MM-DD>`         SK `KEY`                   TTL 2 days
@@ -14,8 +15,11 @@
  *
  * The visitor is an HMAC of IP address and user agent under a key that changes every UTC day and
  * is deleted after two: no IP address and no unkeyed hash is ever stored; once its key is gone a
- * visitor hash can no longer be linked to anyone. The marker holds the visitor's last visit of a
- * link, which decides "unique" (no visit of that link in the previous hour).
+ * visitor hash can no longer be linked to anyone. The marker holds the visitor's last visits of a
+ * code (time and visit id), which decide "unique" (no visit of that link in the previous hour):
+ * only a visit whose item was written counts (`lib/db/visits.ts`). A lost visit item (no event, no
+ * `type` any stream reader counts) takes the key of a visit found missing, so that visit can never
+ * be written any more.
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { actionKey, newActionItem } from './action.ts';
@@ -73,8 +77,73 @@ export const UNIQUE_WINDOW_MS = 60 * 60 * 1000;
 export function visitorMarkerKey(code: string, visitor: string) {
   return { PK: `VISITOR#${code}#${visitor}`, SK: 'V' } as const;
 }
-/** Markers outlive the window by an hour; expiry is only storage hygiene (the logic reads `seen`). */
+/** Markers outlive the window by an hour; expiry is only storage hygiene (the logic reads the times). */
 export const VISITOR_MARKER_TTL_SECONDS = 2 * 60 * 60;
+
+/** A visit as its visitor's marker keeps it: when (epoch ms) and its id (its item's key, with its link's campaign). */
+export interface MarkedVisit {
+  at: number;
+  vid: number;
+}
+
+/**
+ * Visits a marker keeps, newest first, in attributes `v0`, `v1`, `v2`. More than one, so that when
+ * the newest turns out lost (its request died between the marker and the visit item) the ones
+ * before it still answer; three, so that a burst of identical requests (a double click, a browser's
+ * retries) resolves in a third of the waits (`lib/db/visits.ts`). Each is about 30 bytes: the
+ * marker stays one write unit.
+ */
+export const MARKED_VISITS = 3;
+const slot = (n: number) => `v${n}`;
+
+/**
+ * The marker's update for a new visit: it becomes `v0`, the others move one slot down (the right
+ * side of a SET reads the item as it was). `seen`, the single time of the older form, goes.
+ */
+export function visitorMarkerUpdate(visit: MarkedVisit, now: Date) {
+  const shifts = Array.from(
+    { length: MARKED_VISITS - 1 },
+    (_, n) => `${slot(n + 1)} = if_not_exists(${slot(n)}, :none)`,
+  );
+  return {
+    UpdateExpression: `SET ${slot(0)} = :visit, ${shifts.join(', ')}, expires_at = :exp REMOVE seen`,
+    ExpressionAttributeValues: {
+      ':visit': { at: visit.at, vid: visit.vid },
+      ':none': null,
+      ':exp': Math.floor(now.getTime() / 1000) + VISITOR_MARKER_TTL_SECONDS,
+    },
+  };
+}
+
+/** What a marker said before a visit's update: its visits, or the one time of the older form. */
+export type MarkerBefore = { visits: MarkedVisit[] } | { legacySeen: number };
+
+export function markerBeforeOf(item: Record<string, unknown> | undefined): MarkerBefore {
+  // A marker of the form before visit ids (at most two hours old at deployment): its time is all there is.
+  if (item && typeof item.seen === 'number' && item[slot(0)] === undefined) return { legacySeen: item.seen };
+  const visits: MarkedVisit[] = [];
+  for (let n = 0; n < MARKED_VISITS; n++) {
+    const v = item?.[slot(n)] as { at?: unknown; vid?: unknown } | null | undefined;
+    if (v && typeof v.at === 'number' && typeof v.vid === 'number') visits.push({ at: v.at, vid: v.vid });
+  }
+  return { visits };
+}
+
+/** The `type` of a lost visit item. */
+export const LOST_VISIT_TYPE = 'lost_visit';
+
+/**
+ * Put at the key of a visit found missing, on the condition that nothing is there: the visit's own
+ * Put is conditional too, so exactly one of them is written, and a visit that was not written by
+ * then never will be. Kept as long as a marker could still name the visit.
+ */
+export function newLostVisitItem(tenant: string, campaignId: string, vid: number, now: Date) {
+  return {
+    ...visitKey(tenant, campaignId, vid),
+    type: LOST_VISIT_TYPE,
+    expires_at: Math.floor(now.getTime() / 1000) + VISITOR_MARKER_TTL_SECONDS,
+  };
+}
 
 /** The day's visitor key item; `day` is `YYYY-MM-DD` (UTC). */
 export function visitorKeyKey(day: string) {
