@@ -89,7 +89,7 @@ export function emptyState(): WindowState {
 /** The state Lambda handed over, or an empty one (a new window, or a state this code cannot read). */
 export function stateOf(value: unknown): WindowState {
   const s = value as Partial<WindowState> | undefined;
-  if (!s || s.v !== 1 || typeof s.e !== 'object' || typeof s.b !== 'object' || s.e === null || s.b === null)
+  if (s?.v !== 1 || typeof s.e !== 'object' || typeof s.b !== 'object' || s.e === null || s.b === null)
     return emptyState();
   // A copy: the caller may keep the state it handed over (Lambda does, to hand it again after a
   // failure), and this invocation's changes must not reach it.
@@ -97,16 +97,6 @@ export function stateOf(value: unknown): WindowState {
 }
 
 const after = (seq: string, last: string | undefined) => last === undefined || BigInt(seq) > BigInt(last);
-
-/** An upper bound of the update expression a sum makes (`counted-update.ts` writes it). */
-function expressionEstimate(e: Pick<Entry, 'a' | 'y' | 'z'>): number {
-  return (
-    200 +
-    14 * Object.keys(e.a).length +
-    56 * Object.keys(e.y ?? {}).length +
-    14 * Object.keys(e.z ?? {}).length
-  );
-}
 
 function entryOf(w: WindowItem, now: number): Entry {
   return {
@@ -216,7 +206,8 @@ function notePending(
 ) {
   const [tenant, campaignId] = meta.c;
   const id = `${tenant}\u0000${campaignId}`;
-  const pending = (state.b[id] ??= { c: [tenant, campaignId], at: now, l: {}, r: {} });
+  state.b[id] ??= { c: [tenant, campaignId], at: now, l: {}, r: {} };
+  const pending = state.b[id];
   if (meta.n[0] === 'L') pending.l[String(meta.n[1])] = meta.n[2];
   else if (meta.t === 'r') pending.r[meta.n[1]] = written ?? {};
 }
