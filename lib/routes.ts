@@ -339,9 +339,8 @@ const rows: readonly RowInput[] = [
     path: '/api/v1/analytics/{campaign_id}/top',
     handler: 'http/get-analytics-top',
     auth: true,
-    // The campaign check (GetItem) beside one Query of the ranking's partition in GSI4.
+    // The campaign (its URL makes the links' referral_link) beside the ranking's board: two GetItems.
     dynamo: ['GetItem'],
-    queryIndexes: ['GSI4'],
     dynamoCalls: 2,
     throttle: 'api',
     summary: "A campaign's leaderboard of referrers or links",

@@ -76,17 +76,6 @@ export const GSI3 = {
   projectedAttributes: LINK_INDEX_ATTRIBUTES,
 } as const;
 
-/**
- * GSI4: a campaign's rankings (endpoint 17): one partition per ranking, sorted by value then
- * earliest reach (`lib/db/entities/analytics.ts`). Sparse: only top items carry its keys.
- */
-export const GSI4 = {
-  indexName: 'GSI4',
-  partitionKey: 'GSI4PK',
-  sortKey: 'GSI4SK',
-  projectedAttributes: ['value', 'referrer_id', 'link_id', 'referral_code', 'referral_link'],
-} as const;
-
 export const tableDefinition = {
   partitionKey: 'PK',
   sortKey: 'SK',
@@ -97,9 +86,10 @@ export const tableDefinition = {
   /**
    * Every index projects the table's and its own keys plus `projectedAttributes` (INCLUDE), never
    * ALL. GSI1: a link by id, and the api-key list. GSI2: a campaign's links (list and purge), and
-   * a tenant's campaigns. GSI3: a referrer's links. GSI4: a campaign's rankings.
+   * a tenant's campaigns. GSI3: a referrer's links. (GSI4, a campaign's rankings until issue 27,
+   * is gone: a ranking is one item now, `lib/analytics/boards.ts`.)
    */
-  globalSecondaryIndexes: [GSI1, GSI2, GSI3, GSI4],
+  globalSecondaryIndexes: [GSI1, GSI2, GSI3],
 } as const;
 
 export type IndexName = (typeof tableDefinition.globalSecondaryIndexes)[number]['indexName'];

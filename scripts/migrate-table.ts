@@ -9,13 +9,17 @@
  * - analytics series written an item per hour and per day are moved into one item per day
  *   (`lib/db/series-migration.ts`);
  * - series items written before they kept their day totals get them (`lib/db/series-day-totals.ts`;
- *   run it after deploying the version that writes them).
+ *   run it after deploying the version that writes them);
+ * - rankings kept as an item per entity (GSI4) move to the entities' all-time counts and their
+ *   campaigns' boards (`lib/db/rankings-migration.ts`; run it after deploying the version that
+ *   reads boards).
  * Each is a Scan of the table and idempotent: run it again, or after an interruption, and it
  * changes only what is still to change. The local stack does both itself when it starts.
  */
 
 import { createDocumentClient } from '../lib/aws/clients.ts';
 import { backfillCampaignListKeys } from '../lib/db/campaign-list-backfill.ts';
+import { migrateRankings } from '../lib/db/rankings-migration.ts';
 import { backfillSeriesDayTotals } from '../lib/db/series-day-totals.ts';
 import { describeSeriesMigration, migrateSeriesItems } from '../lib/db/series-migration.ts';
 import { fail, parseTargetArgs, TARGET_USAGE } from './cli.ts';
@@ -44,6 +48,9 @@ async function main() {
     // After the move above, which adds hours alone; safe beside the running rollup consumer.
     const written = await backfillSeriesDayTotals(db, values.table);
     console.log(`analytics series: ${written} day items given their day totals.`);
+    console.log(
+      `analytics rankings: ${await migrateRankings(db, values.table)} entries moved to their boards.`,
+    );
   } finally {
     db.destroy();
   }

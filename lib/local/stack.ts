@@ -6,6 +6,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ApiKeyStore, generateApiKey } from '../auth/api-keys.ts';
 import { createDocumentClient } from '../aws/clients.ts';
 import { backfillCampaignListKeys } from '../db/campaign-list-backfill.ts';
+import { migrateRankings, rankingsMigrated } from '../db/rankings-migration.ts';
 import { backfillSeriesDayTotals, seriesDayTotalsKept } from '../db/series-day-totals.ts';
 import { describeSeriesMigration, migrateSeriesItems, seriesLayoutMigrated } from '../db/series-migration.ts';
 import { ApiError } from '../domain/errors.ts';
@@ -480,6 +481,10 @@ export async function prepareLocalTable(
     if (!(await seriesDayTotalsKept(db, tableName))) {
       const written = await backfillSeriesDayTotals(db, tableName);
       if (written > 0) step(`analytics series: ${written} day items given their day totals`);
+    }
+    if (!(await rankingsMigrated(db, tableName))) {
+      const moved = await migrateRankings(db, tableName);
+      if (moved > 0) step(`analytics rankings: ${moved} entries moved to their boards`);
     }
   } finally {
     db.destroy();

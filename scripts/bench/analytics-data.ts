@@ -33,15 +33,14 @@ import {
   type Scope,
   seriesAttribute,
   seriesKey,
-  type TopEntity,
   type TopMetric,
-  topAttributes,
-  topKey,
 } from '../../lib/db/entities/analytics.ts';
 import { newCampaignItem } from '../../lib/db/entities/campaign.ts';
 import { type LinkItem, newLinkItem, type StoredLinkItem, toLink } from '../../lib/db/entities/link.ts';
 import { newVisitItem } from '../../lib/db/entities/visit.ts';
 import { formatSequence, newFeedPackItem } from '../../lib/db/entities/webhook-event.ts';
+// TODO(issue 27): the analytics part still writes rankings in the layout before boards.
+import { type TopEntity, topAttributes, topKey } from '../../lib/db/rankings-migration.ts';
 import type { Campaign } from '../../lib/domain/schemas.ts';
 import { formatTimestamp } from '../../lib/domain/time.ts';
 import { type EventAttributes, WEBHOOK_EVENT_TYPES } from '../../lib/domain/webhook-events.ts';

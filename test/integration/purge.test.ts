@@ -81,15 +81,16 @@ describe('campaign purge', () => {
     // Campaign, links, referred user, two actions, and the three events (the signup, the purchase,
     // the visit) in the campaign's feed (feed items of one or more events each, as the stream
     // batched them), the signup's lookup item (an action's event is found through its action item)
-    // and the feed's counter: written from the stream too, like the analytics: 3 series items
-    // (campaign, link and referrer: one item per day, hour by hour) and 8 ranking items (that link
-    // and that referrer, by visits, unique visits, signups and actions).
+    // and the feed's counter: written from the stream too, like the analytics: 4 series items
+    // (campaign, its actions by type, link and referrer: one item per day, hour by hour), the
+    // campaign's type registry, the referrer's totals and 8 ranking boards (by link and by
+    // referrer, of visits, unique visits, signups and actions).
     await eventually('the three events in the feed', async () =>
       (await api('GET', `/api/v1/events/${doomed.id}`)).body.length === 3 ? true : undefined,
     );
     const feedItems = (await campaignItems(TENANT_A.tenant, doomed.id, 'EV#')).length;
     expect(feedItems).toBeGreaterThanOrEqual(1);
-    const all = 1 + 5000 + 1 + 2 + feedItems + 1 + 1 + 3 + 8;
+    const all = 1 + 5000 + 1 + 2 + feedItems + 1 + 1 + 4 + 1 + 1 + 8;
     expect(await waitUntil(async () => (await itemsOf(doomed.id)) === all, 30_000)).toBe(true);
     expect(await itemsOf(doomed.id)).toBe(all);
     const keptBefore = await itemsOf(kept.id);
@@ -137,17 +138,19 @@ describe('campaign purge', () => {
     // the two events in the feed; the analytics counted.
     await rx.waitFor(3);
     await eventually('the log, the feed and the analytics', async () => {
-      const [log, feed, series] = await Promise.all([
+      const [log, feed, series, top] = await Promise.all([
         api('GET', `/api/v1/webhook_deliveries/${doomed.id}`),
         api('GET', `/api/v1/events/${doomed.id}`),
         api('GET', `/api/v1/analytics/${doomed.id}`),
+        api('GET', `/api/v1/analytics/${doomed.id}/top?metric=visits&by=referrer`),
       ]);
       const t = series.body.totals;
       return log.body.length === 3 &&
         feed.body.length === 2 &&
         t.visits === 1 &&
         t.bot_visits === 1 &&
-        t.referred_users === 1
+        t.referred_users === 1 &&
+        top.body[0]?.value === 1
         ? true
         : undefined;
     });

@@ -1,37 +1,37 @@
 /**
- * Analytics items: what the table stream's rollup consumer (`lib/analytics/rollups.ts`) derives
- * from the event items, and what endpoints 16 and 17 read.
+ * Analytics items: what the table stream's counting consumer (`lib/analytics/`) derives from the
+ * event items, and what endpoints 16 and 17 read. All in their campaign's partition, so the
+ * campaign's purge removes them with the rest.
  *
- *   series item     PK `T#<tenant>#C#<campaign>`  SK `AN#S#<scope>#<YYYY-MM-DD>`
- *   top item        PK `T#<tenant>#C#<campaign>`  SK `TOP#<by>#<metric>#<entity>`
- *     GSI4  `T#<tenant>#C#<campaign>#TOP#<by>#<metric>` / `<value, 15 digits>#<inverted reach ms>`
- *   checkpoint      PK `ROLLUP#<stream shard id>`  SK `CHECKPOINT`           TTL `expires_at`
+ *   series item        SK `AN#S#<scope>#<YYYY-MM-DD>`       a scope's day, hour by hour
+ *   series types item  SK `AN#S#C#<YYYY-MM-DD>#T`            the campaign's actions by type that day
+ *   type registry      SK `AN#TYPES`                         the campaign's first 100 action types
+ *   referrer totals    SK `AN#RT#<referrer hash>`            a referrer's all-time counts
+ *   ranking board      SK `AN#TOP#<by>#<metric>`             one ranking's top 100
  *
- * Series and top items sit in their campaign's partition, so the campaign's purge removes them
- * with the rest. A series item holds one UTC day of one scope, hour by hour: the campaign (`C`), a
- * link (`L<id>`) or a referrer (`R<hash>`). Each count is an attribute named by its hour and its
- * metric (`seriesAttribute`): `07v` is the visits of 07:00–08:00, `07t:purchase` the actions of
- * type `purchase`; only counts above zero exist. The same update keeps the day's totals beside
- * its hours (`dayTotalAttribute`: `Dv`, `Du`, ...; the actions by type in one map, `Dt`), so a
- * series by day reads those few attributes (`DAY_POINT_PROJECTION`) and not 24 hours of each day:
- * DynamoDB Local's Query time grows with the attributes it returns, about 45 % less for 30 busy
- * days. So an interaction updates one item per scope, not an hour item and a day item, and a
- * range is one Query between two sort keys: 7 days of hours are 8 items, not 168. The short names
- * keep a busy day's item under 1 KB (24 hours × 5 metrics at about 7 bytes each), one write unit.
+ * A series item holds one UTC day of one scope, hour by hour: the campaign (`C`), a link
+ * (`L<id>`) or a referrer (`R<hash>`). Each count is an attribute named by its hour and its metric
+ * (`seriesAttribute`): `07v` is the visits of 07:00–08:00; only counts above zero exist. The same
+ * update keeps the day's totals beside its hours (`dayTotalAttribute`: `Dv`, `Du`, ...), so a
+ * series by day reads those few attributes (`DAY_POINT_PROJECTION`) and not 24 hours of each day,
+ * and a range is one Query between two sort keys: 7 days of hours are 8 items, not 168. Actions by
+ * type: the hour's count of a type under a short hash of it (`hourlyTypeAttribute`, `07h<hash>`),
+ * the day's in the map `Dt` keyed by the type's name; the campaign's own series keeps them in an
+ * item of their own (written only by actions), a link's or referrer's in its day's item. Items
+ * written before issue 27 name a type in full in its hour (`07t:<type>`); both are read.
+ *
+ * Every item is bounded whatever the input: 24 hours, 5 metrics, at most 101 types (the campaign's
+ * first 100 and `(other)`), and the high-water marks of the stream's lanes of the last 25 hours
+ * (`highWaterAttribute`).
  *
  * Referrer ids are any 1–256 characters, so their scope is a fixed-length hash (no separator inside
  * it can make one referrer's range hold another's items, and the key stays far below 1,024 bytes).
  *
- * Until issue 14's cost work, an hour (`AN#H#`) and a day (`AN#D#`) were items of their own, with
- * the counts under their metric names; nothing writes or reads those any more (the README's
- * decisions say what became of them).
- *
- * A top item holds one all-time metric of one link or referrer; GSI4 sorts a campaign's items of
- * one ranking by value, then by earliest reach (the time the value was reached), so endpoint 17
- * is one Query, read in index order.
+ * Until issue 14's cost work, an hour (`AN#H#`) and a day (`AN#D#`) were items of their own; until
+ * issue 27's, a ranking was an item per entity (`TOP#...`) sorted by an index (GSI4). Nothing
+ * writes or reads those any more (`lib/db/series-migration.ts`, `lib/db/rankings-migration.ts`).
  */
 import { createHash } from 'node:crypto';
-import { GSI4 } from '../../table-definition.ts';
 import { campaignPartition } from './campaign.ts';
 import { decoder, type StoredItem } from './decode.ts';
 
@@ -318,6 +318,8 @@ export const highWaterAttribute = (lane: string) =>
   `${HIGH_WATER_PREFIX}${createHash('sha256').update(lane, 'utf8').digest('base64url').slice(0, 10)}`;
 export const highWaterValue = (sequence: string, nowMs: number) =>
   `${padSequence(sequence)}|${Math.floor(nowMs / 1000)}`;
+/** Sequence numbers are digit strings of varying length: zero-padded so they compare as text. */
+export const padSequence = (sequence: string) => sequence.padStart(40, '0');
 /** The sequence a mark holds (zero-padded), or undefined for no mark. */
 export function markedSequence(value: unknown): string | undefined {
   return typeof value === 'string'
@@ -448,122 +450,21 @@ export const TOP_METRICS = ['referred_users', 'visits', 'unique_visits', 'action
 export type TopMetric = (typeof TOP_METRICS)[number];
 export type TopBy = 'referrer' | 'referral_link';
 
-const TOP_BY_KEY: Record<TopBy, string> = { referrer: 'R', referral_link: 'L' };
-const TOP_METRIC_KEY: Record<TopMetric, string> = {
+export const TOP_BY_KEY: Record<TopBy, string> = { referrer: 'R', referral_link: 'L' };
+export const TOP_METRIC_KEY: Record<TopMetric, string> = {
   referred_users: 'r',
   visits: 'v',
   unique_visits: 'u',
   actions: 'a',
 };
 
-export type TopEntity =
-  | { by: 'referrer'; referrerId: string }
-  | { by: 'referral_link'; linkId: number; code: string; url: string | null };
-
-const entityKey = (entity: TopEntity) =>
-  entity.by === 'referrer' ? referrerHash(entity.referrerId) : String(entity.linkId);
-
-export function topKey(tenant: string, campaignId: string, entity: TopEntity, metric: TopMetric) {
-  return {
-    PK: campaignPartition(tenant, campaignId),
-    SK: `TOP#${TOP_BY_KEY[entity.by]}#${TOP_METRIC_KEY[metric]}#${entityKey(entity)}`,
-  };
-}
-
-/** GSI4's partition: one ranking of one campaign. */
-export function topRankingPartition(
-  tenant: string,
-  campaignId: string,
-  by: TopBy,
-  metric: TopMetric,
-): string {
-  return `${campaignPartition(tenant, campaignId)}#TOP#${TOP_BY_KEY[by]}#${TOP_METRIC_KEY[metric]}`;
-}
-
-export const TOP_INDEX = GSI4;
-/** Reach times are inverted so that, read from the highest sort key down, earlier reach comes first. */
-const REACH_LIMIT_MS = 9_999_999_999_999;
-
-/** GSI4's sort key: the value, then the inverted reach time, both fixed-width digits. */
-export function topScore(value: number, reachMs: number): string {
-  return `${String(value).padStart(15, '0')}#${String(REACH_LIMIT_MS - reachMs).padStart(13, '0')}`;
-}
-
-/** The attributes a top item stores besides its keys (the labels endpoint 17 answers with). */
-export function topAttributes(
-  tenant: string,
-  campaignId: string,
-  entity: TopEntity,
-  metric: TopMetric,
-  value: number,
-  reachMs: number,
-) {
-  return {
-    type: 'analytics_top',
-    value,
-    reach_ms: reachMs,
-    GSI4PK: topRankingPartition(tenant, campaignId, entity.by, metric),
-    GSI4SK: topScore(value, reachMs),
-    ...(entity.by === 'referrer'
-      ? { referrer_id: entity.referrerId }
-      : { link_id: entity.linkId, referral_code: entity.code, referral_link: entity.url }),
-  };
-}
-
-/** A top item as endpoint 17 reads it from GSI4. */
+/** A ranking's entry as endpoint 17 answers it (`readTop`). */
 export interface TopRow {
   value: number;
   referrer_id?: string;
   link_id?: number;
   referral_code?: string;
   referral_link?: string | null;
-}
-
-const topField = decoder('analytics top');
-
-/**
- * What endpoint 17 reads of a ranking entry (a ProjectionExpression): GSI4's projected attributes
- * (the value and the labels), not the keys. DynamoDB Local's Query time grows with the attributes
- * it returns, and a top 100 is 100 items (about a fifth less at 100; the bench's part 6).
- */
-export const TOP_ROW_PROJECTION = {
-  ProjectionExpression: GSI4.projectedAttributes.map((_, i) => `#p${i}`).join(', '),
-  ExpressionAttributeNames: Object.fromEntries(GSI4.projectedAttributes.map((name, i) => [`#p${i}`, name])),
-};
-
-export function topRowFromItem(item: StoredItem): TopRow {
-  const value = topField.number(item, 'value');
-  const referrer = topField.optionalString(item, 'referrer_id');
-  if (referrer !== undefined) return { value, referrer_id: referrer };
-  return {
-    value,
-    link_id: topField.number(item, 'link_id'),
-    referral_code: topField.string(item, 'referral_code'),
-    referral_link: topField.nullableString(item, 'referral_link'),
-  };
-}
-
-/** A top item's current value (0 when absent), as the consumer reads it before raising it. */
-export function topValueOf(item: StoredItem | undefined): number {
-  return item === undefined ? 0 : topField.number(item, 'value');
-}
-
-/**
- * The rollup consumer's checkpoint of one stream shard: the last sequence number whose
- * contribution is in the rollups. Written in the same transaction as that contribution, so a
- * stream batch Lambda delivers again (a retry, a restarted local stack) is counted once.
- * Stream records live 24 h; the checkpoint of a closed shard expires two days after its last use.
- */
-export function checkpointKey(shardId: string) {
-  return { PK: `ROLLUP#${shardId}`, SK: 'CHECKPOINT' } as const;
-}
-export const CHECKPOINT_TTL_SECONDS = 2 * 24 * 60 * 60;
-/** Sequence numbers are digit strings of varying length: stored zero-padded so they compare as text. */
-export const padSequence = (sequence: string) => sequence.padStart(40, '0');
-
-const checkpointField = decoder('rollup checkpoint');
-export function checkpointOf(item: StoredItem | undefined): string | undefined {
-  return item === undefined ? undefined : checkpointField.string(item, 'sequence');
 }
 
 /**
