@@ -4,9 +4,9 @@
  * without bound (one tenant posting thousands of distinct types would otherwise pass DynamoDB's
  * limits and stop the counting for everyone).
  *
- * The campaign's registry item holds the named types (a string set). A type is named once, by a
- * conditional ADD that succeeds only while the set has room or already holds it, so two consumers
- * racing for the last place cannot both take it, and the answer for a type never changes
+ * The campaign's registry item holds the named types (a string set). Types are named by a
+ * conditional ADD that succeeds only while the set has room for all it adds, so two consumers
+ * racing for the last places cannot pass the limit, and the answer for a type never changes
  * afterwards: a batch handed over again counts each of its actions under the same name.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
@@ -53,37 +53,52 @@ async function load(tenant: string, campaignId: string): Promise<Known> {
   return entry;
 }
 
-async function register(tenant: string, campaignId: string, type: string, entry: Known): Promise<void> {
-  try {
-    const { Attributes } = await db.send(
-      new UpdateCommand({
-        TableName: tableName,
-        Key: typeRegistryKey(tenant, campaignId),
-        UpdateExpression: 'SET #type = :type ADD #names :one',
-        ConditionExpression: 'attribute_not_exists(#names) OR size(#names) < :max OR contains(#names, :name)',
-        ExpressionAttributeNames: { '#names': TYPE_REGISTRY_NAMES, '#type': 'type' },
-        ExpressionAttributeValues: {
-          ':one': new Set([type]),
-          ':max': NAMED_TYPES_MAX,
-          ':name': type,
-          ':type': 'analytics_types',
-        },
-        ReturnValues: 'ALL_NEW',
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
-    );
-    entry.names = namesOf(Attributes);
-  } catch (err) {
-    if (!(err instanceof ConditionalCheckFailedException)) throw err;
-    // biome-ignore lint/suspicious/noExplicitAny: the SDK's marshalled image.
-    entry.names = namesOf(err.Item ? unmarshall(err.Item as any) : undefined);
+/**
+ * Name as many of `types` (in the order they came) as the registry has room for, in one
+ * conditional write: it holds only while the set has room for all of them, so the first come are
+ * the ones named even when consumers race (the loser reads the set the winner left and tries
+ * again with the room that is left).
+ */
+async function register(
+  tenant: string,
+  campaignId: string,
+  types: readonly string[],
+  entry: Known,
+): Promise<void> {
+  for (let attempt = 0; attempt < 10; attempt++) {
+    const wanted = types.filter((t) => !entry.names.has(t)).slice(0, NAMED_TYPES_MAX - entry.names.size);
+    if (wanted.length === 0) break;
+    try {
+      const { Attributes } = await db.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: typeRegistryKey(tenant, campaignId),
+          UpdateExpression: 'SET #type = :type ADD #names :wanted',
+          ConditionExpression: 'attribute_not_exists(#names) OR size(#names) <= :limit',
+          ExpressionAttributeNames: { '#names': TYPE_REGISTRY_NAMES, '#type': 'type' },
+          ExpressionAttributeValues: {
+            ':wanted': new Set(wanted),
+            ':limit': NAMED_TYPES_MAX - wanted.length,
+            ':type': 'analytics_types',
+          },
+          ReturnValues: 'ALL_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      entry.names = namesOf(Attributes);
+    } catch (err) {
+      if (!(err instanceof ConditionalCheckFailedException)) throw err;
+      // biome-ignore lint/suspicious/noExplicitAny: the SDK's marshalled image.
+      entry.names = namesOf(err.Item ? unmarshall(err.Item as any) : undefined);
+    }
+    entry.full = entry.names.size >= NAMED_TYPES_MAX;
   }
-  entry.full = entry.names.size >= NAMED_TYPES_MAX;
 }
 
 /**
- * The names `types` are counted under in the campaign: each type itself, or `OTHER_TYPE`. At most
- * one read of the registry per campaign and container, and one write per type it names.
+ * The names `types` (in the order they came) are counted under in the campaign: each type itself,
+ * or `OTHER_TYPE`. At most one read of the registry per campaign and container, and one write per
+ * batch that names new types.
  */
 export async function countedTypeNames(
   tenant: string,
@@ -91,11 +106,8 @@ export async function countedTypeNames(
   types: Iterable<string>,
 ): Promise<Map<string, string>> {
   const entry = await load(tenant, campaignId);
-  const out = new Map<string, string>();
-  for (const type of types) {
-    if (out.has(type)) continue;
-    if (!entry.names.has(type) && !entry.full) await register(tenant, campaignId, type, entry);
-    out.set(type, entry.names.has(type) ? type : OTHER_TYPE);
-  }
-  return out;
+  const distinct = [...new Set(types)];
+  if (!entry.full && distinct.some((t) => !entry.names.has(t)))
+    await register(tenant, campaignId, distinct, entry);
+  return new Map(distinct.map((t) => [t, entry.names.has(t) ? t : OTHER_TYPE]));
 }
