@@ -34,6 +34,14 @@ import { allSettledOrThrow } from '../stream/settled.ts';
 
 export const BOARD_TYPE = 'analytics_board';
 
+/** What a merge reads of a link: whose it is, and its all-time counts with their reach times. */
+export const LINK_BOARD_READ = [
+  'id',
+  'tenant',
+  'campaign_id',
+  ...Object.values(LINK_TOTALS).flatMap((t) => [t.count, t.reach]),
+];
+
 /** What a merge is offered: links (by id, with their code) and referrers with their counts. */
 export interface BoardCandidates {
   tenant: string;
@@ -69,7 +77,13 @@ export async function mergeBoards(candidates: BoardCandidates): Promise<void> {
     else offered.set(id, [entry]);
   };
   const links = candidates.links;
-  const items = links.length > 0 ? await getItems(links.map((l) => linkKey(l.code))) : [];
+  const items =
+    links.length > 0
+      ? await getItems(
+          links.map((l) => linkKey(l.code)),
+          { attributes: LINK_BOARD_READ },
+        )
+      : [];
   links.forEach((link, i) => {
     const item = items[i];
     if (item?.id !== link.id || item.campaign_id !== campaignId || item.tenant !== tenant) return;

@@ -18,24 +18,39 @@ const KEYS_PER_BATCH_GET = 100;
  */
 export async function getItems(
   keyList: Key[],
-  options: { consistent?: boolean } = {},
+  options: { consistent?: boolean; attributes?: readonly string[] } = {},
 ): Promise<Array<Record<string, unknown> | undefined>> {
   const chunks: Key[][] = [];
   for (let i = 0; i < keyList.length; i += KEYS_PER_BATCH_GET)
     chunks.push(keyList.slice(i, i + KEYS_PER_BATCH_GET));
   const found = new Map<string, Record<string, unknown>>();
-  for (const chunk of await Promise.all(chunks.map((c) => getBatch(c, options.consistent ?? true))))
+  // The keys are always read, so that answers can be matched to keys.
+  const projection = options.attributes && {
+    ProjectionExpression: ['PK', 'SK', ...options.attributes].map((_, i) => `#p${i}`).join(', '),
+    ExpressionAttributeNames: Object.fromEntries(
+      ['PK', 'SK', ...options.attributes].map((a, i) => [`#p${i}`, a]),
+    ),
+  };
+  for (const chunk of await Promise.all(
+    chunks.map((c) => getBatch(c, options.consistent ?? true, projection)),
+  ))
     for (const item of chunk) found.set(keyString(item as Key), item);
   // By key, not a search per key: a list page asks for up to 1,000.
   return keyList.map((k) => found.get(keyString(k)));
 }
 
-async function getBatch(keyList: Key[], consistent: boolean): Promise<Record<string, unknown>[]> {
+async function getBatch(
+  keyList: Key[],
+  consistent: boolean,
+  projection?: { ProjectionExpression: string; ExpressionAttributeNames: Record<string, string> },
+): Promise<Record<string, unknown>[]> {
   const found: Record<string, unknown>[] = [];
   let pending: Key[] = keyList;
   for (let attempt = 0; pending.length > 0; attempt++) {
     const { Responses, UnprocessedKeys } = await db.send(
-      new BatchGetCommand({ RequestItems: { [tableName]: { Keys: pending, ConsistentRead: consistent } } }),
+      new BatchGetCommand({
+        RequestItems: { [tableName]: { Keys: pending, ConsistentRead: consistent, ...projection } },
+      }),
     );
     found.push(...(Responses?.[tableName] ?? []));
     pending = (UnprocessedKeys?.[tableName]?.Keys as Key[] | undefined) ?? [];

@@ -17,8 +17,11 @@
  *             that recorded it (every request's transaction also updates the link);
  * - `feed`    the stream consumer writing the events feed: a read or a transaction of a feed
  *             counter (`EVSEQ`), a batch of event lookups (`#EVT#` partitions);
- * - `rollup`  the stream consumer's rollups: a read or a transaction of a shard checkpoint
- *             (`ROLLUP#`), a batch read of ranking items (`TOP#`);
+ * - `rollup`  the stream consumer's counting (`lib/analytics/`): a write under a high-water mark
+ *             (`hw_` attributes), any write of an analytics item (`AN#`), a read of the type
+ *             registry, a strongly consistent read of a board, the window's marks (`WINDOW#`),
+ *             parked work (`PARKED`), its eventually consistent batch read of campaigns, its
+ *             batch read of links' all-time counts (`an_v` projected);
  * - `request` everything else: what a route's budget counts.
  * Calls DynamoDB answered with an error are also counted as `failed:<operation>`.
  *
@@ -88,6 +91,9 @@ export function categorize(op: string, service: string, body: string, userAgent 
   try {
     const parsed = JSON.parse(body) as {
       Key?: { PK?: { S?: string }; SK?: { S?: string } };
+      Item?: { PK?: { S?: string }; SK?: { S?: string } };
+      ConsistentRead?: boolean;
+      ExpressionAttributeNames?: Record<string, string>;
       ProjectionExpression?: string;
       TransactItems?: Array<{
         Put?: { Item?: { PK?: { S?: string }; SK?: { S?: string } } };
@@ -95,7 +101,13 @@ export function categorize(op: string, service: string, body: string, userAgent 
       }>;
       RequestItems?: Record<
         string,
-        Array<{ PutRequest?: { Item?: { PK?: { S?: string } } } }> | { Keys?: Array<{ SK?: { S?: string } }> }
+        | Array<{ PutRequest?: { Item?: { PK?: { S?: string } } } }>
+        | {
+            Keys?: Array<{ SK?: { S?: string } }>;
+            ConsistentRead?: boolean;
+            ProjectionExpression?: string;
+            ExpressionAttributeNames?: Record<string, string>;
+          }
       >;
     };
     const pk = parsed.Key?.PK?.S ?? '';
@@ -110,17 +122,21 @@ export function categorize(op: string, service: string, body: string, userAgent 
       batch.every((r) => r.PutRequest?.Item?.PK?.S?.includes('#EVT#'))
     )
       return 'feed';
-    if (op === 'GetItem' && pk.startsWith('ROLLUP#')) return 'rollup';
-    if (op === 'TransactWriteItems' && items.some((i) => i.Update?.Key?.PK?.S?.startsWith('ROLLUP#')))
+    const sk = parsed.Key?.SK?.S ?? parsed.Item?.SK?.S ?? '';
+    const anyPk = pk || parsed.Item?.PK?.S || '';
+    if (Object.values(parsed.ExpressionAttributeNames ?? {}).some((n) => n.startsWith('hw_')))
       return 'rollup';
-    if (
-      op === 'BatchGetItem' &&
-      batch &&
-      !Array.isArray(batch) &&
-      (batch.Keys ?? []).length > 0 &&
-      (batch.Keys ?? []).every((k) => k.SK?.S?.startsWith('TOP#'))
-    )
+    if ((op === 'UpdateItem' || op === 'PutItem') && sk.startsWith('AN#')) return 'rollup';
+    if (op === 'GetItem' && (sk === 'AN#TYPES' || (sk.startsWith('AN#TOP#') && parsed.ConsistentRead)))
       return 'rollup';
+    if (anyPk.startsWith('WINDOW#') || anyPk === 'PARKED') return 'rollup';
+    if (op === 'BatchGetItem' && batch && !Array.isArray(batch)) {
+      const keys = batch.Keys ?? [];
+      if (keys.length > 0 && keys.every((k) => k.SK?.S === 'CAMPAIGN') && batch.ConsistentRead === false)
+        return 'rollup';
+      if (batch.ProjectionExpression && Object.values(batch.ExpressionAttributeNames ?? {}).includes('an_v'))
+        return 'rollup';
+    }
     if (op === 'GetItem' && pk.startsWith('APIKEY#')) return 'apikey';
     if (op === 'UpdateItem' && pk.startsWith('SEQ#')) return 'idblock';
     if (op === 'GetItem' && parsed.ProjectionExpression?.includes('webhook_url')) return 'webhook';

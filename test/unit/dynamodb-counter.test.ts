@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkpointKey, seriesKey, topKey } from '../../lib/db/entities/analytics.ts';
+import { boardKey, seriesKey, typeRegistryKey } from '../../lib/db/entities/analytics.ts';
 import {
   feedCounterItem,
   feedSequenceKey,
@@ -154,14 +154,31 @@ describe("categorize: the stream consumer's feed and rollup calls are no request
         { RequestItems: { table: [{ PutRequest: { Item: wire(newEventLookupItem(event)) } }] } },
         'feed',
       ],
-      ['GetItem', { Key: wire(checkpointKey('shard')) }, 'rollup'],
+      // The counting consumer: writes under a high-water mark, analytics items, its registry and
+      // board reads, window marks, parked work, its batch reads of campaigns and of links' counts.
       [
-        'TransactWriteItems',
+        'UpdateItem',
         {
-          TransactItems: [
-            { Update: { Key: wire(checkpointKey('shard')) } },
-            { Update: { Key: wire(seriesKey('t', 'c', { kind: 'campaign' }, '2026-11-24')) } },
-          ],
+          Key: wire(seriesKey('t', 'c', { kind: 'campaign' }, '2026-11-24')),
+          ExpressionAttributeNames: { '#hw': 'hw_abc' },
+        },
+        'rollup',
+      ],
+      [
+        'UpdateItem',
+        { Key: wire({ PK: 'LINK#A', SK: 'LINK' }), ExpressionAttributeNames: { '#hw': 'hw_x' } },
+        'rollup',
+      ],
+      ['UpdateItem', { Key: wire(typeRegistryKey('t', 'c')) }, 'rollup'],
+      ['GetItem', { Key: wire(typeRegistryKey('t', 'c')), ConsistentRead: true }, 'rollup'],
+      ['GetItem', { Key: wire(boardKey('t', 'c', 'referrer', 'visits')), ConsistentRead: true }, 'rollup'],
+      ['PutItem', { Item: wire({ ...boardKey('t', 'c', 'referrer', 'visits'), version: 1 }) }, 'rollup'],
+      ['GetItem', { Key: wire({ PK: 'WINDOW#shard', SK: 'MARK' }) }, 'rollup'],
+      ['PutItem', { Item: wire({ PK: 'PARKED', SK: 'counted#x' }) }, 'rollup'],
+      [
+        'BatchGetItem',
+        {
+          RequestItems: { table: { Keys: [wire({ PK: 'T#t#C#c', SK: 'CAMPAIGN' })], ConsistentRead: false } },
         },
         'rollup',
       ],
@@ -169,10 +186,23 @@ describe("categorize: the stream consumer's feed and rollup calls are no request
         'BatchGetItem',
         {
           RequestItems: {
-            table: { Keys: [wire(topKey('t', 'c', { by: 'referrer', referrerId: 'r' }, 'visits'))] },
+            table: {
+              Keys: [wire({ PK: 'LINK#A', SK: 'LINK' })],
+              ProjectionExpression: '#p0, #p1, #p2',
+              ExpressionAttributeNames: { '#p0': 'PK', '#p1': 'SK', '#p2': 'an_v' },
+            },
           },
         },
         'rollup',
+      ],
+      // Endpoint 17's read of a board and the campaign check stay a request's.
+      ['GetItem', { Key: wire(boardKey('t', 'c', 'referrer', 'visits')) }, 'request'],
+      [
+        'BatchGetItem',
+        {
+          RequestItems: { table: { Keys: [wire({ PK: 'T#t#C#c', SK: 'CAMPAIGN' })], ConsistentRead: true } },
+        },
+        'request',
       ],
       // A request's own batch write (the delivery log) and its transactions stay requests.
       [
