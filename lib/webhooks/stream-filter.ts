@@ -3,9 +3,10 @@ import { PURGE_RECORD_FILTER } from '../db/purge-filter.ts';
 /**
  * Which table stream records the two stream consumers handle (a record passes a mapping if it
  * matches any of its filters); plain data, shared by the CDK constructs (the event source
- * mappings' filters, so other writes never even invoke a consumer) and by the code paths
- * (`isEventRecord`, `isLinkActionRecord`, `contributionOf`), which the local stream poller runs
- * because DynamoDB Local has no filtering.
+ * mappings' filters, so other writes never even invoke a consumer) and the local stream pollers,
+ * which apply them as the mappings do (`lib/local/stream-filters.ts`: DynamoDB Local has no
+ * filtering of its own). A mapping passes several kinds of records, which the consumers' code
+ * tells apart within a batch (`isEventRecord`, `isLinkActionRecord`, `contributionOf`).
  *
  * Webhook events: INSERTs of items that carry `event_type` (see `lib/domain/webhook-events.ts`).
  */
