@@ -17,8 +17,8 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, release, tmpdir, totalmem, type } from 'node:os';
 import { join } from 'node:path';
-import { projectRoot } from '../test/support/bundles.ts';
-import { measureOutage } from '../test/support/outage.ts';
+import { projectRoot } from '../tools/bundles.ts';
+import { measureOutage } from '../tools/outage.ts';
 import { analyticsPart } from './bench/analytics.ts';
 import { coldPart } from './bench/coldstart.ts';
 import { costPart } from './bench/cost.ts';
@@ -61,7 +61,7 @@ const outagePart: BenchPart = {
     );
     return {
       body: [
-        'DynamoDB Local paused (SIGSTOP) under keyed writes (actions, signups), each retried with its `Idempotency-Key` after a 5xx, a 409 in progress or a dropped connection (`test/support/outage.ts`, which the fault suite also runs). DynamoDB calls have a 5 s deadline and the authorizer 2 s: a 503 with `Retry-After` within about 7 s, never a 500 or a hang; afterwards every counter equals the keys that got a 2xx.',
+        'DynamoDB Local paused (SIGSTOP) under keyed writes (actions, signups), each retried with its `Idempotency-Key` after a 5xx, a 409 in progress or a dropped connection (`tools/outage.ts`, which the fault suite also runs). DynamoDB calls have a 5 s deadline and the authorizer 2 s: a 503 with `Retry-After` within about 7 s, never a 500 or a hang; afterwards every counter equals the keys that got a 2xx.',
         [
           ['measure', 'value'],
           [

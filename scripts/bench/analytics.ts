@@ -27,8 +27,8 @@ import { encodeSortKeyCursor } from '../../lib/db/cursor.ts';
 import { actionEventId } from '../../lib/domain/webhook-events.ts';
 import type { RecordedCall } from '../../lib/local/dynamodb-counter.ts';
 import { LOCAL_TABLE_NAME } from '../../lib/local/stack.ts';
-import { campaignItems as campaignPartitionItems, type Table } from '../../test/support/table.ts';
-import { waitUntil } from '../../test/support/wait.ts';
+import { campaignItems as campaignPartitionItems, type Table } from '../../tools/table.ts';
+import { waitUntil } from '../../tools/wait.ts';
 import {
   type CampaignSpec,
   campaignOf,

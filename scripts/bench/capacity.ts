@@ -18,8 +18,8 @@
 import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import type { ItemAccesses } from '../../lib/local/dynamodb-counter.ts';
 import { tableDefinition } from '../../lib/table-definition.ts';
-import type { Table } from '../../test/support/table.ts';
-import { mapLimit } from '../../test/support/wait.ts';
+import type { Table } from '../../tools/table.ts';
+import { mapLimit } from '../../tools/wait.ts';
 
 /** DynamoDB's size of a value: attribute names plus values (numbers ~1 byte per 2 digits + 1). */
 export function itemSize(value: unknown): number {

@@ -1,6 +1,6 @@
 /**
  * Part 4: cold start. Every function's bundle, built as CDK builds it (`bundles.ts`), beside its
- * floor: a bundle of the AWS SDK clients it uses and nothing else (`floors/`; DynamoDB's for a
+ * floor: a bundle of the AWS SDK clients it uses and nothing else (`tools/floors/`; DynamoDB's for a
  * function with none). Import times are taken in fresh `node` processes, functions and floors
  * alike, with the environment a function gets in AWS (`--enable-source-maps` included, as
  * `infra/functions.ts` sets it), each import's wall time and the CPU time (user + system) of the
@@ -26,7 +26,7 @@ import {
   floorOf,
   functionEntries,
   removeBundleDir,
-} from '../../test/support/bundles.ts';
+} from '../../tools/bundles.ts';
 import { type BenchPart, settings } from './environment.ts';
 import { chart } from './report.ts';
 import { kib, median, ms, pct, yes } from './stats.ts';
@@ -139,7 +139,7 @@ export const coldPart: BenchPart = {
     );
     return {
       body: [
-        `Every function bundled as the CDK stack bundles it (\`infra/bundling.ts\`; build ${c.buildSeconds.toFixed(1)} s). Each function’s floor is a bundle of the AWS SDK clients it uses and nothing else, one command each (\`scripts/bench/floors/\`): DynamoDB for the HTTP functions, DynamoDB + SQS for the consumers that also send to SQS; a function without an SDK client is held to the DynamoDB floor. Import: a fresh \`node\` process imports \`index.mjs\` with \`--enable-source-maps\` and the function’s environment, floors exactly as functions, timed in wall time and in CPU time (user + system of the process while it imports). Each function is imported ${settings.coldStartPairs} times in a pair with its floor (one process right after the other, which goes first alternating, the pairs round-robin over the functions) and compared with it by the median of the paired differences in CPU time: the machine is shared, so wall time there is mostly waiting for a core, and what load remains falls on both sides of a pair alike. Goal: within 15 % of its floor, in size and in import CPU time, for every function with an SDK client. Budgets (\`test/unit/bundle-size.test.ts\`): functions with an AWS SDK client ${kib(BUNDLE_BUDGETS.sdk)} KiB; without one ${kib(BUNDLE_BUDGETS.noSdk)} KiB; documentation functions (openapi/docs routes) ${kib(BUNDLE_BUDGETS.docs)} KiB.`,
+        `Every function bundled as the CDK stack bundles it (\`infra/bundling.ts\`; build ${c.buildSeconds.toFixed(1)} s). Each function’s floor is a bundle of the AWS SDK clients it uses and nothing else, one command each (\`tools/floors/\`): DynamoDB for the HTTP functions, DynamoDB + SQS for the consumers that also send to SQS; a function without an SDK client is held to the DynamoDB floor. Import: a fresh \`node\` process imports \`index.mjs\` with \`--enable-source-maps\` and the function’s environment, floors exactly as functions, timed in wall time and in CPU time (user + system of the process while it imports). Each function is imported ${settings.coldStartPairs} times in a pair with its floor (one process right after the other, which goes first alternating, the pairs round-robin over the functions) and compared with it by the median of the paired differences in CPU time: the machine is shared, so wall time there is mostly waiting for a core, and what load remains falls on both sides of a pair alike. Goal: within 15 % of its floor, in size and in import CPU time, for every function with an SDK client. Budgets (\`test/unit/bundle-size.test.ts\`): functions with an AWS SDK client ${kib(BUNDLE_BUDGETS.sdk)} KiB; without one ${kib(BUNDLE_BUDGETS.noSdk)} KiB; documentation functions (openapi/docs routes) ${kib(BUNDLE_BUDGETS.docs)} KiB.`,
         [
           ...c.rows.map((r) => {
             const [floor, budget] = [c.floors[r.floor], BUNDLE_BUDGETS[budgetClassOf(r)]];

@@ -1,13 +1,13 @@
 /**
  * Part 8: the dashboard (`GET /dashboard`) in headless Chromium (Debian's, driven by playwright-core,
- * `test/support/browser.ts`) against the bench's stack: the JavaScript it loads, gzipped, against
+ * `tools/browser.ts`) against the bench's stack: the JavaScript it loads, gzipped, against
  * its 150 KB budget, and how soon it shows something. Each sample is a fresh browser context (an
  * empty cache): the sign-in page's first contentful paint, the sign-in (submit to the campaigns
  * list drawn), then a reload of the signed-in tab with the cache disabled, timed from the
  * navigation to the campaigns list drawn (the frame that paints it) and to its first contentful paint.
  */
 import { dashboardScript } from '../../lib/dashboard/page.ts';
-import { launchChromium, signIn } from '../../test/support/browser.ts';
+import { launchChromium, signIn } from '../../tools/browser.ts';
 import { type BenchPart, quick } from './environment.ts';
 import { kib, median, ms, percentile, yes } from './stats.ts';
 

@@ -8,7 +8,7 @@ import { createDocumentClient } from '../../lib/aws/clients.ts';
 import { type IdKind, lastIdOf, sequenceKey } from '../../lib/db/entities/sequence.ts';
 import { ensureTable, startDynamoLocal } from '../../lib/local/dynamodb.ts';
 import { LOCAL_TABLE_NAME, startLocalStack } from '../../lib/local/stack.ts';
-import type { Table } from '../../test/support/table.ts';
+import type { Table } from '../../tools/table.ts';
 import { startCountingProxy } from './counting-proxy.ts';
 import type { EndpointCase, Fixtures } from './endpoints.ts';
 import { benchClient } from './http-client.ts';

@@ -21,8 +21,8 @@ import { seriesPointsFromItem, seriesSortKey } from '../../lib/db/entities/analy
 import { linkFromItem, linkKey } from '../../lib/db/entities/link.ts';
 import { newVisitItem, visitPartitions } from '../../lib/db/entities/visit.ts';
 import type { ItemAccesses } from '../../lib/local/dynamodb-counter.ts';
-import { campaignItems, partitionItems, putItems } from '../../test/support/table.ts';
-import { waitUntil } from '../../test/support/wait.ts';
+import { campaignItems, partitionItems, putItems } from '../../tools/table.ts';
+import { waitUntil } from '../../tools/wait.ts';
 import { capacityOf, checksOf, type KindUsage, kindOf, readsOf, writesOf } from './capacity.ts';
 import { BROWSER } from './endpoints.ts';
 import {

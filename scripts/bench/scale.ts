@@ -15,8 +15,8 @@ import {
   linkOrder,
   newLinkItem,
 } from '../../lib/db/entities/link.ts';
-import { campaignItems, putItems } from '../../test/support/table.ts';
-import { mapLimit, waitUntil } from '../../test/support/wait.ts';
+import { campaignItems, putItems } from '../../tools/table.ts';
+import { mapLimit, waitUntil } from '../../tools/wait.ts';
 import { type BenchPart, reserveIds, settings } from './environment.ts';
 import { replayFloor } from './floor.ts';
 import { ms, pageVerdict, percentile } from './stats.ts';

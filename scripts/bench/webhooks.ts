@@ -1,7 +1,7 @@
 /**
  * Parts 5 and 5b: webhooks through the local pipeline as `npm start` runs it (table stream →
  * stream poller → stream consumer → local SQS → queue poller → delivery) to the tests' receiver
- * (`test/support/webhook-receiver.ts`). Latency is from an action's 201 to the arrival of its
+ * (`tools/webhook-receiver.ts`). Latency is from an action's 201 to the arrival of its
  * delivery; throughput from a backlog of action items written into the table at once, exactly as
  * the API writes them (`newActionItem`). Every delivery is verified with `standardwebhooks`, as a
  * customer would. The floor is the last hop alone: the same body signed and POSTed to the same
@@ -15,10 +15,10 @@ import { attemptLogPartition } from '../../lib/db/entities/webhook-attempt.ts';
 import { actionEventId } from '../../lib/domain/webhook-events.ts';
 import { postWebhook } from '../../lib/webhooks/http.ts';
 import { checkDestination } from '../../lib/webhooks/ssrf.ts';
-import { partitionItems, putItems } from '../../test/support/table.ts';
-import { mapLimit, waitUntil } from '../../test/support/wait.ts';
-import type { ReceivedRequest, Responder, WebhookReceiver } from '../../test/support/webhook-receiver.ts';
-import { startWebhookReceiver } from '../../test/support/webhook-receiver.ts';
+import { partitionItems, putItems } from '../../tools/table.ts';
+import { mapLimit, waitUntil } from '../../tools/wait.ts';
+import type { ReceivedRequest, Responder, WebhookReceiver } from '../../tools/webhook-receiver.ts';
+import { startWebhookReceiver } from '../../tools/webhook-receiver.ts';
 import { type BenchEnvironment, type BenchPart, reserveIds, settings } from './environment.ts';
 import type { Cell } from './report.ts';
 import { ms, sleep, spread } from './stats.ts';

@@ -11,6 +11,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { TOP_INDEX, topKey } from '../../lib/db/entities/analytics.ts';
 import { CAMPAIGN_LIST_INDEX } from '../../lib/db/entities/campaign.ts';
 import { type TableIndex, tableDefinition } from '../../lib/table-definition.ts';
+import { eventually } from '../../tools/wait.ts';
 import { type ApiResponse, api, TENANT_A } from '../support/api.ts';
 import {
   type CampaignBody,
@@ -21,7 +22,6 @@ import {
   type LinkBody,
 } from '../support/records.ts';
 import { campaignItem, linkItem, table } from '../support/table.ts';
-import { eventually } from '../support/wait.ts';
 
 /** Names an index copy may hold: the table's keys, the index's keys and its projected attributes. */
 const allowedIn = (index: TableIndex) =>

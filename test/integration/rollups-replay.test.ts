@@ -12,11 +12,11 @@
 import { randomUUID } from 'node:crypto';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { mapLimit } from '../../tools/wait.ts';
 import { api } from '../support/api.ts';
 import { killAtTransaction } from '../support/killed-transaction.ts';
 import { createCampaign, createLink, type LinkBody } from '../support/records.ts';
 import { configureInProcessHandlers, linkItem } from '../support/table.ts';
-import { mapLimit } from '../support/wait.ts';
 
 configureInProcessHandlers();
 

@@ -13,7 +13,7 @@ import {
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { dynamoClientConfig } from '../../lib/aws/clients.ts';
 import { type StreamHandler, type StreamPoller, startStreamPoller } from '../../lib/local/stream-poller.ts';
-import { eventually } from '../support/wait.ts';
+import { eventually } from '../../tools/wait.ts';
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
