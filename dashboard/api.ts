@@ -2,7 +2,7 @@
  * The dashboard's one HTTP client: the public API, same origin, with the api key the user pasted.
  * The key lives in `sessionStorage` only (gone with the tab): never in a URL, a cookie or a log.
  */
-import type { components } from '../test/client/api-types.ts';
+import type { components } from '../lib/openapi/api-types.ts';
 
 const KEY_ITEM = 'dashboard.api-key';
 

@@ -1,6 +1,6 @@
 /**
  * How every function is bundled, in one CDK-free module with three readers: the CDK stack
- * (`infra/functions.ts` hands `cdkBundling` to NodejsFunction), and `test/support/bundles.ts`,
+ * (`infra/functions.ts` hands `cdkBundling` to NodejsFunction), and `tools/bundles.ts`,
  * which builds the same bundles for `npm run bench` and `test/unit/bundle-size.test.ts` by calling
  * esbuild with `esbuildOptions`, the flags NodejsFunction derives from those settings. No aws-cdk-lib
  * here, so the bench and the unit test load none of it. The files a function needs beside its

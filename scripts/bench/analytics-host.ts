@@ -1,20 +1,12 @@
 /**
- * A second local stack for the analytics part (`analytics.ts`), in a process of its own (the
- * handlers read their table's endpoint when they load, once per process): its own DynamoDB Local
- * in memory with the same table, pointed at the part's own counting proxy. Three steps, each asked
- * over IPC and answered once done:
- *
- * 1. `{ sample }`: the stack as `npm start` runs it, stream consumer included, for the sample
- *    whose rollups the real consumer makes; answered `{ baseUrl }`.
- * 2. `{ load }`: that stack stopped and the table's stream turned off (while the table is still
- *    small), so that millions of items written straight into it are counted by no consumer and
- *    held by no stream; answered `{ loading: true }`. (Turning a stream on over three million
- *    items made DynamoDB Local stop answering for minutes, so it is never done.)
- * 3. `{ start }`: the stack again without a stream poller, for the queries; answered `{ baseUrl }`.
- *
- * It stops everything and exits when the parent disconnects. (Like every stack, it writes
- * `.data/local-stack.json` for `npm run api-key`, over the bench stack's, and removes it when it
- * stops.)
+ * The analytics part's own stack (`analytics.ts`), in a process of its own: the handlers read
+ * their table's endpoint once per process, when they load. Its own DynamoDB Local in memory (whose
+ * endpoint it answers first), then a step at a time, each answered `{ ok }` or `{ error }`:
+ * `sample`, the stack as `npm start` runs it, for the sample the real consumer counts; `load`, that
+ * stack stopped and the table's stream turned off while the table is still small (turning a stream
+ * on over millions of items made DynamoDB Local stop answering for minutes, so it never is);
+ * `start`, the stack again without a stream poller, for the queries. Like every stack it writes
+ * `.data/local-stack.json` over the bench stack's, and removes it when it stops.
  */
 import { DynamoDBClient, UpdateTableCommand } from '@aws-sdk/client-dynamodb';
 import { dynamoClientConfig } from '../../lib/aws/clients.ts';
@@ -24,47 +16,37 @@ import { LOCAL_TABLE_NAME, type LocalStack, startLocalStack } from '../../lib/lo
 const dynamo = await startDynamoLocal(undefined);
 const client = new DynamoDBClient(dynamoClientConfig(dynamo.endpoint, undefined, 30_000));
 await ensureTable(dynamo.endpoint, LOCAL_TABLE_NAME);
-const streamOff = () =>
-  client.send(
-    new UpdateTableCommand({ TableName: LOCAL_TABLE_NAME, StreamSpecification: { StreamEnabled: false } }),
-  );
 let stack: LocalStack | undefined;
 
-const stop = async () => {
+process.on('disconnect', async () => {
   await stack?.stop().catch(() => undefined);
   client.destroy();
   await dynamo.stop();
   process.exit(0);
-};
-process.on('disconnect', () => void stop());
+});
 
-type Step = { proxyUrl: string; devApiKeys: string };
-const startStack = (step: Step, streamPoller: boolean) =>
+type Step = { step: 'sample' | 'load' | 'start'; proxyUrl: string; devApiKeys: string };
+const start = ({ proxyUrl, devApiKeys }: Step, streamPoller: boolean) =>
   startLocalStack({
     port: 0,
     dataDir: 'memory',
-    devApiKeys: step.devApiKeys,
-    dynamodbEndpoint: step.proxyUrl,
+    devApiKeys,
+    dynamodbEndpoint: proxyUrl,
     throttles: false,
     streamPoller,
   });
 
-process.on('message', (m: { sample?: Step; load?: true; start?: Step }) => {
-  void (async () => {
-    if (m.sample) {
-      stack = await startStack(m.sample, true);
-      process.send?.({ baseUrl: stack.baseUrl });
-    } else if (m.load) {
+process.on('message', async (m: Step) => {
+  try {
+    if (m.step === 'load') {
       await stack?.stop();
       stack = undefined;
-      await streamOff();
-      process.send?.({ loading: true });
-    } else if (m.start) {
-      stack = await startStack(m.start, false);
-      process.send?.({ baseUrl: stack.baseUrl });
-    }
-  })().catch((err: unknown) => {
+      const off = { TableName: LOCAL_TABLE_NAME, StreamSpecification: { StreamEnabled: false } };
+      await client.send(new UpdateTableCommand(off));
+    } else stack = await start(m, m.step === 'sample');
+    process.send?.({ ok: stack?.baseUrl ?? 'loading' });
+  } catch (err) {
     process.send?.({ error: err instanceof Error ? err.message : String(err) });
-  });
+  }
 });
-process.send?.({ dynamo: dynamo.endpoint });
+process.send?.({ ok: dynamo.endpoint });

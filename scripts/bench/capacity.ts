@@ -1,10 +1,7 @@
 /**
  * DynamoDB capacity from what the counting proxy saw: the items a stretch of traffic touched by
  * key (`DynamoCounter.track()`), each item's size read back from the table, and DynamoDB's
- * on-demand rules, summed per kind of item (visit item, link, series, ranking, feed item, …). Used
- * by the hot-link part (writes per item) and the cost model (write and read units per request).
- *
- * Rules (AWS DynamoDB on-demand):
+ * on-demand rules, summed per kind of item. Rules (AWS DynamoDB on-demand):
  * - a standard write costs 1 WRU per KB of the item (the larger of before and after: the item as
  *   read back), a transactional write or ConditionCheck 2 WRU per KB;
  * - a write of an item present in a global secondary index rewrites its copy there, 1 WRU per KB
@@ -15,11 +12,9 @@
  * - a strongly consistent read costs 1 RRU per 4 KB, an eventually consistent one half, a
  *   transactional one 2.
  */
-import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import type { ItemAccesses } from '../../lib/local/dynamodb-counter.ts';
 import { tableDefinition } from '../../lib/table-definition.ts';
-import type { Table } from '../../test/support/table.ts';
-import { mapLimit } from '../../test/support/wait.ts';
+import { getItems, type Table } from '../../tools/table.ts';
 
 /** DynamoDB's size of a value: attribute names plus values (numbers ~1 byte per 2 digits + 1). */
 export function itemSize(value: unknown): number {
@@ -34,50 +29,94 @@ export function itemSize(value: unknown): number {
 /** A whole item: no map overhead for the item itself. */
 export const sizeOf = (item: Record<string, unknown> = {}) =>
   Object.entries(item).reduce((a, [k, v]) => a + Buffer.byteLength(k) + itemSize(v), 0);
-export const wcu = (bytes: number) => Math.max(1, Math.ceil(bytes / 1024));
-export const rcu = (bytes: number) => Math.max(1, Math.ceil(bytes / 4096));
+const wcu = (bytes: number) => Math.max(1, Math.ceil(bytes / 1024));
+const rcu = (bytes: number) => Math.max(1, Math.ceil(bytes / 4096));
 
-/** The kinds of items, told apart by their keys (the layouts of `lib/db/entities/`). */
-export const ITEM_KINDS = [
-  'visit item',
-  'bot visit',
-  'visitor marker',
-  'visitor key',
-  'link',
-  'campaign',
-  'action item',
-  'series',
-  'ranking',
-  'rollup checkpoint',
-  'feed item',
-  'feed counter',
-  'event lookup',
-  'id block',
-  'api key',
-  'idempotency answer',
-  'other',
+/**
+ * The kinds of items, by their keys (`<PK> <SK>`, the layouts of `lib/db/entities/`), the first
+ * that matches: today's, and those of the counting pipeline of issue 27 (series types items, the
+ * type registry, referrer totals, ranking boards, parked work), so both pipelines classify.
+ */
+const KINDS = [
+  ['link', /^LINK#/],
+  ['visitor marker', /^VISITOR#/],
+  ['visitor key', /^VISITKEY#/],
+  ['rollup checkpoint', /^ROLLUP#/],
+  ['parked work', /^PARKED /],
+  ['id block', /^SEQ#/],
+  ['api key', /^APIKEY#/],
+  ['idempotency answer', /^IDEM#/],
+  ['event lookup', /^T#\S*#EVT#/],
+  ['bot visit', /^T#\S*#C#[^#\s]+#V\d+ B#/],
+  ['visit item', /^T#\S*#C#[^#\s]+#V\d+ /],
+  ['campaign', /^T#\S* CAMPAIGN$/],
+  ['series types item', /^T#\S* AN#S#C#[^#]+#T$/],
+  ['type registry', /^T#\S* AN#TYPES$/],
+  ['referrer totals', /^T#\S* AN#RT#/],
+  ['ranking board', /^T#\S* AN#TOP#/],
+  ['series', /^T#\S* AN#/],
+  ['ranking', /^T#\S* TOP#/],
+  ['feed item', /^T#\S* EV#/],
+  ['feed counter', /^T#\S* EVSEQ$/],
+  ['action item', /^T#\S* A#/],
 ] as const;
-export type ItemKind = (typeof ITEM_KINDS)[number];
+export type ItemKind = (typeof KINDS)[number][0] | 'other';
+export const kindOf = (pk: string, sk: string): ItemKind =>
+  KINDS.find(([, key]) => key.test(`${pk} ${sk}`))?.[0] ?? 'other';
+/** The kinds the rollups write. */
+export const ROLLUP_KINDS: ItemKind[] = [
+  'series',
+  'series types item',
+  'type registry',
+  'referrer totals',
+  'ranking',
+  'ranking board',
+];
 
-export function kindOf(pk: string, sk: string): ItemKind {
-  if (pk.startsWith('LINK#')) return 'link';
-  if (pk.startsWith('VISITOR#')) return 'visitor marker';
-  if (pk.startsWith('VISITKEY#')) return 'visitor key';
-  if (pk.startsWith('ROLLUP#')) return 'rollup checkpoint';
-  if (pk.startsWith('SEQ#')) return 'id block';
-  if (pk.startsWith('APIKEY#')) return 'api key';
-  if (pk.startsWith('IDEM#')) return 'idempotency answer';
-  if (/^T#.*#EVT#/.test(pk)) return 'event lookup';
-  if (/^T#.*#C#[^#]+#V\d+$/.test(pk)) return sk.startsWith('B#') ? 'bot visit' : 'visit item';
-  if (pk.startsWith('T#')) {
-    if (sk === 'CAMPAIGN') return 'campaign';
-    if (sk.startsWith('AN#')) return 'series';
-    if (sk.startsWith('TOP#')) return 'ranking';
-    if (sk.startsWith('EV#')) return 'feed item';
-    if (sk === 'EVSEQ') return 'feed counter';
-    if (sk.startsWith('A#')) return 'action item';
+const sumCounts = (items: ItemAccesses[]) => {
+  const byKey = new Map<string, ItemAccesses>();
+  for (const item of items) {
+    const entry = byKey.get(`${item.pk} ${item.sk}`) ?? { pk: item.pk, sk: item.sk, counts: {} };
+    for (const [access, n] of Object.entries(item.counts))
+      entry.counts[access] = (entry.counts[access] ?? 0) + n;
+    byKey.set(`${item.pk} ${item.sk}`, entry);
   }
-  return 'other';
+  return [...byKey.values()];
+};
+/** The tracked items of several stretches, counts summed per item. */
+export const mergeTracked = (stretches: readonly ItemAccesses[][]) => sumCounts(stretches.flat());
+
+/**
+ * The tracked items of one stretch split between campaigns: an item goes to the campaign whose id
+ * its key holds (its partitions, its events) or whose link's code it holds (link items, visitor
+ * markers); an item of another campaign is left out; an item of none (id blocks, rollup
+ * checkpoints, the day's visitor key) is shared out in proportion to each campaign's own writes.
+ */
+export function splitByCampaign(
+  tracked: readonly ItemAccesses[],
+  campaigns: ReadonlyArray<{ id: string; codes: readonly string[] }>,
+) {
+  const owners = new Map(
+    campaigns.flatMap((c, i) => [c.id.toLowerCase(), ...c.codes].map((k) => [k, i] as const)),
+  );
+  const campaignOf = (pk: string) =>
+    /^(LINK|VISITOR)#/.test(pk)
+      ? pk.split('#')[1]
+      : (/^T#.*#C#([^#]+)/.exec(pk)?.[1] ?? /^T#.*_([0-9a-f-]{36})$/.exec(pk)?.[1]);
+  const out = campaigns.map(() => [] as ItemAccesses[]);
+  const shared: ItemAccesses[] = [];
+  for (const item of tracked) {
+    const key = campaignOf(item.pk);
+    if (key === undefined) shared.push(item);
+    else if (owners.has(key)) out[owners.get(key)!]!.push(item);
+  }
+  const writes = out.map((items) => items.reduce((a, i) => a + writesOf(i.counts), 0));
+  const total = writes.reduce((a, b) => a + b, 0) || 1;
+  const share = (counts: Record<string, number>, i: number) =>
+    Object.fromEntries(Object.entries(counts).map(([k, n]) => [k, (n * writes[i]!) / total]));
+  for (const [i, items] of out.entries())
+    for (const item of shared) items.push({ ...item, counts: share(item.counts, i) });
+  return out;
 }
 
 const isRead = (access: string) => /^(GetItem|BatchGetItem|TransactGetItems)/.test(access);
@@ -85,44 +124,36 @@ const isCheck = (access: string) => access.endsWith(':ConditionCheck');
 const isTransactional = (access: string) => access.startsWith('Transact');
 /** The attributes an update access wrote (` [a b]`, see `Access`), or undefined for other writes. */
 const updatedOf = (access: string) => /\[([^\]]*)\]$/.exec(access)?.[1]?.split(' ').filter(Boolean);
+const countOf = (test: (access: string) => boolean) => (counts: Record<string, number>) =>
+  Object.entries(counts).reduce((a, [k, n]) => a + (test(k) ? n : 0), 0);
 /** Writes: everything but reads and transaction condition checks. */
-export const writesOf = (counts: Record<string, number>) =>
-  Object.entries(counts).reduce((a, [k, n]) => a + (isRead(k) || isCheck(k) ? 0 : n), 0);
-export const checksOf = (counts: Record<string, number>) =>
-  Object.entries(counts).reduce((a, [k, n]) => a + (isCheck(k) ? n : 0), 0);
-export const readsOf = (counts: Record<string, number>) =>
-  Object.entries(counts).reduce((a, [k, n]) => a + (isRead(k) ? n : 0), 0);
+export const writesOf = countOf((k) => !isRead(k) && !isCheck(k));
+export const checksOf = countOf(isCheck);
+export const readsOf = countOf(isRead);
 
-/** What one kind of item cost over the tracked stretch. */
+/** What one kind of item cost over the tracked stretch: units of the item itself (standard, transactional, checks) and of its index copies. */
 export interface KindUsage {
   kind: ItemKind;
-  /** Distinct items of the kind touched. */
+  /** Distinct items of the kind touched, their mean size read back (bytes), and of their copies in the indexes they are in. */
   items: number;
-  /** Mean size of the items read back (bytes), and of their copies in the indexes they are in. */
   bytes: number;
   indexCopies: Array<{ index: string; bytes: number; writesPerWrite: number }>;
   writes: number;
   transactionalWrites: number;
   checks: number;
   reads: number;
-  /** Write units: of the item itself (standard, transactional, checks), and of its index copies. */
   wru: number;
   indexWru: number;
   rru: number;
 }
 
-/** Index copies of an item: the indexes whose partition key it carries, and each copy's size. */
+/** Index copies of an item: the indexes whose partition key it carries, each copy's size, and what an update must write to rewrite it. */
 function indexCopiesOf(item: Record<string, unknown>) {
+  const { partitionKey, sortKey } = tableDefinition;
   return tableDefinition.globalSecondaryIndexes
     .filter((g) => item[g.partitionKey] !== undefined)
     .map((g) => {
-      const names = [
-        tableDefinition.partitionKey,
-        tableDefinition.sortKey,
-        g.partitionKey,
-        g.sortKey,
-        ...g.projectedAttributes,
-      ];
+      const names = [partitionKey, sortKey, g.partitionKey, g.sortKey, ...g.projectedAttributes];
       const copy = Object.fromEntries(names.filter((n) => item[n] !== undefined).map((n) => [n, item[n]]));
       return {
         index: g.indexName,
@@ -139,14 +170,15 @@ const SIZE_SAMPLE = 400;
 
 /**
  * The capacity the tracked accesses used, per kind of item. Sizes are read back from `table`
- * (strongly consistent, not counted): every item of a kind when it has at most `SIZE_SAMPLE`,
- * else an even sample, whose mean write and read units per access stand for the kind.
+ * (not counted): every item of a kind when it has at most `SIZE_SAMPLE`, else an even sample, whose
+ * units per access stand for the kind. An item gone since counts as 1 KB.
  */
 export async function capacityOf(table: Table, tracked: readonly ItemAccesses[]): Promise<KindUsage[]> {
   const byKind = new Map<ItemKind, ItemAccesses[]>();
   for (const item of tracked) {
     const kind = kindOf(item.pk, item.sk);
-    byKind.set(kind, [...(byKind.get(kind) ?? []), item]);
+    if (!byKind.has(kind)) byKind.set(kind, []);
+    byKind.get(kind)!.push(item);
   }
   const out: KindUsage[] = [];
   for (const [kind, items] of byKind) {
@@ -155,104 +187,70 @@ export async function capacityOf(table: Table, tracked: readonly ItemAccesses[])
       { length: Math.min(items.length, SIZE_SAMPLE) },
       (_, i) => items[Math.floor(i * step)]!,
     );
-    const stored = await readBack(table, sample);
-    // Per sampled item: the units of each access, from its size (an item gone since counts as 1 KB).
-    let [wru, indexWru, rru, writes, checks, reads, bytes] = [0, 0, 0, 0, 0, 0, 0];
+    const stored = await getItems(
+      sample.map((i) => ({ PK: i.pk, SK: i.sk })),
+      table,
+    );
+    const u = { wru: 0, indexWru: 0, rru: 0, accesses: 0, bytes: 0 };
     const copies = new Map<string, { bytes: number; n: number; writesPerWrite: number }>();
-    for (const [i, s] of sample.entries()) {
+    for (const [i, { counts }] of sample.entries()) {
       const item = stored[i] ?? {};
       const size = sizeOf(item);
-      bytes += size;
+      u.bytes += size;
       const itemCopies = indexCopiesOf(item);
       for (const c of itemCopies) {
         const entry = copies.get(c.index) ?? { bytes: 0, n: 0, writesPerWrite: c.writesPerWrite };
-        entry.bytes += c.bytes;
-        entry.n += 1;
-        copies.set(c.index, entry);
+        copies.set(c.index, { ...entry, bytes: entry.bytes + c.bytes, n: entry.n + 1 });
       }
-      for (const [access, n] of Object.entries(s.counts)) {
+      for (const [access, n] of Object.entries(counts)) {
+        u.accesses += n;
+        const transactional = isTransactional(access);
         if (isRead(access)) {
-          reads += n;
-          const per = isTransactional(access) ? 2 : access.endsWith('(consistent)') ? 1 : 0.5;
-          rru += n * per * rcu(size);
+          u.rru += n * (transactional ? 2 : access.endsWith('(consistent)') ? 1 : 0.5) * rcu(size);
           continue;
         }
-        const per = isTransactional(access) ? 2 : 1;
-        wru += n * per * wcu(size);
-        if (isCheck(access)) {
-          checks += n;
-          continue;
-        }
-        writes += n;
+        u.wru += n * (transactional ? 2 : 1) * wcu(size);
+        if (isCheck(access)) continue;
         const updated = updatedOf(access);
-        for (const c of itemCopies) {
-          if (updated && !updated.some((a) => c.attributes.has(a))) continue;
-          indexWru += n * c.writesPerWrite * wcu(c.bytes);
-        }
+        for (const c of itemCopies)
+          if (!updated || updated.some((a) => c.attributes.has(a)))
+            u.indexWru += n * c.writesPerWrite * wcu(c.bytes);
       }
     }
-    // Scale the sample to the kind: accesses of the items not read back are counted, their units estimated.
-    const all = { writes: 0, checks: 0, reads: 0, txWrites: 0 };
-    for (const item of items) {
-      for (const [access, n] of Object.entries(item.counts)) {
-        if (isRead(access)) all.reads += n;
-        else if (isCheck(access)) all.checks += n;
-        else {
-          all.writes += n;
-          if (isTransactional(access)) all.txWrites += n;
-        }
-      }
-    }
-    const sampled = writes + checks + reads;
-    const scale = sampled === 0 ? 1 : (all.writes + all.checks + all.reads) / sampled;
+    // The sample's units stand for the kind: scaled by all its accesses over the sample's.
+    const all = sumCounts(items.map(({ counts }) => ({ pk: '', sk: '', counts })))[0]?.counts ?? {};
+    const accesses = Object.values(all).reduce((a, n) => a + n, 0);
+    const scale = u.accesses === 0 ? 1 : accesses / u.accesses;
     out.push({
       kind,
       items: items.length,
-      bytes: sample.length ? bytes / sample.length : 0,
+      bytes: sample.length ? u.bytes / sample.length : 0,
       indexCopies: [...copies].map(([index, c]) => ({
         index,
         bytes: c.bytes / c.n,
         writesPerWrite: c.writesPerWrite,
       })),
-      writes: all.writes,
-      transactionalWrites: all.txWrites,
-      checks: all.checks,
-      reads: all.reads,
-      wru: wru * scale,
-      indexWru: indexWru * scale,
-      rru: rru * scale,
+      writes: writesOf(all),
+      transactionalWrites: countOf((k) => isTransactional(k) && !isRead(k) && !isCheck(k))(all),
+      checks: checksOf(all),
+      reads: readsOf(all),
+      ...{ wru: u.wru * scale, indexWru: u.indexWru * scale, rru: u.rru * scale },
     });
   }
   return out.sort((a, b) => b.wru + b.indexWru - (a.wru + a.indexWru));
 }
 
-async function readBack(table: Table, items: readonly ItemAccesses[]) {
-  const chunks = Array.from({ length: Math.ceil(items.length / 100) }, (_, c) =>
-    items.slice(c * 100, c * 100 + 100),
-  );
-  const found = new Map<string, Record<string, unknown>>();
-  await mapLimit(chunks, 4, async (chunk) => {
-    let keys: Array<Record<string, unknown>> = chunk.map((i) => ({ PK: i.pk, SK: i.sk }));
-    for (let attempt = 0; keys.length > 0 && attempt < 8; attempt++) {
-      const out = await table.db.send(
-        new BatchGetCommand({ RequestItems: { [table.name]: { Keys: keys, ConsistentRead: true } } }),
-      );
-      for (const item of out.Responses?.[table.name] ?? []) found.set(`${item.PK}\u0000${item.SK}`, item);
-      keys = out.UnprocessedKeys?.[table.name]?.Keys ?? [];
-    }
+/** Units per request of a kind list: each figure divided by `requests`. */
+export const perRequest = (usage: readonly KindUsage[], requests: number) =>
+  usage.map(({ kind, writes, checks, reads, wru, indexWru, rru }) => {
+    const per = (n: number) => n / requests;
+    return {
+      kind,
+      writes: per(writes),
+      checks: per(checks),
+      reads: per(reads),
+      wru: per(wru),
+      indexWru: per(indexWru),
+      rru: per(rru),
+    };
   });
-  return items.map((i) => found.get(`${i.pk}\u0000${i.sk}`));
-}
-
-/** Units per request of a kind list: write units (item and index copies) and read units, each divided by `requests`. */
-export function perRequest(usage: readonly KindUsage[], requests: number) {
-  return usage.map((u) => ({
-    kind: u.kind,
-    writes: u.writes / requests,
-    checks: u.checks / requests,
-    reads: u.reads / requests,
-    wru: u.wru / requests,
-    indexWru: u.indexWru / requests,
-    rru: u.rru / requests,
-  }));
-}

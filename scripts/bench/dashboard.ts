@@ -1,19 +1,16 @@
 /**
- * Part 8: the dashboard (`GET /dashboard`) in headless Chromium (Debian's, driven by playwright-core,
- * `test/support/browser.ts`) against the bench's stack: the JavaScript it loads, gzipped, against
- * its 150 KB budget, and how soon it shows something. Each sample is a fresh browser context (an
- * empty cache): the sign-in page's first contentful paint, the sign-in (submit to the campaigns
- * list drawn), then a reload of the signed-in tab with the cache disabled, timed from the
- * navigation to the campaigns list drawn (the frame that paints it) and to its first contentful paint.
+ * Part 8: the dashboard (`GET /dashboard`) in headless Chromium (`tools/browser.ts`) against the
+ * bench's stack: the JavaScript it loads, gzipped, against its budget, and how soon it shows
+ * something, each sample in a fresh browser context (an empty cache).
  */
 import { dashboardScript } from '../../lib/dashboard/page.ts';
-import { launchChromium, signIn } from '../../test/support/browser.ts';
-import { type BenchPart, quick } from './environment.ts';
+import { launchChromium, signIn } from '../../tools/browser.ts';
+import { type BenchPart, checks, rows } from './report.ts';
+import { settings } from './settings.ts';
 import { kib, median, ms, percentile, yes } from './stats.ts';
 
 const JS_BUDGET_BYTES = 150 * 1000;
 const PAINT_GOAL_MS = 1000;
-const SAMPLES = quick ? 5 : 15;
 
 /**
  * Runs in every document before the app: the time of the frame that draws the campaigns list (or
@@ -29,18 +26,12 @@ const PROBE = `
   }).observe(document, { childList: true, subtree: true });
 `;
 
-interface Sample {
-  /** First contentful paint of the sign-in page, empty cache. */
-  fcpSignIn: number;
-  /** From the sign-in form's submit to the campaigns list drawn. */
-  signInToList: number;
-  /** A signed-in tab reloaded with the cache disabled: navigation to first contentful paint. */
-  fcpSignedIn: number;
-  /** …and navigation to the campaigns list drawn. */
-  navToList: number;
-  /** Bytes of script the browser received (`encodedBodySize`: gzipped as sent). */
-  scriptBytes: number;
-}
+/**
+ * First contentful paint of the sign-in page (empty cache); the sign-in form's submit to the
+ * campaigns list drawn; a signed-in tab reloaded with the cache disabled, navigation to first
+ * contentful paint and to the list drawn; and the bytes of script received (gzipped as sent).
+ */
+type Sample = Record<'fcpSignIn' | 'signInToList' | 'fcpSignedIn' | 'navToList' | 'scriptBytes', number>;
 
 /** A function, not a string: a string predicate is evaluated in the page, which its CSP forbids. */
 const listDrawn = () => (globalThis as { __listAt?: number }).__listAt !== undefined;
@@ -51,7 +42,7 @@ async function measure(baseUrl: string, apiKey: string): Promise<Sample[]> {
   const browser = await launchChromium();
   try {
     const samples: Sample[] = [];
-    for (let i = 0; i < SAMPLES; i++) {
+    for (let i = 0; i < settings.dashboardSamples; i++) {
       const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
       await context.addInitScript({ content: PROBE });
       const page = await context.newPage();
@@ -88,47 +79,32 @@ export const dashboardPart: BenchPart = {
     const jsGzip = dashboardScript.gzip().length;
     const samples = await measure(env.stack.baseUrl, env.apiKey);
     const of = (key: keyof Sample) => samples.map((s) => s[key]);
-    const row = (label: string, key: keyof Sample) => [
-      label,
-      ms(median(of(key))),
-      ms(percentile(of(key), 90)),
-      ms(Math.max(...of(key))),
-      key === 'signInToList' ? '—' : yes(median(of(key)) < PAINT_GOAL_MS),
+    const row = (label: string, key: keyof Sample) =>
+      `${label} | ${ms(median(of(key)))} | ${ms(percentile(of(key), 90))} | ${ms(Math.max(...of(key)))} | ${key === 'signInToList' ? '—' : yes(median(of(key)) < PAINT_GOAL_MS)}`;
+    const [paint, firstPaint, received] = [
+      median(of('navToList')),
+      median(of('fcpSignIn')),
+      median(of('scriptBytes')),
     ];
-    const paint = median(of('navToList'));
-    const firstPaint = median(of('fcpSignIn'));
-    const received = median(of('scriptBytes'));
     return {
       body: [
-        `The dashboard in headless Chromium (Debian's \`/usr/bin/chromium\`, playwright-core) against the bench's local stack, ${SAMPLES} samples, each in a fresh browser context (empty cache) at 1440 × 900: the sign-in page's first contentful paint; the sign-in (the form's submit to the frame that draws the campaigns list: \`GET /api/v1/health/ready\`, then \`GET /api/v1/campaigns\`); then the signed-in tab reloaded with the cache disabled, from the navigation to its first contentful paint and to the frame that draws the campaigns list (page, script, stylesheet, the list's API call). Budget: every byte of JavaScript, gzipped, within 150 KB (also \`test/unit/dashboard-assets.test.ts\`). Goal: the campaigns list drawn within ${PAINT_GOAL_MS} ms of the navigation.`,
-        [
-          ['measure', 'value', 'budget', 'within'],
-          ['JavaScript, gzipped (as served)', `${kib(jsGzip)} KiB`, '150 KB', yes(jsGzip <= JS_BUDGET_BYTES)],
-          [
-            'script bytes the browser received (median)',
-            `${kib(received)} KiB`,
-            '150 KB',
-            yes(received <= JS_BUDGET_BYTES),
-          ],
-        ],
-        [
-          ['ms', 'p50', 'p90', 'max', `p50 < ${PAINT_GOAL_MS} ms`],
-          row('first contentful paint, sign-in page (empty cache)', 'fcpSignIn'),
-          row('sign-in: submit → campaigns list drawn', 'signInToList'),
-          row('signed in, no cache: navigation → first contentful paint', 'fcpSignedIn'),
-          row('signed in, no cache: navigation → campaigns list drawn', 'navToList'),
-        ],
+        `The dashboard in headless Chromium (Debian's \`/usr/bin/chromium\`, playwright-core) against the bench's local stack, ${settings.dashboardSamples} samples, each in a fresh browser context (empty cache) at 1440 × 900: the sign-in page's first contentful paint; the sign-in (the form's submit to the frame that draws the campaigns list: \`GET /api/v1/health/ready\`, then \`GET /api/v1/campaigns\`); then the signed-in tab reloaded with the cache disabled, from the navigation to its first contentful paint and to the frame that draws the campaigns list (page, script, stylesheet, the list's API call). Budget: every byte of JavaScript, gzipped, within 150 KB (also \`test/unit/dashboard-assets.test.ts\`). Goal: the campaigns list drawn within ${PAINT_GOAL_MS} ms of the navigation.`,
+        rows(`
+measure | value | budget | within
+JavaScript, gzipped (as served) | ${kib(jsGzip)} KiB | 150 KB | ${yes(jsGzip <= JS_BUDGET_BYTES)}
+script bytes the browser received (median) | ${kib(received)} KiB | 150 KB | ${yes(received <= JS_BUDGET_BYTES)}`),
+        rows(`
+ms | p50 | p90 | max | p50 < ${PAINT_GOAL_MS} ms
+${row('first contentful paint, sign-in page (empty cache)', 'fcpSignIn')}
+${row('sign-in: submit → campaigns list drawn', 'signInToList')}
+${row('signed in, no cache: navigation → first contentful paint', 'fcpSignedIn')}
+${row('signed in, no cache: navigation → campaigns list drawn', 'navToList')}`),
       ],
       summary: `Dashboard: ${kib(jsGzip)} KiB of JavaScript gzipped (budget 150 KB); first contentful paint ${ms(firstPaint)} ms, campaigns list drawn ${ms(paint)} ms after navigation (p50, goal < ${PAINT_GOAL_MS} ms).`,
-      findings: [
-        jsGzip > JS_BUDGET_BYTES &&
-          `Dashboard: ${kib(jsGzip)} KiB of JavaScript gzipped, over the 150 KB budget.`,
-        paint >= PAINT_GOAL_MS &&
-          `Dashboard: campaigns list drawn ${ms(paint)} ms after navigation (goal < ${PAINT_GOAL_MS} ms).`,
-        firstPaint >= PAINT_GOAL_MS &&
-          `Dashboard: first contentful paint ${ms(firstPaint)} ms (goal < ${PAINT_GOAL_MS} ms).`,
-      ],
-      data: { jsGzipBytes: jsGzip, samples },
+      checks: checks(`
+JavaScript, gzipped | ${kib(jsGzip)} KiB | ≤ 150 KB | ${jsGzip <= JS_BUDGET_BYTES}
+campaigns list drawn after navigation, p50 | ${ms(paint)} ms | < ${PAINT_GOAL_MS} ms | ${paint < PAINT_GOAL_MS}
+first contentful paint, p50 | ${ms(firstPaint)} ms | < ${PAINT_GOAL_MS} ms | ${firstPaint < PAINT_GOAL_MS}`),
     };
   },
 };

@@ -1,47 +1,41 @@
 /**
- * Every endpoint the bench measures, and part 1 (DynamoDB calls per request). A case is a row of
- * `lib/routes.ts` (its method, path and DynamoDB budget) with the values its request fills in (path
- * parameters from the fixtures by name); the status it expects is its operation's
- * (`lib/operations/definitions.ts`). A row without a recipe and without path parameters is
- * measured with a plain GET (the OpenAPI document, the reference page); any other is listed as not
- * measured, so a new route never silently escapes the bench.
- *
- * Each case is sent three times to warm it, then three times once the table has been quiet, with
- * the counting proxy recording: those DynamoDB requests are part 1's counts, and the last one's
- * are the case's floor (`floor.ts`), replayed without our code in parts 2 and 3.
+ * Every endpoint the bench measures (parts 1 to 3). A case is a row of `lib/routes.ts` (its method,
+ * path and DynamoDB budget) with the values its request fills in (path parameters from the
+ * fixtures by name); the status it expects is its operation's. A row without a recipe and without
+ * path parameters is measured with a plain GET; any other is listed as not measured, so a new
+ * route never silently escapes the bench. Each case is sent three times to warm it, then three
+ * times once the table is quiet, recorded by the counting proxy: part 1's counts, and (the last)
+ * the case's floor (`floor.ts`), replayed without our code in parts 2 and 3.
  */
 import type { RecordedCall } from '../../lib/local/dynamodb-counter.ts';
 import { operations } from '../../lib/operations/definitions.ts';
 import { routeNamed, routes } from '../../lib/routes.ts';
-import {
-  type BenchEnvironment,
-  type BenchPart,
-  startBenchEnvironment,
-  waitPipelineIdle,
-} from './environment.ts';
+import type { BenchEnvironment } from './environment.ts';
 import { type Floor, replayFloor } from './floor.ts';
 import type { RequestSpec } from './http-client.ts';
+import { BROWSER } from './traffic.ts';
 
-/** A campaign, a link of it with a referrer, and a referred user of the link, named as the API names them. */
-export type Fixtures = Record<
-  | 'campaign_id'
-  | 'referral_code'
-  | 'link_id'
-  | 'referrer_id'
-  | 'referred_user_id'
-  /** The referred user's signup event (endpoint 20 redelivers it). */
-  | 'event_id'
-  /** A second campaign, whose webhook_url is the gateway's own `/health` (endpoints 21 and 22). */
-  | 'hook_campaign_id',
-  string
->;
+/**
+ * A campaign, a link of it with a referrer, a referred user of the link and its signup event
+ * (endpoint 20 redelivers it), named as the API names them; and a second campaign whose
+ * webhook_url is the gateway's own `/health` (endpoints 21 and 22).
+ */
+const FIXTURES = [
+  'campaign_id',
+  'referral_code',
+  'link_id',
+  'referrer_id',
+  'referred_user_id',
+  'event_id',
+  'hook_campaign_id',
+] as const;
+export type Fixtures = Record<(typeof FIXTURES)[number], string>;
 
 type Values = Record<string, string>;
 interface Recipe {
   route: string;
   key?: string;
   note?: string;
-  /** Query parameters. */
   query?(f: Fixtures, fresh: string): Values;
   body?(f: Fixtures, fresh: string): unknown;
   headers?: Values;
@@ -49,30 +43,25 @@ interface Recipe {
   fresh?(env: BenchEnvironment, f: Fixtures): Promise<string>;
   quietMs?: number;
   /**
-   * Counted in part 1 but not timed in part 2: its request sets off work beyond DynamoDB (a
-   * webhook POST made in the request, a redelivery through the pipeline) that the DynamoDB floor
-   * does not stand for, and a thousand of them would load the parts that follow.
+   * Counted in part 1 but not timed in part 2: its request sets off work beyond DynamoDB (a webhook
+   * POST made in the request, a redelivery through the pipeline) that the DynamoDB floor does not
+   * stand for, and a thousand of them would load the parts that follow.
    */
   untimed?: true;
 }
 
-export const BROWSER =
-  'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36';
 const metadata = { plan: 'pro', amount_cents: 4900, coupon: 'SPRING' };
 let unique = 0;
 const uid = () => `${Date.now().toString(36)}${(unique++).toString(36)}`;
+const id = (name: keyof Fixtures) => (f: Fixtures) => ({ id: f[name] });
 
 const RECIPES: Recipe[] = [
   { route: 'CreateCampaign', body: () => ({ url: 'example.com/spring', name: 'Spring' }) },
-  { route: 'GetCampaign', query: (f) => ({ id: f.campaign_id }) },
-  {
-    route: 'UpdateCampaign',
-    query: (f) => ({ id: f.campaign_id }),
-    body: () => ({ name: `Bench ${uid()}` }),
-  },
+  { route: 'GetCampaign', query: id('campaign_id') },
+  { route: 'UpdateCampaign', query: id('campaign_id'), body: () => ({ name: `Bench ${uid()}` }) },
   {
     route: 'DeleteCampaign',
-    query: (_, id) => ({ id }),
+    query: (_, fresh) => ({ id: fresh }),
     fresh: async (env) =>
       (await env.client.call<{ id: string }>('POST', '/api/v1/campaign', { url: 'x.com', name: 'Gone' })).id,
     // Each delete sets off a purge (stream poll, purge queue, its Query and GetItem), which can
@@ -86,7 +75,7 @@ const RECIPES: Recipe[] = [
     note: 'by referral_code',
     query: (f) => ({ referral_code: f.referral_code }),
   },
-  { route: 'GetReferralLink', key: 'GetReferralLinkById', note: 'by id', query: (f) => ({ id: f.link_id }) },
+  { route: 'GetReferralLink', key: 'GetReferralLinkById', note: 'by id', query: id('link_id') },
   { route: 'ListCampaignLinks' },
   { route: 'ListReferrerLinks' },
   {
@@ -119,18 +108,15 @@ const RECIPES: Recipe[] = [
     body: (f) => ({ referral_code: f.referral_code, action_type: 'purchase', metadata }),
   },
   { route: 'Visit', headers: { 'user-agent': BROWSER, referer: 'https://news.example.org/post/1' } },
-  // Analytics (issue 14) and webhook operations (issue 15), on the fixtures' campaign.
   { route: 'GetAnalytics', query: () => ({ granularity: 'day' }) },
   { route: 'GetAnalyticsTop' },
   { route: 'ListWebhookDeliveries' },
   { route: 'ListEvents' },
   { route: 'RedeliverEvent', untimed: true, quietMs: 1_000 },
-  { route: 'TestWebhook', query: (f) => ({ id: f.hook_campaign_id }), untimed: true },
-  { route: 'RotateWebhookSecret', query: (f) => ({ id: f.hook_campaign_id }) },
+  { route: 'TestWebhook', query: id('hook_campaign_id'), untimed: true },
+  { route: 'RotateWebhookSecret', query: id('hook_campaign_id') },
   {
-    route: 'Visit',
-    key: 'VisitCrawler',
-    note: 'crawler, not recorded',
+    ...{ route: 'Visit', key: 'VisitCrawler', note: 'crawler, not recorded' },
     headers: { 'user-agent': 'Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)' },
   },
 ];
@@ -138,18 +124,16 @@ const RECIPES: Recipe[] = [
 /** A campaign with 150 links of one referrer and a referred user, made through the API. */
 export async function createFixtures(env: BenchEnvironment): Promise<Fixtures> {
   const post = <T>(path: string, body: object) => env.client.call<T>('POST', path, body);
-  const { id } = await post<{ id: string }>('/api/v1/campaign', {
+  const campaign = await post<{ id: string }>('/api/v1/campaign', {
     url: 'https://example.com/b',
     name: 'Bench',
   });
   const links: Array<{ id: number; referral_code: string }> = [];
   for (let i = 0; i < 150; i++)
-    links.push(await post('/api/v1/referral_link', { campaign_id: id, referrer_id: 'bench' }));
-  const [link] = links as [(typeof links)[number]];
-  const signup = await post<{ id: number }>('/api/v1/referred_user', {
-    referral_code: link.referral_code,
-    referred_user_id: 'bench-user',
-  });
+    links.push(await post('/api/v1/referral_link', { campaign_id: campaign.id, referrer_id: 'bench' }));
+  const link = links[0]!;
+  const user = { referral_code: link.referral_code, referred_user_id: 'bench-user' };
+  const signup = await post<{ id: number }>('/api/v1/referred_user', user);
   // Its webhook test POSTs to the gateway's own liveness route (a 405: the test's answer says so).
   const hook = await post<{ id: string }>('/api/v1/campaign', {
     url: 'https://example.com/h',
@@ -159,25 +143,26 @@ export async function createFixtures(env: BenchEnvironment): Promise<Fixtures> {
     webhook_url: `${env.stack.baseUrl}/health`,
   });
   return {
-    campaign_id: id,
-    referral_code: link.referral_code,
-    link_id: `${link.id}`,
-    referrer_id: 'bench',
-    referred_user_id: 'bench-user',
-    event_id: `evt_referred_user_${signup.id}`,
-    hook_campaign_id: hook.id,
+    ...{
+      campaign_id: campaign.id,
+      referral_code: link.referral_code,
+      link_id: `${link.id}`,
+      referrer_id: 'bench',
+    },
+    ...{
+      referred_user_id: 'bench-user',
+      event_id: `evt_referred_user_${signup.id}`,
+      hook_campaign_id: hook.id,
+    },
   };
 }
 
 /** The cases, and the rows not measured. `settle` waits out the background work `prepare` set off. */
 export function endpointCases(env: BenchEnvironment, f: Fixtures, settle: () => Promise<unknown>) {
-  const plainGets = routes.filter((r) => r.method === 'GET' && !r.path.includes('{'));
-  const recipes = [
-    ...RECIPES,
-    ...plainGets
-      .filter((r) => !RECIPES.some((x) => x.route === r.name))
-      .map((r): Recipe => ({ route: r.name })),
-  ];
+  const plainGets = routes.filter(
+    (r) => r.method === 'GET' && !r.path.includes('{') && !RECIPES.some((x) => x.route === r.name),
+  );
+  const recipes = [...RECIPES, ...plainGets.map((r): Recipe => ({ route: r.name }))];
   const unmeasured = routes
     .filter((r) => !recipes.some((x) => x.route === r.name))
     .map((r) => `${r.method} ${r.path}`);
@@ -228,7 +213,7 @@ const countOps = (calls: RecordedCall[], category: string) => {
 
 /** Warm each case, then send it `samples` times once the table is quiet, recording its DynamoDB requests. */
 export async function recordCases(env: BenchEnvironment, cases: EndpointCase[], samples = 3) {
-  const rows = [];
+  const out = [];
   for (const c of cases) {
     await c.prepare(2 * samples);
     const seen: RecordedCall[][] = [];
@@ -250,66 +235,19 @@ export async function recordCases(env: BenchEnvironment, cases: EndpointCase[], 
     // stream consumer or webhook worker of an earlier case, set off past the quiet wait) can land
     // in one sample's window, and the range is shown where samples differ.
     const median = totals.indexOf([...totals].sort((a, b) => a - b)[Math.floor(totals.length / 2)]!);
-    rows.push({
-      label: c.label,
-      /** The request's own calls by operation (the authorizer's and id blocks apart); the median sample's. */
-      ops: ops[median]!,
-      calls: totals[median]!,
+    out.push({
+      ...{ label: c.label, ops: ops[median]!, calls: totals[median]!, budget: c.budget },
       range: [Math.min(...totals), Math.max(...totals)] as const,
-      budget: c.budget,
       /** The authorizer's api-key GetItem (a separate Lambda in AWS, cached 60 s by API Gateway). */
       authorizer: Math.max(...seen.map((calls) => countOps(calls, 'apikey').GetItem ?? 0)),
       varied: new Set(ops.map((o) => JSON.stringify(Object.entries(o).sort()))).size > 1,
     });
   }
-  return rows;
+  return out;
 }
-export type CallsRow = Awaited<ReturnType<typeof recordCases>>[number];
 
 export const formatOps = (ops: Record<string, number>) =>
   Object.entries(ops)
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([op, n]) => (n === 1 ? op : `${n}× ${op}`))
     .join(' + ') || '—';
-
-export const callsPart: BenchPart = {
-  name: 'calls',
-  title: '1. DynamoDB calls per request (warm)',
-  stack: true,
-  /** Starts the stack and makes the endpoint cases the other stack parts use. */
-  async run(ctx) {
-    ctx.env = await startBenchEnvironment();
-    console.log(`   stack at ${ctx.env.stack.baseUrl}, DynamoDB Local behind ${ctx.env.proxy.url}`);
-    ctx.fixtures = await createFixtures(ctx.env);
-    const { cases, unmeasured } = endpointCases(ctx.env, ctx.fixtures, () => waitPipelineIdle(ctx.env));
-    const rows = await recordCases(ctx.env, cases);
-    ctx.cases = cases;
-    return {
-      body: [
-        'Counted on the wire by the DynamoDB call counter between the stack and DynamoDB Local (`lib/local/dynamodb-counter.ts`, in a child process) by `X-Amz-Target`, never by the handlers: after 3 warm-up requests, 3 requests one at a time once the table has been quiet for 250 ms, each recorded; the median sample is shown (the range where they differ). Budget: the route’s `dynamoCalls` in `lib/routes.ts`, which `test/integration/round-trips.test.ts` also enforces with the same counter. The authorizer’s api-key GetItem (a separate Lambda in AWS, cached 60 s per key), id-block reservations (one UpdateItem per 100 ids) and background work (stream polls, webhook deliveries, the stream consumer’s writes) are told apart by what they touch and not counted. Each `POST /api/v1/action/referred_user` is the first action of a referred user made for it: the worst case.',
-        [
-          ['endpoint', 'DynamoDB calls (by operation)', 'calls', 'budget', 'result', 'authorizer GetItem'],
-          ...rows.map((r) => [
-            r.label,
-            formatOps(r.ops) +
-              (r.varied ? ` (samples varied, ${r.range[0]}–${r.range[1]} calls: the median shown)` : ''),
-            r.calls,
-            `≤ ${r.budget}`,
-            r.calls <= r.budget ? 'PASS' : 'OVER',
-            r.authorizer || '—',
-          ]),
-        ],
-      ],
-      summary: `DynamoDB calls per request: ${rows.filter((r) => r.calls <= r.budget).length} of ${rows.length} rows within their route budgets.`,
-      findings: [
-        ...rows.map(
-          (r) =>
-            r.calls > r.budget &&
-            `DynamoDB calls: ${r.label}: ${r.calls} calls (${formatOps(r.ops)}), budget ${r.budget}.`,
-        ),
-        unmeasured.length > 0 && `Routes without a request recipe in the bench: ${unmeasured.join(', ')}.`,
-      ],
-      data: rows,
-    };
-  },
-};

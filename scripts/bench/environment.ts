@@ -1,76 +1,70 @@
 /**
- * The bench's settings, its own stack (DynamoDB Local in memory, the counting proxy in front of it,
- * the local stack pointed at the proxy, on its own free port) and what every part is given.
+ * The bench's own stack: DynamoDB Local in memory, the counting proxy in front of it (in a child
+ * process, `proxy-server.ts`, so its work never shares the stack's event loop), and the local stack
+ * pointed at the proxy on a free port.
  */
+import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from '../../lib/aws/clients.ts';
 import { type IdKind, lastIdOf, sequenceKey } from '../../lib/db/entities/sequence.ts';
 import { ensureTable, startDynamoLocal } from '../../lib/local/dynamodb.ts';
+import type { Counts, ItemAccesses, RecordedCall } from '../../lib/local/dynamodb-counter.ts';
 import { LOCAL_TABLE_NAME, startLocalStack } from '../../lib/local/stack.ts';
-import type { Table } from '../../test/support/table.ts';
-import { startCountingProxy } from './counting-proxy.ts';
-import type { EndpointCase, Fixtures } from './endpoints.ts';
+import type { Table } from '../../tools/table.ts';
 import { benchClient } from './http-client.ts';
-import type { Block } from './report.ts';
+import { sleep } from './stats.ts';
 
-export const quick = process.env.BENCH_QUICK === '1';
-const num = (name: string, fallback: number) => {
-  const v = Number(process.env[name] || fallback);
-  if (!(v > 0)) throw new Error(`${name} must be a positive number, got "${process.env[name]}"`);
-  return v;
-};
-export const settings = {
-  latencyRequests: num('BENCH_LATENCY_N', quick ? 200 : 1000),
-  latencyFloorEvery: 4,
-  loadSeconds: num('BENCH_LOAD_SECONDS', quick ? 5 : 20),
-  loadFloorSeconds: 5,
-  loadConnections: 32,
-  /** Each of the hot-link part's four runs (one link, spread, spread, one link). */
-  hotlinkSeconds: num('BENCH_HOTLINK_SECONDS', quick ? 4 : 10),
-  hotlinkSpreadLinks: quick ? 50 : 100,
-  delaySamples: quick ? 20 : 100,
-  scaleLinks: num('BENCH_SCALE_LINKS', quick ? 10_000 : 100_000),
-  /** Events (visits, each with its feed item) of the analytics part's campaign of `scaleLinks` links. */
-  events: num('BENCH_EVENTS', quick ? 20_000 : 1_000_000),
-  coldStartPairs: quick ? 8 : 20,
-  webhookLatencyEvents: quick ? 50 : 200,
-  webhookBacklog: quick ? 300 : 2000,
-  webhookPaceMs: 25,
-  isolationSeconds: quick ? 20 : 25,
-  isolationPaceMs: 200,
-  isolationBacklog: quick ? 50 : 100,
-  outageSeconds: quick ? 5 : 10,
-  pageSamples: num('BENCH_PAGE_SAMPLES', quick ? 10 : 30),
-  purgeTimeoutSeconds: quick ? 60 : 180,
-};
+/** The DynamoDB call counter (`lib/local/dynamodb-counter.ts`) in front of `target`, asked over IPC. */
+export async function startCountingProxy(target: string) {
+  const child = fork(fileURLToPath(new URL('./proxy-server.ts', import.meta.url)), [target], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const kill = () => child.kill('SIGKILL');
+  process.on('exit', kill);
+  const pending = new Map<number, (value: never) => void>();
+  let next = 0;
+  const url = await new Promise<string>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`counting proxy exited with ${code}`)));
+    child.on('message', (m: { ready?: string; id: number; value: never }) => {
+      if (m.ready) resolve(m.ready);
+      else pending.get(m.id)?.(m.value);
+      pending.delete(m.id);
+    });
+  });
+  const ask = <T>(method: string) =>
+    new Promise<T>((resolve) => {
+      pending.set(next, resolve as (value: never) => void);
+      child.send({ id: next++, method });
+    });
+  /** Counts by `category:operation`, and when the last call that was not a stream poll or a floor came. */
+  const snapshot = () => ask<{ counts: Counts; lastActivity: number }>('snapshot');
+  return {
+    url,
+    snapshot,
+    /** Keep every request from now until `recorded()`, which returns them. */
+    record: () => ask<void>('record'),
+    recorded: () => ask<RecordedCall[]>('recorded'),
+    /** Count every item touched by key from now until `tracked()`, which returns the counts. */
+    track: () => ask<void>('track'),
+    tracked: () => ask<ItemAccesses[]>('tracked'),
+    /** Wait until no call but stream polls has come for `quietMs` (at most `maxMs`). */
+    async quiet(quietMs = 250, maxMs = 5_000) {
+      for (const started = Date.now(); ; ) {
+        const idle = Date.now() - (await snapshot()).lastActivity;
+        if (idle >= quietMs || Date.now() - started > maxMs) return;
+        await sleep(quietMs - idle + 5);
+      }
+    },
+    stop() {
+      process.off('exit', kill);
+      kill();
+    },
+  };
+}
 
 export type BenchEnvironment = Awaited<ReturnType<typeof startBenchEnvironment>>;
-
-/** What a part is given: the stack and the endpoint cases (part 1 makes them), earlier parts' data. */
-export interface Context {
-  env: BenchEnvironment;
-  fixtures: Fixtures;
-  cases: EndpointCase[];
-  data: Record<string, unknown>;
-}
-
-/** A part's section, its summary line, the goals it missed (falsy: none) and the figures it keeps for results.json and later parts. */
-export interface Outcome {
-  body: Array<Block | false>;
-  summary: string;
-  findings: Array<string | false | undefined>;
-  data?: unknown;
-}
-
-/** One part of the bench: the name `BENCH_PARTS` knows, its section's title, and how it measures. */
-export interface BenchPart {
-  name: string;
-  title: string;
-  /** Whether it needs the local stack (every part but the cold start). */
-  stack: boolean;
-  run(ctx: Context): Promise<Outcome>;
-}
 
 export async function startBenchEnvironment() {
   const tenant = 'bench';
@@ -84,14 +78,14 @@ export async function startBenchEnvironment() {
     await ensureTable(dynamo.endpoint, LOCAL_TABLE_NAME);
     const proxy = await startCountingProxy(dynamo.endpoint);
     stoppers.push(() => proxy.stop());
-    const stack = await startLocalStack({
+    // Measured against the handlers and DynamoDB, not the per-route limits of a deployed stage.
+    const options = {
       port: 0,
       dataDir: 'memory',
       devApiKeys: `${tenant}:${apiKey}`,
-      dynamodbEndpoint: proxy.url,
-      // Measured against the handlers and DynamoDB, not the per-route limits of a deployed stage.
       throttles: false,
-    });
+    } as const;
+    const stack = await startLocalStack({ ...options, dynamodbEndpoint: proxy.url });
     stoppers.push(() => stack.stop());
     // The table straight through DynamoDB Local, never counted: bulk writes and checks.
     const table: Table = {
@@ -99,10 +93,7 @@ export async function startBenchEnvironment() {
       name: stack.tableName,
     };
     const client = benchClient(stack.baseUrl, apiKey);
-    stoppers.push(
-      () => client.close(),
-      () => table.db.destroy(),
-    );
+    stoppers.push(client.close, () => table.db.destroy());
     return { dynamo, proxy, stack, tenant, apiKey, table, client, stop };
   } catch (err) {
     await stop();
@@ -114,12 +105,10 @@ export async function startBenchEnvironment() {
 export async function reserveIds(env: { table: Table }, kind: IdKind, n: number): Promise<number> {
   const { Attributes } = await env.table.db.send(
     new UpdateCommand({
-      TableName: env.table.name,
-      Key: sequenceKey(kind),
+      ...{ TableName: env.table.name, Key: sequenceKey(kind), ReturnValues: 'UPDATED_NEW' },
       UpdateExpression: 'ADD last_id :n SET #type = :type',
       ExpressionAttributeNames: { '#type': 'type' },
       ExpressionAttributeValues: { ':n': n, ':type': 'sequence' },
-      ReturnValues: 'UPDATED_NEW',
     }),
   );
   return lastIdOf(Attributes) - n + 1;

@@ -1,17 +1,12 @@
 /**
  * The floor of an endpoint: the DynamoDB requests the stack made for one of its requests, as the
- * counting proxy recorded them (operation and body), replayed through a bare AWS SDK client (the
- * low-level `DynamoDBClient`, given the recorded wire input as is, so no marshalling) with
- * keep-alive, in the same order and with the same parallelism (calls whose recorded spans
- * overlapped are sent together). So the floor is, by construction, the same DynamoDB operations
- * through the same SDK without our code: no handler, no middleware, no gateway. (The SDK stays in
- * the floor because every function needs it; the latency goal was set against an SDK floor.)
- *
- * A replayed write meets the state its first run left behind, so a write guarded by a condition
- * (a Put of a new item, a Delete of an item now gone) is refused on replay: DynamoDB still reads
- * the item and evaluates the condition, the same round trip, but writes nothing. A transaction's
- * ClientRequestToken is dropped on replay, so DynamoDB evaluates it again rather than answering
- * from its idempotency record. The report says which operations were refused.
+ * counting proxy recorded them, replayed through a bare AWS SDK client (the low-level client given
+ * the recorded wire input as is) with keep-alive, in the same order and parallelism: the same
+ * DynamoDB operations through the same SDK without our code (every function needs the SDK, and the
+ * latency goal was set against an SDK floor). A write guarded by a condition that the recorded
+ * run made false is refused on replay: the same round trip, no write (the report names them). A
+ * transaction's ClientRequestToken is dropped, so DynamoDB evaluates it again instead of answering
+ * from its idempotency record.
  */
 import { Agent } from 'node:http';
 import * as sdk from '@aws-sdk/client-dynamodb';

@@ -9,14 +9,14 @@ import autocannon from 'autocannon';
 /**
  * `idReplacement` is autocannon's own: every `[<id>]` in a request, headers included, becomes an
  * id unique to that request (e.g. a user agent per visitor). `targets` spreads the requests over
- * several paths (and bodies): each request takes the next one, whatever its connection, so every
- * target gets its share from the start (autocannon's own `requests` list restarts at its first
- * entry on every connection, so a short run would reach only the first few).
+ * several paths: each request takes the next one, whatever its connection, so every target gets
+ * its share from the start (autocannon's own `requests` list restarts at its first entry on every
+ * connection, so a short run would reach only the first few).
  */
 export type LoadJob = Pick<
   autocannon.Options,
   'url' | 'method' | 'headers' | 'body' | 'connections' | 'amount' | 'idReplacement'
-> & { targets?: Array<{ path: string; body?: string }> };
+> & { targets?: string[] };
 export type LoadResult = typeof result;
 
 const { targets, ...job } = JSON.parse(process.argv[2]!) as LoadJob;
@@ -24,10 +24,7 @@ let next = 0;
 const requests = targets && [
   {
     method: job.method ?? 'GET',
-    setupRequest: (request: autocannon.Request) => {
-      const target = targets[next++ % targets.length]!;
-      return { ...request, path: target.path, ...(target.body === undefined ? {} : { body: target.body }) };
-    },
+    setupRequest: (request: autocannon.Request) => ({ ...request, path: targets[next++ % targets.length]! }),
   },
 ];
 

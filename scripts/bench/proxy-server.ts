@@ -1,6 +1,6 @@
 /**
  * The DynamoDB call counter (`lib/local/dynamodb-counter.ts`) in a child process of the bench, so
- * its work never shares the stack's event loop; `counting-proxy.ts` calls its methods over IPC.
+ * its work never shares the stack's event loop; `environment.ts` calls its methods over IPC.
  */
 import { type DynamoCounter, startDynamoCounter } from '../../lib/local/dynamodb-counter.ts';
 

@@ -1,60 +1,92 @@
 /**
- * The bench's report: each part's section is prose, tables (one renderer for all of them) and
- * Mermaid `xychart-beta` charts, which the code host renders; the Markdown goes to a file and the
- * console gets the same tables, the summary and the goals missed.
+ * What a part is and gives back, and the report: each part's section is prose, tables (written as
+ * the text they render to, `rows`) and Mermaid `xychart-beta` charts, which the code host renders;
+ * the Markdown goes to a file and the console gets the same tables, the summary and the goals missed.
  */
-export type Cell = string | number | undefined;
-export type Row = Record<string, Cell>;
-/** A section's body: prose or a chart, or a table: objects (a column per key) or arrays (the first the headers). */
-export type Block = string | Row[] | Cell[][];
+import type { EndpointCase, Fixtures } from './endpoints.ts';
+import type { BenchEnvironment } from './environment.ts';
+import { yes } from './stats.ts';
 
-export interface Section {
-  title: string;
-  /** Falsy entries are left out. */
+export type Cell = string | number | undefined;
+/** A section's body: prose or a chart, or a table (the first row the headers). */
+export type Block = string | Cell[][];
+/** A goal and how the run did: a row of a goals table and, when missed, a finding. */
+export type Check = { what: string; value: string; goal: string; met: boolean };
+
+/** What a part is given: the stack and the endpoint cases (part 1 makes them), earlier parts' data. */
+export type Context = {
+  env: BenchEnvironment;
+  fixtures: Fixtures;
+  cases: EndpointCase[];
+  data: Record<string, unknown>;
+};
+
+/** A part's section, its summary line, its goals, other problems found (falsy: none) and what later parts use. */
+export interface Outcome {
   body: Array<Block | false>;
+  summary: string;
+  checks?: Check[];
+  findings?: Array<string | false | undefined>;
+  data?: unknown;
 }
 
+/** One part: the name `BENCH_PARTS` knows, its section's title, whether it needs the bench's stack, how it measures. */
+export type BenchPart = { name: string; title: string; stack: boolean; run(ctx: Context): Promise<Outcome> };
+
+/** A table written as the text it renders to: a line per row (the first the headers), cells split at ' | '. */
+export const rows = (text: string): string[][] =>
+  text
+    .trim()
+    .split('\n')
+    .map((line) => line.split(/ \|(?= |$)/).map((cell) => cell.trim()));
+/** Goals written likewise, a line each: what | value | goal | met (`true` or `false`). */
+export const checks = (text: string): Check[] =>
+  rows(text).map(([what = '', value = '', goal = '', met]) => ({ what, value, goal, met: met === 'true' }));
+export const checksTable = (goals: Check[]): Cell[][] => [
+  ['measure', 'value', 'goal', 'met'],
+  ...goals.map((c) => [c.what, c.value, c.goal, yes(c.met)]),
+];
+/** The findings of a part: its goals missed, then its other problems. */
+export const findingsOf = (part: string, o: Outcome) => [
+  ...(o.checks ?? []).filter((c) => !c.met).map((c) => `${part}: ${c.what}: ${c.value} (goal ${c.goal}).`),
+  ...(o.findings ?? []).filter((f): f is string => !!f),
+];
+
 /** A table as Markdown, columns padded so it reads the same in a terminal. */
-export function table(rows: Row[] | Cell[][]): string {
-  const arrays = Array.isArray(rows[0]);
-  const headers = arrays
-    ? (rows[0] as Cell[]).map(String)
-    : [...new Set(rows.flatMap((r) => Object.keys(r)))];
-  const body = arrays ? (rows.slice(1) as Cell[][]) : (rows as Row[]).map((r) => headers.map((h) => r[h]));
-  const cells = body.map((r) => headers.map((_, i) => String(r[i] ?? '').replace(/\|/g, '\\|')));
-  const widths = headers.map((h, i) => Math.max(3, h.length, ...cells.map((r) => r[i]!.length)));
+export function table([head = [], ...body]: Cell[][]): string {
+  const cells = [head, ...body].map((r) => head.map((_, i) => String(r[i] ?? '').replace(/\|/g, '\\|')));
+  const widths = head.map((_, i) => Math.max(3, ...cells.map((r) => r[i]!.length)));
   const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`.trimEnd();
-  return [line(headers), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n');
+  return [line(cells[0]!), line(widths.map((w) => '-'.repeat(w))), ...cells.slice(1).map(line)].join('\n');
 }
 
 /** A Mermaid chart: one bar per label for our figure, the floor as a line across the same labels. */
 export function chart(title: string, unit: string, points: Array<[string, number, number]>): string {
   const round = (v: number) => (Number.isFinite(v) ? Number(v.toFixed(2)) : 0);
   const max = Math.max(1, ...points.flatMap(([, v, f]) => [round(v), round(f)]));
-  return [
-    '```mermaid',
-    'xychart-beta',
-    `  title "${title}"`,
-    `  x-axis [${points.map(([label]) => JSON.stringify(label)).join(', ')}]`,
-    `  y-axis "${unit}" 0 --> ${Math.ceil(max * 1.1)}`,
-    `  bar [${points.map(([, v]) => round(v)).join(', ')}]`,
-    `  line [${points.map(([, , f]) => round(f)).join(', ')}]`,
-    '```',
-  ].join('\n');
+  return `\`\`\`mermaid
+xychart-beta
+  title "${title}"
+  x-axis [${points.map(([label]) => JSON.stringify(label)).join(', ')}]
+  y-axis "${unit}" 0 --> ${Math.ceil(max * 1.1)}
+  bar [${points.map(([, v]) => round(v)).join(', ')}]
+  line [${points.map(([, , f]) => round(f)).join(', ')}]
+\`\`\``;
 }
 
 const list = (lines: string[]) => (lines.length ? lines.map((l) => `- ${l}`).join('\n') : '- None.');
 const blocks = (body: Array<Block | false>) =>
   body.flatMap((b) => (b === false || b.length === 0 ? [] : typeof b === 'string' ? b : table(b)));
 
-export interface Report {
+export type Section = { title: string; body: Array<Block | false> };
+export type Report = {
   intro: string;
-  machine: Row[];
+  machine: Cell[][];
   summary: string[];
   findings: string[];
   sections: Section[];
   rerun: string;
-}
+};
 
 export function renderMarkdown(r: Report): string {
   const out = ['# Benchmark results', r.intro, table(r.machine), `## Summary\n\n${list(r.summary)}`];

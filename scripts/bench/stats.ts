@@ -45,3 +45,27 @@ export function pageVerdict(ratio: number, floorRatio: number): string {
       ? 'DIFFERENT'
       : 'different, and so is the floor';
 }
+
+/** A seeded generator (mulberry32): the same traffic every run. */
+export function random(seed: number) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Each of `runs` timed `samples` times, interleaved (a round over all of them at a time), so all share the same load. */
+export async function interleaved(runs: Record<string, () => Promise<unknown>>, samples: number) {
+  const times: Record<string, number[]> = Object.fromEntries(Object.keys(runs).map((k) => [k, []]));
+  for (let s = 0; s < samples; s++)
+    for (const [key, run] of Object.entries(runs)) {
+      const started = performance.now();
+      await run();
+      times[key]!.push(performance.now() - started);
+    }
+  return times;
+}

@@ -5,7 +5,7 @@
  * `Retry-After` (or the 201 of a write that got through just before or after it), none is a 500,
  * none waits long; afterwards every counter equals the number of distinct keys that got a 2xx, and
  * every committed record's event reaches the webhook receiver exactly once per `webhook-id`.
- * The harness (`test/support/outage.ts`) is the one `npm run bench` reports from, so both measure the same thing.
+ * The harness (`tools/outage.ts`) is the one `npm run bench` reports from, so both measure the same thing.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -13,8 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../lib/local/stack.ts';
-import { measureOutage, type OutageResult } from '../support/outage.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
+import { measureOutage, type OutageResult } from '../../tools/outage.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../../tools/webhook-receiver.ts';
 
 const API_KEY = 'fault-key-000000000000000000000001';
 let dir: string;

@@ -13,6 +13,8 @@ import { campaignPartition } from '../../lib/db/entities/campaign.ts';
 import { campaignLinksPartition, linkKey, newLinkItem } from '../../lib/db/entities/link.ts';
 import { freePort } from '../../lib/local/ports.ts';
 import { LOCAL_TABLE_NAME } from '../../lib/local/stack.ts';
+import { eventually, mapLimit } from '../../tools/wait.ts';
+import type { ReceivedRequest } from '../../tools/webhook-receiver.ts';
 import { apiAt, postAsClient } from '../support/api.ts';
 import { receiversClosedAfterAll } from '../support/receivers.ts';
 import { BROWSER_UA, createCampaignWithWebhook } from '../support/records.ts';
@@ -26,8 +28,6 @@ import {
   tempDataDir,
 } from '../support/stack-process.ts';
 import { putItems, TOOL_TIMEOUT_MS } from '../support/table.ts';
-import { eventually, mapLimit } from '../support/wait.ts';
-import type { ReceivedRequest } from '../support/webhook-receiver.ts';
 
 afterAll(cleanUpStacks);
 const receiver = receiversClosedAfterAll();

@@ -19,9 +19,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { dynamoClientConfig } from '../../lib/aws/clients.ts';
 import { type RunningDynamo, startDynamoLocal } from '../../lib/local/dynamodb.ts';
 import { type StreamHandler, type StreamPoller, startStreamPoller } from '../../lib/local/stream-poller.ts';
+import { eventually, holdsFor } from '../../tools/wait.ts';
 import { alive, cleanUpStacks, javaToolOptions, tempDataDir } from '../support/stack-process.ts';
 import { itemKey, keyOf } from '../support/stream-table.ts';
-import { eventually, holdsFor } from '../support/wait.ts';
 
 const TABLE = 'outage-stream';
 

@@ -13,10 +13,10 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../lib/local/ports.ts';
+import { eventually } from '../../tools/wait.ts';
 import { type Api, apiAt } from '../support/api.ts';
 import { BROWSER_UA, createCampaign, createLink } from '../support/records.ts';
 import { cleanUpStacks, ready, start, tempDataDir } from '../support/stack-process.ts';
-import { eventually } from '../support/wait.ts';
 
 afterAll(cleanUpStacks);
 

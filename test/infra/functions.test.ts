@@ -13,7 +13,7 @@ import {
   servedRedocSource,
 } from '../../lib/openapi/redoc-asset.ts';
 import { routeNamed, routes, type TableAccess } from '../../lib/routes.ts';
-import { BUNDLE_BUDGETS } from '../support/bundles.ts';
+import { BUNDLE_BUDGETS } from '../../tools/bundles.ts';
 import {
   actionsOf,
   type CfnResource,

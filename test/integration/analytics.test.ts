@@ -6,6 +6,7 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { formatTimestamp } from '../../lib/domain/time.ts';
+import { eventually } from '../../tools/wait.ts';
 import { api, rawRequest, TENANT_B } from '../support/api.ts';
 import { expectError, expectValidation } from '../support/assertions.ts';
 import {
@@ -17,7 +18,6 @@ import {
   type LinkBody,
 } from '../support/records.ts';
 import { settledClicks } from '../support/table.ts';
-import { eventually } from '../support/wait.ts';
 
 interface Metrics {
   visits: number;

@@ -12,11 +12,11 @@ import { encodeSortKeyCursor } from '../../lib/db/cursor.ts';
 import { campaignOrder, newCampaignItem } from '../../lib/db/entities/campaign.ts';
 import { CampaignList } from '../../lib/domain/schemas.ts';
 import { formatTimestamp } from '../../lib/domain/time.ts';
+import { mapLimit } from '../../tools/wait.ts';
 import { type ApiResponse, api, baseUrl, rawRequest, TENANT_B } from '../support/api.ts';
 import { errorOf, expectError, expectShape, expectValidation } from '../support/assertions.ts';
 import { type CampaignBody, createCampaign, createLink } from '../support/records.ts';
 import { putItems, table } from '../support/table.ts';
-import { mapLimit } from '../support/wait.ts';
 
 const LIST = '/api/v1/campaigns';
 

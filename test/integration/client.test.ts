@@ -1,12 +1,12 @@
 /**
  * A customer's typed client: types generated from the document by openapi-typescript
- * (test/client/api-types.ts, `npm run openapi:types`) and openapi-fetch, through the whole flow.
+ * (lib/openapi/api-types.ts, `npm run openapi:types`) and openapi-fetch, through the whole flow.
  * docs/typed-client.md shows the same lines. Each response is also checked against
  * the document, like every response of the integration tests.
  */
 import createClient, { type Middleware } from 'openapi-fetch';
 import { describe, expect, it } from 'vitest';
-import type { components, paths } from '../client/api-types.ts';
+import type { components, paths } from '../../lib/openapi/api-types.ts';
 import { baseUrl, TENANT_A } from '../support/api.ts';
 import { ResponseValidator } from '../support/response-validator.ts';
 

@@ -5,11 +5,11 @@
  * The purge never overwrites a link that re-issued the code meanwhile.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import { waitUntil } from '../../tools/wait.ts';
 import { api, baseUrl, TENANT_A, TENANT_B } from '../support/api.ts';
 import { expectError } from '../support/assertions.ts';
 import { createCampaign, createLink, type LinkBody } from '../support/records.ts';
 import { configureInProcessHandlers, linkItem } from '../support/table.ts';
-import { waitUntil } from '../support/wait.ts';
 
 const B = TENANT_B.key;
 const unique = () => `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;

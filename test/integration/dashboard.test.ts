@@ -16,11 +16,11 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DASHBOARD_CSP } from '../../lib/dashboard/page.ts';
+import { launchChromium, signIn } from '../../tools/browser.ts';
+import { eventually } from '../../tools/wait.ts';
 import { api, baseUrl, TENANT_A } from '../support/api.ts';
-import { launchChromium, signIn } from '../support/browser.ts';
 import { receiversClosedAfterAll } from '../support/receivers.ts';
 import { BROWSER_UA, createReferredUser } from '../support/records.ts';
-import { eventually } from '../support/wait.ts';
 
 const OUTPUT_DIR = join(process.cwd(), 'test-output');
 const WIDTHS = { phone: { width: 390, height: 844 }, desktop: { width: 1440, height: 900 } } as const;

@@ -11,10 +11,10 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { formatSequence, newFeedItem, newFeedPackItem } from '../../lib/db/entities/webhook-event.ts';
 import type { EventAttributes } from '../../lib/domain/webhook-events.ts';
+import { eventually } from '../../tools/wait.ts';
 import { api, TENANT_A } from '../support/api.ts';
 import { createCampaign, createLink, createLinkAction } from '../support/records.ts';
 import { putItems } from '../support/table.ts';
-import { eventually } from '../support/wait.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: the tests read a few fields of known responses
 type Json = any;

@@ -9,6 +9,8 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { nonFiniteNumberPath, stringifyJson } from '../../lib/domain/json.ts';
 import { routes } from '../../lib/routes.ts';
+import { eventually, mapLimit } from '../../tools/wait.ts';
+import { startWebhookReceiver } from '../../tools/webhook-receiver.ts';
 import { type ApiResponse, api, rawRequest } from '../support/api.ts';
 import { expectError, expectNoLeak, expectValidation } from '../support/assertions.ts';
 import {
@@ -19,8 +21,6 @@ import {
   createReferredUser,
 } from '../support/records.ts';
 import { settledClicks } from '../support/table.ts';
-import { eventually, mapLimit } from '../support/wait.ts';
-import { startWebhookReceiver } from '../support/webhook-receiver.ts';
 
 /** No 5xx, no stack trace, and a 4xx is the contract's error body. */
 function expectHandled(res: ApiResponse, label: string): void {

@@ -7,11 +7,11 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { routes } from '../../lib/routes.ts';
+import { mapLimit } from '../../tools/wait.ts';
 import { api, TENANT_A, TENANT_B } from '../support/api.ts';
 import { expectError, expectValidation } from '../support/assertions.ts';
 import { createCampaign, createLink, createReferredUser, fetchLink } from '../support/records.ts';
 import { settledActionItems } from '../support/table.ts';
-import { mapLimit } from '../support/wait.ts';
 
 const keyed = (key: string) => ({ 'idempotency-key': key });
 

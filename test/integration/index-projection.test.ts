@@ -10,6 +10,7 @@ import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CAMPAIGN_LIST_INDEX } from '../../lib/db/entities/campaign.ts';
 import { type TableIndex, tableDefinition } from '../../lib/table-definition.ts';
+import { eventually } from '../../tools/wait.ts';
 import { type ApiResponse, api, TENANT_A } from '../support/api.ts';
 import {
   type CampaignBody,
@@ -20,7 +21,6 @@ import {
   type LinkBody,
 } from '../support/records.ts';
 import { campaignItem, linkItem, table } from '../support/table.ts';
-import { eventually } from '../support/wait.ts';
 
 /** Names an index copy may hold: the table's keys, the index's keys and its projected attributes. */
 const allowedIn = (index: TableIndex) =>

@@ -8,6 +8,7 @@
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { actionEventId } from '../../lib/domain/webhook-events.ts';
+import { waitUntil } from '../../tools/wait.ts';
 import { api, TENANT_A } from '../support/api.ts';
 import { type ActionBody, createCampaign, createLink, createReferredUser } from '../support/records.ts';
 import {
@@ -17,7 +18,6 @@ import {
   linkItem,
   settledActionItems,
 } from '../support/table.ts';
-import { waitUntil } from '../support/wait.ts';
 
 type Materialize = typeof import('../../lib/db/actions.ts').materializeLinkAction;
 type Consume = typeof import('../../functions/stream/enqueue-webhook-events.ts').handler;

@@ -6,6 +6,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { newLinkItem } from '../../lib/db/entities/link.ts';
 import { ReferralLinkList } from '../../lib/domain/link-schemas.ts';
+import { eventually } from '../../tools/wait.ts';
 import { type ApiResponse, api, baseUrl, TENANT_A, TENANT_B } from '../support/api.ts';
 import { errorOf, expectError, expectShape } from '../support/assertions.ts';
 import {
@@ -17,7 +18,6 @@ import {
   type LinkBody,
 } from '../support/records.ts';
 import { putItems } from '../support/table.ts';
-import { eventually } from '../support/wait.ts';
 
 const campaignList = (id: string, query = '') => `/api/v1/campaign_referral_links/${id}${query}`;
 const referrerList = (id: string, referrer: string, query = '') =>

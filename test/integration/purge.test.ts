@@ -6,6 +6,7 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { newLinkItem } from '../../lib/db/entities/link.ts';
+import { eventually, mapLimit, waitUntil } from '../../tools/wait.ts';
 import { api, TENANT_A, TENANT_B } from '../support/api.ts';
 import { expectError } from '../support/assertions.ts';
 import { receiversClosedAfterAll } from '../support/receivers.ts';
@@ -17,7 +18,6 @@ import {
   createReferredUser,
 } from '../support/records.ts';
 import { campaignItems, linkItem, putItems, settledActionItems, table } from '../support/table.ts';
-import { eventually, mapLimit, waitUntil } from '../support/wait.ts';
 
 const receiver = receiversClosedAfterAll();
 

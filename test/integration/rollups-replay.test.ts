@@ -14,11 +14,11 @@ import { randomUUID } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { mapLimit } from '../../tools/wait.ts';
 import { api } from '../support/api.ts';
 import { killAtCall } from '../support/killed-transaction.ts';
 import { createCampaign, createLink, type LinkBody } from '../support/records.ts';
 import { configureInProcessHandlers, linkItem, partitionItems, table } from '../support/table.ts';
-import { mapLimit } from '../support/wait.ts';
 
 configureInProcessHandlers();
 // Sums are written by the next invocation, and rankings merged at once: every path runs.

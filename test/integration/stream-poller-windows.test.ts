@@ -19,8 +19,8 @@ import {
   type StreamWindowEvent,
   startStreamPoller,
 } from '../../lib/local/stream-poller.ts';
+import { eventually } from '../../tools/wait.ts';
 import { itemKey, keyOf, streamTables } from '../support/stream-table.ts';
-import { eventually } from '../support/wait.ts';
 
 const endpoint = inject('dynamodbEndpoint');
 const tables = streamTables(endpoint);

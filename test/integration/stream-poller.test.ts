@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { type StreamHandler, type StreamPoller, startStreamPoller } from '../../lib/local/stream-poller.ts';
+import { eventually, holdsFor } from '../../tools/wait.ts';
 import { itemKey, keyOf, streamTables } from '../support/stream-table.ts';
-import { eventually, holdsFor } from '../support/wait.ts';
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -11,10 +11,10 @@
  */
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { waitUntil } from '../../tools/wait.ts';
 import { api, rawRequest, TENANT_A } from '../support/api.ts';
 import { BROWSER_UA, createCampaign, createLink, type LinkBody } from '../support/records.ts';
 import { configureInProcessHandlers, linkItem, table, visitItems } from '../support/table.ts';
-import { waitUntil } from '../support/wait.ts';
 
 // lib/ reads its configuration when it loads: everything from it is imported after this.
 configureInProcessHandlers();

@@ -10,10 +10,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../lib/local/ports.ts';
+import { eventually } from '../../tools/wait.ts';
 import { apiAt } from '../support/api.ts';
 import { createCampaign } from '../support/records.ts';
 import { cleanUpStacks, ROOT, ready, START_TIMEOUT, start, tempDataDir } from '../support/stack-process.ts';
-import { eventually } from '../support/wait.ts';
 
 afterAll(cleanUpStacks);
 

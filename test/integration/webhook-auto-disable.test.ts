@@ -8,9 +8,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { actionEventId } from '../../lib/domain/webhook-events.ts';
 import { type LocalStack, startLocalStack } from '../../lib/local/stack.ts';
+import { eventually, holdsFor } from '../../tools/wait.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../../tools/webhook-receiver.ts';
 import { apiAt } from '../support/api.ts';
-import { eventually, holdsFor } from '../support/wait.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
 const TENANT = { tenant: 'autodisable', key: 'test-key-autodisable-000000000000001' };
 let stack: LocalStack;

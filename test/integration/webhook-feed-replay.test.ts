@@ -15,11 +15,11 @@ import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { actionEventId } from '../../lib/domain/webhook-events.ts';
+import { eventually, mapLimit } from '../../tools/wait.ts';
 import { api, TENANT_A } from '../support/api.ts';
 import { killAtCall } from '../support/killed-transaction.ts';
 import { createCampaign, createLink, createLinkAction } from '../support/records.ts';
 import { campaignItems, configureInProcessHandlers, table } from '../support/table.ts';
-import { eventually, mapLimit } from '../support/wait.ts';
 
 configureInProcessHandlers();
 

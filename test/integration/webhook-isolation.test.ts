@@ -14,10 +14,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { actionEventId } from '../../lib/domain/webhook-events.ts';
 import { type LocalStack, startLocalStack } from '../../lib/local/stack.ts';
 import { FIRST_ATTEMPT_GROUPS_PER_CAMPAIGN, firstAttemptIds } from '../../lib/webhooks/lanes.ts';
+import { eventually, mapLimit, waitUntil } from '../../tools/wait.ts';
+import { type Responder, startWebhookReceiver, type WebhookReceiver } from '../../tools/webhook-receiver.ts';
 import { apiAt, postAsClient } from '../support/api.ts';
 import { campaignItem, table } from '../support/table.ts';
-import { eventually, mapLimit, waitUntil } from '../support/wait.ts';
-import { type Responder, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
 const TENANT = { tenant: 'isolation', key: 'test-key-isolation-00000000000000001' };
 const receivers: WebhookReceiver[] = [];

@@ -12,6 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { actionKey } from '../../lib/db/entities/action.ts';
 import { eventLookupKey, newEventLookupItem } from '../../lib/db/entities/webhook-event.ts';
 import { actionEventId } from '../../lib/domain/webhook-events.ts';
+import { eventually, holdsFor } from '../../tools/wait.ts';
 import { api, TENANT_A, TENANT_B } from '../support/api.ts';
 import { expectError, expectValidation } from '../support/assertions.ts';
 import { receiversClosedAfterAll } from '../support/receivers.ts';
@@ -25,7 +26,6 @@ import {
   randomId,
 } from '../support/records.ts';
 import { putItems, table } from '../support/table.ts';
-import { eventually, holdsFor } from '../support/wait.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: the tests read a few fields of known responses
 type Json = any;

@@ -10,6 +10,8 @@
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { actionEventId } from '../../lib/domain/webhook-events.ts';
+import { holdsFor, mapLimit } from '../../tools/wait.ts';
+import type { WebhookReceiver } from '../../tools/webhook-receiver.ts';
 import { api, TENANT_A } from '../support/api.ts';
 import { receiversClosedAfterAll } from '../support/receivers.ts';
 import {
@@ -21,8 +23,6 @@ import {
   createReferredUser,
 } from '../support/records.ts';
 import { campaignItems, deadLetterOf } from '../support/table.ts';
-import { holdsFor, mapLimit } from '../support/wait.ts';
-import type { WebhookReceiver } from '../support/webhook-receiver.ts';
 
 const receiver = receiversClosedAfterAll();
 

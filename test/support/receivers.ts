@@ -1,9 +1,9 @@
 /**
- * Webhook receivers for a test file, closed when it ends. Apart from `webhook-receiver.ts` so that
- * the bench, which uses the receiver outside vitest, does not import vitest.
+ * Webhook receivers for a test file, closed when it ends. Apart from `tools/webhook-receiver.ts`
+ * so that the bench, which uses the receiver outside vitest, does not import vitest.
  */
 import { afterAll } from 'vitest';
-import { type Responder, startWebhookReceiver, type WebhookReceiver } from './webhook-receiver.ts';
+import { type Responder, startWebhookReceiver, type WebhookReceiver } from '../../tools/webhook-receiver.ts';
 
 /**
  * A `receiver(respond?)` for a test file (or a `describe`, where it is called): each receiver it

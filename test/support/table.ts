@@ -1,29 +1,26 @@
 /**
- * The run's table and queues behind the API's back: reads that check what the writers stored,
- * bulk writes for data too big to make through the API, the dead-letter queue, and the settings
- * that point in-process handlers at them.
+ * The run's table and queues behind the API's back: `tools/table.ts`'s reads and bulk writes on
+ * the run's table by default, reads that wait for the stream, the dead-letter queue, and the
+ * settings that point in-process handlers at them.
  */
 import { GetQueueUrlCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import {
-  BatchWriteCommand,
-  type DynamoDBDocumentClient,
-  GetCommand,
-  QueryCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { inject } from 'vitest';
 import { createDocumentClient } from '../../lib/aws/clients.ts';
-import { campaignPartition } from '../../lib/db/entities/campaign.ts';
-import { visitPartitions } from '../../lib/db/entities/visit.ts';
 import { WEBHOOK_DLQ_NAME } from '../../lib/local/queue.ts';
-import { eventually, mapLimit, waitUntil } from './wait.ts';
+import {
+  type Table,
+  campaignItems as tableCampaignItems,
+  partitionItems as tablePartitionItems,
+  putItems as tablePutItems,
+  visitItems as tableVisitItems,
+} from '../../tools/table.ts';
+import { eventually, waitUntil } from '../../tools/wait.ts';
+
+export type { Table };
 
 /** A test's own reads and bulk writes behind the API's back wait longer than a request's attempt. */
 export const TOOL_TIMEOUT_MS = 30_000;
-
-export interface Table {
-  db: DynamoDBDocumentClient;
-  name: string;
-}
 
 const clients = new Map<string, DynamoDBDocumentClient>();
 
@@ -41,55 +38,15 @@ export function table(at?: { dynamodbEndpoint: string; tableName: string }): Tab
   return { db, name: at?.tableName ?? inject('tableName') };
 }
 
-/** Every item of the partition `pk` whose SK starts with `prefix` ('' for all), read consistently, page by page. */
-export async function partitionItems(
-  pk: string,
-  prefix: string,
-  on: Table = table(),
-): Promise<Record<string, unknown>[]> {
-  const { db, name } = on;
-  const items: Record<string, unknown>[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await db.send(
-      new QueryCommand({
-        TableName: name,
-        KeyConditionExpression: prefix ? 'PK = :pk AND begins_with(SK, :prefix)' : 'PK = :pk',
-        ExpressionAttributeValues: { ':pk': pk, ...(prefix ? { ':prefix': prefix } : {}) },
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    items.push(...(page.Items ?? []));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return items;
-}
-
-/** Every item of a campaign's partition (`T#<tenant>#C#<campaign>`) whose SK starts with `prefix` ('' for all). */
-export function campaignItems(
-  tenant: string,
-  campaignId: string,
-  prefix: string,
-  on: Table = table(),
-): Promise<Record<string, unknown>[]> {
-  return partitionItems(campaignPartition(tenant, campaignId), prefix, on);
-}
-
-/**
- * Every item of a campaign's 16 visit partitions (`lib/db/entities/visit.ts`): its visits
- * (`A#…`, action items) and bot visits (`B#…`).
- */
-export async function visitItems(
-  tenant: string,
-  campaignId: string,
-  on: Table = table(),
-): Promise<Record<string, unknown>[]> {
-  const pages = await Promise.all(
-    visitPartitions(tenant, campaignId).map((pk) => partitionItems(pk, '', on)),
-  );
-  return pages.flat();
-}
+export const partitionItems = (pk: string, prefix: string, on: Table = table()) =>
+  tablePartitionItems(pk, prefix, on);
+export const campaignItems = (tenant: string, campaignId: string, prefix: string, on: Table = table()) =>
+  tableCampaignItems(tenant, campaignId, prefix, on);
+export const visitItems = (tenant: string, campaignId: string, on: Table = table()) =>
+  tableVisitItems(tenant, campaignId, on);
+export const putItems = async (items: readonly object[], on: Table = table()): Promise<void> => {
+  await tablePutItems(items, on);
+};
 
 /**
  * A link's stored `total_clicks` once the table stream's rollups have counted its visits: waits
@@ -119,26 +76,6 @@ export async function campaignItem(
     }),
   );
   return Item;
-}
-
-/**
- * Write items straight into the table (BatchWriteItem, 25 at a time): only for data too big to
- * make through the API in a test's time (tens of thousands of links), built with lib/db's own
- * item builders so they are what the writers store.
- */
-export async function putItems(items: readonly object[], on: Table = table()): Promise<void> {
-  const { db, name } = on;
-  const batches = Array.from({ length: Math.ceil(items.length / 25) }, (_, b) =>
-    items.slice(b * 25, b * 25 + 25),
-  );
-  await mapLimit(batches, 4, async (batch) => {
-    let pending = batch.map((Item) => ({ PutRequest: { Item } }));
-    for (let attempt = 0; pending.length > 0; attempt++) {
-      if (attempt > 8) throw new Error('BatchWriteItem kept items unprocessed');
-      const out = await db.send(new BatchWriteCommand({ RequestItems: { [name]: pending } }));
-      pending = (out.UnprocessedItems?.[name] as typeof pending | undefined) ?? [];
-    }
-  });
 }
 
 /** The stored link item of a code (PK `LINK#<code>`), read strongly consistently. */

@@ -16,7 +16,7 @@ import {
   functionEntries,
   projectRoot,
   removeBundleDir,
-} from '../support/bundles.ts';
+} from '../../tools/bundles.ts';
 
 /**
  * Every function bundle, built as CDK builds it, stays within the budget `npm run bench` reports

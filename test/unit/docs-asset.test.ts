@@ -26,7 +26,7 @@ import {
   servedRedocSource,
 } from '../../lib/openapi/redoc-asset.ts';
 import { routes } from '../../lib/routes.ts';
-import { projectRoot } from '../support/bundles.ts';
+import { projectRoot } from '../../tools/bundles.ts';
 
 const require = createRequire(import.meta.url);
 const packageFile = readFileSync(require.resolve(REDOC_PACKAGE_FILE));

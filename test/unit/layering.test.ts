@@ -66,3 +66,16 @@ describe('layering of lib', () => {
     expect(readers).toEqual([]);
   });
 });
+
+describe('tooling', () => {
+  it('the bench, the scripts, the dashboard and tools/ import nothing from test/; tools/ no vitest', () => {
+    const files = ['scripts', 'dashboard', 'tools'].flatMap((dir) => sources(dir));
+    const fromTest = files.flatMap((file) =>
+      importsOf(file)
+        .filter((t) => t.startsWith('test/'))
+        .map((t) => [file, t]),
+    );
+    const vitest = sources('tools').filter((f) => /from 'vitest'/.test(readFileSync(join(root, f), 'utf8')));
+    expect([...fromTest, ...vitest]).toEqual([]);
+  });
+});

@@ -8,7 +8,7 @@ import type { SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningQueue, sqsClient, startLocalQueue } from '../../lib/local/queue.ts';
 import { type QueueHandler, startQueuePoller } from '../../lib/local/queue-poller.ts';
-import { eventually, waitUntil } from '../support/wait.ts';
+import { eventually, waitUntil } from '../../tools/wait.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -1,7 +1,6 @@
 /**
  * The cold-start floor of a function that uses DynamoDB alone (every HTTP function): nothing but
- * the DynamoDB document client and one command.
- * Functions that use DynamoDB alone are compared with it (`coldstart.ts` picks each function's floor).
+ * the DynamoDB document client and one command (`floorOf` in `tools/bundles.ts` picks the floors).
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';

@@ -9,10 +9,10 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Metafile } from 'esbuild';
-import { esbuildOptions, writeBundleFiles } from '../../infra/bundling.ts';
-import { routes } from '../../lib/routes.ts';
+import { esbuildOptions, writeBundleFiles } from '../infra/bundling.ts';
+import { routes } from '../lib/routes.ts';
 
-export const projectRoot = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+export const projectRoot = resolve(fileURLToPath(new URL('..', import.meta.url)));
 
 export interface BundleEntry {
   /** Handler module under `functions/` (e.g. `http/get-campaign`), or another name (the bench's floors). */
@@ -56,11 +56,11 @@ export const CLIENTS = { dynamodb: 'DynamoDB', 'dynamodb-sqs': 'DynamoDB + SQS',
 export type FloorName = keyof typeof CLIENTS;
 export const FLOORS = Object.keys(CLIENTS) as FloorName[];
 
-/** The floors' entries (`scripts/bench/floors/<name>.ts`), named `floor/<name>`. */
+/** The floors' entries (`tools/floors/<name>.ts`), named `floor/<name>`. */
 export function floorEntries(): BundleEntry[] {
   return FLOORS.map((name) => ({
     name: `floor/${name}`,
-    entry: join(projectRoot, 'scripts', 'bench', 'floors', `${name}.ts`),
+    entry: join(projectRoot, 'tools', 'floors', `${name}.ts`),
   }));
 }
 
