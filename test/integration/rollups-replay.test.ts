@@ -284,5 +284,26 @@ describe('counting consumer: what DynamoDB refuses is parked, and nothing else w
     expect(await lambda.deliver(s.records)).toBe('ok');
     const again = await partitionItems(PARKED_PARTITION, '');
     expect(again.filter((p) => String(p.work).includes(`LINK#${poisoned.referral_code}`))).toHaveLength(1);
+
+    // Once the cause is fixed, the operator runs it again (`npm run parked -- retry`): counted
+    // once, and no longer parked.
+    await db.send(
+      new UpdateCommand({
+        TableName: name,
+        Key: { PK: `LINK#${poisoned.referral_code}`, SK: 'LINK' },
+        UpdateExpression: 'SET total_clicks = :zero',
+        ExpressionAttributeValues: { ':zero': 0 },
+      }),
+    );
+    const { retryParked } = await import('../../lib/stream/parked.ts');
+    const { runParkedBoard, runParkedCounted } = await import('../../lib/analytics/window.ts');
+    const { runParkedFeed } = await import('../../lib/webhooks/feed.ts');
+    const runners = { counted: runParkedCounted, board: runParkedBoard, feed: runParkedFeed };
+    expect((await retryParked(runners)).succeeded).toBeGreaterThanOrEqual(1);
+    expect((await linkItem(poisoned.referral_code))?.total_clicks).toBe(s.perLink[4]);
+    const left = await partitionItems(PARKED_PARTITION, '');
+    expect(left.filter((p) => String(p.work).includes(`LINK#${poisoned.referral_code}`))).toEqual([]);
+    await retryParked(runners);
+    expect((await linkItem(poisoned.referral_code))?.total_clicks).toBe(s.perLink[4]);
   });
 });
