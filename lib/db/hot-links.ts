@@ -4,7 +4,7 @@
  * viral link then costs each warm container one link read and one campaign read a second, not
  * one of each per visit on the same two items. Every other code is read fresh on every visit, so
  * an ordinary link of a deleted campaign answers 404 at once; a hot one may redirect for up to a
- * second more (docs/decisions-visits.md says why that is acceptable).
+ * second more (docs/decisions.md, "The public redirect", says why that is acceptable).
  */
 import type { LinkItem } from './entities/link.ts';
 
