@@ -7,7 +7,6 @@
  */
 import { seriesPointsFromItem, seriesSortKey } from '../../lib/db/entities/analytics.ts';
 import { ACCESS_LOG_FIELDS } from '../../lib/observability/access-log.ts';
-import { emfDocument } from '../../lib/observability/metrics.ts';
 import { routeNamed } from '../../lib/routes.ts';
 import { campaignItems } from '../../tools/table.ts';
 import { waitUntil } from '../../tools/wait.ts';
@@ -60,8 +59,12 @@ const SETTLE_TIMEOUT_MS = 180_000;
 const NOT_BILLED: ItemKind[] = ['api key'];
 const lambdaMs = (ms: number) => MEMORY_GB * (ms / 1000) * P.lambdaArmGbSecond * 1e6;
 
-/** What one request writes to CloudWatch Logs, each event billed with 26 B more. */
-function logBytes(route: 'Visit' | 'CreateLinkAction', metric: string, status: string, userAgent: string) {
+/**
+ * What one request writes to CloudWatch Logs, each event billed with 26 B more. The visit's and the
+ * action's counts (`VisitsRecorded`, `ActionsRecorded`) are the counting consumer's, one EMF line
+ * per stream batch: no line of the request's.
+ */
+function logBytes(route: 'Visit' | 'CreateLinkAction', status: string, userAgent: string) {
   const { method, path } = routeNamed(route);
   const sample: Record<string, string> = {
     ...{ requestId: 'dF3kQhYsIAMEJmw=', apiId: 'a1b2c3d4e5', requestTime: '24/Nov/2026:07:55:01 +0000' },
@@ -71,18 +74,17 @@ function logBytes(route: 'Visit' | 'CreateLinkAction', metric: string, status: s
   };
   const fields = Object.entries(ACCESS_LOG_FIELDS).map(([k, v]) => [k, sample[v.slice(9)] ?? '-']);
   const access = JSON.stringify(Object.fromEntries(fields));
-  const emf = JSON.stringify(emfDocument({ [metric]: 1 }));
   // The handler's `request` line (`lib/observability/logger.ts`); the redirect writes it only for an error.
   const request = `{"level":"INFO","message":"request","timestamp":"2026-11-24T07:55:01.123Z","service":"referral-api","xray_trace_id":"1-6742e0b5-2b5c8f1e9a0d4c3b2a190817","request_id":"c0ffee00-1234-4abc-9def-0123456789ab","route":"${method} ${path}","tenant":"acme","status":${status},"duration_ms":12}`;
   const platform = routeNamed(route).platformLogs === false ? [] : PLATFORM_LINES;
-  const lines = (route === 'Visit' ? [access, emf] : [access, emf, request]).map((l) => Buffer.byteLength(l));
-  const [a, e, r] = lines;
+  const lines = (route === 'Visit' ? [access] : [access, request]).map((l) => Buffer.byteLength(l));
+  const [a, r] = lines;
   const platformText = platform.length
     ? `START/END/REPORT ${platform.reduce((x, y) => x + y)} B`
     : 'no START/END/REPORT';
   return {
     bytes: [...lines, ...platform].reduce((sum, b) => sum + b + 26, 0),
-    what: `access line ${a} B, EMF count ${e} B, ${r ? `request line ${r} B` : 'no request line'}, ${platformText}, 26 B per event`,
+    what: `access line ${a} B, no EMF line (counted per stream batch), ${r ? `request line ${r} B` : 'no request line'}, ${platformText}, 26 B per event`,
   };
 }
 
@@ -367,7 +369,7 @@ export const costPart: BenchPart = {
       visits.map((r) => r.capacity),
       visitMs,
       cold('Visit'),
-      logBytes('Visit', 'VisitsRecorded', '302', BROWSER),
+      logBytes('Visit', '302', BROWSER),
     );
     const action = lines(
       `API Gateway HTTP API | 1 request | ${P.httpApiPerMillion}
@@ -375,7 +377,7 @@ Authorizer (Lambda + GetItem) | cached 60 s per key by API Gateway: ~1 call per 
       actions.map((r) => r.capacity),
       actionMs,
       cold('CreateLinkAction'),
-      logBytes('CreateLinkAction', 'ActionsRecorded', '201', 'python-requests/2.32.3'),
+      logBytes('CreateLinkAction', '201', 'python-requests/2.32.3'),
     );
     const webhook = linesOf(
       1,
