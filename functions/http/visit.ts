@@ -1,6 +1,11 @@
 import { isbot } from 'isbot';
 import { newAction } from '../../lib/db/actions.ts';
-import { hotLinkFor, rememberHotLink } from '../../lib/db/hot-links.ts';
+import {
+  campaignKnownLive,
+  hotLinkFor,
+  rememberHotLink,
+  rememberLiveCampaign,
+} from '../../lib/db/hot-links.ts';
 import { findLink, type LinkItem, linkNotFound, toLink } from '../../lib/db/links.ts';
 import { isUniqueVisit, markVisitor, recordBotVisit, recordVisit } from '../../lib/db/visits.ts';
 import { toAsciiUrl } from '../../lib/domain/url.ts';
@@ -41,20 +46,30 @@ export const handler = httpHandler({ ...Visit, requestLog: 'errors' }, async ({ 
     ]);
     if (!link) throw linkNotFound();
     const unique = await isUniqueVisit(link, before, visit);
-    // The campaign's existence is read from here (unless hot): what a cached entry's age counts from.
+    // The campaign's existence is read from here (unless its link or itself is hot): what a
+    // cached entry's age counts from.
+    const live = hot !== undefined || campaignKnownLive(link, now.getTime());
     const checkedAt = Date.now();
-    if (!(await recordVisit(link, action, unique, hot !== undefined))) throw linkNotFound();
-    if (!hot) rememberHotLink(link, checkedAt);
+    if (!(await recordVisit(link, action, unique, live))) throw linkNotFound();
+    remember(link, hot, live, checkedAt);
     return redirectTo(link);
   }
   const link = hot ?? (await readLink(code));
   if (!link) throw linkNotFound();
+  const live = hot !== undefined || campaignKnownLive(link, now.getTime());
   const checkedAt = Date.now();
   // A deleted campaign's links are gone for everyone.
-  if (!(await recordBotVisit(link, now, hot !== undefined))) throw linkNotFound();
-  if (!hot) rememberHotLink(link, checkedAt);
+  if (!(await recordBotVisit(link, now, live))) throw linkNotFound();
+  remember(link, hot, live, checkedAt);
   return redirectTo(link);
 });
+
+/** What a visit that read its link or its campaign keeps for the next visits (`lib/db/hot-links.ts`). */
+function remember(link: LinkItem, hot: LinkItem | undefined, live: boolean, checkedAt: number) {
+  if (hot) return;
+  rememberHotLink(link, checkedAt);
+  if (!live) rememberLiveCampaign(link, checkedAt);
+}
 
 /**
  * The link by code, strongly consistent. An eventually consistent read (half a read unit) with a
