@@ -4,6 +4,9 @@
  * of the smallest failing case (`fc.assert(..., { seed, path })` replays it). Whatever is sent,
  * the answer is never a 5xx; an accepted input comes back exactly; a refused one is the contract's
  * error, naming the field.
+ *
+ * On a stack of its own: its thousands of requests, one after the other, would queue every other
+ * file's requests behind them in the shared stack's DynamoDB Local (`own-stack.ts`).
  */
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +14,7 @@ import { nonFiniteNumberPath, stringifyJson } from '../../lib/domain/json.ts';
 import { routes } from '../../lib/routes.ts';
 import { type ApiResponse, api, rawRequest } from '../support/api.ts';
 import { expectError, expectNoLeak, expectValidation } from '../support/assertions.ts';
+import { stackOfItsOwn } from '../support/own-stack.ts';
 import {
   type ActionBody,
   BROWSER_UA,
@@ -21,6 +25,8 @@ import {
 import { settledClicks } from '../support/table.ts';
 import { eventually, mapLimit } from '../support/wait.ts';
 import { startWebhookReceiver } from '../support/webhook-receiver.ts';
+
+stackOfItsOwn();
 
 /** No 5xx, no stack trace, and a 4xx is the contract's error body. */
 function expectHandled(res: ApiResponse, label: string): void {

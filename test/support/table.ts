@@ -10,11 +10,11 @@ import {
   GetCommand,
   QueryCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { inject } from 'vitest';
 import { createDocumentClient } from '../../lib/aws/clients.ts';
 import { campaignPartition } from '../../lib/db/entities/campaign.ts';
 import { visitPartitions } from '../../lib/db/entities/visit.ts';
 import { WEBHOOK_DLQ_NAME } from '../../lib/local/queue.ts';
+import { runStack } from './run-stack.ts';
 import { eventually, mapLimit, waitUntil } from './wait.ts';
 
 /** A test's own reads and bulk writes behind the API's back wait longer than a request's attempt. */
@@ -28,17 +28,17 @@ export interface Table {
 const clients = new Map<string, DynamoDBDocumentClient>();
 
 /**
- * A document client on a DynamoDB Local table: the run's (the global setup's) by default, or that
- * of a stack the test started. One client per endpoint for the worker's life.
+ * A document client on a DynamoDB Local table: the file's stack's (`run-stack.ts`) by default, or
+ * that of a stack the test started. One client per endpoint for the worker's life.
  */
-export function table(at?: { dynamodbEndpoint: string; tableName: string }): Table {
-  const endpoint = at?.dynamodbEndpoint ?? inject('dynamodbEndpoint');
+export function table(at: { dynamodbEndpoint: string; tableName: string } = runStack()): Table {
+  const endpoint = at.dynamodbEndpoint;
   let db = clients.get(endpoint);
   if (!db) {
     db = createDocumentClient(endpoint, undefined, TOOL_TIMEOUT_MS);
     clients.set(endpoint, db);
   }
-  return { db, name: at?.tableName ?? inject('tableName') };
+  return { db, name: at.tableName };
 }
 
 /** Every item of the partition `pk` whose SK starts with `prefix` ('' for all), read consistently, page by page. */
@@ -203,7 +203,7 @@ export function eventDataOf<T = any>(item: Record<string, unknown> | undefined):
  */
 export async function deadLetterOf(eventId: string, timeoutMs = 10_000): Promise<Record<string, unknown>> {
   const sqs = new SQSClient({
-    endpoint: inject('queueEndpoint'),
+    endpoint: runStack().queueEndpoint,
     region: 'us-east-1',
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
   });
@@ -228,15 +228,22 @@ export async function deadLetterOf(eventId: string, timeoutMs = 10_000): Promise
 }
 
 /**
- * Point modules of lib/ and functions/ loaded in this test worker at the run's table and queue,
- * as the local stack does for its handlers. They read these settings when they load, so import
- * them (dynamically) after this call. Each integration file runs in its own worker: nothing leaks.
+ * Point modules of lib/ and functions/ loaded in this test worker at the file's stack (its table
+ * and queues), as the local stack does for its handlers: every setting they read, none left to be
+ * inherited from the process that started the run's stack. They read these settings when they
+ * load, so import them (dynamically) after this call. Each integration file runs in its own
+ * worker: nothing leaks.
  */
 export function configureInProcessHandlers(): void {
+  const stack = runStack();
   Object.assign(process.env, {
-    DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'),
-    TABLE_NAME: inject('tableName'),
-    AWS_ENDPOINT_URL_SQS: inject('queueEndpoint'),
+    DYNAMODB_ENDPOINT: stack.dynamodbEndpoint,
+    TABLE_NAME: stack.tableName,
+    AWS_ENDPOINT_URL_SQS: stack.queueEndpoint,
+    WEBHOOK_QUEUE_URL: stack.queueUrls.webhookQueueUrl,
+    WEBHOOK_RETRY_QUEUE_URL: stack.queueUrls.webhookRetryQueueUrl,
+    WEBHOOK_DLQ_URL: stack.queueUrls.webhookDlqUrl,
+    PURGE_QUEUE_URL: stack.queueUrls.purgeQueueUrl,
     STAGE: 'local',
     ALLOW_PRIVATE_WEBHOOKS: 'true',
     LOG_LEVEL: 'WARN',
