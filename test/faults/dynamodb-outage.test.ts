@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../lib/local/stack.ts';
 import { measureOutage, type OutageResult } from '../support/outage.ts';
+import { waitUntil } from '../support/wait.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
 const API_KEY = 'fault-key-000000000000000000000001';
@@ -103,8 +104,7 @@ describe('DynamoDB paused for 8 s under keyed writes', () => {
   it("sends each committed record's event, one webhook-id per record", async () => {
     const expected = result.clicks.expected + result.referrals.expected;
     const ids = () => new Set(receiver.requests.map((r) => String(r.headers['webhook-id'])));
-    const until = Date.now() + 60_000;
-    while (ids().size < expected && Date.now() < until) await new Promise((r) => setTimeout(r, 250));
+    await waitUntil(() => ids().size >= expected, 60_000, 250);
     expect(ids().size).toBe(expected);
   }, 70_000);
 });

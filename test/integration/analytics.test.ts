@@ -16,7 +16,7 @@ import {
   createReferredUser,
   type LinkBody,
 } from '../support/records.ts';
-import { settledClicks } from '../support/table.ts';
+import { settledClicks } from '../support/settled.ts';
 import { eventually } from '../support/wait.ts';
 
 interface Metrics {

@@ -22,7 +22,7 @@ import {
   createLink,
   createReferredUser,
 } from '../support/records.ts';
-import { settledClicks } from '../support/table.ts';
+import { settledClicks } from '../support/settled.ts';
 import { eventually, mapLimit } from '../support/wait.ts';
 import { startWebhookReceiver } from '../support/webhook-receiver.ts';
 

@@ -11,7 +11,7 @@ import { api, TENANT_A, TENANT_B } from '../support/api.ts';
 import { expectError, expectValidation } from '../support/assertions.ts';
 import { createCampaign, createLink, createReferredUser, fetchLink } from '../support/records.ts';
 import { settledActionItems } from '../support/table.ts';
-import { mapLimit } from '../support/wait.ts';
+import { eventually, mapLimit } from '../support/wait.ts';
 
 const keyed = (key: string) => ({ 'idempotency-key': key });
 
@@ -25,11 +25,10 @@ async function post(path: string, body: unknown, key: string, apiKey?: string) {
  * answered from the stream a moment after its write): retried while 409 in progress, like a client.
  */
 async function postUntilAnswered(path: string, body: unknown, key: string) {
-  for (let i = 0; ; i++) {
+  return eventually(`an answer to ${path} other than 409 idempotency_key_in_progress`, async () => {
     const res = await post(path, body, key);
-    if (res.status !== 409 || res.body?.error?.code !== 'idempotency_key_in_progress' || i > 100) return res;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+    return res.status === 409 && res.body?.error?.code === 'idempotency_key_in_progress' ? undefined : res;
+  });
 }
 
 describe('Idempotency-Key: a retry gets the first answer and writes nothing', () => {

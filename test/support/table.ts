@@ -15,7 +15,7 @@ import { campaignPartition } from '../../lib/db/entities/campaign.ts';
 import { visitPartitions } from '../../lib/db/entities/visit.ts';
 import { WEBHOOK_DLQ_NAME } from '../../lib/local/queue.ts';
 import { runStack } from './run-stack.ts';
-import { eventually, mapLimit, waitUntil } from './wait.ts';
+import { eventually, mapLimit } from './wait.ts';
 
 /** A test's own reads and bulk writes behind the API's back wait longer than a request's attempt. */
 export const TOOL_TIMEOUT_MS = 30_000;
@@ -90,20 +90,6 @@ export async function visitItems(
   );
   return pages.flat();
 }
-
-/**
- * A link's stored `total_clicks` once the table stream's rollups have counted its visits: waits
- * until it equals `expected`, then reads it again a moment later, so a visit counted twice (or one
- * that should not count at all) shows as a different value. The caller asserts the value returned.
- */
-export async function settledClicks(code: string, expected: number, timeoutMs = 10_000): Promise<number> {
-  const clicks = async () => Number((await linkItem(code))?.total_clicks ?? Number.NaN);
-  await waitUntil(async () => (await clicks()) === expected, timeoutMs, 50);
-  await new Promise((r) => setTimeout(r, SETTLE_MS));
-  return clicks();
-}
-/** Several times the local stream poller's interval (150 ms) and a rollup transaction. */
-const SETTLE_MS = 500;
 
 /** The stored campaign item (`SK CAMPAIGN`), read strongly consistently. */
 export async function campaignItem(
