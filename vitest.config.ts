@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
 import { LongestFirstSequencer } from './test/support/sequencer.ts';
 
@@ -15,6 +18,13 @@ process.env.JAVA_TOOL_OPTIONS = [
   ...(process.env.JAVA_TOOL_OPTIONS ?? '').split(' ').filter((o) => o && !JVM_FLAGS.includes(o)),
   ...JVM_FLAGS,
 ].join(' ');
+
+// The run's start slots (test/support/start-slots.ts): at most two stacks start at once.
+if (!process.env.TEST_START_SLOTS_DIR) {
+  const slots = mkdtempSync(join(tmpdir(), 'referrals-test-starts-'));
+  process.env.TEST_START_SLOTS_DIR = slots;
+  process.on('exit', () => rmSync(slots, { recursive: true, force: true }));
+}
 
 /**
  * Vitest runs the projects of one `sequence.groupOrder` side by side, sharing one worker count,

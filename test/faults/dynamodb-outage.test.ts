@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../lib/local/stack.ts';
 import { measureOutage, type OutageResult } from '../support/outage.ts';
+import { inStartSlot } from '../support/start-slots.ts';
 import { waitUntil } from '../support/wait.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
@@ -36,13 +37,15 @@ function jvmFor(dataDir: string): number {
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'referrals-outage-'));
-  stack = await startLocalStack({
-    port: 0,
-    dataDir: dir,
-    devApiKeys: `fault:${API_KEY}`,
-    webhookRetryDelays: '1,1,1',
-    throttles: false,
-  });
+  stack = await inStartSlot(() =>
+    startLocalStack({
+      port: 0,
+      dataDir: dir,
+      devApiKeys: `fault:${API_KEY}`,
+      webhookRetryDelays: '1,1,1',
+      throttles: false,
+    }),
+  );
   jvm = jvmFor(dir);
   receiver = await startWebhookReceiver();
 }, 120_000);

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { actionEventId } from '../../lib/domain/webhook-events.ts';
 import { type LocalStack, startLocalStack } from '../../lib/local/stack.ts';
 import { apiAt } from '../support/api.ts';
+import { inStartSlot } from '../support/start-slots.ts';
 import { eventually, holdsFor } from '../support/wait.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
@@ -20,13 +21,15 @@ let healthy = false;
 beforeAll(async () => {
   process.env.LOG_LEVEL = 'ERROR';
   process.env.WEBHOOK_DISABLE_AFTER_SECONDS = '3';
-  stack = await startLocalStack({
-    port: 0,
-    dataDir: 'memory',
-    devApiKeys: `${TENANT.tenant}:${TENANT.key}`,
-    webhookRetryDelays: '1,1,1,1,1,1,1,1',
-    throttles: false,
-  });
+  stack = await inStartSlot(() =>
+    startLocalStack({
+      port: 0,
+      dataDir: 'memory',
+      devApiKeys: `${TENANT.tenant}:${TENANT.key}`,
+      webhookRetryDelays: '1,1,1,1,1,1,1,1',
+      throttles: false,
+    }),
+  );
   rx = await startWebhookReceiver(() => ({ status: healthy ? 200 : 500 }));
 });
 

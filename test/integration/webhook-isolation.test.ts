@@ -15,6 +15,7 @@ import { actionEventId } from '../../lib/domain/webhook-events.ts';
 import { type LocalStack, startLocalStack } from '../../lib/local/stack.ts';
 import { FIRST_ATTEMPT_GROUPS_PER_CAMPAIGN, firstAttemptIds } from '../../lib/webhooks/lanes.ts';
 import { apiAt, postAsClient } from '../support/api.ts';
+import { inStartSlot } from '../support/start-slots.ts';
 import { campaignItem, table } from '../support/table.ts';
 import { eventually, mapLimit, waitUntil } from '../support/wait.ts';
 import { type Responder, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
@@ -26,13 +27,15 @@ let stack: LocalStack;
 beforeAll(async () => {
   // Hundreds of deliveries to the bad receivers are dead-lettered as expected: no warning lines.
   process.env.LOG_LEVEL = 'ERROR';
-  stack = await startLocalStack({
-    port: 0,
-    dataDir: 'memory',
-    devApiKeys: `${TENANT.tenant}:${TENANT.key}`,
-    webhookRetryDelays: '1,1,1',
-    throttles: false,
-  });
+  stack = await inStartSlot(() =>
+    startLocalStack({
+      port: 0,
+      dataDir: 'memory',
+      devApiKeys: `${TENANT.tenant}:${TENANT.key}`,
+      webhookRetryDelays: '1,1,1',
+      throttles: false,
+    }),
+  );
 });
 
 afterAll(async () => {

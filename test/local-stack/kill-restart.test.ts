@@ -34,7 +34,12 @@ const receiver = receiversClosedAfterAll();
 
 /** A stack on `dataDir` with one tenant's key, ready; its base URL, DynamoDB and queue line. */
 async function startOn(dataDir: string, key: string, env: Record<string, string> = {}) {
-  const s = start({ DATA_DIR: dataDir, DEV_API_KEYS: `acme:${key}`, PORT: String(await freePort()), ...env });
+  const s = await start({
+    DATA_DIR: dataDir,
+    DEV_API_KEYS: `acme:${key}`,
+    PORT: String(await freePort()),
+    ...env,
+  });
   const info = await ready(s);
   const restored = Number(/\((\d+) pending messages restored/.exec(s.stdout())?.[1] ?? 0);
   return { s, ...info, restored };

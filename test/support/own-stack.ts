@@ -15,6 +15,7 @@ import { afterAll, beforeAll } from 'vitest';
 import { type LocalStack, type LocalStackSettings, startLocalStack } from '../../lib/local/stack.ts';
 import { endpointsOf, TEST_STACK_SETTINGS } from './global-setup.ts';
 import { useStack } from './run-stack.ts';
+import { inStartSlot } from './start-slots.ts';
 
 export interface OwnStack {
   /** The running stack; set once the file's `beforeAll` has run. */
@@ -26,7 +27,7 @@ export function stackOfItsOwn(settings: Partial<LocalStackSettings> = {}): OwnSt
   beforeAll(async () => {
     // Warnings for what a file provokes on purpose (refused deliveries) would fill the output.
     process.env.LOG_LEVEL = 'ERROR';
-    stack = await startLocalStack({ ...TEST_STACK_SETTINGS, ...settings });
+    stack = await inStartSlot(() => startLocalStack({ ...TEST_STACK_SETTINGS, ...settings }));
     useStack(endpointsOf(stack));
   }, 120_000);
   afterAll(async () => {
