@@ -14,7 +14,7 @@ import { formatTimestamp } from '../../lib/domain/time.ts';
 import { type ApiResponse, api, baseUrl, rawRequest, TENANT_B } from '../support/api.ts';
 import { errorOf, expectError, expectShape, expectValidation } from '../support/assertions.ts';
 import { type CampaignBody, createCampaign, createLink, newTenant } from '../support/records.ts';
-import { putItems, table } from '../support/table.ts';
+import { putItems } from '../support/table.ts';
 import { mapLimit } from '../support/wait.ts';
 
 const LIST = '/api/v1/campaigns';
