@@ -28,6 +28,7 @@ beforeAll(async () => {
       devApiKeys: `${TENANT.tenant}:${TENANT.key}`,
       webhookRetryDelays: '1,1,1,1,1,1,1,1',
       throttles: false,
+      stateFile: false,
     }),
   );
   rx = await startWebhookReceiver(() => ({ status: healthy ? 200 : 500 }));

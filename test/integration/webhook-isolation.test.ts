@@ -34,6 +34,7 @@ beforeAll(async () => {
       devApiKeys: `${TENANT.tenant}:${TENANT.key}`,
       webhookRetryDelays: '1,1,1',
       throttles: false,
+      stateFile: false,
     }),
   );
 });

@@ -43,6 +43,9 @@ export const TEST_STACK_SETTINGS = {
   // would throttle some of them. The limits are still counted on every request, just never
   // reached; test/emulator/gateway-throttling.test.ts runs a gateway with small ones.
   throttles: { redirect: NEVER_REACHED, api: NEVER_REACHED, docs: NEVER_REACHED },
+  // Test stacks are found through the run, not through .data/local-stack.json, which belongs to
+  // a developer's `npm start` of this checkout.
+  stateFile: false,
 } satisfies LocalStackSettings;
 
 /** Starts the local stack once for the whole integration run, exactly as `npm start` does. */
