@@ -183,7 +183,8 @@ describe('kill -9 and Ctrl-C, then a restart on the same DATA_DIR', () => {
       const loops = Array.from({ length: 24 }, async () => {
         while (!stop) await one(next++);
       });
-      await eventually('250 writes answered', async () => (answered >= 250 ? true : undefined));
+      // Load, not a speed: on a busy machine 250 writes can take minutes.
+      await eventually('250 writes answered', async () => (answered >= 250 ? true : undefined), 180_000);
       // Mid-load: two dozen requests in flight.
       stop = true;
       await killGroup(stack.s, dir);

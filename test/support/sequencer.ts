@@ -9,7 +9,7 @@
  */
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
-const PROJECTS_FIRST = ['local-stack', 'faults', 'integration'];
+const PROJECTS_FIRST = ['local-stack', 'integration'];
 
 function projectRank(spec: TestSpecification): number {
   const rank = PROJECTS_FIRST.indexOf(spec.project.name);
