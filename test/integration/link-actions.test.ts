@@ -6,7 +6,7 @@
  * its item exists.
  */
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { actionEventId } from '../../lib/domain/webhook-events.ts';
 import { waitUntil } from '../../tools/wait.ts';
 import { api, TENANT_A } from '../support/api.ts';
@@ -17,6 +17,7 @@ import {
   createLink,
   createReferredUser,
 } from '../support/records.ts';
+import { runStack } from '../support/run-stack.ts';
 import {
   campaignItems,
   configureInProcessHandlers,
@@ -33,7 +34,7 @@ let consume: Consume;
 beforeAll(async () => {
   configureInProcessHandlers();
   // The consumer needs a queue URL at load; these tests give it no event to send.
-  process.env.WEBHOOK_QUEUE_URL = `${inject('queueEndpoint')}/000000000000/not-used`;
+  process.env.WEBHOOK_QUEUE_URL = `${runStack().queueEndpoint}/000000000000/not-used`;
   materialize = (await import('../../lib/db/actions.ts')).materializeLinkAction;
   consume = (await import('../../functions/stream/enqueue-webhook-events.ts')).handler;
 });

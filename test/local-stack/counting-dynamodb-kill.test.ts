@@ -52,7 +52,7 @@ const EMPTY_INVOCATION_FAILED = /the counting consumer failed; the invocation co
 
 /** `npm start` on `dir`, ready; its client and DynamoDB endpoint. */
 async function startOn(dir: string) {
-  const s = start({
+  const s = await start({
     DATA_DIR: dir,
     DEV_API_KEYS: `${TENANT}:${KEY}`,
     PORT: String(await freePort()),
