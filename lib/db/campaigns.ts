@@ -9,7 +9,7 @@ import type { Campaign } from '../domain/schemas.ts';
 import { formatTimestamp } from '../domain/time.ts';
 import { PREVIOUS_SECRET_SECONDS, WEBHOOK_EVENT_TYPES } from '../domain/webhook-events.ts';
 import { db, tableName } from './client.ts';
-import { decodeSortKeyCursor, encodeSortKeyCursor } from './cursor.ts';
+import { decodeSortKeyCursor, encodeSortKeyCursor, type Page } from './cursor.ts';
 import {
   CAMPAIGN_LIST_INDEX,
   CAMPAIGN_ORDER,
@@ -21,7 +21,6 @@ import {
 } from './entities/campaign.ts';
 import { decoder } from './entities/decode.ts';
 import { rememberAnswer } from './idempotency.ts';
-import type { Page } from './links.ts';
 import { transactWrite } from './transactions.ts';
 
 export type { CampaignItem } from './entities/campaign.ts';

@@ -1,6 +1,12 @@
 import { createHash } from 'node:crypto';
 import { validationError } from '../domain/errors.ts';
 
+/** One page of a list: its items, and the cursor of the next page when there may be one. */
+export interface Page<T> {
+  items: T[];
+  nextCursor?: string;
+}
+
 /**
  * List cursors: opaque to clients, base64url of the position of the last item returned and a tag
  * of the list it came from. Decoding validates the shape strictly, so a tampered cursor is a 400,

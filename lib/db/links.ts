@@ -6,7 +6,7 @@ import type { ReferralLink } from '../domain/link-schemas.ts';
 import { getItems } from './batch.ts';
 import { campaignExists, campaignStillExists } from './campaigns.ts';
 import { db, tableName } from './client.ts';
-import { decodeCursor, encodeCursor } from './cursor.ts';
+import { decodeCursor, encodeCursor, type Page } from './cursor.ts';
 import { LINK_TOTALS } from './entities/analytics.ts';
 import { campaignKey } from './entities/campaign.ts';
 import {
@@ -231,11 +231,6 @@ export async function getLiveLink(
   const link = linkFromItem(item);
   if (link.id !== target.id) throw linkNotFound();
   return link;
-}
-
-export interface Page<T> {
-  items: T[];
-  nextCursor?: string;
 }
 
 /**

@@ -3,7 +3,7 @@ import { BatchWriteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { campaignNotFound } from '../domain/errors.ts';
 import { campaignExists } from './campaigns.ts';
 import { db, tableName } from './client.ts';
-import { decodeSortKeyCursor, encodeSortKeyCursor } from './cursor.ts';
+import { decodeSortKeyCursor, encodeSortKeyCursor, type Page } from './cursor.ts';
 import {
   ATTEMPT_SORT_KEY,
   type AttemptStatus,
@@ -12,7 +12,6 @@ import {
   type DeliveryAttempt,
   newAttemptItems,
 } from './entities/webhook-attempt.ts';
-import type { Page } from './links.ts';
 
 export type { AttemptStatus, DeliveryAttempt };
 

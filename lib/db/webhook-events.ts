@@ -12,7 +12,7 @@ import {
 import { getItems, WRITE_BATCH, writeBatch } from './batch.ts';
 import { campaignExists, campaignStillExists } from './campaigns.ts';
 import { db, tableName } from './client.ts';
-import { decodeSortKeyCursor, encodeSortKeyCursor } from './cursor.ts';
+import { decodeSortKeyCursor, encodeSortKeyCursor, type Page } from './cursor.ts';
 import { actionKey } from './entities/action.ts';
 import { campaignPartition } from './entities/campaign.ts';
 import { visitKey } from './entities/visit.ts';
@@ -41,7 +41,6 @@ import {
   storedEventsFromItem,
 } from './entities/webhook-event.ts';
 import { rememberAnswer } from './idempotency.ts';
-import type { Page } from './links.ts';
 import { queryAll } from './query.ts';
 import { transactWrite } from './transactions.ts';
 

@@ -27,11 +27,84 @@ function importsOf(file: string): string[] {
 /** `lib/<layer>/…` → `<layer>`; files directly in lib are their own layer (`config.ts`, …). */
 const layerOf = (file: string) => file.split('/')[1]!;
 
+/** Where the project's own TypeScript lives: every file here is a node of the import graph. */
+const PROJECT_DIRS = ['lib', 'functions', 'infra', 'scripts', 'tools', 'test', 'dashboard'];
+
+/** Each file of `files` with the project files it imports (imports of files outside `files` left out). */
+function importGraph(files: readonly string[]): Map<string, string[]> {
+  const known = new Set(files);
+  return new Map(files.map((file) => [file, importsOf(file).filter((target) => known.has(target))]));
+}
+
+/**
+ * The graph's file cycles: each strongly connected component of more than one file, or a file
+ * importing itself, its files sorted (Tarjan's algorithm, one pass over the edges).
+ */
+function cyclesOf(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const cycles: string[][] = [];
+  const visit = (node: string) => {
+    index.set(node, index.size);
+    low.set(node, index.get(node)!);
+    stack.push(node);
+    onStack.add(node);
+    for (const next of graph.get(node) ?? []) {
+      if (!index.has(next)) {
+        visit(next);
+        low.set(node, Math.min(low.get(node)!, low.get(next)!));
+      } else if (onStack.has(next)) low.set(node, Math.min(low.get(node)!, index.get(next)!));
+    }
+    if (low.get(node) !== index.get(node)) return;
+    const component: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop()!;
+      onStack.delete(member);
+      component.push(member);
+    } while (member !== node);
+    if (component.length > 1 || graph.get(node)?.includes(node)) cycles.push(component.sort());
+  };
+  for (const node of graph.keys()) if (!index.has(node)) visit(node);
+  return cycles;
+}
+
 function edges(layer: string): Array<[string, string]> {
   return sources(`lib/${layer}`).flatMap((file) =>
     importsOf(file).map((target): [string, string] => [file, target]),
   );
 }
+
+describe('no file cycles', () => {
+  it('finds the cycles of a made-up graph, and none where there are none', () => {
+    const graph = new Map([
+      ['a', ['b']],
+      ['b', ['c']],
+      ['c', ['a', 'd']],
+      ['d', []],
+      ['e', ['e']],
+      ['f', ['d', 'g']],
+      ['g', ['f']],
+    ]);
+    expect(cyclesOf(graph)).toEqual(expect.arrayContaining([['a', 'b', 'c'], ['e'], ['f', 'g']]));
+    expect(cyclesOf(graph)).toHaveLength(3);
+    const diamond = new Map([
+      ['top', ['left', 'right']],
+      ['left', ['bottom']],
+      ['right', ['bottom']],
+      ['bottom', []],
+    ]);
+    expect(cyclesOf(diamond)).toEqual([]);
+  });
+
+  it('no project file imports itself through others (lib, functions, infra, scripts, tools, test, dashboard)', () => {
+    const graph = importGraph(PROJECT_DIRS.flatMap((dir) => sources(dir)));
+    expect(graph.size).toBeGreaterThan(300);
+    expect(cyclesOf(graph)).toEqual([]);
+  });
+});
 
 describe('layering of lib', () => {
   it('domain imports no other layer', () => {
