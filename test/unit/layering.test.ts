@@ -1,8 +1,9 @@
 /**
- * The layers of `lib` import one way: `domain` (pure rules and types) imports no other layer;
- * `db` (the table: entity modules and their operations) imports `domain` only; `webhooks` (the
- * pipeline) may import `db` and `domain`, never the reverse. And the environment is read in one
- * place, `lib/config.ts`. Read from the source text, so a new back-edge fails here.
+ * The layers of `lib` import one way, floor by floor (`FLOORS`): `domain` (pure rules and types)
+ * imports no other layer; `db` (the table: entities, plumbing, migrations and the repository
+ * modules) imports `domain`, the table definition, config and the AWS clients only; `webhooks`
+ * (the pipeline) may import `db` and `domain`, never the reverse. No file of the project imports itself through others. And the environment is read in
+ * one place, `lib/config.ts`. Read from the source text, so a new back-edge or cycle fails here.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -106,7 +107,40 @@ describe('no file cycles', () => {
   });
 });
 
+/**
+ * The layers of `lib` by floor, the ground first: a file imports its own layer and the floors
+ * below, never its own floor's other layers or a floor above. A new layer has to be placed here.
+ */
+const FLOORS: readonly (readonly string[])[] = [
+  ['domain', 'config.ts', 'table-definition.ts', 'queues'],
+  ['aws', 'observability', 'validation', 'routes.ts'],
+  ['db', 'operations', 'throttling.ts'],
+  ['http', 'auth', 'stream'],
+  ['dashboard', 'openapi', 'webhooks'],
+  ['analytics', 'local'],
+];
+const floorOf = new Map(FLOORS.flatMap((layers, floor) => layers.map((layer) => [layer, floor] as const)));
+
 describe('layering of lib', () => {
+  it('every layer of lib stands on a floor', () => {
+    const layers = readdirSync(join(root, 'lib'), { withFileTypes: true })
+      .filter((e) => e.isDirectory() || e.name.endsWith('.ts'))
+      .map((e) => e.name);
+    expect(layers.filter((layer) => !floorOf.has(layer))).toEqual([]);
+  });
+
+  it('no layer imports a layer on its own floor or above (operations → openapi, dashboard → http were two)', () => {
+    const files = sources('lib');
+    const upward = files.flatMap((file) =>
+      importsOf(file)
+        .filter((target) => target.startsWith('lib/') && layerOf(target) !== layerOf(file))
+        .filter((target) => floorOf.get(layerOf(target))! >= floorOf.get(layerOf(file))!)
+        .map((target) => `${file} -> ${target}`),
+    );
+    expect(files.length).toBeGreaterThan(100);
+    expect(upward).toEqual([]);
+  });
+
   it('domain imports no other layer', () => {
     const out = edges('domain').filter(([, target]) => !target.startsWith('lib/domain/'));
     expect(out).toEqual([]);
