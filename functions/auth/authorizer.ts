@@ -4,7 +4,7 @@ import type {
 } from 'aws-lambda';
 import { ApiKeyStore } from '../../lib/auth/api-keys.ts';
 import { isDependencyFailure, withDeadline } from '../../lib/aws/deadline.ts';
-import { db, tableName } from '../../lib/db/client.ts';
+import { db, tableName } from '../../lib/db/table/client.ts';
 
 const store = new ApiKeyStore(db, tableName);
 

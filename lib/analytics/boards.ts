@@ -13,8 +13,6 @@
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { getItems, keyString } from '../db/batch.ts';
-import { db, tableName } from '../db/client.ts';
 import {
   type BoardEntry,
   boardEntriesOf,
@@ -30,6 +28,8 @@ import {
   type TopMetric,
 } from '../db/entities/analytics.ts';
 import { linkKey } from '../db/entities/link.ts';
+import { getItems, keyString } from '../db/table/batch.ts';
+import { db, tableName } from '../db/table/client.ts';
 import { allSettledOrThrow } from '../stream/settled.ts';
 
 export const BOARD_TYPE = 'analytics_board';

@@ -17,8 +17,6 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { keyString } from '../db/batch.ts';
-import { db, tableName } from '../db/client.ts';
 import {
   DAY_TYPES_ATTRIBUTE,
   dayTypeKey,
@@ -28,6 +26,8 @@ import {
   padSequence,
   staleMarks,
 } from '../db/entities/analytics.ts';
+import { keyString } from '../db/table/batch.ts';
+import { db, tableName } from '../db/table/client.ts';
 import { PoisonError } from '../stream/parked.ts';
 
 type Key = { PK: string; SK: string };

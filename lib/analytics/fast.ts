@@ -7,9 +7,9 @@
  * again.
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { getItems, keyString } from '../db/batch.ts';
-import { db, tableName } from '../db/client.ts';
 import { campaignKey } from '../db/entities/campaign.ts';
+import { getItems, keyString } from '../db/table/batch.ts';
+import { db, tableName } from '../db/table/client.ts';
 import { BusinessMetric, countEvent } from '../observability/metrics.ts';
 import { isPoison, park } from '../stream/parked.ts';
 import { inTurns } from '../stream/settled.ts';

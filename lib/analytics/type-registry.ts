@@ -12,13 +12,13 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { db, tableName } from '../db/client.ts';
 import {
   NAMED_TYPES_MAX,
   OTHER_TYPE,
   TYPE_REGISTRY_NAMES,
   typeRegistryKey,
 } from '../db/entities/analytics.ts';
+import { db, tableName } from '../db/table/client.ts';
 
 interface Known {
   names: Set<string>;

@@ -18,10 +18,10 @@
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { keyString } from '../db/batch.ts';
-import { db, tableName } from '../db/client.ts';
 import { addTypeCount, padSequence, REFERRER_TOTALS, referrerHash } from '../db/entities/analytics.ts';
 import { campaignPartition } from '../db/entities/campaign.ts';
+import { keyString } from '../db/table/batch.ts';
+import { db, tableName } from '../db/table/client.ts';
 import { isPoison, park } from '../stream/parked.ts';
 import { inTurns } from '../stream/settled.ts';
 import { mergeBoards } from './boards.ts';

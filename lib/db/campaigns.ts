@@ -8,8 +8,6 @@ import type { IdempotentRequest } from '../domain/idempotency.ts';
 import type { Campaign } from '../domain/schemas.ts';
 import { formatTimestamp } from '../domain/time.ts';
 import { PREVIOUS_SECRET_SECONDS, WEBHOOK_EVENT_TYPES } from '../domain/webhook-events.ts';
-import { db, tableName } from './client.ts';
-import { decodeSortKeyCursor, encodeSortKeyCursor, type Page } from './cursor.ts';
 import {
   CAMPAIGN_LIST_INDEX,
   CAMPAIGN_ORDER,
@@ -21,7 +19,9 @@ import {
 } from './entities/campaign.ts';
 import { decoder } from './entities/decode.ts';
 import { rememberAnswer } from './idempotency.ts';
-import { transactWrite } from './transactions.ts';
+import { db, tableName } from './table/client.ts';
+import { decodeSortKeyCursor, encodeSortKeyCursor, type Page } from './table/cursor.ts';
+import { transactWrite } from './table/transactions.ts';
 
 export type { CampaignItem } from './entities/campaign.ts';
 

@@ -24,7 +24,6 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { DeadlineExceededError, remainingMs } from '../aws/deadline.ts';
 import { config } from '../config.ts';
 import { campaignExists, putForLiveCampaign } from './campaigns.ts';
-import { db, tableName } from './client.ts';
 import type { LinkAction, LinkItem } from './entities/link.ts';
 import {
   LOST_VISIT_TYPE,
@@ -42,6 +41,7 @@ import {
   visitorMarkerKey,
   visitorMarkerUpdate,
 } from './entities/visit.ts';
+import { db, tableName } from './table/client.ts';
 
 /** The day's visitor key, per process: read (or created) once a day, by the day's first visit. */
 const dayKeys = new Map<string, Promise<string>>();

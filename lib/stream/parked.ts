@@ -19,7 +19,7 @@
 import { createHash } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../db/client.ts';
+import { db, tableName } from '../db/table/client.ts';
 import { logger } from '../observability/logger.ts';
 import { BusinessMetric, countEvent } from '../observability/metrics.ts';
 

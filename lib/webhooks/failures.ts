@@ -11,8 +11,8 @@
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../db/client.ts';
 import { campaignKey } from '../db/entities/campaign.ts';
+import { db, tableName } from '../db/table/client.ts';
 import { logger as rootLogger } from '../observability/logger.ts';
 import { BusinessMetric, countEvent } from '../observability/metrics.ts';
 import type { WebhookTarget } from './deliver.ts';

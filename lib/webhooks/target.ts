@@ -1,7 +1,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../db/client.ts';
 import { campaignKey, WEBHOOK_TARGET_ATTRIBUTES, webhookOfItem } from '../db/entities/campaign.ts';
+import { db, tableName } from '../db/table/client.ts';
 import type { WebhookTarget } from './deliver.ts';
 
 /**

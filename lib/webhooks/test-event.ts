@@ -8,8 +8,8 @@
 import { randomBytes } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { webhookUrlNotSet } from '../db/campaigns.ts';
-import { db, tableName } from '../db/client.ts';
 import { campaignKey, WEBHOOK_TARGET_ATTRIBUTES, webhookOfItem } from '../db/entities/campaign.ts';
+import { db, tableName } from '../db/table/client.ts';
 import { recordAttempt } from '../db/webhook-attempts.ts';
 import type { WebhookUrlPolicy } from '../domain/campaign-rules.ts';
 import { campaignNotFound } from '../domain/errors.ts';

@@ -46,7 +46,7 @@ import { eventually, waitUntil } from '../../tools/wait.ts';
 import { BROWSER_UA } from '../support/records.ts';
 import { configureInProcessHandlers, linkItem } from '../support/table.ts';
 
-// The handlers read their configuration when their modules load (lib/db/client.ts makes the
+// The handlers read their configuration when their modules load (lib/db/table/client.ts makes the
 // module-scope client from it), so everything from lib/ and functions/ past this point is
 // imported dynamically.
 configureInProcessHandlers();

@@ -152,6 +152,23 @@ describe('layering of lib', () => {
     expect(out).toEqual([]);
   });
 
+  it('db in parts: entities/ and table/ stand alone, migrations/ and the repositories on both', () => {
+    const partOf = (file: string) =>
+      /^lib\/db\/(entities|table|migrations)\//.exec(file)?.[1] ?? 'repositories';
+    const mayImport: Record<string, string[]> = {
+      entities: ['entities'],
+      table: ['table'],
+      migrations: ['migrations', 'entities', 'table'],
+      repositories: ['repositories', 'entities', 'table'],
+    };
+    const out = edges('db')
+      .filter(([, target]) => target.startsWith('lib/db/'))
+      .filter(([file, target]) => !mayImport[partOf(file)]!.includes(partOf(target)));
+    expect(sources('lib/db/table').length).toBeGreaterThan(3);
+    expect(sources('lib/db/migrations').length).toBeGreaterThan(3);
+    expect(out).toEqual([]);
+  });
+
   it('webhooks may import db; db and webhooks do not import each other both ways', () => {
     const back = edges('db').filter(([, target]) => target.startsWith('lib/webhooks/'));
     expect(back).toEqual([]);

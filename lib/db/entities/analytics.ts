@@ -29,7 +29,8 @@
  *
  * Until issue 14's cost work, an hour (`AN#H#`) and a day (`AN#D#`) were items of their own; until
  * issue 27's, a ranking was an item per entity (`TOP#...`) sorted by an index (GSI4). Nothing
- * writes or reads those any more (`lib/db/series-migration.ts`, `lib/db/rankings-migration.ts`).
+ * writes or reads those any more (`lib/db/migrations/series-migration.ts`,
+ * `lib/db/migrations/rankings-migration.ts`).
  */
 import { createHash } from 'node:crypto';
 import { campaignPartition } from './campaign.ts';

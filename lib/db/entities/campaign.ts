@@ -10,7 +10,7 @@
  *
  * GSI2 is shared with the links (`T#<tenant>#C#<campaign>#LINKS`): a tenant name holds no `#`, so
  * the two kinds of partition can never meet. A campaign written before the list existed has no
- * GSI2 keys until `lib/db/campaign-list-backfill.ts` gives it its `campaignListKeys`.
+ * GSI2 keys until `lib/db/migrations/campaign-list-backfill.ts` gives it its `campaignListKeys`.
  */
 import type { Campaign } from '../../domain/schemas.ts';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../domain/webhook-events.ts';
