@@ -23,8 +23,9 @@ export const AUTHORIZER_GRANT: TableGrant = { actions: ['GetItem'] };
 
 /**
  * A webhook delivery lane reads the campaign's URL and secret (GetItem), sets or clears its
- * slow-lane flag and failure clock and disables it (conditional UpdateItems; `lib/webhooks/target.ts`,
- * `failures.ts`), and logs each attempt (one BatchWriteItem of two puts; `lib/db/webhook-attempts.ts`).
+ * slow-lane flag and failure clock and disables it (conditional UpdateItems;
+ * `lib/db/webhook-targets.ts`), and logs each attempt (one BatchWriteItem of two puts;
+ * `lib/db/webhook-attempts.ts`).
  */
 export const DELIVERY_LANE_GRANT: TableGrant = { actions: ['GetItem', 'UpdateItem', 'BatchWriteItem'] };
 

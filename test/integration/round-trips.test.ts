@@ -954,7 +954,7 @@ describe('DynamoDB actions of the authorizer and the consumers, against infra/gr
   });
 
   it('a delivery lane reads its campaign and flags its endpoint with only its grant', async () => {
-    const { loadWebhookTarget, setSlowLane } = await import('../../lib/webhooks/target.ts');
+    const { loadWebhookTarget, setSlowLane } = await import('../../lib/db/webhook-targets.ts');
     const calls = await recording(async () => {
       await loadWebhookTarget(data.tenant, data.webhookCampaignId);
       // Another URL than the campaign's: the conditional write changes nothing.

@@ -65,7 +65,7 @@ export function parseCampaignPartition(pk: string): { tenant: string; campaignId
 /**
  * The stored campaign. `webhook_url` and `webhook_secret` are absent (not NULL) until first set:
  * `if_not_exists(webhook_secret, …)` in `updateCampaign` only fills a missing attribute. The
- * delivery keeps the slow-lane flag on the item too (`lib/webhooks/target.ts`): the URL it was set
+ * delivery keeps the slow-lane flag on the item too (`lib/db/webhook-targets.ts`): the URL it was set
  * for and since when.
  */
 export interface CampaignItem
