@@ -115,7 +115,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['domain', 'config.ts', 'table-definition.ts', 'queues'],
   ['aws', 'observability', 'validation', 'routes.ts'],
   ['db', 'operations', 'throttling.ts'],
-  ['http', 'auth', 'stream'],
+  ['http', 'stream'],
   ['dashboard', 'openapi', 'webhooks'],
   ['analytics', 'local'],
 ];
