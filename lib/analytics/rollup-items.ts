@@ -11,6 +11,7 @@
  *   cheap when traffic is spread over many links.
  */
 
+import type { CountedItem, CountedPart } from '../db/counted-update.ts';
 import {
   bucketOf,
   dayTotalAttribute,
@@ -28,7 +29,6 @@ import {
 import { CLEAR_LAST_ACTION_ATTRIBUTE, linkKey } from '../db/entities/link.ts';
 import { keyString } from '../db/table/batch.ts';
 import type { Contribution } from './contributions.ts';
-import type { CountedItem, CountedPart } from './counted-update.ts';
 
 type Key = { PK: string; SK: string };
 

@@ -19,6 +19,7 @@ import {
 } from './entities/campaign.ts';
 import { decoder } from './entities/decode.ts';
 import { rememberAnswer } from './idempotency.ts';
+import { getItems } from './table/batch.ts';
 import { db, tableName } from './table/client.ts';
 import { decodeSortKeyCursor, encodeSortKeyCursor, type Page } from './table/cursor.ts';
 import { transactWrite } from './table/transactions.ts';
@@ -191,6 +192,21 @@ export async function campaignExists(tenant: string, campaignId: string): Promis
     }),
   );
   return Item !== undefined;
+}
+
+/**
+ * Which of the campaigns at `keys` exist, read eventually consistent (the counting consumer's
+ * check, which the purge of a campaign deleted meanwhile backs up): the GetItem of one campaign's
+ * key alone, or one BatchGetItem of them all.
+ */
+export async function campaignsFound(keys: ReadonlyArray<{ PK: string; SK: string }>): Promise<boolean[]> {
+  if (keys.length === 1) {
+    const { Item } = await db.send(
+      new GetCommand({ TableName: tableName, Key: keys[0], ProjectionExpression: 'PK' }),
+    );
+    return [Item !== undefined];
+  }
+  return (await getItems([...keys], { consistent: false })).map((item) => item !== undefined);
 }
 
 /**
