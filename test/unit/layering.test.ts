@@ -169,6 +169,20 @@ describe('layering of lib', () => {
     expect(out).toEqual([]);
   });
 
+  it('the table is read and written through lib/db alone: no DynamoDB command is made elsewhere', () => {
+    const own = ['lib/db/', 'lib/aws/', 'lib/local/'];
+    const files = [...sources('lib'), ...sources('functions')].filter(
+      (f) => !own.some((o) => f.startsWith(o)),
+    );
+    const commands = files.filter((file) =>
+      /^import (?!type )[^;]*from '@aws-sdk\/(lib-dynamodb|client-dynamodb)'/m.test(
+        readFileSync(join(root, file), 'utf8'),
+      ),
+    );
+    expect(files.length).toBeGreaterThan(80);
+    expect(commands).toEqual([]);
+  });
+
   it('webhooks may import db; db and webhooks do not import each other both ways', () => {
     const back = edges('db').filter(([, target]) => target.startsWith('lib/webhooks/'));
     expect(back).toEqual([]);
