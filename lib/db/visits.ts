@@ -2,7 +2,7 @@
  * Visits (`GET /r/{code}`), written as items only: the request never writes its link, so a link
  * that gets thousands of visits a second is not one hot item. The rollup consumer of the table
  * stream adds each visit to the link's `total_clicks` and to the analytics, in batches, exactly
- * once (`lib/analytics/rollups.ts`); a visit shows there within a second or two.
+ * once (`lib/analytics/fast.ts`); a visit shows there within a second or two.
  *
  * Two round trips for a first visit: the link read beside the visitor marker's update (which
  * returns the visitor's earlier visits of the code), then the visit's Put beside the campaign's
