@@ -4,6 +4,7 @@
  * each delivery's signature with `WEBHOOK_SECRET` (the campaign's `webhook_secret`) through the
  * `standardwebhooks` library, as a consumer would, prints one line per delivery and answers 204,
  * or 401 when the signature does not verify (the stack then retries it, as it would any failure).
+ * A GET answers 200 and prints nothing, so a script can wait until it listens.
  * It stops with Ctrl-C, a SIGTERM, or when the shell that started it in the background exits.
  */
 import { createServer } from 'node:http';
@@ -41,6 +42,10 @@ function summary({ data }: WebhookBody): string {
 }
 
 const server = createServer((req, res) => {
+  if (req.method === 'GET') {
+    res.writeHead(200, { 'content-type': 'text/plain' }).end('webhook receiver: POST deliveries to /hook\n');
+    return;
+  }
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {

@@ -246,9 +246,21 @@ export async function ensureTable(
           await rebuildIndex(client, tableName, name);
         }
       }
+      // An index the definition dropped (GSI4, the rankings before issue 27) only costs writes.
+      for (const name of retiredIndexes(existing)) {
+        options.onStep?.(`removing the index ${name} of ${tableName}: the table no longer uses it`);
+        await client.send(
+          new UpdateTableCommand({
+            TableName: tableName,
+            GlobalSecondaryIndexUpdates: [{ Delete: { IndexName: name } }],
+          }),
+        );
+        await waitForIndex(client, tableName, name, 'deleted', (index) => index === undefined);
+      }
       // One a start cut short left being created with the right definition: wait for it.
       for (const index of existing.GlobalSecondaryIndexes ?? []) {
         const name = index.IndexName ?? '';
+        if (retiredIndexes(existing).includes(name)) continue;
         if (index.IndexStatus === 'ACTIVE' || stale.includes(name as IndexName)) continue;
         await waitForIndex(client, tableName, name, 'created', (i) => i?.IndexStatus === 'ACTIVE');
       }
@@ -289,6 +301,14 @@ export function staleIndexes(table: TableDescription): IndexName[] {
       );
     })
     .map((g) => g.IndexName as IndexName);
+}
+
+/** The indexes of `table` that the definition no longer has. */
+export function retiredIndexes(table: TableDescription): string[] {
+  const wanted = new Set(tableDefinition.globalSecondaryIndexes.map((g) => g.indexName as string));
+  return (table.GlobalSecondaryIndexes ?? [])
+    .map((g) => g.IndexName ?? '')
+    .filter((name) => name !== '' && !wanted.has(name));
 }
 
 async function describeIndex(

@@ -1,6 +1,7 @@
 /**
  * `npm start` on a DATA_DIR kept by an older version: its table lacks the indexes added since
- * (GSI4, the analytics rankings). `ensureTable` adds what is missing and keeps every item, so the
+ * (GSI3, a referrer's links) and has one dropped since (GSI4, the rankings before issue 27).
+ * `ensureTable` adds what is missing, removes what is dropped and keeps every item, so the
  * upgrade needs no manual step. Runs against the run's DynamoDB Local, on a table of its own.
  */
 import { randomUUID } from 'node:crypto';
@@ -25,12 +26,27 @@ afterAll(async () => {
 });
 
 describe('a table of an older version', () => {
-  it('gets the indexes added since, and keeps its items', async () => {
+  it('gets the indexes added since, loses those dropped since, and keeps its items', async () => {
     const current = createTableInput(name);
+    const dropped = {
+      IndexName: 'GSI4',
+      KeySchema: [
+        { AttributeName: 'GSI4PK', KeyType: 'HASH' as const },
+        { AttributeName: 'GSI4SK', KeyType: 'RANGE' as const },
+      ],
+      Projection: { ProjectionType: 'KEYS_ONLY' as const },
+    };
     const old = {
       ...current,
-      GlobalSecondaryIndexes: current.GlobalSecondaryIndexes?.filter((g) => g.IndexName !== 'GSI4'),
-      AttributeDefinitions: current.AttributeDefinitions?.filter((a) => !a.AttributeName?.startsWith('GSI4')),
+      GlobalSecondaryIndexes: [
+        ...(current.GlobalSecondaryIndexes ?? []).filter((g) => g.IndexName !== 'GSI3'),
+        dropped,
+      ],
+      AttributeDefinitions: [
+        ...(current.AttributeDefinitions ?? []).filter((a) => !a.AttributeName?.startsWith('GSI3')),
+        { AttributeName: 'GSI4PK', AttributeType: 'S' as const },
+        { AttributeName: 'GSI4SK', AttributeType: 'S' as const },
+      ],
     };
     await client.send(new CreateTableCommand(old));
     const doc = createDocumentClient(endpoint, undefined, 30_000);
@@ -41,12 +57,7 @@ describe('a table of an older version', () => {
     await ensureTable(endpoint, name);
 
     const { Table } = await client.send(new DescribeTableCommand({ TableName: name }));
-    expect(Table?.GlobalSecondaryIndexes?.map((g) => g.IndexName).sort()).toEqual([
-      'GSI1',
-      'GSI2',
-      'GSI3',
-      'GSI4',
-    ]);
+    expect(Table?.GlobalSecondaryIndexes?.map((g) => g.IndexName).sort()).toEqual(['GSI1', 'GSI2', 'GSI3']);
     const { Item } = await doc.send(
       new GetCommand({ TableName: name, Key: { PK: 'LINK#KEEPME22', SK: 'LINK' } }),
     );

@@ -294,7 +294,7 @@ describe('alarms', () => {
     );
     const expected: Array<[string, Array<{ Name: string; Value: unknown }>]> = [
       ['table', [{ Name: 'TableName', Value: tableRef }]],
-      ...['GSI1', 'GSI2', 'GSI3', 'GSI4'].map((gsi): [string, Array<{ Name: string; Value: unknown }>] => [
+      ...['GSI1', 'GSI2', 'GSI3'].map((gsi): [string, Array<{ Name: string; Value: unknown }>] => [
         gsi,
         [
           { Name: 'GlobalSecondaryIndexName', Value: gsi },
@@ -408,12 +408,12 @@ describe('alarms', () => {
       notifying.push(id);
     }
     // API 5xx, authorizer errors, 2 iterator ages, 3 webhook queues, 3 purge queues, 3 composites,
-    // disabled webhooks.
-    expect(notifying).toHaveLength(14);
+    // disabled webhooks, parked counting work.
+    expect(notifying).toHaveLength(15);
     // 2 per function, a latency alarm per route (but the webhook test's) and the authorizer, the
-    // table and its 4 indexes.
+    // table and its 3 indexes.
     const functions = withTopic.stack.allFunctions.length;
-    expect(children.size).toBe(2 * functions + withTopic.stack.routes.length + 5);
+    expect(children.size).toBe(2 * functions + withTopic.stack.routes.length + 4);
   });
 
   it('refuse to synthesize prod without an alarm topic, unless -c alarms=none says so', () => {

@@ -57,7 +57,7 @@ const EXPECTED_GRANTS: Record<string, Record<string, string[]>> = {
   CreateLinkAction: { table: [CHECK, GET, PUT, UPDATE], 'index/GSI1': [QUERY] },
   Visit: { table: ['dynamodb:DeleteItem', GET, PUT, UPDATE] },
   GetAnalytics: { table: [GET, QUERY] },
-  GetAnalyticsTop: { table: [GET], 'index/GSI4': [QUERY] },
+  GetAnalyticsTop: { table: [GET] },
   ListWebhookDeliveries: { table: [GET, QUERY] },
   ListEvents: { table: [GET, QUERY] },
   RedeliverEvent: { table: ['dynamodb:BatchGetItem', CHECK, GET, PUT] },

@@ -182,10 +182,12 @@ describe('metadata: any JSON object within 8 KiB, kept exactly; non-finite numbe
     expect(Object.getPrototypeOf({}).polluted).toBeUndefined();
   });
 
-  // 1,000 objects per endpoint, sent 10 at a time: each run is a batch of 10 requests in flight.
+  // 300 objects per endpoint, sent 10 at a time: each run is a batch of 10 requests in flight
+  // (1,000 took 75 s of a busy run's critical path; the named cases above cover the known edges,
+  // and each run's seed differs, so runs over time cover more).
   const batches = fc.array(metadataText, { minLength: 10, maxLength: 10 });
 
-  it('1,000 random JSON objects on POST /api/v1/action/referral_link', async () => {
+  it('300 random JSON objects on POST /api/v1/action/referral_link', async () => {
     await fc.assert(
       fc.asyncProperty(batches, async (texts) => {
         await Promise.all(
@@ -195,11 +197,11 @@ describe('metadata: any JSON object within 8 KiB, kept exactly; non-finite numbe
           }),
         );
       }),
-      { numRuns: 100 },
+      { numRuns: 30 },
     );
   }, 120_000);
 
-  it('1,000 random JSON objects on POST /api/v1/action/referred_user', async () => {
+  it('300 random JSON objects on POST /api/v1/action/referred_user', async () => {
     await fc.assert(
       fc.asyncProperty(batches, async (texts) => {
         await Promise.all(
@@ -209,7 +211,7 @@ describe('metadata: any JSON object within 8 KiB, kept exactly; non-finite numbe
           }),
         );
       }),
-      { numRuns: 100 },
+      { numRuns: 30 },
     );
   }, 120_000);
 
