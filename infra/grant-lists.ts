@@ -23,8 +23,9 @@ export const AUTHORIZER_GRANT: TableGrant = { actions: ['GetItem'] };
 
 /**
  * A webhook delivery lane reads the campaign's URL and secret (GetItem), sets or clears its
- * slow-lane flag and failure clock and disables it (conditional UpdateItems; `lib/webhooks/target.ts`,
- * `failures.ts`), and logs each attempt (one BatchWriteItem of two puts; `lib/db/webhook-attempts.ts`).
+ * slow-lane flag and failure clock and disables it (conditional UpdateItems;
+ * `lib/db/webhook-targets.ts`), and logs each attempt (one BatchWriteItem of two puts;
+ * `lib/db/webhook-attempts.ts`).
  */
 export const DELIVERY_LANE_GRANT: TableGrant = { actions: ['GetItem', 'UpdateItem', 'BatchWriteItem'] };
 
@@ -41,13 +42,15 @@ export const WEBHOOK_STREAM_GRANT: TableGrant = {
 };
 
 /**
- * The stream's second reader (`functions/stream/feed-and-rollups.ts`). The rollups
- * (`lib/analytics/rollups.ts`) read their shard's checkpoint (GetItem) and the ranking items they
- * raise (BatchGetItem), and write both with the series and the links' counters in transactions
- * (Put, Update, and a ConditionCheck of each campaign). The feed (`recordFeedEvents` in
- * `lib/db/webhook-events.ts`) reads its counter (GetItem), puts a referred user's event lookup
- * before its transaction (BatchWriteItem) and writes in transactions of Puts and a ConditionCheck.
- * The same function puts purge jobs on the purge queue (SQS, granted apart).
+ * The stream's second reader (`functions/stream/feed-and-rollups.ts`). The counting
+ * (`lib/analytics/`) reads its campaigns (GetItem or BatchGetItem), its links for the boards
+ * (BatchGetItem), the type registries, boards and window marks (GetItem), raises the counts
+ * (conditional UpdateItems, `lib/db/counted-update.ts`), names types (UpdateItem), and puts
+ * boards, window marks and parked work (PutItem; `lib/db/counting.ts`, `parked-work.ts`). The
+ * feed (`recordFeedEvents` in `lib/db/webhook-events.ts`) reads its counter (GetItem), puts a
+ * referred user's event lookup before its transaction (BatchWriteItem) and writes in transactions
+ * of Puts and a ConditionCheck. The same function puts purge jobs on the purge queue (SQS, granted
+ * apart).
  */
 export const ROLLUP_STREAM_GRANT: TableGrant = {
   actions: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'ConditionCheckItem', 'BatchWriteItem'],

@@ -46,7 +46,7 @@ export const CAMPAIGN_LIST_ATTRIBUTES = [
   'webhook_disabled_reason',
 ] as const;
 
-/** What the api-key CLI lists through GSI1 (`lib/auth/api-keys.ts`); `tenant`, `created_at` come with the links'. */
+/** What the api-key CLI lists through GSI1 (`lib/db/api-keys.ts`); `tenant`, `created_at` come with the links'. */
 const API_KEY_INDEX_ATTRIBUTES = ['key_hash', 'revoked_at'] as const;
 
 /** GSI1: a link by id (`lib/db/entities/link.ts`), and the api-key list (`api-key.ts`). */

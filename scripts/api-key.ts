@@ -7,8 +7,8 @@
  * `create` prints the new key alone on the last line of stdout, so scripts can take `tail -n 1`.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { ApiKeyStore } from '../lib/auth/api-keys.ts';
 import { createDocumentClient } from '../lib/aws/clients.ts';
+import { ApiKeyStore } from '../lib/db/api-keys.ts';
 import { stateFile } from '../lib/local/stack.ts';
 import { fail, parseTargetArgs, TARGET_USAGE } from './cli.ts';
 

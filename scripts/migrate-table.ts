@@ -5,23 +5,23 @@
  * Brings a table written by an older version up to the current layout, with the operator's
  * credentials (no function is granted `Scan`):
  * - every campaign written before the campaign list existed (`GET /api/v1/campaigns`) gets its
- *   list keys in GSI2 (`lib/db/campaign-list-backfill.ts`);
+ *   list keys in GSI2 (`lib/db/migrations/campaign-list-backfill.ts`);
  * - analytics series written an item per hour and per day are moved into one item per day
- *   (`lib/db/series-migration.ts`);
- * - series items written before they kept their day totals get them (`lib/db/series-day-totals.ts`;
- *   run it after deploying the version that writes them);
+ *   (`lib/db/migrations/series-migration.ts`);
+ * - series items written before they kept their day totals get them
+ *   (`lib/db/migrations/series-day-totals.ts`; run it after deploying the version that writes them);
  * - rankings kept as an item per entity (GSI4) move to the entities' all-time counts and their
- *   campaigns' boards (`lib/db/rankings-migration.ts`; run it after deploying the version that
- *   reads boards).
+ *   campaigns' boards (`lib/db/migrations/rankings-migration.ts`; run it after deploying the
+ *   version that reads boards).
  * Each is a Scan of the table and idempotent: run it again, or after an interruption, and it
  * changes only what is still to change. The local stack does both itself when it starts.
  */
 
 import { createDocumentClient } from '../lib/aws/clients.ts';
-import { backfillCampaignListKeys } from '../lib/db/campaign-list-backfill.ts';
-import { migrateRankings } from '../lib/db/rankings-migration.ts';
-import { backfillSeriesDayTotals } from '../lib/db/series-day-totals.ts';
-import { describeSeriesMigration, migrateSeriesItems } from '../lib/db/series-migration.ts';
+import { backfillCampaignListKeys } from '../lib/db/migrations/campaign-list-backfill.ts';
+import { migrateRankings } from '../lib/db/migrations/rankings-migration.ts';
+import { backfillSeriesDayTotals } from '../lib/db/migrations/series-day-totals.ts';
+import { describeSeriesMigration, migrateSeriesItems } from '../lib/db/migrations/series-migration.ts';
 import { fail, parseTargetArgs, TARGET_USAGE } from './cli.ts';
 
 const usage = `Usage:

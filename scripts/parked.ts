@@ -40,9 +40,10 @@ async function main() {
     ...(endpoint ? { DYNAMODB_ENDPOINT: endpoint } : {}),
     ...(values.region ? { AWS_REGION: values.region } : {}),
   });
-  const { listParked, retryParked } = await import('../lib/stream/parked.ts');
+  const { listParkedWork } = await import('../lib/db/parked-work.ts');
+  const { retryParked } = await import('../lib/stream/parked.ts');
   if (command === 'list') {
-    const parked = await listParked();
+    const parked = await listParkedWork();
     if (parked.length === 0) console.log('Nothing parked.');
     for (const p of parked)
       console.log(`${p.SK}  parked ${p.parked_at}  ${p.error}\n  ${String(p.work).slice(0, 300)}`);

@@ -2,9 +2,9 @@ import type {
   APIGatewayRequestAuthorizerEventV2,
   APIGatewaySimpleAuthorizerWithContextResult,
 } from 'aws-lambda';
-import { ApiKeyStore } from '../../lib/auth/api-keys.ts';
 import { isDependencyFailure, withDeadline } from '../../lib/aws/deadline.ts';
-import { db, tableName } from '../../lib/db/client.ts';
+import { ApiKeyStore } from '../../lib/db/api-keys.ts';
+import { db, tableName } from '../../lib/db/table/client.ts';
 
 const store = new ApiKeyStore(db, tableName);
 

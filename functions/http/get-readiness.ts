@@ -1,4 +1,4 @@
-import { probeTable } from '../../lib/db/health.ts';
+import { probeTable } from '../../lib/db/table/health.ts';
 import { httpHandler } from '../../lib/http/handler.ts';
 import { Readiness } from '../../lib/operations/compiled.ts';
 

@@ -11,28 +11,22 @@
  * is spread over many links. A board costs a few write units per campaign and merge, however many
  * links it ranks, and the counting consumer merges once per window.
  */
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { getItems, keyString } from '../db/batch.ts';
-import { db, tableName } from '../db/client.ts';
+import { readBoard as readStoredBoard, writeBoard } from '../db/counting.ts';
 import {
   type BoardEntry,
-  boardEntriesOf,
   boardKey,
   LINK_TOTALS,
   mergedEntries,
   REFERRER_TOTALS,
   referrerHash,
   sameEntries,
-  storedBoardEntries,
   TOP_METRICS,
   type TopBy,
   type TopMetric,
 } from '../db/entities/analytics.ts';
 import { linkKey } from '../db/entities/link.ts';
+import { getItems, keyString } from '../db/table/batch.ts';
 import { allSettledOrThrow } from '../stream/settled.ts';
-
-export const BOARD_TYPE = 'analytics_board';
 
 /** What a merge reads of a link: whose it is, and its all-time counts with their reach times. */
 export const LINK_BOARD_READ = [
@@ -124,36 +118,19 @@ async function mergeInto(key: { PK: string; SK: string }, entries: readonly Boar
   for (let attempt = 0; ; attempt++) {
     const merged = mergedEntries(board.entries, entries);
     if (sameEntries(merged, board.entries)) return;
-    try {
-      await db.send(
-        new PutCommand({
-          TableName: tableName,
-          Item: { ...key, type: BOARD_TYPE, version: board.version + 1, entries: storedBoardEntries(merged) },
-          ConditionExpression: board.version === 0 ? 'attribute_not_exists(PK)' : '#v = :v',
-          ...(board.version === 0
-            ? {}
-            : {
-                ExpressionAttributeNames: { '#v': 'version' },
-                ExpressionAttributeValues: { ':v': board.version },
-              }),
-        }),
-      );
+    if (await writeBoard(key, board.version, merged)) {
       remember(id, { version: board.version + 1, entries: merged });
       return;
-    } catch (err) {
-      if (!(err instanceof ConditionalCheckFailedException) || attempt >= MAX_CONFLICTS) throw err;
-      // Another consumer (another shard) merged first, or this container's copy was old.
-      board = await readBoard(key);
     }
+    // Another consumer (another shard) merged first, or this container's copy was old.
+    if (attempt >= MAX_CONFLICTS)
+      throw new Error(`board ${key.PK} ${key.SK}: ${attempt + 1} writes in a row lost a race`);
+    board = await readBoard(key);
   }
 }
 
 async function readBoard(key: { PK: string; SK: string }) {
-  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }));
-  const board = {
-    version: typeof Item?.version === 'number' ? Item.version : 0,
-    entries: boardEntriesOf(Item),
-  };
+  const board = await readStoredBoard(key);
   remember(keyString(key), board);
   return board;
 }

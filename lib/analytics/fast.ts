@@ -2,19 +2,19 @@
  * The counts that must be visible within 2 s (the contract's Analytics section), written by every
  * batch of the counting consumer: a visit's `total_clicks` on its link, and the campaign's own
  * series. One non-transactional update per item, summed over the batch, exactly once by the
- * items' high-water marks (`counted-update.ts`); an update DynamoDB refuses as it is is parked
- * (`lib/stream/parked.ts`) and the rest goes on; a passing failure throws, and the batch comes
- * again.
+ * items' high-water marks (`lib/db/counted-update.ts`); an update DynamoDB refuses as it is is
+ * parked (`lib/stream/parked.ts`) and the rest goes on; a passing failure throws, and the batch
+ * comes again.
  */
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { getItems, keyString } from '../db/batch.ts';
-import { db, tableName } from '../db/client.ts';
+import { campaignsFound } from '../db/campaigns.ts';
+import { applyCounted, type CountedItem } from '../db/counted-update.ts';
 import { campaignKey } from '../db/entities/campaign.ts';
+import { keyString } from '../db/table/batch.ts';
+import { isPoison } from '../db/table/poison.ts';
 import { BusinessMetric, countEvent } from '../observability/metrics.ts';
-import { isPoison, park } from '../stream/parked.ts';
+import { park } from '../stream/parked.ts';
 import { inTurns } from '../stream/settled.ts';
 import type { Contribution } from './contributions.ts';
-import { applyCounted, type CountedItem } from './counted-update.ts';
 import { type Counted, fastItems } from './rollup-items.ts';
 import { countedTypeNames } from './type-registry.ts';
 
@@ -70,16 +70,7 @@ export async function ofLiveCampaigns<C extends Contribution>(contributions: rea
   }
   if (ids.size > 0) {
     const keys = [...ids.values()];
-    const found =
-      keys.length === 1
-        ? [
-            (
-              await db.send(
-                new GetCommand({ TableName: tableName, Key: keys[0]!, ProjectionExpression: 'PK' }),
-              )
-            ).Item,
-          ]
-        : await getItems(keys, { consistent: false });
+    const found = await campaignsFound(keys);
     if (alive.size > ALIVE_MAX) alive.clear();
     keys.forEach((key, i) => {
       if (found[i]) alive.set(keyString(key), now);

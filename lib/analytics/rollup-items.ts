@@ -10,7 +10,8 @@
  *   with many interactions a minute is written once for all of them, which is what keeps a visit
  *   cheap when traffic is spread over many links.
  */
-import { keyString } from '../db/batch.ts';
+
+import type { CountedItem, CountedPart } from '../db/counted-update.ts';
 import {
   bucketOf,
   dayTotalAttribute,
@@ -26,8 +27,8 @@ import {
   type TopMetric,
 } from '../db/entities/analytics.ts';
 import { CLEAR_LAST_ACTION_ATTRIBUTE, linkKey } from '../db/entities/link.ts';
+import { keyString } from '../db/table/batch.ts';
 import type { Contribution } from './contributions.ts';
-import type { CountedItem, CountedPart } from './counted-update.ts';
 
 type Key = { PK: string; SK: string };
 

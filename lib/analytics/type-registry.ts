@@ -9,16 +9,8 @@
  * racing for the last places cannot pass the limit, and the answer for a type never changes
  * afterwards: a batch handed over again counts each of its actions under the same name.
  */
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { db, tableName } from '../db/client.ts';
-import {
-  NAMED_TYPES_MAX,
-  OTHER_TYPE,
-  TYPE_REGISTRY_NAMES,
-  typeRegistryKey,
-} from '../db/entities/analytics.ts';
+import { addToTypeRegistry, readTypeRegistry } from '../db/counting.ts';
+import { NAMED_TYPES_MAX, OTHER_TYPE } from '../db/entities/analytics.ts';
 
 interface Known {
   names: Set<string>;
@@ -34,19 +26,11 @@ export function forgetTypeRegistry(): void {
   known.clear();
 }
 
-const namesOf = (item: Record<string, unknown> | undefined): Set<string> => {
-  const value = item?.[TYPE_REGISTRY_NAMES];
-  return value instanceof Set ? new Set([...value].map(String)) : new Set();
-};
-
 async function load(tenant: string, campaignId: string): Promise<Known> {
   const id = `${tenant}\u0000${campaignId}`;
   const cached = known.get(id);
   if (cached) return cached;
-  const { Item } = await db.send(
-    new GetCommand({ TableName: tableName, Key: typeRegistryKey(tenant, campaignId), ConsistentRead: true }),
-  );
-  const names = namesOf(Item);
+  const names = await readTypeRegistry(tenant, campaignId);
   const entry = { names, full: names.size >= NAMED_TYPES_MAX };
   if (known.size >= KNOWN_MAX) known.clear();
   known.set(id, entry);
@@ -68,29 +52,7 @@ async function register(
   for (let attempt = 0; attempt < 10; attempt++) {
     const wanted = types.filter((t) => !entry.names.has(t)).slice(0, NAMED_TYPES_MAX - entry.names.size);
     if (wanted.length === 0) break;
-    try {
-      const { Attributes } = await db.send(
-        new UpdateCommand({
-          TableName: tableName,
-          Key: typeRegistryKey(tenant, campaignId),
-          UpdateExpression: 'SET #type = :type ADD #names :wanted',
-          ConditionExpression: 'attribute_not_exists(#names) OR size(#names) <= :limit',
-          ExpressionAttributeNames: { '#names': TYPE_REGISTRY_NAMES, '#type': 'type' },
-          ExpressionAttributeValues: {
-            ':wanted': new Set(wanted),
-            ':limit': NAMED_TYPES_MAX - wanted.length,
-            ':type': 'analytics_types',
-          },
-          ReturnValues: 'ALL_NEW',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      );
-      entry.names = namesOf(Attributes);
-    } catch (err) {
-      if (!(err instanceof ConditionalCheckFailedException)) throw err;
-      // biome-ignore lint/suspicious/noExplicitAny: the SDK's marshalled image.
-      entry.names = namesOf(err.Item ? unmarshall(err.Item as any) : undefined);
-    }
+    entry.names = await addToTypeRegistry(tenant, campaignId, wanted);
     entry.full = entry.names.size >= NAMED_TYPES_MAX;
   }
 }

@@ -8,24 +8,23 @@
  *
  * Exactly once, whatever Lambda hands over again: the state names the last record it summed
  * (`last`), so a record is summed once; a sum is written whole, in one update, under the shard's
- * high-water mark (`counted-update.ts`), so a sum written before is written once. Only the sums of
- * the state an invocation received are written by it; the records it receives are only summed
- * (but for the window's final invocation, whose state ends with it, and a state grown too big,
- * whose records are written at once, record by record, which the marks also count once). So an
- * invocation that fails and comes again with the same state writes the same sums again, which the
- * marks make a no-op. A write DynamoDB refuses as it is is parked (`parked.ts`); a passing failure
- * throws, and the caller fails the batch.
+ * high-water mark (`lib/db/counted-update.ts`), so a sum written before is written once. Only the
+ * sums of the state an invocation received are written by it; the records it receives are only
+ * summed (but for the window's final invocation, whose state ends with it, and a state grown too
+ * big, whose records are written at once, record by record, which the marks also count once). So
+ * an invocation that fails and comes again with the same state writes the same sums again, which
+ * the marks make a no-op. A write DynamoDB refuses as it is is parked (`lib/stream/parked.ts`); a
+ * passing failure throws, and the caller fails the batch.
  */
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { keyString } from '../db/batch.ts';
-import { db, tableName } from '../db/client.ts';
-import { addTypeCount, padSequence, REFERRER_TOTALS, referrerHash } from '../db/entities/analytics.ts';
+import { applyCounted, type CountedItem, type CountedPart, EXPRESSION_BUDGET } from '../db/counted-update.ts';
+import { readWindowMark, writeWindowMark } from '../db/counting.ts';
+import { addTypeCount, REFERRER_TOTALS, referrerHash } from '../db/entities/analytics.ts';
 import { campaignPartition } from '../db/entities/campaign.ts';
-import { isPoison, park } from '../stream/parked.ts';
+import { keyString } from '../db/table/batch.ts';
+import { isPoison } from '../db/table/poison.ts';
+import { park } from '../stream/parked.ts';
 import { inTurns } from '../stream/settled.ts';
 import { mergeBoards } from './boards.ts';
-import { applyCounted, type CountedItem, type CountedPart, EXPRESSION_BUDGET } from './counted-update.ts';
 import {
   type Counted,
   REFERRER_TOTALS_TYPE,
@@ -344,42 +343,6 @@ export async function runWindow(
   await mergePending(state, boards);
   if (final && state.last !== undefined) await writeWindowMark(lane, state.last);
   return final ? emptyState() : state;
-}
-
-/**
- * The last record the lane's ended windows summed and wrote: written by each window's final
- * invocation once all its sums are written, read by the next window's first.
- */
-export const windowMarkKey = (lane: string) => ({ PK: `WINDOW#${lane}`, SK: 'MARK' });
-
-async function readWindowMark(lane: string): Promise<string | undefined> {
-  const { Item } = await db.send(
-    new GetCommand({ TableName: tableName, Key: windowMarkKey(lane), ConsistentRead: true }),
-  );
-  return typeof Item?.last === 'string' ? Item.last : undefined;
-}
-
-async function writeWindowMark(lane: string, last: string): Promise<void> {
-  try {
-    await db.send(
-      new PutCommand({
-        TableName: tableName,
-        Item: {
-          ...windowMarkKey(lane),
-          type: 'window_mark',
-          last,
-          position: padSequence(last),
-          // Stream records live 24 h: a closed shard's mark is kept a day more, then expires.
-          expires_at: Math.floor(Date.now() / 1000) + 2 * 24 * 60 * 60,
-        },
-        ConditionExpression: 'attribute_not_exists(PK) OR #pos < :pos',
-        ExpressionAttributeNames: { '#pos': 'position' },
-        ExpressionAttributeValues: { ':pos': padSequence(last) },
-      }),
-    );
-  } catch (err) {
-    if (!(err instanceof ConditionalCheckFailedException)) throw err; // a later window's mark is there already
-  }
 }
 
 /**

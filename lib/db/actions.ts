@@ -24,9 +24,7 @@ import { campaignNotFound } from '../domain/errors.ts';
 import { IdempotencyKeyUsed, type IdempotentRequest } from '../domain/idempotency.ts';
 import type { Action } from '../domain/link-schemas.ts';
 import { EVENT_FROM_LINK } from '../domain/webhook-events.ts';
-import { getItems } from './batch.ts';
 import { campaignExists, campaignStillExists, putForLiveCampaign } from './campaigns.ts';
-import { db, tableName } from './client.ts';
 import { newActionItem as actionItem, toAction } from './entities/action.ts';
 import { campaignKey } from './entities/campaign.ts';
 import { idempotencyItemKey, storedAnswerOf } from './entities/idempotency.ts';
@@ -45,7 +43,9 @@ import { rememberAnswer } from './idempotency.ts';
 import { nextId } from './ids.ts';
 import { countOn, findIndexedLink, findLink, linkNotFound, rankedTotal } from './links.ts';
 import { referredUserNotFound } from './referred-users.ts';
-import { transactWrite } from './transactions.ts';
+import { getItems } from './table/batch.ts';
+import { db, tableName } from './table/client.ts';
+import { transactWrite } from './table/transactions.ts';
 
 export async function newAction(
   actionType: string,

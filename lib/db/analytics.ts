@@ -7,7 +7,6 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { campaignNotFound } from '../domain/errors.ts';
 import { buildReferralLink } from '../domain/url.ts';
 import { campaignExists } from './campaigns.ts';
-import { db, tableName } from './client.ts';
 import {
   addTypeCount,
   boardEntriesOf,
@@ -25,7 +24,8 @@ import {
   TYPES_ITEM_SUFFIX,
 } from './entities/analytics.ts';
 import { campaignKey } from './entities/campaign.ts';
-import { queryAll } from './query.ts';
+import { db, tableName } from './table/client.ts';
+import { queryAll } from './table/query.ts';
 
 /**
  * The stored points of `scope` from bucket `from` to bucket `to` (only buckets with counts), oldest

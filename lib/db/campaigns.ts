@@ -8,8 +8,6 @@ import type { IdempotentRequest } from '../domain/idempotency.ts';
 import type { Campaign } from '../domain/schemas.ts';
 import { formatTimestamp } from '../domain/time.ts';
 import { PREVIOUS_SECRET_SECONDS, WEBHOOK_EVENT_TYPES } from '../domain/webhook-events.ts';
-import { db, tableName } from './client.ts';
-import { decodeSortKeyCursor, encodeSortKeyCursor } from './cursor.ts';
 import {
   CAMPAIGN_LIST_INDEX,
   CAMPAIGN_ORDER,
@@ -21,8 +19,10 @@ import {
 } from './entities/campaign.ts';
 import { decoder } from './entities/decode.ts';
 import { rememberAnswer } from './idempotency.ts';
-import type { Page } from './links.ts';
-import { transactWrite } from './transactions.ts';
+import { getItems } from './table/batch.ts';
+import { db, tableName } from './table/client.ts';
+import { decodeSortKeyCursor, encodeSortKeyCursor, type Page } from './table/cursor.ts';
+import { transactWrite } from './table/transactions.ts';
 
 export type { CampaignItem } from './entities/campaign.ts';
 
@@ -192,6 +192,21 @@ export async function campaignExists(tenant: string, campaignId: string): Promis
     }),
   );
   return Item !== undefined;
+}
+
+/**
+ * Which of the campaigns at `keys` exist, read eventually consistent (the counting consumer's
+ * check, which the purge of a campaign deleted meanwhile backs up): the GetItem of one campaign's
+ * key alone, or one BatchGetItem of them all.
+ */
+export async function campaignsFound(keys: ReadonlyArray<{ PK: string; SK: string }>): Promise<boolean[]> {
+  if (keys.length === 1) {
+    const { Item } = await db.send(
+      new GetCommand({ TableName: tableName, Key: keys[0], ProjectionExpression: 'PK' }),
+    );
+    return [Item !== undefined];
+  }
+  return (await getItems([...keys], { consistent: false })).map((item) => item !== undefined);
 }
 
 /**

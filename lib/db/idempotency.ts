@@ -14,8 +14,8 @@
 import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { IdempotentRequest, StoredAnswer } from '../domain/idempotency.ts';
-import { db, tableName } from './client.ts';
 import { idempotencyItemKey, newIdempotencyItem, storedAnswerOf } from './entities/idempotency.ts';
+import { db, tableName } from './table/client.ts';
 
 export { IDEMPOTENCY_TTL_SECONDS, idempotencyItemKey, storedAnswerOf } from './entities/idempotency.ts';
 

@@ -1,7 +1,7 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config.ts';
-import { db, tableName } from './client.ts';
 import { type IdKind, lastIdOf, sequenceKey } from './entities/sequence.ts';
+import { db, tableName } from './table/client.ts';
 
 export type { IdKind };
 

@@ -3,10 +3,7 @@ import { ApiError, campaignNotFound } from '../domain/errors.ts';
 import type { IdempotentRequest } from '../domain/idempotency.ts';
 import { generateReferralCode } from '../domain/link-rules.ts';
 import type { ReferralLink } from '../domain/link-schemas.ts';
-import { getItems } from './batch.ts';
 import { campaignExists, campaignStillExists } from './campaigns.ts';
-import { db, tableName } from './client.ts';
-import { decodeCursor, encodeCursor } from './cursor.ts';
 import { LINK_TOTALS } from './entities/analytics.ts';
 import { campaignKey } from './entities/campaign.ts';
 import {
@@ -32,7 +29,10 @@ import {
 } from './entities/link.ts';
 import { rememberAnswer } from './idempotency.ts';
 import { nextId } from './ids.ts';
-import { transactWrite } from './transactions.ts';
+import { getItems } from './table/batch.ts';
+import { db, tableName } from './table/client.ts';
+import { decodeCursor, encodeCursor, type Page } from './table/cursor.ts';
+import { transactWrite } from './table/transactions.ts';
 
 /** Link reads and writes; the item, its keys, indexes and decoding are `entities/link.ts`. */
 export { type LinkItem, newLinkItem, toLink };
@@ -231,11 +231,6 @@ export async function getLiveLink(
   const link = linkFromItem(item);
   if (link.id !== target.id) throw linkNotFound();
   return link;
-}
-
-export interface Page<T> {
-  items: T[];
-  nextCursor?: string;
 }
 
 /**

@@ -1,8 +1,6 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { hasLookupItem } from '../domain/webhook-events.ts';
-import { WRITE_BATCH, writeBatch } from './batch.ts';
 import { campaignExists } from './campaigns.ts';
-import { db, tableName } from './client.ts';
 import { campaignPartition } from './entities/campaign.ts';
 import { decoder } from './entities/decode.ts';
 import { CAMPAIGN_LINKS_INDEX, campaignLinksPartition, codeReservation } from './entities/link.ts';
@@ -14,7 +12,9 @@ import {
   FEED_IDS_PROJECTION,
   FEED_SK_PREFIX,
 } from './entities/webhook-event.ts';
-import { transactWrite } from './transactions.ts';
+import { WRITE_BATCH, writeBatch } from './table/batch.ts';
+import { db, tableName } from './table/client.ts';
+import { transactWrite } from './table/transactions.ts';
 
 export { parseCampaignPartition } from './entities/campaign.ts';
 

@@ -3,9 +3,7 @@ import type { IdempotentRequest } from '../domain/idempotency.ts';
 import { selfReferral } from '../domain/link-rules.ts';
 import type { ReferredUser } from '../domain/link-schemas.ts';
 import { eventAttributes } from '../domain/webhook-events.ts';
-import { getItems } from './batch.ts';
 import { campaignExists, campaignStillExists } from './campaigns.ts';
-import { tableName } from './client.ts';
 import { campaignKey } from './entities/campaign.ts';
 import {
   newReferredUserItem,
@@ -16,7 +14,9 @@ import {
 import { rememberAnswer } from './idempotency.ts';
 import { nextId } from './ids.ts';
 import { countOn, findLink, findLinkByCode, linkNotFound } from './links.ts';
-import { transactWrite } from './transactions.ts';
+import { getItems } from './table/batch.ts';
+import { tableName } from './table/client.ts';
+import { transactWrite } from './table/transactions.ts';
 
 /** Referred-user reads and writes; the item, its keys and decoding are `entities/referred-user.ts`. */
 export { type ReferredUserItem, toReferredUser } from './entities/referred-user.ts';

@@ -2,7 +2,7 @@
  * Visits (`GET /r/{code}`), written as items only: the request never writes its link, so a link
  * that gets thousands of visits a second is not one hot item. The rollup consumer of the table
  * stream adds each visit to the link's `total_clicks` and to the analytics, in batches, exactly
- * once (`lib/analytics/rollups.ts`); a visit shows there within a second or two.
+ * once (`lib/analytics/fast.ts`); a visit shows there within a second or two.
  *
  * Two round trips for a first visit: the link read beside the visitor marker's update (which
  * returns the visitor's earlier visits of the code), then the visit's Put beside the campaign's
@@ -24,7 +24,6 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { DeadlineExceededError, remainingMs } from '../aws/deadline.ts';
 import { config } from '../config.ts';
 import { campaignExists, putForLiveCampaign } from './campaigns.ts';
-import { db, tableName } from './client.ts';
 import type { LinkAction, LinkItem } from './entities/link.ts';
 import {
   LOST_VISIT_TYPE,
@@ -42,6 +41,7 @@ import {
   visitorMarkerKey,
   visitorMarkerUpdate,
 } from './entities/visit.ts';
+import { db, tableName } from './table/client.ts';
 
 /** The day's visitor key, per process: read (or created) once a day, by the day's first visit. */
 const dayKeys = new Map<string, Promise<string>>();

@@ -2,8 +2,6 @@
 import { BatchWriteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { campaignNotFound } from '../domain/errors.ts';
 import { campaignExists } from './campaigns.ts';
-import { db, tableName } from './client.ts';
-import { decodeSortKeyCursor, encodeSortKeyCursor } from './cursor.ts';
 import {
   ATTEMPT_SORT_KEY,
   type AttemptStatus,
@@ -12,7 +10,8 @@ import {
   type DeliveryAttempt,
   newAttemptItems,
 } from './entities/webhook-attempt.ts';
-import type { Page } from './links.ts';
+import { db, tableName } from './table/client.ts';
+import { decodeSortKeyCursor, encodeSortKeyCursor, type Page } from './table/cursor.ts';
 
 export type { AttemptStatus, DeliveryAttempt };
 

@@ -9,10 +9,7 @@ import {
   parseActionEventId,
   WEBHOOK_HISTORY_SECONDS,
 } from '../domain/webhook-events.ts';
-import { getItems, WRITE_BATCH, writeBatch } from './batch.ts';
 import { campaignExists, campaignStillExists } from './campaigns.ts';
-import { db, tableName } from './client.ts';
-import { decodeSortKeyCursor, encodeSortKeyCursor } from './cursor.ts';
 import { actionKey } from './entities/action.ts';
 import { campaignPartition } from './entities/campaign.ts';
 import { visitKey } from './entities/visit.ts';
@@ -41,9 +38,11 @@ import {
   storedEventsFromItem,
 } from './entities/webhook-event.ts';
 import { rememberAnswer } from './idempotency.ts';
-import type { Page } from './links.ts';
-import { queryAll } from './query.ts';
-import { transactWrite } from './transactions.ts';
+import { getItems, WRITE_BATCH, writeBatch } from './table/batch.ts';
+import { db, tableName } from './table/client.ts';
+import { decodeSortKeyCursor, encodeSortKeyCursor, type Page } from './table/cursor.ts';
+import { queryAll } from './table/query.ts';
+import { transactWrite } from './table/transactions.ts';
 
 export const eventNotFound = (id: string) =>
   new ApiError('event_not_found', `No event with id ${truncate(id)}.`);

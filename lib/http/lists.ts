@@ -1,4 +1,4 @@
-import type { Page } from '../db/links.ts';
+import type { Page } from '../db/table/cursor.ts';
 import { DEFAULT_LIST_LIMIT } from '../domain/field-rules.ts';
 import type { HttpResult } from './responses.ts';
 

@@ -3,12 +3,17 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { type Server, type ServerResponse, STATUS_CODES } from 'node:http';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { ApiKeyStore, generateApiKey } from '../auth/api-keys.ts';
 import { createDocumentClient } from '../aws/clients.ts';
-import { backfillCampaignListKeys } from '../db/campaign-list-backfill.ts';
-import { migrateRankings, rankingsMigrated } from '../db/rankings-migration.ts';
-import { backfillSeriesDayTotals, seriesDayTotalsKept } from '../db/series-day-totals.ts';
-import { describeSeriesMigration, migrateSeriesItems, seriesLayoutMigrated } from '../db/series-migration.ts';
+import { ApiKeyStore } from '../db/api-keys.ts';
+import { backfillCampaignListKeys } from '../db/migrations/campaign-list-backfill.ts';
+import { migrateRankings, rankingsMigrated } from '../db/migrations/rankings-migration.ts';
+import { backfillSeriesDayTotals, seriesDayTotalsKept } from '../db/migrations/series-day-totals.ts';
+import {
+  describeSeriesMigration,
+  migrateSeriesItems,
+  seriesLayoutMigrated,
+} from '../db/migrations/series-migration.ts';
+import { generateApiKey } from '../domain/api-key-rules.ts';
 import { ApiError } from '../domain/errors.ts';
 import { errorBody, JSON_CONTENT_TYPE } from '../http/responses.ts';
 import type { RouteDefinition, ThrottleClass } from '../routes.ts';

@@ -4,7 +4,8 @@ import { config } from '../config.ts';
 const SECRET_KEY = /^(api[-_]?key|authorization|x-api-key|webhook[-_]?secret|secret)$/i;
 /**
  * Credential values, wherever they appear: an api key (`rk_` + 43 base64url chars, see
- * `lib/auth/api-keys.ts`) or a webhook secret (`whsec_` + base64), e.g. quoted in an error message.
+ * `lib/domain/api-key-rules.ts`) or a webhook secret (`whsec_` + base64), e.g. quoted in an error
+ * message.
  */
 const SECRET_VALUE = /\b(rk_[A-Za-z0-9_-]{20,}|whsec_[A-Za-z0-9+/=]{20,})/g;
 

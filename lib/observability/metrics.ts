@@ -25,7 +25,7 @@ export const BusinessMetric = {
   WebhookEndpointsDisabled: 'WebhookEndpointsDisabled',
   /**
    * Work of the stream's counting consumer that DynamoDB refuses as it is, set aside so that it
-   * holds nothing back (`lib/analytics/parked.ts`): each piece needs an operator, and is alarmed.
+   * holds nothing back (`lib/stream/parked.ts`): each piece needs an operator, and is alarmed.
    */
   CountingWorkParked: 'CountingWorkParked',
 } as const;

@@ -7,7 +7,7 @@
  * and the local stack reads it from node_modules (`redoc-asset.ts`).
  */
 import { createHash } from 'node:crypto';
-import { REDOC_ASSET } from './docs-query.ts';
+import { REDOC_ASSET } from '../domain/page-schemas.ts';
 import type { OpenApiDocument } from './document.ts';
 import { codeDir, loadRedoc } from './redoc-asset.ts';
 

@@ -4,7 +4,6 @@
  * `scripts/build-validators.ts` generates from this file (`compiled.ts`).
  */
 import { Type } from '@sinclair/typebox';
-import { DashboardQuery } from '../dashboard/query.ts';
 import {
   AnalyticsPath,
   AnalyticsQuery,
@@ -28,6 +27,7 @@ import {
   ReferrerLinksPath,
   VisitPath,
 } from '../domain/link-schemas.ts';
+import { DashboardQuery, DocsQuery, REDOC_ASSET } from '../domain/page-schemas.ts';
 import {
   Campaign,
   CampaignIdQuery,
@@ -43,7 +43,6 @@ import {
   WebhookDeliveriesQuery,
   WebhookTestResult,
 } from '../domain/webhook-schemas.ts';
-import { DocsQuery, REDOC_ASSET } from '../openapi/docs-query.ts';
 import { type OperationDefinition, type RuleError, tags } from './definition.ts';
 import { examples as ex } from './examples.ts';
 

@@ -14,43 +14,16 @@
  * again parks it once; run again, it counts under a lane of its own (`P<sort key>`), so it counts
  * once whatever the shard's lane has applied since.
  *
- *   parked work   PK `PARKED`  SK `<job>#<what it is>`   (one partition: parking is rare)
+ * The items are `lib/db/entities/parked-work.ts`, what tells refused work from passing trouble
+ * `lib/db/table/poison.ts`.
  */
-import { createHash } from 'node:crypto';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../db/client.ts';
+import { newParkedWorkItem } from '../db/entities/parked-work.ts';
+import { deleteParkedWork, listParkedWork, putParkedWork, reparkWork } from '../db/parked-work.ts';
 import { logger } from '../observability/logger.ts';
 import { BusinessMetric, countEvent } from '../observability/metrics.ts';
 
-export const PARKED_PARTITION = 'PARKED';
-export const PARKED_TYPE = 'parked_work';
 /** A parked item holds one piece of work well under DynamoDB's 400 KB. */
 export const MAX_PARKED_BYTES = 300_000;
-
-/** Work that cannot succeed as it is: park it, do not retry it. */
-export class PoisonError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'PoisonError';
-  }
-}
-
-/**
- * Whether `err` says the request itself is wrong (DynamoDB's client faults other than throttling
- * and conditions, or `PoisonError`), so trying it again cannot help. Anything else (throttling,
- * server faults, timeouts, a refused connection) is passing, or unknown: the batch is failed and
- * handed over again rather than anything being dropped.
- */
-export function isPoison(err: unknown): boolean {
-  if (err instanceof PoisonError) return true;
-  const e = err as { name?: string; $fault?: string; $retryable?: unknown; $metadata?: unknown };
-  if (!e || typeof e !== 'object' || e.$metadata === undefined) return false;
-  if (e.$fault !== 'client' || e.$retryable) return false;
-  return !/Throttl|LimitExceeded|ProvisionedThroughput|RequestLimit|TransactionConflict|TransactionInProgress|ConditionalCheckFailed|TransactionCanceled|ResourceNotFound|UnrecognizedClient|ExpiredToken|AccessDenied/.test(
-    e.name ?? '',
-  );
-}
 
 const messageOf = (error: unknown) =>
   error instanceof Error ? `${error.name}: ${error.message}` : String(error);
@@ -63,31 +36,12 @@ export async function park(job: string, id: string, work: unknown, error: unknow
   const body = JSON.stringify(work);
   if (Buffer.byteLength(body) > MAX_PARKED_BYTES)
     throw new Error(`parked ${job} work of ${Buffer.byteLength(body)} bytes: park it in smaller pieces`);
-  const sk = `${job}#${createHash('sha256').update(id).digest('base64url').slice(0, 22)}`;
-  try {
-    await db.send(
-      new PutCommand({
-        TableName: tableName,
-        Item: {
-          PK: PARKED_PARTITION,
-          SK: sk,
-          type: PARKED_TYPE,
-          job,
-          work: body,
-          parked_at: new Date().toISOString(),
-          error: messageOf(error).slice(0, 1000),
-        },
-        ConditionExpression: 'attribute_not_exists(PK)',
-      }),
-    );
-  } catch (err) {
-    if (err instanceof ConditionalCheckFailedException) return; // parked before (a batch handed over again)
-    throw err;
-  }
+  const item = newParkedWorkItem(job, id, body, messageOf(error), new Date());
+  if (!(await putParkedWork(item))) return; // parked before (a batch handed over again)
   countEvent(BusinessMetric.CountingWorkParked);
   logger.error('counting work parked: DynamoDB refuses it, and nothing waits for it', {
     job,
-    parked: sk,
+    parked: item.SK,
     error: messageOf(error),
   });
 }
@@ -96,25 +50,6 @@ export async function park(job: string, id: string, work: unknown, error: unknow
 export const parkedLane = (sk: string) => `P${sk}`;
 
 export type ParkedRunner = (work: unknown, lane: string) => Promise<void>;
-
-/** Every parked piece of work (the partition holds only what DynamoDB refused). */
-export async function listParked(): Promise<Array<Record<string, unknown>>> {
-  const items: Record<string, unknown>[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await db.send(
-      new QueryCommand({
-        TableName: tableName,
-        KeyConditionExpression: 'PK = :pk',
-        ExpressionAttributeValues: { ':pk': PARKED_PARTITION },
-        ...(start ? { ExclusiveStartKey: start } : {}),
-      }),
-    );
-    items.push(...(page.Items ?? []));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return items;
-}
 
 /**
  * Run the parked work again, each piece once: what succeeds is deleted, what fails stays with its
@@ -125,19 +60,17 @@ export async function retryParked(
 ): Promise<{ succeeded: number; failed: number }> {
   let succeeded = 0;
   let failed = 0;
-  for (const item of await listParked()) {
+  for (const item of await listParkedWork()) {
     const sk = String(item.SK);
     const runner = runners[String(item.job)];
     if (!runner) continue;
     try {
       await runner(JSON.parse(String(item.work)), parkedLane(sk));
-      await db.send(new DeleteCommand({ TableName: tableName, Key: { PK: PARKED_PARTITION, SK: sk } }));
+      await deleteParkedWork(sk);
       succeeded++;
     } catch (err) {
       failed++;
-      await db.send(
-        new PutCommand({ TableName: tableName, Item: { ...item, error: messageOf(err).slice(0, 1000) } }),
-      );
+      await reparkWork(item, messageOf(err));
     }
   }
   return { succeeded, failed };

@@ -9,9 +9,11 @@
  * commit, so a reader that sees an event sees every earlier one and a poll cursor never skips, and
  * holds each shard's position, so a replayed record is not written again.
  */
+
+import { isPoison } from '../db/table/poison.ts';
 import { FEED_EVENTS_PER_TRANSACTION, type FeedRecord, recordFeedEvents } from '../db/webhook-events.ts';
 import { logger as rootLogger } from '../observability/logger.ts';
-import { isPoison, park } from '../stream/parked.ts';
+import { park } from '../stream/parked.ts';
 import { parseWebhookMessage } from './message.ts';
 import { messageFromStreamRecord, type StreamRecordLike } from './stream.ts';
 
@@ -72,8 +74,9 @@ export async function recordFeedRecords(
 
 /**
  * Write a chunk of one campaign's events; when DynamoDB refuses it as it is (one event past a
- * limit), find the events it refuses by halving the chunk, park each of them (`parked.ts`, with an
- * alarm) and write the rest, so that one event cannot hold back its campaign's feed.
+ * limit), find the events it refuses by halving the chunk, park each of them
+ * (`lib/stream/parked.ts`, with an alarm) and write the rest, so that one event cannot hold back
+ * its campaign's feed.
  */
 async function writeIsolating(lane: string, chunk: readonly FeedRecord[]): Promise<number> {
   try {

@@ -6,12 +6,12 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { createSqsClient } from '../aws/clients.ts';
 import { config } from '../config.ts';
 import { recordAttempt } from '../db/webhook-attempts.ts';
+import { loadWebhookTarget, setSlowLane } from '../db/webhook-targets.ts';
 import { publishMetrics } from '../observability/metrics.ts';
 import { type DeliveryDeps, deliverFirstAttempts, deliverRetries } from './deliver.ts';
 import { failureTracker } from './failures.ts';
 import { countDeliveries } from './metrics.ts';
 import { retryDelaysFrom } from './schedule.ts';
-import { loadWebhookTarget, setSlowLane } from './target.ts';
 
 type Lane = 'first-attempt' | 'retry';
 

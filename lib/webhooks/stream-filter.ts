@@ -27,7 +27,7 @@ export const LINK_ACTION_RECORD_FILTER = {
 
 /**
  * Bot visits (`lib/db/entities/visit.ts`): no event, only counted by the rollups
- * (`lib/analytics/rollups.ts`), which also read the event records above (their INSERTs only).
+ * (`lib/analytics/contributions.ts`), which also read the event records above (their INSERTs only).
  */
 export const BOT_VISIT_RECORD_FILTER = {
   eventName: ['INSERT'],

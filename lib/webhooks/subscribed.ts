@@ -13,8 +13,9 @@
  * redelivery sends it. When the read fails every event goes on the queue, as before: the check
  * saves work and never loses an event.
  */
-import { getItems } from '../db/batch.ts';
+
 import { campaignKey, webhookOfItem } from '../db/entities/campaign.ts';
+import { getItems } from '../db/table/batch.ts';
 import { webhookSends } from '../domain/webhook-events.ts';
 import { logger as rootLogger } from '../observability/logger.ts';
 import { messageFromStreamRecord, type StreamRecordLike } from './stream.ts';

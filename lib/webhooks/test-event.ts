@@ -6,13 +6,9 @@
  * say: checking a disabled endpoint before enabling it again is what it is for.
  */
 import { randomBytes } from 'node:crypto';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { webhookUrlNotSet } from '../db/campaigns.ts';
-import { db, tableName } from '../db/client.ts';
-import { campaignKey, WEBHOOK_TARGET_ATTRIBUTES, webhookOfItem } from '../db/entities/campaign.ts';
 import { recordAttempt } from '../db/webhook-attempts.ts';
+import { webhookTargetToTest } from '../db/webhook-targets.ts';
 import type { WebhookUrlPolicy } from '../domain/campaign-rules.ts';
-import { campaignNotFound } from '../domain/errors.ts';
 import { TEST_EVENT_TYPE } from '../domain/webhook-events.ts';
 import { logger as rootLogger } from '../observability/logger.ts';
 import { attemptDelivery } from './attempt.ts';
@@ -33,17 +29,7 @@ export async function sendTestEvent(
   policy: WebhookUrlPolicy,
   now = new Date(),
 ): Promise<TestOutcome> {
-  const { Item } = await db.send(
-    new GetCommand({
-      TableName: tableName,
-      Key: campaignKey(tenant, campaignId),
-      ConsistentRead: true,
-      ProjectionExpression: ['PK', ...WEBHOOK_TARGET_ATTRIBUTES].join(', '),
-    }),
-  );
-  if (!Item) throw campaignNotFound(campaignId);
-  const target = webhookOfItem(Item, now);
-  if (!target) throw webhookUrlNotSet();
+  const target = await webhookTargetToTest(tenant, campaignId, now);
   const eventId = `evt_test_${now.getTime()}${randomBytes(3).readUIntBE(0, 3) % 1000}`;
   const message = {
     event_id: eventId,

@@ -19,7 +19,7 @@ import { newLinkItem, type StoredLinkItem, toLink } from '../../lib/db/entities/
 import { newVisitItem } from '../../lib/db/entities/visit.ts';
 import { formatSequence, newFeedPackItem } from '../../lib/db/entities/webhook-event.ts';
 // The analytics part writes rankings in the layout before boards (issue 27: still to move).
-import { type TopEntity, topAttributes, topKey } from '../../lib/db/rankings-migration.ts';
+import { type TopEntity, topAttributes, topKey } from '../../lib/db/migrations/rankings-migration.ts';
 import { formatTimestamp } from '../../lib/domain/time.ts';
 import { type EventAttributes, WEBHOOK_EVENT_TYPES } from '../../lib/domain/webhook-events.ts';
 import { random } from './stats.ts';

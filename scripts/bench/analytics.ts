@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { createDocumentClient, dynamoClientConfig } from '../../lib/aws/clients.ts';
-import { encodeSortKeyCursor } from '../../lib/db/cursor.ts';
+import { encodeSortKeyCursor } from '../../lib/db/table/cursor.ts';
 import { actionEventId } from '../../lib/domain/webhook-events.ts';
 import type { RecordedCall } from '../../lib/local/dynamodb-counter.ts';
 import { LOCAL_TABLE_NAME } from '../../lib/local/stack.ts';

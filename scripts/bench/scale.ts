@@ -6,8 +6,8 @@
  * no item of it remains is measured (the background purge), and every link key read back.
  */
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { encodeCursor } from '../../lib/db/cursor.ts';
 import { campaignLinksPartition, isLinkItem, linkKey, linkOrder } from '../../lib/db/entities/link.ts';
+import { encodeCursor } from '../../lib/db/table/cursor.ts';
 import { campaignItems, getItems } from '../../tools/table.ts';
 import { waitUntil } from '../../tools/wait.ts';
 import { replayFloor } from './floor.ts';

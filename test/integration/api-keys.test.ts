@@ -7,7 +7,9 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayRequestAuthorizerEventV2 } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ApiKeyStore, apiKeyItemKey, generateApiKey, hashApiKey } from '../../lib/auth/api-keys.ts';
+import { ApiKeyStore } from '../../lib/db/api-keys.ts';
+import { apiKeyItemKey } from '../../lib/db/entities/api-key.ts';
+import { generateApiKey, hashApiKey } from '../../lib/domain/api-key-rules.ts';
 import { configureInProcessHandlers, table } from '../support/table.ts';
 
 configureInProcessHandlers();

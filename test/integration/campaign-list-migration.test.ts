@@ -16,7 +16,6 @@ import {
 import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dynamoClientConfig } from '../../lib/aws/clients.ts';
-import { backfillCampaignListKeys } from '../../lib/db/campaign-list-backfill.ts';
 import {
   CAMPAIGN_LIST_INDEX,
   campaignFromItem,
@@ -24,6 +23,7 @@ import {
   newCampaignItem,
 } from '../../lib/db/entities/campaign.ts';
 import { CAMPAIGN_LINKS_INDEX, campaignLinksPartition, newLinkItem } from '../../lib/db/entities/link.ts';
+import { backfillCampaignListKeys } from '../../lib/db/migrations/campaign-list-backfill.ts';
 import { formatTimestamp } from '../../lib/domain/time.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../lib/domain/webhook-events.ts';
 import { createTableInput, staleIndexes } from '../../lib/local/dynamodb.ts';

@@ -7,8 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { encodeSortKeyCursor } from '../../lib/db/cursor.ts';
 import { campaignOrder, newCampaignItem } from '../../lib/db/entities/campaign.ts';
+import { encodeSortKeyCursor } from '../../lib/db/table/cursor.ts';
 import { CampaignList } from '../../lib/domain/schemas.ts';
 import { formatTimestamp } from '../../lib/domain/time.ts';
 import { mapLimit } from '../../tools/wait.ts';

@@ -10,7 +10,12 @@ import { describe, expect, it } from 'vitest';
 import { boardEntriesOf, boardKey, referrerTotalsKey } from '../../lib/db/entities/analytics.ts';
 import { campaignPartition } from '../../lib/db/entities/campaign.ts';
 import { linkKey } from '../../lib/db/entities/link.ts';
-import { migrateRankings, rankingsMigrated, topAttributes, topKey } from '../../lib/db/rankings-migration.ts';
+import {
+  migrateRankings,
+  rankingsMigrated,
+  topAttributes,
+  topKey,
+} from '../../lib/db/migrations/rankings-migration.ts';
 import { preparedTableOfItsOwn } from '../support/own-table.ts';
 
 const tenant = 'acme';

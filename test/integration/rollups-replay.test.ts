@@ -236,7 +236,7 @@ describe('counting consumer: actions by type', () => {
   }
 
   it("each day's map of types is created once and raised after, whatever the consumer believes", async () => {
-    const { forgetCountedBeliefs } = await import('../../lib/analytics/counted-update.ts');
+    const { forgetCountedBeliefs } = await import('../../lib/db/counted-update.ts');
     const { campaign, link, actions } = await actionsOn('ref-types');
     const lambda = shard();
     forgetCountedBeliefs();
@@ -286,7 +286,7 @@ describe('counting consumer: actions by type', () => {
 
 describe('counting consumer: what DynamoDB refuses is parked, and nothing else waits', () => {
   it("a link DynamoDB will not count (a counter of the wrong type) is parked; its campaign's other links, series and feed go on", async () => {
-    const { PARKED_PARTITION } = await import('../../lib/stream/parked.ts');
+    const { PARKED_PARTITION } = await import('../../lib/db/entities/parked-work.ts');
     const s = await visits();
     const poisoned = s.links[4]!;
     const { db, name } = table();

@@ -46,7 +46,7 @@ import { eventually, waitUntil } from '../../tools/wait.ts';
 import { BROWSER_UA } from '../support/records.ts';
 import { configureInProcessHandlers, linkItem } from '../support/table.ts';
 
-// The handlers read their configuration when their modules load (lib/db/client.ts makes the
+// The handlers read their configuration when their modules load (lib/db/table/client.ts makes the
 // module-scope client from it), so everything from lib/ and functions/ past this point is
 // imported dynamically.
 configureInProcessHandlers();
@@ -954,7 +954,7 @@ describe('DynamoDB actions of the authorizer and the consumers, against infra/gr
   });
 
   it('a delivery lane reads its campaign and flags its endpoint with only its grant', async () => {
-    const { loadWebhookTarget, setSlowLane } = await import('../../lib/webhooks/target.ts');
+    const { loadWebhookTarget, setSlowLane } = await import('../../lib/db/webhook-targets.ts');
     const calls = await recording(async () => {
       await loadWebhookTarget(data.tenant, data.webhookCampaignId);
       // Another URL than the campaign's: the conditional write changes nothing.

@@ -16,7 +16,7 @@ import {
   seriesPointsFromItem,
   seriesUpdate,
 } from '../../lib/db/entities/analytics.ts';
-import { backfillSeriesDayTotals, seriesDayTotalsKept } from '../../lib/db/series-day-totals.ts';
+import { backfillSeriesDayTotals, seriesDayTotalsKept } from '../../lib/db/migrations/series-day-totals.ts';
 import { preparedTableOfItsOwn } from '../support/own-table.ts';
 
 const key = (day: string, linkId?: number) =>

@@ -9,7 +9,7 @@ import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { seriesKey, seriesPointsFromItem } from '../../lib/db/entities/analytics.ts';
 import { campaignPartition } from '../../lib/db/entities/campaign.ts';
-import { migrateSeriesItems, seriesLayoutMigrated } from '../../lib/db/series-migration.ts';
+import { migrateSeriesItems, seriesLayoutMigrated } from '../../lib/db/migrations/series-migration.ts';
 import { preparedTableOfItsOwn } from '../support/own-table.ts';
 
 const pk = campaignPartition('acme', 'c-old');

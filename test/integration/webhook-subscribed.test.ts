@@ -91,7 +91,7 @@ describe('events on the webhook queue', () => {
 
   it('every event, when the campaigns cannot be read: the check saves work and never drops an event', async () => {
     const { recordsToSend } = await import('../../lib/webhooks/subscribed.ts');
-    const { db } = await import('../../lib/db/client.ts');
+    const { db } = await import('../../lib/db/table/client.ts');
     const none = await campaignWith(null, 'no webhook, unread');
     const records = [recordOf(none, 'action.created'), recordOf(none, 'referred_user.created')];
     expect(await recordsToSend(records)).toEqual([]);

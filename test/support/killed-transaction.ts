@@ -8,7 +8,7 @@ import { vi } from 'vitest';
 
 /** Fail the `n`th `command` (e.g. 'UpdateCommand') from now on; returns how many were sent so far. */
 export async function killAtCall(n: number, command = 'TransactWriteCommand'): Promise<() => number> {
-  const { db } = await import('../../lib/db/client.ts');
+  const { db } = await import('../../lib/db/table/client.ts');
   const send = db.send.bind(db);
   let calls = 0;
   vi.spyOn(db, 'send').mockImplementation(((sent: { constructor: { name: string } }, ...rest: unknown[]) => {

@@ -3,7 +3,7 @@
  * `api` is given): campaigns, links, referred users, and the response types the tests read.
  */
 import { randomUUID } from 'node:crypto';
-import { ApiKeyStore } from '../../lib/auth/api-keys.ts';
+import { ApiKeyStore } from '../../lib/db/api-keys.ts';
 import { type Api, api as runStack } from './api.ts';
 import { table } from './table.ts';
 

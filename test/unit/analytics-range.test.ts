@@ -192,7 +192,7 @@ describe('a series item: one day of one scope, hour by hour', () => {
   it("keeps the day's totals beside the hours: the backfill finds nothing to change in an item the consumer wrote", async () => {
     const { dayPointFromItem, dayTotalAttribute, seriesAttribute, seriesKey, seriesPointsFromItem } =
       await import('../../lib/db/entities/analytics.ts');
-    const { dayTotalsUpdate } = await import('../../lib/db/series-day-totals.ts');
+    const { dayTotalsUpdate } = await import('../../lib/db/migrations/series-day-totals.ts');
     fc.assert(
       fc.property(counted, fc.boolean(), (adds, upgraded) => {
         // As the consumer's update adds them: each count to its hour and to its day's total (or

@@ -10,22 +10,22 @@ import { beforeAll, describe, expect, it } from 'vitest';
 process.env.TABLE_NAME ??= 'unit-test';
 
 type Modules = {
-  counted: typeof import('../../lib/analytics/counted-update.ts');
+  counted: typeof import('../../lib/db/counted-update.ts');
   window: typeof import('../../lib/analytics/window.ts');
   items: typeof import('../../lib/analytics/rollup-items.ts');
   boards: typeof import('../../lib/analytics/boards.ts');
   entities: typeof import('../../lib/db/entities/analytics.ts');
-  parked: typeof import('../../lib/stream/parked.ts');
+  poison: typeof import('../../lib/db/table/poison.ts');
 };
 let m: Modules;
 beforeAll(async () => {
   m = {
-    counted: await import('../../lib/analytics/counted-update.ts'),
+    counted: await import('../../lib/db/counted-update.ts'),
     window: await import('../../lib/analytics/window.ts'),
     items: await import('../../lib/analytics/rollup-items.ts'),
     boards: await import('../../lib/analytics/boards.ts'),
     entities: await import('../../lib/db/entities/analytics.ts'),
-    parked: await import('../../lib/stream/parked.ts'),
+    poison: await import('../../lib/db/table/poison.ts'),
   };
 });
 
@@ -213,8 +213,8 @@ describe('work DynamoDB refuses for good', () => {
     });
 
   it('is a client fault other than throttling or a condition; anything passing or unknown fails the batch instead', () => {
-    expect(m.parked.isPoison(awsError('ValidationException', 'client'))).toBe(true);
-    expect(m.parked.isPoison(new m.parked.PoisonError('a mark inside a run'))).toBe(true);
+    expect(m.poison.isPoison(awsError('ValidationException', 'client'))).toBe(true);
+    expect(m.poison.isPoison(new m.poison.PoisonError('a mark inside a run'))).toBe(true);
     for (const passing of [
       awsError('ThrottlingException', 'client'),
       awsError('ProvisionedThroughputExceededException', 'client'),
@@ -227,6 +227,6 @@ describe('work DynamoDB refuses for good', () => {
       Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8000'), { code: 'ECONNREFUSED' }),
       new Error('killed'),
     ])
-      expect(m.parked.isPoison(passing), passing.name).toBe(false);
+      expect(m.poison.isPoison(passing), passing.name).toBe(false);
   });
 });

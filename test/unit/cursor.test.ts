@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { CAMPAIGN_ORDER, campaignOrder } from '../../lib/db/entities/campaign.ts';
+import { linkOrder } from '../../lib/db/entities/link.ts';
 import {
   decodeCursor,
   decodeSortKeyCursor,
@@ -6,9 +8,7 @@ import {
   encodeSortKeyCursor,
   type ListScope,
   type SortKeyScope,
-} from '../../lib/db/cursor.ts';
-import { CAMPAIGN_ORDER, campaignOrder } from '../../lib/db/entities/campaign.ts';
-import { linkOrder } from '../../lib/db/entities/link.ts';
+} from '../../lib/db/table/cursor.ts';
 import { ApiError } from '../../lib/domain/errors.ts';
 
 const position = { sortKey: linkOrder(1_767_225_600_000, 12345), code: 'ABC623KC' };

@@ -29,7 +29,8 @@
  *
  * Until issue 14's cost work, an hour (`AN#H#`) and a day (`AN#D#`) were items of their own; until
  * issue 27's, a ranking was an item per entity (`TOP#...`) sorted by an index (GSI4). Nothing
- * writes or reads those any more (`lib/db/series-migration.ts`, `lib/db/rankings-migration.ts`).
+ * writes or reads those any more (`lib/db/migrations/series-migration.ts`,
+ * `lib/db/migrations/rankings-migration.ts`).
  */
 import { createHash } from 'node:crypto';
 import { campaignPartition } from './campaign.ts';
@@ -229,9 +230,15 @@ function typeNamesByHash(item: StoredItem): Map<string, string> {
 export const NAMED_TYPES_MAX = 100;
 export const OTHER_TYPE = '(other)';
 export const TYPE_REGISTRY_NAMES = 'names';
+export const TYPE_REGISTRY_TYPE = 'analytics_types';
 export function typeRegistryKey(tenant: string, campaignId: string) {
   return { PK: campaignPartition(tenant, campaignId), SK: 'AN#TYPES' } as const;
 }
+/** The types a registry item names (none for no item). */
+export const registeredTypes = (item: StoredItem | undefined): Set<string> => {
+  const value = item?.[TYPE_REGISTRY_NAMES];
+  return value instanceof Set ? new Set([...value].map(String)) : new Set();
+};
 
 /** A referrer's all-time counts in a campaign (what its rankings read), per metric with its reach time. */
 export function referrerTotalsKey(tenant: string, campaignId: string, referrerId: string) {
@@ -303,6 +310,28 @@ export function boardEntriesOf(item: StoredItem | undefined): BoardEntry[] {
 /** Entries stored as short lists: a board of 100 stays a few KB. */
 export const storedBoardEntries = (entries: readonly BoardEntry[]) =>
   entries.map((e) => [e.k, e.label, e.value, e.reachMs]);
+
+export const BOARD_TYPE = 'analytics_board';
+/** A board item: its `version` is raised by every write, the condition of the next. */
+export const newBoardItem = (
+  key: { PK: string; SK: string },
+  version: number,
+  entries: readonly BoardEntry[],
+) => ({ ...key, type: BOARD_TYPE, version, entries: storedBoardEntries(entries) });
+
+/**
+ * A window mark: the last record a stream shard's (a lane's) ended windows summed and wrote
+ * (`lib/analytics/window.ts`). Stream records live 24 h: a closed shard's mark is kept a day more,
+ * then expires.
+ */
+export const windowMarkKey = (lane: string) => ({ PK: `WINDOW#${lane}`, SK: 'MARK' });
+export const newWindowMarkItem = (lane: string, last: string, nowMs: number) => ({
+  ...windowMarkKey(lane),
+  type: 'window_mark',
+  last,
+  position: padSequence(last),
+  expires_at: Math.floor(nowMs / 1000) + 2 * 24 * 60 * 60,
+});
 
 /**
  * Exactly once without transactions: an item the stream's counting consumer raises records, per

@@ -1,5 +1,5 @@
 /**
- * The api-key item (`lib/auth/api-keys.ts`): a key is stored only as its SHA-256.
+ * The api-key item (`lib/db/api-keys.ts`): a key is stored only as its SHA-256.
  *
  *   PK `APIKEY#<sha256>`   SK `APIKEY`
  *     GSI1  `APIKEYS` / `<tenant>#<created>#<sha256>`   every key, for the CLI's list

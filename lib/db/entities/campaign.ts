@@ -10,7 +10,7 @@
  *
  * GSI2 is shared with the links (`T#<tenant>#C#<campaign>#LINKS`): a tenant name holds no `#`, so
  * the two kinds of partition can never meet. A campaign written before the list existed has no
- * GSI2 keys until `lib/db/campaign-list-backfill.ts` gives it its `campaignListKeys`.
+ * GSI2 keys until `lib/db/migrations/campaign-list-backfill.ts` gives it its `campaignListKeys`.
  */
 import type { Campaign } from '../../domain/schemas.ts';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../domain/webhook-events.ts';
@@ -65,7 +65,7 @@ export function parseCampaignPartition(pk: string): { tenant: string; campaignId
 /**
  * The stored campaign. `webhook_url` and `webhook_secret` are absent (not NULL) until first set:
  * `if_not_exists(webhook_secret, …)` in `updateCampaign` only fills a missing attribute. The
- * delivery keeps the slow-lane flag on the item too (`lib/webhooks/target.ts`): the URL it was set
+ * delivery keeps the slow-lane flag on the item too (`lib/db/webhook-targets.ts`): the URL it was set
  * for and since when.
  */
 export interface CampaignItem

@@ -10,7 +10,7 @@
  *
  * A visit is an action item (the same attributes, `action.created` event included) in one of its
  * campaign's 16 visit partitions, plus `visit: { unique }` for the rollup consumer
- * (`lib/analytics/rollups.ts`), which adds it to the link's `total_clicks` and the rollups. A bot
+ * (`lib/analytics/`), which adds it to the link's `total_clicks` and the rollups. A bot
  * visit (a bot's GET, or any HEAD) is no action and no event: a small item only counted, apart.
  *
  * The visitor is an HMAC of IP address and user agent under a key that changes every UTC day and

@@ -12,9 +12,9 @@
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { parseTimestamp } from '../domain/time.ts';
-import { CAMPAIGN_LIST_INDEX, CAMPAIGN_SK, campaignListKeys } from './entities/campaign.ts';
-import { decoder } from './entities/decode.ts';
+import { parseTimestamp } from '../../domain/time.ts';
+import { CAMPAIGN_LIST_INDEX, CAMPAIGN_SK, campaignListKeys } from '../entities/campaign.ts';
+import { decoder } from '../entities/decode.ts';
 import { countInParallel, scanPages } from './table-migration.ts';
 
 const field = decoder('campaign');

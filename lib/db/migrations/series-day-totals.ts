@@ -23,8 +23,8 @@ import {
   SERIES_SK_PREFIX,
   seriesPointsFromItem,
   typeCountOf,
-} from './entities/analytics.ts';
-import type { StoredItem } from './entities/decode.ts';
+} from '../entities/analytics.ts';
+import type { StoredItem } from '../entities/decode.ts';
 import { countInParallel, markMigrated, migrated, scanPages } from './table-migration.ts';
 
 /** The item that says a table's series items all keep their day totals. */

@@ -1,4 +1,7 @@
-import { createHash, randomBytes } from 'node:crypto';
+/**
+ * The api keys' store (items in `entities/api-key.ts`; what a key is, `lib/domain/api-key-rules.ts`),
+ * on the client and table it is given: the authorizer's, or an operator's (`npm run api-key`).
+ */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
   type DynamoDBDocumentClient,
@@ -7,6 +10,8 @@ import {
   QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { generateApiKey, hashApiKey, TENANT_PATTERN } from '../domain/api-key-rules.ts';
+import { formatTimestamp } from '../domain/time.ts';
 import {
   API_KEY_LIST_INDEX,
   API_KEY_LIST_PARTITION,
@@ -14,26 +19,7 @@ import {
   apiKeyItemKey,
   apiKeyStateOf,
   newApiKeyItem,
-} from '../db/entities/api-key.ts';
-import { formatTimestamp } from '../domain/time.ts';
-
-export { apiKeyItemKey };
-
-/**
- * API keys: 256 random bits, shown once, stored only as a SHA-256 hash. SHA-256 (not a slow
- * password hash) is right here because the key is high-entropy random data, not a password, and
- * the authorizer must check it on the hot path.
- */
-export const API_KEY_PREFIX = 'rk_';
-export const TENANT_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
-
-export function generateApiKey(): string {
-  return `${API_KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
-}
-
-export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('hex');
-}
+} from './entities/api-key.ts';
 
 export type RevokeOutcome = 'revoked' | 'already_revoked' | 'not_found';
 

@@ -17,8 +17,6 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { keyString } from '../db/batch.ts';
-import { db, tableName } from '../db/client.ts';
 import {
   DAY_TYPES_ATTRIBUTE,
   dayTypeKey,
@@ -27,8 +25,10 @@ import {
   markedSequence,
   padSequence,
   staleMarks,
-} from '../db/entities/analytics.ts';
-import { PoisonError } from '../stream/parked.ts';
+} from './entities/analytics.ts';
+import { keyString } from './table/batch.ts';
+import { db, tableName } from './table/client.ts';
+import { PoisonError } from './table/poison.ts';
 
 type Key = { PK: string; SK: string };
 type Item = Record<string, unknown>;
@@ -91,7 +91,7 @@ const MAX_CONDITION_FAILURES = 8;
 
 /**
  * Write `item`'s parts under `lane`'s mark, each once; see the module comment. Throws what
- * DynamoDB throws otherwise (the caller parks what cannot succeed, `parked.ts`).
+ * DynamoDB throws otherwise (the caller parks what cannot succeed, `lib/stream/parked.ts`).
  */
 export async function applyCounted(item: CountedItem, lane: string): Promise<CountedOutcome> {
   const id = keyString(item.key);

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { remainingMs } from '../aws/deadline.ts';
-import { IdempotencyKeyUsed } from '../domain/idempotency.ts';
+import { remainingMs } from '../../aws/deadline.ts';
+import { IdempotencyKeyUsed } from '../../domain/idempotency.ts';
 import { db } from './client.ts';
 
 type Items = NonNullable<TransactWriteCommandInput['TransactItems']>;

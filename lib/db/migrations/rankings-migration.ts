@@ -35,9 +35,9 @@ import {
   TOP_METRIC_KEY,
   type TopBy,
   type TopMetric,
-} from './entities/analytics.ts';
-import { campaignPartition, parseCampaignPartition } from './entities/campaign.ts';
-import { CLEAR_LAST_ACTION_ATTRIBUTE, linkKey } from './entities/link.ts';
+} from '../entities/analytics.ts';
+import { campaignPartition, parseCampaignPartition } from '../entities/campaign.ts';
+import { CLEAR_LAST_ACTION_ATTRIBUTE, linkKey } from '../entities/link.ts';
 import { countInParallel, markMigrated, migrated, scanPages } from './table-migration.ts';
 
 /**

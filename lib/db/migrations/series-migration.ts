@@ -15,7 +15,6 @@
  */
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { WRITE_BATCH, writeBatchOn } from './batch-write.ts';
 import {
   ACTION_TYPE_PREFIX,
   SERIES_METRICS,
@@ -23,8 +22,9 @@ import {
   type SeriesCount,
   seriesAttribute,
   seriesUpdate,
-} from './entities/analytics.ts';
-import { decoder } from './entities/decode.ts';
+} from '../entities/analytics.ts';
+import { decoder } from '../entities/decode.ts';
+import { WRITE_BATCH, writeBatchOn } from '../table/batch-write.ts';
 import { countInParallel, markMigrated, migrated, scanPages } from './table-migration.ts';
 
 const field = decoder('analytics series (old layout)');

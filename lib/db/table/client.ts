@@ -1,5 +1,5 @@
-import { createDocumentClient } from '../aws/clients.ts';
-import { config } from '../config.ts';
+import { createDocumentClient } from '../../aws/clients.ts';
+import { config } from '../../config.ts';
 
 /** Module-scope client and table name, created once per cold start and reused while warm. */
 export const db = createDocumentClient();

@@ -1,5 +1,11 @@
 import { createHash } from 'node:crypto';
-import { validationError } from '../domain/errors.ts';
+import { validationError } from '../../domain/errors.ts';
+
+/** One page of a list: its items, and the cursor of the next page when there may be one. */
+export interface Page<T> {
+  items: T[];
+  nextCursor?: string;
+}
 
 /**
  * List cursors: opaque to clients, base64url of the position of the last item returned and a tag
