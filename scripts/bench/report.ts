@@ -33,12 +33,16 @@ export interface Outcome {
 /** One part: the name `BENCH_PARTS` knows, its section's title, whether it needs the bench's stack, how it measures. */
 export type BenchPart = { name: string; title: string; stack: boolean; run(ctx: Context): Promise<Outcome> };
 
-/** A table written as the text it renders to: a line per row (the first the headers), cells split at ' | '. */
-export const rows = (text: string): string[][] =>
-  text
-    .trim()
+/** A table written as the text it renders to, cells split at ' | ': the headers' line, then a line per row or per item. */
+export const rows = <T>(
+  head: string,
+  items?: readonly T[],
+  line?: (item: T, i: number) => string,
+): string[][] =>
+  [head.trim(), ...(line ? (items ?? []).map(line) : [])]
+    .join('\n')
     .split('\n')
-    .map((line) => line.split(/ \|(?= |$)/).map((cell) => cell.trim()));
+    .map((text) => text.split(/ \|(?= |$)/).map((cell) => cell.trim()));
 /** Goals written likewise, a line each: what | value | goal | met (`true` or `false`). */
 export const checks = (text: string): Check[] =>
   rows(text).map(([what = '', value = '', goal = '', met]) => ({ what, value, goal, met: met === 'true' }));
