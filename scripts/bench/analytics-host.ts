@@ -1,7 +1,7 @@
 /**
  * The analytics part's stack (`analytics.ts`) in a process of its own, as the handlers read their
  * table's endpoint once per process. Its own DynamoDB Local in memory (whose endpoint it answers
- * first), then a step at a time, each answered `{ ok }` or `{ error }`: `sample`, the stack with
+ * first), then a step at a time (`environment.ts`'s `forkChild`): `sample`, the stack with
  * its stream consumer; `load`, the stack stopped and the stream turned off while the table is still
  * small (turning it on over millions of items stalled DynamoDB Local for minutes); `start`, the
  * stack again without a stream poller. Like every stack it writes `.data/local-stack.json`.
@@ -23,8 +23,8 @@ process.on('disconnect', async () => {
   process.exit(0);
 });
 
-type Step = { step: 'sample' | 'load' | 'start'; proxyUrl: string; devApiKeys: string };
-process.on('message', async ({ step, proxyUrl, devApiKeys }: Step) => {
+type Step = { id: number; step: 'sample' | 'load' | 'start'; proxyUrl: string; devApiKeys: string };
+process.on('message', async ({ id, step, proxyUrl, devApiKeys }: Step) => {
   try {
     if (step === 'load') {
       await stack?.stop();
@@ -38,9 +38,9 @@ process.on('message', async ({ step, proxyUrl, devApiKeys }: Step) => {
         // Short windows: the sample's sums split over more windows and writes, and counted sooner.
         ...{ rollupTumblingWindowSeconds: 5, analyticsFlushAgeMs: 1_000, analyticsBoardAgeMs: 0 },
       });
-    process.send?.({ ok: stack?.baseUrl ?? 'loading' });
+    process.send?.({ id, value: stack?.baseUrl });
   } catch (err) {
-    process.send?.({ error: err instanceof Error ? err.message : String(err) });
+    process.send?.({ id, error: err instanceof Error ? err.message : String(err) });
   }
 });
-process.send?.({ ok: dynamo.endpoint });
+process.send?.({ ready: dynamo.endpoint });

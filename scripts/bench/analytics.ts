@@ -5,11 +5,9 @@
  * the real counting consumer to check the builder against it. Then each request timed through the
  * gateway, as its DynamoDB requests replayed (`floor.ts`), and as its own read alone.
  */
-import { fork } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { totalmem } from 'node:os';
-import { fileURLToPath } from 'node:url';
-import { type AttributeValue, DynamoDBClient, GetItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { createDocumentClient, dynamoClientConfig } from '../../lib/aws/clients.ts';
 import { encodeSortKeyCursor } from '../../lib/db/cursor.ts';
@@ -22,12 +20,12 @@ import { campaignItems, getItems, putItems, type Table } from '../../tools/table
 import { waitUntil } from '../../tools/wait.ts';
 import * as data from './analytics-data.ts';
 import { sizeOf } from './capacity.ts';
-import { reserveIds, startCountingProxy } from './environment.ts';
-import { replayFloor } from './floor.ts';
+import { forkChild, reserveIds, startCountingProxy } from './environment.ts';
+import { sendRecorded, timeWithFloors } from './floor.ts';
 import { type BenchClient, benchClient } from './http-client.ts';
 import { type BenchPart, checks, rows } from './report.ts';
 import { settings } from './settings.ts';
-import { interleaved, ms, pageVerdict, percentile, yes } from './stats.ts';
+import { ms, pageVerdict, yes } from './stats.ts';
 import { codeOf } from './traffic.ts';
 
 /** Issue 14's goal: an analytics request within this factor of a single GetItem × its reads. */
@@ -37,40 +35,17 @@ const WRITERS = 16;
 /** The sample campaign whose visits go through the real stream consumer. */
 const SAMPLE = { links: 12, events: 600 };
 
-/** The host process (`analytics-host.ts`): its DynamoDB Local's endpoint, then a step at a time, each answered. */
+/** The host process (`analytics-host.ts`): its DynamoDB Local holds ~6 GB at a million visits, past the JVM's default heap. */
 async function startHost() {
-  // Its DynamoDB Local holds some 3 million items at a million visits, about 6 GB: past the JVM's
-  // default heap (a quarter of the memory), so 60 % unless JAVA_TOOL_OPTIONS says.
   const heap = `-Xmx${Math.floor((totalmem() * 0.6) / 2 ** 20)}m`;
-  const child = fork(fileURLToPath(new URL('./analytics-host.ts', import.meta.url)), [], {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    env: { ...process.env, JAVA_TOOL_OPTIONS: process.env.JAVA_TOOL_OPTIONS ?? heap },
-  });
-  const kill = () => child.kill('SIGKILL');
-  process.on('exit', kill);
-  const answer = () =>
-    new Promise<string>((resolve, reject) => {
-      child.once('exit', (code) => reject(new Error(`analytics stack exited with ${code}`)));
-      child.once('message', (m: { ok?: string; error?: string }) =>
-        m.error ? reject(new Error(`analytics stack: ${m.error}`)) : resolve(m.ok!),
-      );
-    });
-  const dynamo = await answer();
+  const env = { ...process.env, JAVA_TOOL_OPTIONS: process.env.JAVA_TOOL_OPTIONS ?? heap };
+  const child = await forkChild('./analytics-host.ts', [], env);
   return {
-    dynamo,
+    dynamo: child.ready,
     /** `sample`: the stack with its stream consumer; `load`: stopped, the stream off; `start`: without a stream poller. */
-    step(step: 'sample' | 'load' | 'start', proxyUrl?: string, devApiKeys?: string) {
-      child.send({ step, proxyUrl, devApiKeys });
-      return answer();
-    },
-    async stop() {
-      process.off('exit', kill);
-      const exited = new Promise((r) => child.once('exit', r));
-      child.disconnect();
-      const timer = setTimeout(kill, 15_000);
-      await exited;
-      clearTimeout(timer);
-    },
+    step: (step: 'sample' | 'load' | 'start', proxyUrl?: string, devApiKeys?: string) =>
+      child.ask<string>({ step, proxyUrl, devApiKeys }),
+    stop: child.stop,
   };
 }
 
@@ -253,41 +228,21 @@ feedDeep | GET /events/{id}: 100 from event ${deepAt} (cursor) | /api/v1/events/
           actionEventId(spec.firstActionId + from + j, spec.campaignId),
         ).join();
 
-      // Each case recorded once for its floors: its own requests, its reads alone, and the items read.
-      const recorded: RecordedCall[][] = [];
-      for (const c of cases) {
-        await proxy.quiet();
-        await proxy.record();
-        await get(c.path);
-        recorded.push(
-          (await proxy.recorded()).filter((r) => r.category === 'request' || r.category === 'apikey'),
-        );
-      }
-      const reads = recorded.map(readsOf);
+      // Each case recorded once for its floors, timed, and its reads sent again for the items they read.
+      const timed = await timeWithFloors(proxy, get, cases, settings.pageSamples, readsOf);
+      const { p } = timed;
+      const reads = cases.map((c) => readsOf(timed.recorded[c.key]!));
       const raw = new DynamoDBClient(dynamoClientConfig(host.dynamo, undefined, 30_000));
-      const read = await Promise.all(
-        reads.map(async (calls) => {
-          const items: Array<Record<string, AttributeValue>> = [];
-          for (const { op, body } of calls) {
-            const input = JSON.parse(body);
-            const got =
-              op === 'Query'
-                ? (await raw.send(new QueryCommand(input))).Items
-                : [(await raw.send(new GetItemCommand(input))).Item];
-            items.push(...(got ?? []).filter((i) => i !== undefined));
-          }
-          return { items: items.length, bytes: items.reduce((a, i) => a + sizeOf(unmarshall(i)), 0) };
-        }),
-      );
-      raw.destroy();
-      const runs: Record<string, () => Promise<unknown>> = {};
-      for (const [i, c] of cases.entries()) {
-        runs[`${c.key}:gateway`] = () => get(c.path);
-        runs[`${c.key}:floor`] = replayFloor(recorded[i]!, proxy.url)!.run;
-        runs[`${c.key}:alone`] = replayFloor(reads[i]!, proxy.url)!.run;
+      const read: Array<{ items: number; bytes: number }> = [];
+      for (const calls of reads) {
+        const items = [];
+        for (const call of calls) {
+          const out = await sendRecorded(raw, call);
+          items.push(...[...(out.Items ?? []), ...(out.Item ? [out.Item] : [])].map((i) => unmarshall(i)));
+        }
+        read.push({ items: items.length, bytes: items.reduce((a, i) => a + sizeOf(i), 0) });
       }
-      const times = await interleaved(runs, settings.pageSamples);
-      const p = (key: string, what: string, q = 50) => percentile(times[`${key}:${what}`]!, q);
+      raw.destroy();
       const measured = cases.map((c, i) => {
         const n = reads[i]!.length;
         const gateway = p(c.key, 'gateway') / (p('campaign', 'gateway') * n);

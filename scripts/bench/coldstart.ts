@@ -1,9 +1,9 @@
 /**
  * Part 4: cold start. Every function's bundle, built as CDK builds it (`tools/bundles.ts`), beside
- * its floor: a bundle of the AWS SDK clients it uses and nothing else (`tools/floors/`). Each import in a
- * fresh `node` process with the function's environment, always in a pair with its floor (which
- * goes first alternating): compared by the median of the paired differences in CPU time, which
- * other load on a shared machine hardly moves (wall time there is mostly waiting for a core).
+ * its floor: a bundle of the AWS SDK clients it uses and nothing else. Each import in a fresh `node`
+ * process with the function's environment, in a pair with its floor (which goes first
+ * alternating), compared by the median of the paired differences in CPU time, which other load on
+ * a shared machine hardly moves (wall time there is mostly waiting for a core).
  */
 import { execFile } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import * as bundles from '../../tools/bundles.ts';
 import { type BenchPart, chart, rows } from './report.ts';
 import { settings } from './settings.ts';
-import { kib, median, ms, pct, yes } from './stats.ts';
+import { kib, median, ms, pct, signed, yes } from './stats.ts';
 
 const { BUNDLE_BUDGETS, CLIENTS, FLOOR_GOAL: GOAL, FLOORS, budgetClassOf } = bundles;
 
@@ -86,7 +86,6 @@ export function importMs(data: unknown, name: string): number {
 }
 /** Its import CPU time over its floor's: the median of its paired differences. */
 const cpuOver = (f: Measured) => median(f.own.map((s, i) => s.cpu - f.paired[i]!.cpu));
-const signed = (v: number) => `${v >= 0 ? '+' : ''}${ms(v)}`;
 const range = (values: number[], f: (n: number) => string) =>
   `${f(Math.min(...values))}–${f(Math.max(...values))}`;
 
@@ -105,22 +104,21 @@ export const coldPart: BenchPart = {
     const sdk = functions.filter((f) => f.usesAwsSdk);
     const sizeRatio = (f: Measured) => f.bytes / floors[f.floor].bytes;
     const cpuRatio = (f: Measured) => 1 + cpuOver(f) / floorCpu(f.floor);
-    const worst = (of: (f: Measured) => number, among = sdk) => [...among].sort((a, b) => of(b) - of(a))[0];
-    const [sizeOver, cpuOverGoal] = [
-      sdk.filter((f) => sizeRatio(f) > GOAL),
-      sdk.filter((f) => cpuRatio(f) > GOAL),
-    ];
-    const [sizeWorst, cpuWorst] = [worst(sizeRatio), worst(cpuRatio)];
+    const worst = (among: Measured[], of: (f: Measured) => number) =>
+      [...among].sort((a, b) => of(b) - of(a))[0];
+    const sizeOver = sdk.filter((f) => sizeRatio(f) > GOAL);
+    const cpuOverGoal = sdk.filter((f) => cpuRatio(f) > GOAL);
+    const [sizeWorst, cpuWorst] = [worst(sdk, sizeRatio), worst(sdk, cpuRatio)];
     const largest = worst(
-      (f) => f.bytes,
       sdk.filter((f) => '@aws-sdk/client-dynamodb' in f.packages),
+      (f) => f.bytes,
     )!;
     const dynamo = sdk.filter((f) => f.floor === 'dynamodb');
     const row = (f: Measured) => {
-      const [floor, budget, cpu] = [
+      const [floor, cpu, budget] = [
         floors[f.floor].bytes,
-        BUNDLE_BUDGETS[budgetClassOf(f)],
         floorCpu(f.floor),
+        BUNDLE_BUDGETS[budgetClassOf(f)],
       ];
       const client = f.usesAwsSdk ? CLIENTS[f.floor] : 'no SDK (DynamoDB floor)';
       return `${f.name} | ${client} | ${kib(f.bytes)} | ${pct(f.bytes, floor)} | ${within(f, f.bytes, floor)} | ${kib(budget)} (${f.bytes <= budget ? 'ok' : 'OVER'}) | ${ms(med(f.own, 'wall'))} | ${ms(med(f.own, 'cpu'))} | ${signed(cpuOver(f))} ms | ${pct(cpu + cpuOver(f), cpu)} | ${within(f, cpu + cpuOver(f), cpu)}`;
@@ -131,15 +129,16 @@ export const coldPart: BenchPart = {
       .map(([p, bytes]) => [p, bytes - (floors[largest.floor].packages[p] ?? 0)] as const)
       .filter(([, d]) => Math.abs(d) >= 1024)
       .sort((a, b) => b[1] - a[1]);
+    const [bytes, cpu] = [dynamo.map((f) => f.bytes), dynamo.map((f) => med(f.own, 'cpu'))];
+    const [sizes, cpus, over] = [range(bytes, kib), range(cpu, ms), range(dynamo.map(cpuOver), signed)];
+    const overBudget = functions.filter((f) => f.bytes > BUNDLE_BUDGETS[budgetClassOf(f)]);
     return {
       body: [
         `Every function bundled as the CDK stack bundles it (\`infra/bundling.ts\`; build ${buildSeconds.toFixed(1)} s). Each function’s floor is a bundle of the AWS SDK clients it uses and nothing else, one command each (\`tools/floors/\`): DynamoDB for the HTTP functions, DynamoDB + SQS for the consumers that also send to SQS; a function without an SDK client is held to the DynamoDB floor. Import: a fresh \`node\` process imports \`index.mjs\` with \`--enable-source-maps\` and the function’s environment, floors exactly as functions, timed in wall time and in CPU time (user + system of the process while it imports). Each function is imported ${settings.coldStartPairs} times in a pair with its floor (one process right after the other, which goes first alternating, the pairs round-robin over the functions) and compared with it by the median of the paired differences in CPU time: the machine is shared, so wall time there is mostly waiting for a core, and what load remains falls on both sides of a pair alike. Goal: within 15 % of its floor, in size and in import CPU time, for every function with an SDK client. Budgets (\`test/unit/bundle-size.test.ts\`): functions with an AWS SDK client ${kib(BUNDLE_BUDGETS.sdk)} KiB; without one ${kib(BUNDLE_BUDGETS.noSdk)} KiB; documentation functions (openapi/docs routes) ${kib(BUNDLE_BUDGETS.docs)} KiB.`,
         rows(
-          [
-            'function | floor (SDK clients) | KiB | size vs floor | size ≤ +15 % | budget KiB | import ms, wall (median) | import ms, CPU (median) | CPU over its floor (median of pairs) | CPU vs floor | CPU ≤ +15 %',
-            ...functions.map(row),
-            ...FLOORS.map(floorRow),
-          ].join('\n'),
+          'function | floor (SDK clients) | KiB | size vs floor | size ≤ +15 % | budget KiB | import ms, wall (median) | import ms, CPU (median) | CPU over its floor (median of pairs) | CPU vs floor | CPU ≤ +15 %',
+          [...functions.map(row), ...FLOORS.map(floorRow)],
+          String,
         ),
         chart(
           'Bundle size: bars the function, line its floor',
@@ -152,29 +151,15 @@ export const coldPart: BenchPart = {
           functions.map((f) => [f.name, med(f.own, 'cpu'), med(f.paired, 'cpu')]),
         ),
         `What the largest DynamoDB function (${largest.name}) carries beyond its floor (≥ 1 KiB):`,
-        rows(
-          ['package or folder | KiB more than the floor', ...beyond.map(([p, d]) => `${p} | ${kib(d)}`)].join(
-            '\n',
-          ),
-        ),
+        rows('package or folder | KiB more than the floor', beyond, ([p, d]) => `${p} | ${kib(d)}`),
       ],
-      summary: `Bundles: DynamoDB-only functions ${range(
-        dynamo.map((f) => f.bytes),
-        kib,
-      )} KiB vs their floor ${kib(floors.dynamodb.bytes)} KiB, import CPU ${range(
-        dynamo.map((f) => med(f.own, 'cpu')),
-        ms,
-      )} ms vs ${ms(floorCpu('dynamodb'))} ms (${range(dynamo.map(cpuOver), signed)} ms in the median pair); of ${sdk.length} functions with an SDK client, ${sdk.length - sizeOver.length} within +15 % of their own floor in size, ${sdk.length - cpuOverGoal.length} in import CPU time.`,
+      summary: `Bundles: DynamoDB-only functions ${sizes} KiB vs their floor ${kib(floors.dynamodb.bytes)} KiB, import CPU ${cpus} ms vs ${ms(floorCpu('dynamodb'))} ms (${over} ms in the median pair); of ${sdk.length} functions with an SDK client, ${sdk.length - sizeOver.length} within +15 % of their own floor in size, ${sdk.length - cpuOverGoal.length} in import CPU time.`,
       findings: [
         sizeOver.length > 0 &&
           `Bundle size: ${sizeOver.length} of ${sdk.length} functions with an SDK client are more than 15 % above their floor; the furthest is ${sizeWorst!.name}, ${kib(sizeWorst!.bytes)} KiB (${pct(sizeWorst!.bytes, floors[sizeWorst!.floor].bytes)} over the ${CLIENTS[sizeWorst!.floor]} floor).`,
         cpuOverGoal.length > 0 &&
           `Cold import: ${cpuOverGoal.length} of ${sdk.length} functions with an SDK client take more than 15 % more CPU time to import than their floor; the furthest is ${cpuWorst!.name}, ${signed(cpuOver(cpuWorst!))} ms over the ${CLIENTS[cpuWorst!.floor]} floor’s ${ms(floorCpu(cpuWorst!.floor))} ms in the median pair.`,
-        ...functions.map(
-          (f) =>
-            f.bytes > BUNDLE_BUDGETS[budgetClassOf(f)] &&
-            `Bundle budget exceeded: ${f.name} is ${kib(f.bytes)} KiB.`,
-        ),
+        ...overBudget.map((f) => `Bundle budget exceeded: ${f.name} is ${kib(f.bytes)} KiB.`),
       ],
       data: functions,
     };

@@ -1,7 +1,7 @@
 /**
  * The bench's own stack: DynamoDB Local in memory, the counting proxy in front of it (in a child
- * process, `proxy-server.ts`, so its work never shares the stack's event loop), and the local stack
- * pointed at the proxy on a free port.
+ * process, so its work never shares the stack's event loop), and the local stack pointed at the
+ * proxy on a free port.
  */
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -16,51 +16,79 @@ import type { Table } from '../../tools/table.ts';
 import { benchClient } from './http-client.ts';
 import { sleep } from './stats.ts';
 
-/** The DynamoDB call counter (`lib/local/dynamodb-counter.ts`) in front of `target`, asked over IPC. */
-export async function startCountingProxy(target: string) {
-  const child = fork(fileURLToPath(new URL('./proxy-server.ts', import.meta.url)), [target], {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+type Reply = { ready?: string; id: number; value?: unknown; error?: string };
+/**
+ * A script beside this one in a child process: its first message `{ ready }`, then `ask` sends a
+ * message with an id and resolves with the reply `{ id, value }` (or rejects with `{ id, error }`).
+ */
+export async function forkChild(file: string, args: string[] = [], env?: NodeJS.ProcessEnv) {
+  const child = fork(fileURLToPath(new URL(file, import.meta.url)), args, {
+    ...{ stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env },
   });
   const kill = () => child.kill('SIGKILL');
   process.on('exit', kill);
-  const pending = new Map<number, (value: never) => void>();
+  const pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
   let next = 0;
-  const url = await new Promise<string>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`counting proxy exited with ${code}`)));
-    child.on('message', (m: { ready?: string; id: number; value: never }) => {
-      if (m.ready) resolve(m.ready);
-      else pending.get(m.id)?.(m.value);
-      pending.delete(m.id);
+  const ready = await new Promise<string>((resolve, reject) => {
+    child.once('exit', (code) => {
+      const err = new Error(`${file} exited with ${code}`);
+      for (const p of [{ reject }, ...pending.values()]) p.reject(err);
+    });
+    child.on('message', ({ ready, id, value, error }: Reply) => {
+      if (ready !== undefined) return resolve(ready);
+      if (error === undefined) pending.get(id)?.resolve(value);
+      else pending.get(id)?.reject(new Error(`${file}: ${error}`));
+      pending.delete(id);
     });
   });
-  const ask = <T>(method: string) =>
-    new Promise<T>((resolve) => {
-      pending.set(next, resolve as (value: never) => void);
-      child.send({ id: next++, method });
-    });
+  return {
+    ready,
+    ask: <T>(message: object) =>
+      new Promise<T>((resolve, reject) => {
+        pending.set(next, { resolve: resolve as (v: unknown) => void, reject });
+        child.send({ ...message, id: next++ });
+      }),
+    /** Let it end on its own (it ends when its parent goes), or kill it after 15 s. */
+    async stop() {
+      process.off('exit', kill);
+      const exited = new Promise((r) => child.once('exit', r));
+      child.disconnect();
+      const timer = setTimeout(kill, 15_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** The DynamoDB call counter (`lib/local/dynamodb-counter.ts`) in front of `target`, asked over IPC. */
+export async function startCountingProxy(target: string) {
+  const child = await forkChild('./proxy-server.ts', [target]);
+  const ask = <T>(method: string) => child.ask<T>({ method });
   /** Counts by `category:operation`, and when the last call that was not a stream poll or a floor came. */
   const snapshot = () => ask<{ counts: Counts; lastActivity: number }>('snapshot');
+  /** Wait until no call but stream polls has come for `quietMs` (at most `maxMs`). */
+  const quiet = async (quietMs = 250, maxMs = 5_000) => {
+    for (const started = Date.now(); ; ) {
+      const idle = Date.now() - (await snapshot()).lastActivity;
+      if (idle >= quietMs || Date.now() - started > maxMs) return;
+      await sleep(quietMs - idle + 5);
+    }
+  };
   return {
-    url,
+    url: child.ready,
     snapshot,
-    /** Keep every request from now until `recorded()`, which returns them. */
-    record: () => ask<void>('record'),
-    recorded: () => ask<RecordedCall[]>('recorded'),
+    quiet,
+    /** The DynamoDB requests of `run`, sent once the table has been quiet for `quietMs`. */
+    async recording(run: () => Promise<unknown>, quietMs?: number) {
+      await quiet(quietMs);
+      await ask('record');
+      await run();
+      return ask<RecordedCall[]>('recorded');
+    },
     /** Count every item touched by key from now until `tracked()`, which returns the counts. */
     track: () => ask<void>('track'),
     tracked: () => ask<ItemAccesses[]>('tracked'),
-    /** Wait until no call but stream polls has come for `quietMs` (at most `maxMs`). */
-    async quiet(quietMs = 250, maxMs = 5_000) {
-      for (const started = Date.now(); ; ) {
-        const idle = Date.now() - (await snapshot()).lastActivity;
-        if (idle >= quietMs || Date.now() - started > maxMs) return;
-        await sleep(quietMs - idle + 5);
-      }
-    },
-    stop() {
-      process.off('exit', kill);
-      kill();
-    },
+    stop: child.stop,
   };
 }
 
@@ -114,8 +142,5 @@ export async function reserveIds(env: { table: Table }, kind: IdKind, n: number)
   return lastIdOf(Attributes) - n + 1;
 }
 
-/**
- * Wait until the webhook pipeline and the purge are idle: no DynamoDB call but stream polls for a
- * second (every delivery reads its campaign, every purge step queries the table).
- */
+/** Wait until the webhook pipeline and the purge are idle: no DynamoDB call but stream polls for a second. */
 export const waitPipelineIdle = (env: BenchEnvironment) => env.proxy.quiet(1_000, 60_000);

@@ -1,10 +1,8 @@
 /**
- * Part 3c: freshness under load (issue 27): from a visit's 302 until the API counts it, p50 and
- * p99, in three runs (see the section's text). The polling is kept light: a figure of one link is
- * read only while it lags the link's answered visits, and the top lists (one request for every
- * tracked link) and the campaign's series (one for every visit) stand for many samples each.
- * Answers on one link can come out of order, so its k-th answered visit is seen once a reading
- * taken after it counts k.
+ * Part 3c: freshness under load (issue 27): from a visit's 302 until the API counts it, in three
+ * runs. The polling is kept light: a figure of one link is read only while it lags the link's
+ * answered visits, and the top lists and the campaign's series stand for many samples each. Answers
+ * on one link can come out of order, so its k-th answered visit is seen once a reading counts k.
  */
 import { formatTimestamp } from '../../lib/domain/time.ts';
 import { waitUntil } from '../../tools/wait.ts';
@@ -32,15 +30,11 @@ const FIGURES = [
 type Figure = (typeof FIGURES)[number][0];
 
 /**
- * The delays of the answered visits `answers` (times, in order) from index `from` on: visit k is
- * seen at the first reading [time, value] taken after it whose value is k + 1 or more. Both
- * thresholds only grow, so one pass over the readings does.
+ * The delays of the answered visits (`answers`, times in order) from index `from` on: visit k is
+ * seen at the first reading [time, value] taken after it whose value is k + 1 or more. Both only
+ * grow, so one pass over the readings does.
  */
-function delays(
-  answers: readonly number[],
-  readings: ReadonlyArray<[number, number]>,
-  from: number,
-): number[] {
+function delays(answers: readonly number[], readings: ReadonlyArray<[number, number]>, from: number) {
   const out: number[] = [];
   let r = 0;
   for (let k = from; k < answers.length; k++) {
@@ -59,15 +53,13 @@ async function run(env: BenchEnvironment, name: string, campaign: Campaign, rate
   const tracked = links.slice(0, TRACKED).map((_, j) => String(j));
   const keysOf = (f: Figure) =>
     f === 'campaign' ? ['all'] : f.endsWith('Series') ? tracked.slice(0, SERIES_TRACKED) : tracked;
-  const answers = new Map([
-    ...links.map((_, j) => [String(j), [] as number[]] as const),
-    ['all', [] as number[]],
-  ]);
+  const answers = new Map([...links.map((_, j) => String(j)), 'all'].map((key) => [key, [] as number[]]));
   const readings = new Map<string, Array<[number, number]>>();
   const lags = (f: Figure, key: string) =>
     (readings.get(`${f}|${key}`)?.at(-1)?.[1] ?? 0) < answers.get(key)!.length;
   const poller = benchClient(env.stack.baseUrl, env.apiKey, 8);
-  const series = `/api/v1/analytics/${campaignId}?granularity=hour&from=${formatTimestamp(new Date(Date.now() - 3_600_000))}`;
+  const hourAgo = formatTimestamp(new Date(Date.now() - 3_600_000));
+  const series = `/api/v1/analytics/${campaignId}?granularity=hour&from=${hourAgo}`;
   let polls = 0;
   /** Read `path` once; `value` gives each figure key's count from the body. */
   const read = async (
@@ -137,13 +129,8 @@ async function run(env: BenchEnvironment, name: string, campaign: Campaign, rate
     // More links than a top list holds: the tracked ones get a head start, not measured.
     const ahead =
       links.length > TOP_LIMIT ? tracked.flatMap((key) => Array<number>(HEAD_START).fill(Number(key))) : [];
-    await paced(
-      env,
-      ahead.length,
-      rate,
-      (i) => visit(ahead[i]!, -1 - i),
-      (a) => answered(ahead[a.i]!, a.status, a.at),
-    );
+    const head = (i: number) => visit(ahead[i]!, -1 - i);
+    await paced(env, ahead.length, rate, head, (a) => answered(ahead[a.i]!, a.status, a.at));
     const from = new Map([...answers].map(([key, a]) => [key, a.length]));
     // Round robin: every link gets its visit once a round, so no untracked link overtakes a tracked one.
     const j = (i: number) => i % links.length;
@@ -195,16 +182,11 @@ export const freshnessPart: BenchPart = {
       runs.push(await run(env, name, campaign, r, visits));
       console.log(`   ${name}: ${runs.at(-1)!.load.statuses[302] ?? 0} visits`);
     }
-    const stats = (d: number[]) => ({
-      ...spread(d),
-      n: d.length,
-      unseen: d.filter((x) => x === Infinity).length,
-    });
     const cell = (d: number[]) => {
-      const s = stats(d);
-      return `${ms(s.p50)} / ${ms(s.p99)} ms (${s.n}${s.unseen ? `, ${s.unseen} unseen` : ''})`;
+      const unseen = d.filter((x) => x === Infinity).length;
+      return `${ms(spread(d).p50)} / ${ms(spread(d).p99)} ms (${d.length}${unseen ? `, ${unseen} unseen` : ''})`;
     };
-    const p99 = (r: Run, f: Figure) => stats(r.delays[f]).p99;
+    const p99 = (r: Run, f: Figure) => spread(r.delays[f]).p99;
     const answered = (r: Run) => r.load.statuses[302] ?? 0;
     return {
       body: [
@@ -218,13 +200,10 @@ export const freshnessPart: BenchPart = {
           ]),
         ],
         rows(
-          [
-            "run | visits answered 302 / sent | visits/s | answer after its due time p50 / p99 ms | the pollers' requests/s",
-            ...runs.map(
-              (r) =>
-                `${r.name} | ${answered(r)} / ${r.visits} | ${(answered(r) / r.load.seconds).toFixed(1)} | ${ms(r.load.latency.p50)} / ${ms(r.load.latency.p99)} | ${r.pollsPerSecond.toFixed(1)}`,
-            ),
-          ].join('\n'),
+          "run | visits answered 302 / sent | visits/s | answer after its due time p50 / p99 ms | the pollers' requests/s",
+          runs,
+          (r) =>
+            `${r.name} | ${answered(r)} / ${r.visits} | ${(answered(r) / r.load.seconds).toFixed(1)} | ${ms(r.load.latency.p50)} / ${ms(r.load.latency.p99)} | ${r.pollsPerSecond.toFixed(1)}`,
         ),
       ],
       summary: `Freshness, p99: ${runs.map((r) => `${r.name}: 302 → total_clicks ${ms(p99(r, 'clicks'))} ms, → campaign series ${ms(p99(r, 'campaign'))} ms, → link series ${ms(p99(r, 'linkSeries'))} ms, → top links ${ms(p99(r, 'topLinks'))} ms`).join('; ')}.`,

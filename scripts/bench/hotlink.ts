@@ -1,10 +1,9 @@
 /**
  * Part 3b: one hot link (issue 14). Visits through `/r/{code}` as fast as the stack takes them
- * (autocannon, `runLoad`), each from a visitor of its own, on one link and spread over many; the
- * counting proxy counts every item read or written by key meanwhile (`DynamoCounter.track()`), so
- * the part reports the writes per 1,000 visits on the hottest items, and visits/s on one link
- * against spread. A burst written straight into the table shows the consumer at a viral rate; its
- * capacity goes to the cost model (part 7).
+ * (`runLoad`), each from a visitor of its own, on one link and spread over many, while the counting
+ * proxy counts every item read or written by key: the writes per 1,000 visits on the hottest items,
+ * and visits/s on one link against spread. A burst written straight into the table shows the
+ * consumer at a viral rate; its capacity goes to the cost model (part 7).
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { linkFromItem, linkKey } from '../../lib/db/entities/link.ts';
@@ -18,54 +17,54 @@ import { type BenchPart, checks, checksTable, rows } from './report.ts';
 import { settings } from './settings.ts';
 import { BROWSER, campaignWithLinks, runLoad } from './traffic.ts';
 
-const HOT_ITEM_GOAL = 20;
-const SAME_RATE_GOAL = 0.1;
-const CONNECTIONS = 32;
+const [HOT_ITEM_GOAL, SAME_RATE_GOAL, CONNECTIONS] = [20, 0.1, 32];
 /** How long the consumer may take to count a run before the bench gives up on it. */
 const DRAIN_TIMEOUT_MS = 180_000;
 
 /** The links' stored `total_clicks`, summed (read straight from DynamoDB Local, not counted). */
 async function clicksOf(env: BenchEnvironment, codes: readonly string[]): Promise<number> {
-  const items = await getItems(codes.map(linkKey), env.table);
-  return items.reduce((sum, item) => sum + Number(item?.total_clicks ?? 0), 0);
+  return (await getItems(codes.map(linkKey), env.table)).reduce(
+    (a, item) => a + Number(item?.total_clicks ?? 0),
+    0,
+  );
 }
+const byWrites = (items: ItemAccesses[]) =>
+  [...items].sort((a, b) => writesOf(b.counts) - writesOf(a.counts));
 
 type Campaign = Awaited<ReturnType<typeof campaignWithLinks>>;
 
 /**
- * `amount` visits over the links of `campaign`, each from a visitor of its own (autocannon's
- * `idReplacement` in the user agent), then a wait until the links' `total_clicks` hold them all
- * and the pipeline is idle; with `track`, every item touched by key meanwhile.
+ * `amount` visits over the campaign's links, each from a visitor of its own (autocannon's
+ * `idReplacement`), then a wait until their `total_clicks` hold them and the pipeline is idle; with
+ * `track`, every item touched by key meanwhile.
  */
-async function drive(env: BenchEnvironment, campaign: Campaign, amount: number, track = true) {
-  const { codes } = campaign;
+async function drive(env: BenchEnvironment, { id, codes }: Campaign, amount: number, track = true) {
   const before = await clicksOf(env, codes);
-  const bots = async () => (await visitItems(env.tenant, campaign.id, env.table, 'B#')).length;
+  const bots = async () => (await visitItems(env.tenant, id, env.table, 'B#')).length;
   const botsBefore = await bots();
   if (track) await env.proxy.track();
   const result = await runLoad({
-    url: `${env.stack.baseUrl}/r/${codes[0]}`,
-    headers: { 'user-agent': `${BROWSER} visitor/[<id>]` },
-    idReplacement: true,
-    targets: codes.map((code) => `/r/${code}`),
-    connections: CONNECTIONS,
-    amount,
+    ...{ url: `${env.stack.baseUrl}/r/${codes[0]}`, targets: codes.map((code) => `/r/${code}`) },
+    ...{
+      headers: { 'user-agent': `${BROWSER} visitor/[<id>]` },
+      idReplacement: true,
+      connections: CONNECTIONS,
+      amount,
+    },
   });
   const ended = performance.now();
   const accepted = result.statuses[302] ?? 0;
-  const all = Object.values(result.statuses).reduce((a, n) => a + n, 0);
-  // Bot visits are items written by the request itself; human visits reach total_clicks through
-  // the stream consumer: every 302 is one or the other.
+  // Every 302 is a bot visit (its own item, which `isbot` may see in an autocannon id) or a human
+  // visit that reaches total_clicks through the stream consumer.
   const botVisits = (await bots()) - botsBefore;
   const counted = () => clicksOf(env, codes).then((c) => c - before);
   await waitUntil(async () => (await counted()) >= accepted - botVisits, DRAIN_TIMEOUT_MS, 25);
   const drainMs = performance.now() - ended;
   await waitPipelineIdle(env);
-  // `other`: responses with another status; `bots`: 302s of visitors `isbot` took for bots (an
-  // autocannon id in a user agent can read as one), counted apart, never in total_clicks.
   const { errors, durationMs, latency } = result;
+  const other = Object.values(result.statuses).reduce((a, n) => a + n, 0) - accepted;
   return {
-    ...{ links: codes.length, accepted, other: all - accepted, errors, durationMs, latency, drainMs },
+    ...{ links: codes.length, accepted, other, errors, durationMs, latency, drainMs },
     ...{ perSecond: accepted / (durationMs / 1000), counted: await counted(), bots: botVisits },
     tracked: track ? await env.proxy.tracked() : [],
   };
@@ -73,26 +72,18 @@ async function drive(env: BenchEnvironment, campaign: Campaign, amount: number, 
 type TrafficRun = Awaited<ReturnType<typeof drive>>;
 
 /**
- * A viral burst, past what the gateway on these cores can take: `n` visit items of one new link
- * written straight into the table (as the visit handler builds them, `newVisitItem`; every visitor
- * unique) as fast as DynamoDB Local takes them, then counted by the real stream consumer: the
- * consumer's batching at a high rate, the case the hot-item goal is about.
+ * A viral burst, past what the gateway on these cores takes: `n` unique visit items of a new link
+ * written straight into the table as the visit handler builds them, then counted by the real
+ * stream consumer: its batching at a high rate, the case the hot-item goal is about.
  */
 async function burst(env: BenchEnvironment, n: number) {
-  const { codes } = await campaignWithLinks(env, 'burst', 1);
-  const code = codes[0]!;
-  const { Item } = await env.table.db.send(
-    new GetCommand({ TableName: env.table.name, Key: linkKey(code), ConsistentRead: true }),
-  );
-  const link = linkFromItem(Item ?? {});
-  const first = await reserveIds(env, 'action', n);
-  const at = new Date().toISOString();
+  const code = (await campaignWithLinks(env, 'burst', 1)).codes[0]!;
+  const read = { TableName: env.table.name, Key: linkKey(code), ConsistentRead: true };
+  const link = linkFromItem((await env.table.db.send(new GetCommand(read))).Item ?? {});
+  const [first, at] = [await reserveIds(env, 'action', n), new Date().toISOString()];
   const visit = (i: number) => ({
-    id: first + i,
-    at,
-    action_type: 'visit',
+    ...{ id: first + i, at, action_type: 'visit', referred_user: null },
     metadata: { user_agent: `${BROWSER} visitor/burst-${i}` },
-    referred_user: null,
   });
   const items = Array.from({ length: n }, (_, i) => newVisitItem(link, visit(i), true).item);
   await env.proxy.track();
@@ -103,13 +94,12 @@ async function burst(env: BenchEnvironment, n: number) {
   const counted = performance.now();
   await waitPipelineIdle(env);
   const tracked = await env.proxy.tracked();
-  const hottest = [...tracked].sort((a, b) => writesOf(b.counts) - writesOf(a.counts))[0];
+  const hottest = byWrites(tracked)[0];
   const per1000 = (item: ItemAccesses | undefined) =>
     item ? (writesOf(item.counts) * 1000) / n : Number.NaN;
   return {
-    requests: n,
-    perSecond: n / ((written - started) / 1000),
-    /** What the burst used (its visit items' writes and everything the stream consumer did), for the cost model. */
+    ...{ requests: n, perSecond: n / ((written - started) / 1000) },
+    /** What the burst used (its visit items' writes and all the stream consumer did), for the cost model. */
     usage: await capacityOf(env.table, tracked),
     /** From the first write until `total_clicks` held them all. */
     countedInMs: counted - started,
@@ -128,15 +118,6 @@ function label(item: ItemAccesses, hotCode: string): string {
   return item.pk.startsWith('T#') ? `${kind} ${item.sk.slice(0, 40)}` : `${kind} ${item.pk.slice(0, 28)}…`;
 }
 
-const byWrites = (items: ItemAccesses[]) =>
-  [...items].sort((a, b) => writesOf(b.counts) - writesOf(a.counts));
-/** Transactions of the rollup consumer: each one writes its shard's checkpoint (today's pipeline). */
-const rollupTransactions = (items: ItemAccesses[]) =>
-  items
-    .filter((i) => kindOf(i.pk, i.sk) === 'rollup checkpoint')
-    .flatMap((i) => Object.entries(i.counts))
-    .reduce((a, [access, n]) => a + (access.startsWith('TransactWriteItems:Update') ? n : 0), 0);
-
 export const hotlinkPart: BenchPart = {
   name: 'hotlink',
   title: '3b. One hot link: hot items, and throughput against spread links',
@@ -149,14 +130,13 @@ export const hotlinkPart: BenchPart = {
     // Calibration on the hot link (also the warm-up): the rate that sizes every run.
     const calibration = await drive(env, hot, CONNECTIONS * 8, false);
     const amount = Math.max(CONNECTIONS, Math.round(calibration.perSecond * settings.hotlinkSeconds));
-    // A warm-up run on the spread links too, not counted: the first measured run used to be the
-    // slowest by far (the JITs of Node and of DynamoDB Local, and the consumer's path for many
-    // links, had not run yet), which an alternated order does not cancel when the warm-up is not linear.
+    // A warm-up on the spread links too: the first measured run was the slowest by far (the JITs,
+    // the consumer's many-links path), which alternating the order does not cancel.
     const warmup = await drive(env, spreadCampaign, amount, false);
     const runs: TrafficRun[] = [];
     for (const kind of ['hot', 'spread', 'spread', 'hot'] as const) {
-      runs.push(await drive(env, kind === 'hot' ? hot : spreadCampaign, amount));
-      const r = runs.at(-1)!;
+      const r = await drive(env, kind === 'hot' ? hot : spreadCampaign, amount);
+      runs.push(r);
       console.log(
         `   ${kind}: ${r.accepted} visits at ${r.perSecond.toFixed(0)}/s, counted ${(r.drainMs / 1000).toFixed(1)} s after`,
       );
@@ -170,22 +150,15 @@ export const hotlinkPart: BenchPart = {
     const exact = runs.every((r) => r.counted === r.accepted - r.bots);
 
     // Hot items: per 1,000 visits of the hot runs.
-    const [hotItems, spreadItems] = [
-      mergeTracked(hotRuns.map((r) => r.tracked)),
-      mergeTracked(spreadRuns.map((r) => r.tracked)),
-    ];
+    const hotItems = mergeTracked(hotRuns.flatMap((r) => r.tracked));
+    const spreadItems = mergeTracked(spreadRuns.flatMap((r) => r.tracked));
     const per1000 = (n: number, visits = hotVisits) => (n * 1000) / visits;
     const linkItem = hotItems.find((i) => i.pk === `LINK#${hotCode}`);
     const hottest = byWrites(hotItems)[0];
     const hottestOf = (kind: string) => byWrites(hotItems.filter((i) => kindOf(i.pk, i.sk) === kind))[0];
-    const hotRows = [
-      ...new Set([
-        hottest,
-        linkItem,
-        ...['series', 'ranking', 'ranking board', 'rollup checkpoint'].map(hottestOf),
-        hotItems.find((i) => kindOf(i.pk, i.sk) === 'campaign' && i.pk.includes(hot.id)),
-      ]),
-    ].filter((i) => i !== undefined);
+    const campaignItem = hotItems.find((i) => kindOf(i.pk, i.sk) === 'campaign' && i.pk.includes(hot.id));
+    const kinds = ['series', 'referrer totals', 'ranking board'].map(hottestOf);
+    const hotRows = [...new Set([hottest, linkItem, ...kinds, campaignItem])].filter((i) => i !== undefined);
     const hottestWrites = hottest ? per1000(writesOf(hottest.counts)) : Number.NaN;
     const linkWrites = linkItem ? per1000(writesOf(linkItem.counts)) : Number.NaN;
 
@@ -195,16 +168,11 @@ export const hotlinkPart: BenchPart = {
     );
 
     const itemRows = (items: ItemAccesses[], visits: number) =>
-      rows(
-        [
-          'item | writes per 1,000 visits | transaction checks | reads | accesses (all)',
-          ...items.map((i) => {
-            const per = [writesOf, checksOf, readsOf].map((of) => per1000(of(i.counts), visits).toFixed(1));
-            const all = Object.entries(i.counts).map(([k, n]) => `${n} ${k}`);
-            return `${label(i, hotCode)} | ${per.join(' | ')} | ${all.join(', ')}`;
-          }),
-        ].join('\n'),
-      );
+      rows('item | writes per 1,000 visits | transaction checks | reads | accesses (all)', items, (i) => {
+        const per = [writesOf, checksOf, readsOf].map((of) => per1000(of(i.counts), visits).toFixed(1));
+        const all = Object.entries(i.counts).map(([k, n]) => `${n} ${k}`);
+        return `${label(i, hotCode)} | ${per.join(' | ')} | ${all.join(', ')}`;
+      });
     const counted = (r: TrafficRun) =>
       `${r.counted} / ${r.accepted}${r.bots > 0 ? ` − ${r.bots} bots` : ''}${r.counted === r.accepted - r.bots ? '' : ' (OFF)'}`;
     const gap = `${rateGap >= 0 ? '+' : ''}${(rateGap * 100).toFixed(0)} %`;
@@ -218,17 +186,14 @@ total_clicks rose by every 302 (less bot visits) of every run | ${runs.map((r) =
       body: [
         `Visits through \`/r/{code}\` of the local stack, ${CONNECTIONS} connections of autocannon in a child process, every request a new visitor (its user agent carries an id of its own, so every visit is unique, as on a link that goes viral). A calibration run on the hot link (${calibration.accepted} visits at ${calibration.perSecond.toFixed(0)}/s) sizes the runs, and a warm-up run on the spread links (${warmup.accepted} visits at ${warmup.perSecond.toFixed(0)}/s, not counted) runs the consumer's many-links path before any measured run: ${amount} visits each, alternated one link, ${spreadLinks} links, ${spreadLinks} links, one link (each link of its own referrer). After each run the bench waits until the links' \`total_clicks\` hold every 302 (the rollup consumer of the table stream counts them) and the pipeline is idle. Everything runs on the same cores: the consumer's writes compete with the visits for DynamoDB Local.`,
         rows(
-          [
-            'run | visits sent | visits/s | p50 / p99 ms | errors or other statuses | counted after the run in | total_clicks rose / 302s (− those isbot took for bots)',
-            ...runs.map(
-              (r, i) =>
-                `${i + 1}. ${r.links === 1 ? 'one link' : `${r.links} links`} | ${r.accepted + r.other} | ${r.perSecond.toFixed(0)} | ${r.latency.p50} / ${r.latency.p99} | ${r.errors + r.other} | ${(r.drainMs / 1000).toFixed(1)} s | ${counted(r)}`,
-            ),
-          ].join('\n'),
+          'run | visits sent | visits/s | p50 / p99 ms | errors or other statuses | counted after the run in | total_clicks rose / 302s (− those isbot took for bots)',
+          runs,
+          (r, i) =>
+            `${i + 1}. ${r.links === 1 ? 'one link' : `${r.links} links`} | ${r.accepted + r.other} | ${r.perSecond.toFixed(0)} | ${r.latency.p50} / ${r.latency.p99} | ${r.errors + r.other} | ${(r.drainMs / 1000).toFixed(1)} s | ${counted(r)}`,
         ),
-        `**Hot items.** Every item the stack read or wrote by key during the two one-link runs, until the pipeline was idle (the counting proxy's item tracking: \`UpdateItem\`, \`PutItem\`, items of \`TransactWriteItems\` and batches), per 1,000 of their ${hotVisits} visits. ${rollupTransactions(hotItems)} rollup transactions counted them (${per1000(rollupTransactions(hotItems)).toFixed(1)} per 1,000 visits; none where the rollups write without transactions); the consumer sums a stream batch per item, so the link item is written once per batch, not once per visit.`,
+        `**Hot items.** Every item the stack read or wrote by key during the two one-link runs, until the pipeline was idle (the counting proxy's item tracking: \`UpdateItem\`, \`PutItem\`, items of \`TransactWriteItems\` and batches), per 1,000 of their ${hotVisits} visits. The consumer sums a stream batch per item, so the link item is written once per batch, not once per visit.`,
         itemRows(hotRows, hotVisits),
-        `Spread over ${spreadLinks} links (${spreadVisits} visits, ${rollupTransactions(spreadItems)} rollup transactions: ${per1000(rollupTransactions(spreadItems), spreadVisits).toFixed(1)} per 1,000 visits), the hottest items per 1,000 visits:`,
+        `Spread over ${spreadLinks} links (${spreadVisits} visits), the hottest items per 1,000 visits:`,
         itemRows(byWrites(spreadItems).slice(0, 3), spreadVisits),
         checksTable(goals),
       ],

@@ -1,22 +1,12 @@
-/**
- * The bench's HTTP client: node:http over keep-alive sockets (one unless told), less overhead
- * between the measurement and the gateway than fetch, and the same client for every endpoint.
- */
+/** The bench's HTTP client: node:http over keep-alive sockets (one unless told), leaner than fetch. */
 import { Agent, request } from 'node:http';
 
-export interface Response {
+export type Response = {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   body: string;
-}
-
-export interface RequestSpec {
-  method: string;
-  path: string;
-  headers?: Record<string, string>;
-  body?: unknown;
-}
-
+};
+export type RequestSpec = { method: string; path: string; headers?: Record<string, string>; body?: unknown };
 export type BenchClient = ReturnType<typeof benchClient>;
 
 /** A client of the gateway at `baseUrl`, sending `apiKey` on every path but the redirect's. */
@@ -41,9 +31,8 @@ export function benchClient(baseUrl: string, apiKey: string, sockets = 1) {
         );
       });
       req.on('error', (err: NodeJS.ErrnoException) => {
-        // A kept-alive socket the gateway closed as this request went out (its idle timeout, 5 s,
-        // after a quiet part of the bench): the request never reached it. Node's documented remedy
-        // is to send it again on a new socket, once.
+        // A kept-alive socket the gateway closed (its 5 s idle timeout) as this went out: Node's
+        // documented remedy is to send it again on a new socket, once.
         if (req.reusedSocket && err.code === 'ECONNRESET' && !retried) send(spec, true).then(resolve, reject);
         else reject(err);
       });

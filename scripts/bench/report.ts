@@ -1,7 +1,7 @@
 /**
- * What a part is and gives back, and the report: each part's section is prose, tables (written as
- * the text they render to, `rows`) and Mermaid `xychart-beta` charts, which the code host renders;
- * the Markdown goes to a file and the console gets the same tables, the summary and the goals missed.
+ * What a part is and gives back, and the report: each section is prose, tables and Mermaid
+ * `xychart-beta` charts; the Markdown goes to a file, the console gets the tables, the summary and
+ * the goals missed.
  */
 import type { EndpointCase, Fixtures } from './endpoints.ts';
 import type { BenchEnvironment } from './environment.ts';
@@ -12,7 +12,6 @@ export type Cell = string | number | undefined;
 export type Block = string | Cell[][];
 /** A goal and how the run did: a row of a goals table and, when missed, a finding. */
 export type Check = { what: string; value: string; goal: string; met: boolean };
-
 /** What a part is given: the stack and the endpoint cases (part 1 makes them), earlier parts' data. */
 export type Context = {
   env: BenchEnvironment;
@@ -20,8 +19,7 @@ export type Context = {
   cases: EndpointCase[];
   data: Record<string, unknown>;
 };
-
-/** A part's section, its summary line, its goals, other problems found (falsy: none) and what later parts use. */
+/** A part's section, summary line, goals, other problems (falsy: none) and what later parts use. */
 export interface Outcome {
   body: Array<Block | false>;
   summary: string;
@@ -29,8 +27,7 @@ export interface Outcome {
   findings?: Array<string | false | undefined>;
   data?: unknown;
 }
-
-/** One part: the name `BENCH_PARTS` knows, its section's title, whether it needs the bench's stack, how it measures. */
+/** One part: the name `BENCH_PARTS` knows, its section's title, whether it needs the bench's stack. */
 export type BenchPart = { name: string; title: string; stack: boolean; run(ctx: Context): Promise<Outcome> };
 
 /** A table written as the text it renders to, cells split at ' | ': the headers' line, then a line per row or per item. */
@@ -68,14 +65,8 @@ export function table([head = [], ...body]: Cell[][]): string {
 export function chart(title: string, unit: string, points: Array<[string, number, number]>): string {
   const round = (v: number) => (Number.isFinite(v) ? Number(v.toFixed(2)) : 0);
   const max = Math.max(1, ...points.flatMap(([, v, f]) => [round(v), round(f)]));
-  return `\`\`\`mermaid
-xychart-beta
-  title "${title}"
-  x-axis [${points.map(([label]) => JSON.stringify(label)).join(', ')}]
-  y-axis "${unit}" 0 --> ${Math.ceil(max * 1.1)}
-  bar [${points.map(([, v]) => round(v)).join(', ')}]
-  line [${points.map(([, , f]) => round(f)).join(', ')}]
-\`\`\``;
+  const series = (i: 1 | 2) => points.map((p) => round(p[i])).join(', ');
+  return `\`\`\`mermaid\nxychart-beta\n  title "${title}"\n  x-axis [${points.map(([label]) => JSON.stringify(label)).join(', ')}]\n  y-axis "${unit}" 0 --> ${Math.ceil(max * 1.1)}\n  bar [${series(1)}]\n  line [${series(2)}]\n\`\`\``;
 }
 
 const list = (lines: string[]) => (lines.length ? lines.map((l) => `- ${l}`).join('\n') : '- None.');
@@ -102,11 +93,11 @@ export function renderMarkdown(r: Report): string {
 }
 
 /** The tables of every section, then the summary and the goals missed. */
-export function renderConsole(r: Report): string {
-  const tables = (s: Section) => blocks(s.body.filter((b) => typeof b !== 'string'));
-  return [
-    ...r.sections.map((s) => `\n== ${s.title} ==\n${tables(s).join('\n\n')}`),
+export const renderConsole = (r: Report) =>
+  [
+    ...r.sections.map(
+      (s) => `\n== ${s.title} ==\n${blocks(s.body.filter((b) => typeof b !== 'string')).join('\n\n')}`,
+    ),
     `\n== Summary ==\n${list(r.summary)}`,
     `\n== Goals missed / budgets exceeded / problems ==\n${list(r.findings)}`,
   ].join('\n');
-}

@@ -1,19 +1,18 @@
 /**
- * Part 6: a campaign with many links, written straight into the table as `newLinkItem` builds them
- * (`campaignWithWrittenLinks`). Its first and last page (limit 100; the last through a cursor built by `encodeCursor`)
- * are timed through the gateway and as the DynamoDB requests the stack made for each, recorded and
- * replayed (the floor, `floor.ts`); then the campaign is deleted and the time from the 204 until
- * no item of it remains is measured (the background purge), and every link key read back.
+ * Part 6: a campaign with many links written straight into the table. Its first and last page
+ * (limit 100; the last through a cursor built by `encodeCursor`) timed through the gateway and as
+ * their recorded DynamoDB requests replayed (`floor.ts`); then the campaign deleted and the time
+ * from the 204 until no item of it remains (the background purge), every link key read back.
  */
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { encodeCursor } from '../../lib/db/cursor.ts';
 import { campaignLinksPartition, isLinkItem, linkKey, linkOrder } from '../../lib/db/entities/link.ts';
 import { campaignItems, getItems } from '../../tools/table.ts';
 import { waitUntil } from '../../tools/wait.ts';
-import { replayFloor } from './floor.ts';
+import { timeWithFloors } from './floor.ts';
 import { type BenchPart, checks, rows } from './report.ts';
 import { settings } from './settings.ts';
-import { interleaved, ms, pageVerdict, percentile } from './stats.ts';
+import { ms, pageVerdict } from './stats.ts';
 import { campaignWithWrittenLinks } from './traffic.ts';
 
 export const scalePart: BenchPart = {
@@ -23,17 +22,12 @@ export const scalePart: BenchPart = {
   async run({ env }) {
     const { tenant, table } = env;
     const n = settings.scaleLinks;
-    const campaign = await campaignWithWrittenLinks(env, 'scale', n, false);
-    const { links, createdMs, loadSeconds } = campaign;
+    const { id, links, createdMs, loadSeconds } = await campaignWithWrittenLinks(env, 'scale', n, false);
     const firstId = links[0]!.id;
-
     // The last page starts after the item before it.
-    const path = `/api/v1/campaign_referral_links/${campaign.id}?limit=100`;
-    const position = {
-      sortKey: linkOrder(createdMs + n - 101, firstId + n - 101),
-      code: links[n - 101]!.code,
-    };
-    const lastPath = `${path}&cursor=${encodeURIComponent(encodeCursor({ tenant, campaignId: campaign.id }, position))}`;
+    const path = `/api/v1/campaign_referral_links/${id}?limit=100`;
+    const before = { sortKey: linkOrder(createdMs + n - 101, firstId + n - 101), code: links[n - 101]!.code };
+    const lastPath = `${path}&cursor=${encodeURIComponent(encodeCursor({ tenant, campaignId: id }, before))}`;
     const check = await env.client.send({ method: 'GET', path: lastPath });
     const page = JSON.parse(check.body) as Array<{ id: number }>;
     const lastPageOk =
@@ -42,37 +36,26 @@ export const scalePart: BenchPart = {
       page[0]?.id === firstId + n - 100 &&
       page[99]?.id === firstId + n - 1 &&
       check.headers['x-next-cursor'] === undefined;
-    const get = (p: string) => () => env.client.send({ method: 'GET', path: p });
-    const recordFloor = async (p: string) => {
-      await env.proxy.quiet();
-      await env.proxy.record();
-      await get(p)();
-      return replayFloor(await env.proxy.recorded(), env.proxy.url)!.run;
-    };
-    const runs = {
-      first: get(path),
-      last: get(lastPath),
-      floorFirst: await recordFloor(path),
-      floorLast: await recordFloor(lastPath),
-    };
-    const times = await interleaved(runs, settings.pageSamples);
+    const get = (p: string) => env.client.send({ method: 'GET', path: p });
+    const pages = [
+      { key: 'first', path },
+      { key: 'last', path: lastPath },
+    ];
+    const { p } = await timeWithFloors(env.proxy, get, pages, settings.pageSamples);
 
     // Delete, then watch the purge until neither the link list nor the campaign's partition holds an item.
     const tDelete = performance.now();
-    const deleted = await env.client.send({ method: 'DELETE', path: `/api/v1/campaign?id=${campaign.id}` });
+    const deleted = await env.client.send({ method: 'DELETE', path: `/api/v1/campaign?id=${id}` });
     const deleteMs = performance.now() - tDelete;
     if (deleted.status !== 204) throw new Error(`DELETE of the scale campaign: ${deleted.status}`);
     const purgeStart = performance.now();
     const firstLink = {
-      TableName: table.name,
-      IndexName: 'GSI2',
-      KeyConditionExpression: 'GSI2PK = :pk',
-      ExpressionAttributeValues: { ':pk': campaignLinksPartition(tenant, campaign.id) },
-      Limit: 1,
+      ...{ TableName: table.name, IndexName: 'GSI2', KeyConditionExpression: 'GSI2PK = :pk', Limit: 1 },
+      ExpressionAttributeValues: { ':pk': campaignLinksPartition(tenant, id) },
     };
     const anyLeft = async () =>
       (await table.db.send(new QueryCommand(firstLink))).Items?.length ||
-      (await campaignItems(tenant, campaign.id, '', table)).length;
+      (await campaignItems(tenant, id, '', table)).length;
     const gone = await waitUntil(async () => !(await anyLeft()), settings.purgeTimeoutSeconds * 1000, 500);
     const seconds = (performance.now() - purgeStart) / 1000;
     // Exact check: every link key read back; a code's reservation is no link.
@@ -82,14 +65,11 @@ export const scalePart: BenchPart = {
     );
     const remaining = stored.filter((i) => i && isLinkItem(i)).length;
 
-    const [first, last, floorFirst, floorLast] = Object.keys(runs).map((k) =>
-      percentile(times[k]!, 50),
-    ) as number[] as [number, number, number, number];
-    const [ratio, floorRatio] = [last / first, floorLast / floorFirst];
+    const [ratio, floorRatio] = [p('last') / p('first'), p('last', 'floor') / p('first', 'floor')];
     const verdict = pageVerdict(ratio, floorRatio);
     const finished = gone && remaining === 0;
     const count = n.toLocaleString('en-US');
-    const p50p95 = (k: string) => `${ms(percentile(times[k]!, 50))} ms (${ms(percentile(times[k]!, 95))})`;
+    const p50p95 = (k: string) => `${ms(p(k))} ms (${ms(p(k, 'gateway', 95))})`;
     const purge = finished
       ? `${seconds.toFixed(1)} s (${(n / seconds).toFixed(0)} items/s; every link key read back: 0 left)`
       : `not finished after ${seconds.toFixed(0)} s: ${remaining} links left`;
@@ -98,14 +78,14 @@ export const scalePart: BenchPart = {
         `${count} links written straight into the table as \`newLinkItem\` builds them for \`createLink\` (BatchWriteItem, ${loadSeconds.toFixed(1)} s). First and last page of the campaign’s list (limit 100) timed ${settings.pageSamples} times each, interleaved; the last page through a cursor built by \`encodeCursor\`. The floor is each page’s DynamoDB requests, recorded and replayed (as in part 2).`,
         rows(`
 measure | through the gateway | floor (DynamoDB requests replayed)
-first page p50 (p95) | ${p50p95('first')} | ${ms(floorFirst)} ms
-last page p50 (p95) | ${p50p95('last')} | ${ms(floorLast)} ms
+first page p50 (p95) | ${p50p95('first')} | ${ms(p('first', 'floor'))} ms
+last page p50 (p95) | ${p50p95('last')} | ${ms(p('last', 'floor'))} ms
 last / first at p50 | ${ratio.toFixed(2)} (${verdict}) | ${floorRatio.toFixed(2)}
 last page holds the last 100 links, no next cursor | ${lastPageOk ? 'yes' : 'NO'} |
 DELETE of the campaign answered 204 in | ${ms(deleteMs)} ms |
 from the 204 until no item of it remains | ${purge} |`),
       ],
-      summary: `Scale (${count} links): first page ${ms(first)} ms, last page ${ms(last)} ms; purge ${finished ? `${seconds.toFixed(1)} s` : `unfinished (${remaining} left)`}.`,
+      summary: `Scale (${count} links): first page ${ms(p('first'))} ms, last page ${ms(p('last'))} ms; purge ${finished ? `${seconds.toFixed(1)} s` : `unfinished (${remaining} left)`}.`,
       checks: checks(`
 the last page holds the last 100 links, no next cursor | ${lastPageOk} | true | ${lastPageOk}
 the last page's p50 against the first's | ${ratio.toFixed(2)}× (${verdict}; the floor ${floorRatio.toFixed(2)}×) | same within noise | ${verdict === 'same within noise'}

@@ -1,12 +1,11 @@
 /** Statistics and number formats of the bench: nearest-rank percentiles over sorted copies. */
 export function percentile(values: readonly number[], p: number): number {
-  if (values.length === 0) return Number.NaN;
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+  return sorted.length
+    ? sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!
+    : NaN;
 }
-
 export const median = (values: readonly number[]) => percentile(values, 50);
-
 /** The percentiles every part reports, and the maximum. */
 export const spread = (values: readonly number[]) => ({
   p50: percentile(values, 50),
@@ -16,29 +15,23 @@ export const spread = (values: readonly number[]) => ({
 });
 
 /** Milliseconds with a precision that suits the magnitude. */
-export function ms(value: number): string {
-  if (!Number.isFinite(value)) return 'n/a';
-  return value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(2);
-}
-
+export const ms = (v: number) =>
+  !Number.isFinite(v) ? 'n/a' : v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2);
 export const kib = (bytes: number) => (bytes / 1024).toFixed(1);
 export const pct = (value: number, floor: number) =>
   `${value >= floor ? '+' : ''}${(((value - floor) / floor) * 100).toFixed(0)} %`;
+export const signed = (v: number) => `${v >= 0 ? '+' : ''}${ms(v)}`;
 export const usd = (v: number) =>
   v >= 0.1 ? `$${v.toFixed(2)}` : v >= 0.001 ? `$${v.toFixed(3)}` : v > 0 ? `$${v.toFixed(4)}` : '$0';
 export const yes = (ok: boolean) => (ok ? 'yes' : 'NO');
-
 export const sleep = (milliseconds: number) => new Promise<void>((r) => setTimeout(r, milliseconds));
 
-/** Two page latencies (or their floors) closer than this factor count as the same. */
-const PAGE_NOISE = 1.25;
-
 /**
- * A deep page against the first: the same within noise, or different (and whether the bare
- * DynamoDB floor differs too, which puts it on DynamoDB Local rather than on our code).
+ * A deep page against the first (both p50s closer than 1.25× count as the same): the same within
+ * noise, or different, and whether the bare DynamoDB floor differs too (DynamoDB Local's doing).
  */
 export function pageVerdict(ratio: number, floorRatio: number): string {
-  const near = (x: number) => x <= PAGE_NOISE && x >= 1 / PAGE_NOISE;
+  const near = (x: number) => x <= 1.25 && x >= 1 / 1.25;
   return near(ratio)
     ? 'same within noise'
     : near(floorRatio)
@@ -58,7 +51,7 @@ export function random(seed: number) {
   };
 }
 
-/** Each of `runs` timed `samples` times, interleaved (a round over all of them at a time), so all share the same load. */
+/** Each of `runs` timed `samples` times, a round over all of them at a time, so all share the same load. */
 export async function interleaved(runs: Record<string, () => Promise<unknown>>, samples: number) {
   const times: Record<string, number[]> = Object.fromEntries(Object.keys(runs).map((k) => [k, []]));
   for (let s = 0; s < samples; s++)

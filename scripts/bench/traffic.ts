@@ -1,7 +1,7 @@
 /**
- * Traffic for the parts: campaigns and their links, visitors of their own, and two load
- * generators: `runLoad`, autocannon in a child process as fast as the stack answers, in amount
- * mode so that counts are exact; `paced`, an open loop in this process whose every answer is timed.
+ * Traffic for the parts: campaigns and their links, visitors of their own, and two load generators:
+ * `runLoad`, autocannon in a child process as fast as the stack answers (amount mode: exact counts),
+ * and `paced`, an open loop in this process whose every answer is timed.
  */
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -19,9 +19,8 @@ export const BROWSER =
 
 let visitorRuns = 0;
 /**
- * A browser's user agent per visit, each run its own: a visitor is a hash of IP address and user
- * agent, and every local request comes from 127.0.0.1, so each visit is a new visitor. Digits only
- * after the browser's name: an id holding a word such as `feed` looks like a bot to `isbot`.
+ * A user agent per visit, each run its own: a visitor is a hash of address and user agent, and every
+ * local request comes from 127.0.0.1. Digits only: an id with a word such as `feed` reads as a bot.
  */
 export function visitors() {
   const run = ++visitorRuns;
@@ -40,12 +39,12 @@ const newCampaign = (env: BenchEnvironment, name: string) =>
 export async function campaignWithLinks(env: BenchEnvironment, name: string, n: number) {
   const { id } = await newCampaign(env, name);
   const client = benchClient(env.stack.baseUrl, env.apiKey, 8);
-  type Made = { id: number; referral_code: string };
-  const make = (i: number) =>
-    client.call<Made>('POST', '/api/v1/referral_link', { campaign_id: id, referrer_id: `${name}-${i}` });
   const links = await mapLimit(Array.from({ length: n }), 8, async (_, i): Promise<BenchLink> => {
-    const link = await make(i);
-    return { id: link.id, code: link.referral_code, referrer: `${name}-${i}` };
+    const referrer = `${name}-${i}`;
+    const link = await client.call<{ id: number; referral_code: string }>('POST', '/api/v1/referral_link', {
+      ...{ campaign_id: id, referrer_id: referrer },
+    });
+    return { id: link.id, code: link.referral_code, referrer };
   }).finally(() => client.close());
   return { id, links, codes: links.map((l) => l.code) };
 }
@@ -59,8 +58,8 @@ let tags = 0;
 
 /**
  * A campaign made through the API and `n` links of it written straight into the table as
- * `newLinkItem` builds them for `createLink`, ids reserved from the link sequence, link i created
- * at `createdMs + i`: more links than the API makes in the time. Each of a referrer of its own, or of none.
+ * `newLinkItem` builds them (more than the API makes in the time), link i created at `createdMs + i`,
+ * each of a referrer of its own or of none.
  */
 export async function campaignWithWrittenLinks(
   env: BenchEnvironment,
@@ -68,46 +67,34 @@ export async function campaignWithWrittenLinks(
   n: number,
   referrers: boolean,
 ) {
-  const campaign = await newCampaign(env, name);
+  const { id: campaignId, url: campaignUrl } = await newCampaign(env, name);
   const firstId = await reserveIds(env, 'link', n);
   const tag = `W${(tags++).toString(36)}${Date.now().toString(36)}`.toUpperCase();
   const createdMs = Date.now() - n;
   const links = Array.from({ length: n }, (_, i): BenchLink => {
     return { id: firstId + i, code: codeOf(tag, i), referrer: referrers ? `${name}-${i}` : null };
   });
-  const [tenant, campaignId, campaignUrl] = [env.tenant, campaign.id, campaign.url];
-  const items = links.map((l, i) =>
-    newLinkItem({
-      tenant,
-      campaignId,
-      campaignUrl,
-      id: l.id,
-      code: l.code,
-      referrerId: l.referrer,
-      now: new Date(createdMs + i),
-    }),
-  );
+  const items = links.map((l, i) => {
+    const link = { id: l.id, code: l.code, referrerId: l.referrer, now: new Date(createdMs + i) };
+    return newLinkItem({ tenant: env.tenant, campaignId, campaignUrl, ...link });
+  });
   const started = performance.now();
   await putItems(items, env.table, { writers: 8 });
   const loadSeconds = (performance.now() - started) / 1000;
-  return { id: campaign.id, links, codes: links.map((l) => l.code), createdMs, loadSeconds };
+  return { id: campaignId, links, codes: links.map((l) => l.code), createdMs, loadSeconds };
 }
 
 /** One autocannon run in its own process (`load-worker.ts`). */
 export async function runLoad(job: LoadJob): Promise<LoadResult> {
-  const args = [
-    ...process.execArgv,
-    fileURLToPath(new URL('./load-worker.ts', import.meta.url)),
-    JSON.stringify(job),
-  ];
+  const worker = fileURLToPath(new URL('./load-worker.ts', import.meta.url));
+  const args = [...process.execArgv, worker, JSON.stringify(job)];
   return JSON.parse((await promisify(execFile)(process.execPath, args, { maxBuffer: 1 << 24 })).stdout);
 }
 
 /**
- * `n` requests, request i sent at i / `rate` s whatever the answers (at most 16 in flight, the
- * rest wait for a socket), `onAnswer` told of each answer as it comes (status 0: none). The
- * answers by status, the seconds from the first send to the last answer, and each answer's delay
- * after its due time.
+ * `n` requests, request i sent at i / `rate` s whatever the answers (at most 16 in flight),
+ * `onAnswer` told of each answer (status 0: none): the answers by status, the seconds from the
+ * first send to the last answer, and the answers' delays after their due times.
  */
 export async function paced(
   env: BenchEnvironment,

@@ -13,26 +13,22 @@ import { postWebhook } from '../../lib/webhooks/http.ts';
 import { checkDestination } from '../../lib/webhooks/ssrf.ts';
 import { partitionItems, putItems } from '../../tools/table.ts';
 import { mapLimit, waitUntil } from '../../tools/wait.ts';
-import {
-  type ReceivedRequest,
-  type Responder,
-  startWebhookReceiver,
-  type WebhookReceiver,
-} from '../../tools/webhook-receiver.ts';
+import * as receiver from '../../tools/webhook-receiver.ts';
 import { type BenchEnvironment, reserveIds } from './environment.ts';
 import { type BenchPart, checks, rows } from './report.ts';
 import { settings } from './settings.ts';
-import { ms, sleep, spread } from './stats.ts';
+import { ms, signed, sleep, spread } from './stats.ts';
 
+type Receiver = receiver.WebhookReceiver;
 /** Issue 15: the attempt log may add at most this to the delivery p50, locally. */
 const LOG_GOAL_MS = 10;
 /** Contract: another campaign's first attempt starts within 1 s of its event, whatever others do. */
 const ISOLATION_GOAL_MS = 1000;
 const [WEBHOOK_PACE_MS, ISOLATION_PACE_MS] = [25, 200];
 
-const idOf = (r: ReceivedRequest) => String(r.headers['webhook-id']);
+const idOf = (r: receiver.ReceivedRequest) => String(r.headers['webhook-id']);
 /** The first arrival of each webhook-id, once all of `ids` have arrived or `timeoutMs` passed. */
-async function arrivals(rx: WebhookReceiver, ids: string[], timeoutMs: number) {
+async function arrivals(rx: Receiver, ids: string[], timeoutMs: number) {
   const byId = () => new Map(rx.requests.toReversed().map((r) => [idOf(r), r]));
   await waitUntil(() => ids.every((id) => byId().has(id)), timeoutMs, 50);
   return byId();
@@ -59,8 +55,11 @@ async function webhookCampaign(env: BenchEnvironment, name: string, url: string)
 /** `n` actions on the link of `code`, written straight into the table as the API writes them: their event ids. */
 async function writeActions(env: BenchEnvironment, code: string, n: number): Promise<string[]> {
   const { Item } = await env.table.db.send(new GetCommand({ TableName: env.table.name, Key: linkKey(code) }));
-  const first = await reserveIds(env, 'action', n);
-  const [link, at] = [linkFromItem(Item ?? {}), new Date().toISOString()];
+  const [link, first, at] = [
+    linkFromItem(Item ?? {}),
+    await reserveIds(env, 'action', n),
+    new Date().toISOString(),
+  ];
   const action = (i: number) => ({
     id: first + i,
     at,
@@ -75,7 +74,7 @@ async function writeActions(env: BenchEnvironment, code: string, n: number): Pro
 
 /** Actions one every `paceMs` while `more(i)`, each timed from its 201 to the arrival of its delivery. */
 async function paced(
-  rx: WebhookReceiver,
+  rx: Receiver,
   paceMs: number,
   send: (i: number) => Promise<BenchAction>,
   more: (i: number) => boolean,
@@ -100,36 +99,28 @@ const latencies = (s: ReturnType<typeof summary>) => `${ms(s.p50)} / ${ms(s.p95)
 
 /**
  * Issue 15: the delivery latency with the attempt log and without it, in one run. The log is
- * written after the POST (`logAttempt` in lib/webhooks/deliver.ts), so it cannot delay the arrival
- * it logs, but it holds the invocation, and with it the campaign's FIFO group, a few milliseconds
- * longer. Quarters alternate on, off, off, on against drift; the log is switched off by taking
- * `recordAttempt` from the first-attempt function's deps in this process (the bench's stack runs
- * the handlers here), and how many of each half's events the log holds proves the switch.
+ * written after the POST, so it cannot delay the arrival it logs, but it holds the invocation, and
+ * with it the campaign's FIFO group, a few milliseconds longer. Quarters alternate on, off, off, on
+ * against drift; the log is switched off by taking `recordAttempt` from the delivery's deps in this
+ * process (the bench's stack runs the handlers here), and the log's content proves the switch.
  */
 async function withAndWithoutLog(
   env: BenchEnvironment,
-  rx: WebhookReceiver,
+  rx: Receiver,
   campaignId: string,
   events: number,
   send: (i: number) => Promise<BenchAction>,
 ) {
-  // The stack's own instance of the module (loaded by then; a static import would read the
-  // function's environment before the stack has set it).
+  // The stack's own instance (a static import would read the function's environment before the stack set it).
   const { deps } = await import('../../functions/queue/deliver-webhook.ts');
   const record = deps.recordAttempt;
-  const on: Paced[] = [];
-  const off: Paced[] = [];
+  const [on, off]: [Paced[], Paced[]] = [[], []];
   try {
     for (const logged of [true, false, false, true]) {
       deps.recordAttempt = logged ? record : undefined;
       const start = [...on, ...off].reduce((n, r) => n + r.ids.length, 0);
-      const quarter = await paced(
-        rx,
-        WEBHOOK_PACE_MS,
-        (i) => send(start + i),
-        (i) => i < Math.ceil(events / 4),
-      );
-      (logged ? on : off).push(quarter);
+      const more = (i: number) => i < Math.ceil(events / 4);
+      (logged ? on : off).push(await paced(rx, WEBHOOK_PACE_MS, (i) => send(start + i), more));
     }
   } finally {
     deps.recordAttempt = record;
@@ -146,17 +137,13 @@ export const webhooksPart: BenchPart = {
   title: '5. Webhooks: from the 201 to the signed delivery',
   stack: true,
   async run({ env }) {
-    const rx = await startWebhookReceiver();
+    const rx = await receiver.startWebhookReceiver();
     try {
       const { id: campaignId, secret, code } = await webhookCampaign(env, 'Webhooks', `${rx.url}/hooks`);
       const { webhookEvents: events, webhookBacklog: backlog } = settings;
       const send = (i: number) => linkAction(env, code, { n: i });
-      const {
-        on: latency,
-        off: unlogged,
-        onLogged,
-        offLogged,
-      } = await withAndWithoutLog(env, rx, campaignId, events, send);
+      const logs = await withAndWithoutLog(env, rx, campaignId, events, send);
+      const { on: latency, off: unlogged, onLogged, offLogged } = logs;
       const logCost = latency.p50 - unlogged.p50;
       const user = { referral_code: code, referred_user_id: 'bench-user' };
       const signup = await env.client.call<{ id: number }>('POST', '/api/v1/referred_user', user);
@@ -177,13 +164,12 @@ export const webhooksPart: BenchPart = {
       if (!destination.ok) throw new Error(destination.message);
       const post = async (id: string) => {
         const now = new Date();
-        const timestamp = String(Math.floor(now.getTime() / 1000));
-        const headers = {
-          'content-type': 'application/json',
-          'webhook-id': id,
-          'webhook-timestamp': timestamp,
+        const headers = { 'content-type': 'application/json', 'webhook-id': id };
+        const signature = {
+          'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+          'webhook-signature': signer.sign(id, now, body),
         };
-        await postWebhook(destination, { ...headers, 'webhook-signature': signer.sign(id, now, body) }, body);
+        await postWebhook(destination, { ...headers, ...signature }, body);
       };
       const floorTimes: number[] = [];
       for (let i = 0; i < Math.min(200, events); i++) {
@@ -212,7 +198,7 @@ export const webhooksPart: BenchPart = {
       const times = backlogIds.flatMap((id) => got.get(id)?.at ?? []);
       const [first, last] = [Math.min(...times), Math.max(...times)];
       const deliveries = rx.requests.filter((r) => !idOf(r).startsWith('floor_'));
-      const verifies = (r: ReceivedRequest) => {
+      const verifies = (r: receiver.ReceivedRequest) => {
         try {
           signer.verify(r.body, r.headers as Record<string, string>);
           return true;
@@ -227,7 +213,6 @@ export const webhooksPart: BenchPart = {
       const emptyDelivered = emptyIds.filter((id) => got.has(id)).length;
       const perSecond = times.length / ((last - first) / 1000);
       const afterWrite = times.filter((t) => t > writeEnd).length / ((last - writeEnd) / 1000);
-      const signed = (v: number) => `${v >= 0 ? '+' : ''}${ms(v)}`;
       return {
         body: [
           'Through the local pipeline as `npm start` runs it: table stream → stream poller → stream consumer → local SQS → queue poller → delivery → the tests’ node:http receiver (the campaign’s webhook_url). Latency: actions through the API, each timed from its 201 to its delivery. Backlog: action items written straight into the table (`newActionItem`, exactly like the handler’s), drained by the pipeline. Every delivery is verified with `standardwebhooks`. The floor is the last hop alone: the same body signed and POSTed to the same receiver through the delivery’s own HTTP client (`postWebhook`). Most of the latency is polling (the local stream poller reads every 150 ms); in AWS the mappings poll continuously. An action’s event (endpoints 5 and 12) is fed and queued from its link’s stream record.',
@@ -259,7 +244,7 @@ actions without metadata delivered | ${emptyDelivered} of ${emptyIds.length} | a
   },
 };
 
-const BAD_RECEIVERS: Array<[name: string, behaviour: string, respond: Responder]> = [
+const BAD_RECEIVERS: Array<[name: string, behaviour: string, respond: receiver.Responder]> = [
   ['slow', 'answers 200 after 20 s', () => ({ status: 200, delayMs: 20_000 })],
   ['silent', 'never answers (15 s timeout)', () => 'silence'],
   ['failing', 'answers 500 at once', () => ({ status: 500 })],
@@ -267,10 +252,10 @@ const BAD_RECEIVERS: Array<[name: string, behaviour: string, respond: Responder]
 ];
 
 /**
- * Isolation (contract: a receiver that is slow, times out or fails never delays another
- * campaign's deliveries): a healthy campaign's actions, paced, alone and then beside four bad
- * receivers with a backlog each. Run last of the webhook parts: the bad campaigns are deleted
- * afterwards, but their retries stay scheduled (5 min and more) until their next attempt drops them.
+ * Isolation (contract: a receiver that is slow, times out or fails never delays another campaign's
+ * deliveries): a healthy campaign's actions, paced, alone and then beside four bad receivers with a
+ * backlog each. Run last of the webhook parts: the bad campaigns are deleted afterwards, but their
+ * retries stay scheduled (5 min and more) until their next attempt drops them.
  */
 export const isolationPart: BenchPart = {
   name: 'isolation',
@@ -278,9 +263,9 @@ export const isolationPart: BenchPart = {
   stack: true,
   async run({ env }) {
     const { isolationSeconds: seconds, isolationBacklog: backlog } = settings;
-    const made: Array<{ id: string; code: string; rx: WebhookReceiver }> = [];
-    const campaign = async (name: string, respond?: Responder) => {
-      const rx = await startWebhookReceiver(respond);
+    const made: Array<{ id: string; code: string; rx: Receiver }> = [];
+    const campaign = async (name: string, respond?: receiver.Responder) => {
+      const rx = await receiver.startWebhookReceiver(respond);
       made.push({ ...(await webhookCampaign(env, `Isolation: ${name}`, `${rx.url}/hooks`)), rx });
       return made.at(-1)!;
     };
@@ -302,7 +287,7 @@ export const isolationPart: BenchPart = {
       await Promise.all(bad.map((b) => b.rx.waitFor(1, 30_000)));
       const since = Date.now();
       const beside = await run();
-      const early = (rx: WebhookReceiver) => rx.requests.filter((r) => r.receivedAt < since + 14_000).length;
+      const early = (rx: Receiver) => rx.requests.filter((r) => r.receivedAt < since + 14_000).length;
       return {
         body: [
           `A healthy campaign's actions, one every ${ISOLATION_PACE_MS} ms for ${seconds} s, each timed from its 201 to its first attempt: alone, then while ${bad.length} other campaigns' receivers misbehave with ${backlog} pending events each. Contract: under ${ISOLATION_GOAL_MS} ms whatever the others do (the lanes of lib/webhooks/lanes.ts).`,
@@ -314,10 +299,9 @@ p99 | ${ms(alone.p99)} ms | ${ms(beside.p99)} ms
 max | ${ms(alone.max)} ms | ${ms(beside.max)} ms
 not delivered | ${alone.missing} | ${beside.missing}`),
           rows(
-            [
-              'bad receiver | behaviour | requests in the run | in its first 14 s (before any 15 s timeout)',
-              ...bad.map((b) => `${b.name} | ${b.behaviour} | ${b.rx.requests.length} | ${early(b.rx)}`),
-            ].join('\n'),
+            'bad receiver | behaviour | requests in the run | in its first 14 s (before any 15 s timeout)',
+            bad,
+            (b) => `${b.name} | ${b.behaviour} | ${b.rx.requests.length} | ${early(b.rx)}`,
           ),
         ],
         summary: `Webhook isolation: first attempt p50 ${ms(beside.p50)} ms, p99 ${ms(beside.p99)} ms beside ${bad.length} bad receivers (alone: p50 ${ms(alone.p50)} ms, p99 ${ms(alone.p99)} ms).`,
