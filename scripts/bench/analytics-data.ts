@@ -1,35 +1,10 @@
 /**
  * The analytics part's campaign and everything its visits leave in the table, built with the
- * writers' item builders (`lib/db/entities/`): link items, visit items, the events feed (`FEED_PACK`
- * events per feed item, numbered from the first visit's time in microseconds, as a feed counter
- * starts), and what the counting consumer derives, summed here (its stream path would take hours
- * for a million visits): series items, links' totals on their items, referrers' totals items and
- * the ranking boards. The part checks this sum against the real consumer on a sample. The traffic
- * is visits only, so no series types item or type registry arises. Not written: event lookups.
- *
- * The traffic, deterministic: visits per link by Zipf's law (exponent 1); each link shared once at a
- * time uniform over the last 29 days and visited after it, exponentially (mean 6 h); links belong
- * to referrers 4 by 4; 80 % of visits unique.
+ * writers' item builders: links, visits, the events feed, and what the counting consumer derives,
+ * summed here (its stream path would take hours for a million visits) and checked against it on a
+ * sample. Visits only, so no series types item or type registry. Not written: event lookups.
  */
-import {
-  BOARD_SIZE,
-  type BoardEntry,
-  boardKey,
-  bucketOf,
-  compareBoardEntries,
-  dayTotalAttribute,
-  highWaterAttribute,
-  highWaterValue,
-  LINK_TOTALS,
-  REFERRER_TOTALS,
-  referrerHash,
-  referrerTotalsKey,
-  type Scope,
-  seriesAttribute,
-  seriesKey,
-  storedBoardEntries,
-  type TopBy,
-} from '../../lib/db/entities/analytics.ts';
+import * as an from '../../lib/db/entities/analytics.ts';
 import { newCampaignItem } from '../../lib/db/entities/campaign.ts';
 import { newLinkItem, type StoredLinkItem } from '../../lib/db/entities/link.ts';
 import { newVisitItem } from '../../lib/db/entities/visit.ts';
@@ -48,21 +23,19 @@ export const FEED_PACK = 50;
 /** The `type` of each rollup item (`lib/analytics/`, not importable here: it loads the table client); the sample check catches a drift. */
 const TYPES = { series: 'analytics_series', referrer: 'analytics_referrer', board: 'analytics_board' };
 
-export interface CampaignSpec {
+/** First ids reserved from the table's sequences, visits in the 30 days before `nowMs`, codes unique by `codeTag`. */
+export type CampaignSpec = {
   tenant: string;
   campaignId: string;
   campaignUrl: string;
   links: number;
   events: number;
-  /** Ids reserved from the table's sequences. */
   firstLinkId: number;
   firstActionId: number;
-  /** Every visit falls in the 30 days before this. */
   nowMs: number;
-  /** Makes the codes of this campaign's links unique in the table. */
   codeTag: string;
   seed?: number;
-}
+};
 
 /** Visits per link, and per visit (in time order) its link, time and uniqueness. */
 export type Traffic = { visits: Int32Array; link: Int32Array; at: Float64Array; unique: Uint8Array };
@@ -117,12 +90,9 @@ export function eventItems(spec: CampaignSpec, t: Traffic, from: number, to: num
   for (let j = from; j < to; j++) {
     const i = t.link[j]!;
     const link = { ...linkItemOf(spec, i), total_clicks: ++clicks[i]! };
-    const action = { id: spec.firstActionId + j, at: new Date(t.at[j]!).toISOString(), metadata };
-    const { item } = newVisitItem(
-      link,
-      { ...action, action_type: 'visit', referred_user: null },
-      !!t.unique[j],
-    );
+    const at = new Date(t.at[j]!).toISOString();
+    const action = { id: spec.firstActionId + j, at, metadata, action_type: 'visit', referred_user: null };
+    const { item } = newVisitItem(link, action, !!t.unique[j]);
     visits.push(item);
     events.push(item);
     if (events.length === FEED_PACK || j === to - 1) {
@@ -143,22 +113,24 @@ const METRICS = ['visits', 'unique_visits'] as const;
 type Metric = (typeof METRICS)[number];
 /** All-time counts of entities (links or referrers) by metric, each with its reach: its last raise. */
 type Totals = Record<Metric, { count: Int32Array; reach: Float64Array }>;
-const totals = (n: number) =>
-  Object.fromEntries(
-    METRICS.map((m) => [m, { count: new Int32Array(n), reach: new Float64Array(n) }]),
-  ) as Totals;
+const totals = (n: number): Totals => ({
+  visits: { count: new Int32Array(n), reach: new Float64Array(n) },
+  unique_visits: { count: new Int32Array(n), reach: new Float64Array(n) },
+});
+const raise = (of: Totals[Metric], i: number, at: number) => {
+  of.count[i]! += 1;
+  of.reach[i] = at;
+};
 /** Entity `i`'s attributes under `names` (`LINK_TOTALS`, `REFERRER_TOTALS`): counts above zero only, as `ADD` leaves them. */
-const attributesOf = (t: Totals, i: number, names: typeof LINK_TOTALS) =>
-  Object.fromEntries(
-    METRICS.flatMap((m) =>
-      t[m].count[i]
-        ? [
-            [names[m].count, t[m].count[i]],
-            [names[m].reach, t[m].reach[i]],
-          ]
-        : [],
-    ),
-  );
+function attributesOf(t: Totals, i: number, names: typeof an.LINK_TOTALS) {
+  const out: Record<string, number> = {};
+  for (const m of METRICS) {
+    if (!t[m].count[i]) continue;
+    out[names[m].count] = t[m].count[i]!;
+    out[names[m].reach] = t[m].reach[i]!;
+  }
+  return out;
+}
 
 /**
  * What the counting consumer derives from the visits, summed (`lib/analytics/rollup-items.ts`):
@@ -168,70 +140,61 @@ const attributesOf = (t: Totals, i: number, names: typeof LINK_TOTALS) =>
  */
 export function rollups(spec: CampaignSpec, t: Traffic) {
   const { tenant, campaignId } = spec;
-  const mark = { [highWaterAttribute('bench')]: highWaterValue('1', spec.nowMs) };
+  const mark = { [an.highWaterAttribute('bench')]: an.highWaterValue('1', spec.nowMs) };
   // Per series item its key (built once: a referrer's is a SHA-256) and counts, by scope and day.
   const series = new Map<string, { key: { PK: string; SK: string }; counts: Record<string, number> }>();
   const [links, refs] = [totals(spec.links), totals(referrers(spec.links))];
   for (let j = 0; j < t.link.length; j++) {
     const [i, at] = [t.link[j]!, new Date(t.at[j]!)];
-    const [r, day, hour] = [i % referrers(spec.links), bucketOf(at, 'day'), at.getUTCHours()];
+    const [r, day, hour] = [i % referrers(spec.links), an.bucketOf(at, 'day'), at.getUTCHours()];
     const metrics = t.unique[j] ? METRICS : METRICS.slice(0, 1);
-    const scopes: Array<[string, Scope]> = [
+    const scopes: Array<[string, an.Scope]> = [
       ['C', { kind: 'campaign' }],
       [`L${i}`, { kind: 'link', linkId: spec.firstLinkId + i }],
       [`R${r}`, { kind: 'referrer', referrerId: referrerOf(i, spec.links) }],
     ];
     for (const [tag, scope] of scopes) {
       const id = `${tag}|${day}`;
-      if (!series.has(id)) series.set(id, { key: seriesKey(tenant, campaignId, scope, day), counts: {} });
+      if (!series.has(id)) series.set(id, { key: an.seriesKey(tenant, campaignId, scope, day), counts: {} });
       const { counts } = series.get(id)!;
-      for (const name of metrics.flatMap((m) => [seriesAttribute(hour, m), dayTotalAttribute(m)]))
+      for (const name of metrics.flatMap((m) => [an.seriesAttribute(hour, m), an.dayTotalAttribute(m)]))
         counts[name] = (counts[name] ?? 0) + 1;
     }
-    for (const [of, k] of [
-      [links, i],
-      [refs, r],
-    ] as const)
-      for (const m of metrics) {
-        of[m].count[k]! += 1;
-        of[m].reach[k] = t.at[j]!;
-      }
+    for (const m of metrics) {
+      raise(links[m], i, t.at[j]!);
+      raise(refs[m], r, t.at[j]!);
+    }
   }
   /** One ranking's board: its first `BOARD_SIZE` entities (those counted), as `mergeBoards` leaves it. */
-  const board = (by: TopBy, m: Metric, of: Totals, entry: (i: number) => Pick<BoardEntry, 'k' | 'label'>) => {
+  const board = (by: an.TopBy, m: Metric, of: Totals, entry: (i: number) => { k: string; label: string }) => {
     const entries = Array.from(of[m].count, (value, i) => ({ ...entry(i), value, reachMs: of[m].reach[i]! }));
-    const top = entries
-      .filter((e) => e.value > 0)
-      .sort(compareBoardEntries)
-      .slice(0, BOARD_SIZE);
-    const item = { ...boardKey(tenant, campaignId, by, m), type: TYPES.board, version: 1 };
-    return top.length ? [{ ...item, entries: storedBoardEntries(top) }] : [];
+    const counted = entries.filter((e) => e.value > 0);
+    const top = counted.sort(an.compareBoardEntries).slice(0, an.BOARD_SIZE);
+    const item = { ...an.boardKey(tenant, campaignId, by, m), type: TYPES.board, version: 1 };
+    return top.length ? [{ ...item, entries: an.storedBoardEntries(top) }] : [];
   };
   const referrerId = (r: number) => `referrer-${r}`;
-  const boards = METRICS.flatMap((m) => [
-    ...board('referral_link', m, links, (i) => ({
-      k: `L${spec.firstLinkId + i}`,
-      label: codeOf(spec.codeTag, i),
-    })),
-    ...board('referrer', m, refs, (r) => ({ k: `R${referrerHash(referrerId(r))}`, label: referrerId(r) })),
-  ]);
+  const link = (i: number) => ({ k: `L${spec.firstLinkId + i}`, label: codeOf(spec.codeTag, i) });
+  const referrer = (r: number) => ({ k: `R${an.referrerHash(referrerId(r))}`, label: referrerId(r) });
+  const boards = METRICS.flatMap((m) =>
+    board('referral_link', m, links, link).concat(board('referrer', m, refs, referrer)),
+  );
   return {
     series: series.size,
-    referrers: refs.visits.count.length,
+    referrers: refs.visits.count.filter((n) => n > 0).length,
     boards: boards.length,
     /** Link `i`'s item with what the consumer adds to it. */
     linkItem(i: number): Record<string, unknown> {
-      const counted = links.visits.count[i]! > 0;
-      const added = counted ? { total_clicks: links.visits.count[i], ...mark } : {};
-      return { ...linkItemOf(spec, i), ...added, ...attributesOf(links, i, LINK_TOTALS) };
+      const added = links.visits.count[i] ? { total_clicks: links.visits.count[i], ...mark } : {};
+      return { ...linkItemOf(spec, i), ...added, ...attributesOf(links, i, an.LINK_TOTALS) };
     },
     /** The rollup items of the campaign's partition (a million visits make about a million). */
     *items(): Generator<Record<string, unknown>> {
       for (const { key, counts } of series.values()) yield { ...key, type: TYPES.series, ...counts, ...mark };
       for (let r = 0; r < refs.visits.count.length; r++) {
         if (!refs.visits.count[r]) continue;
-        const key = referrerTotalsKey(tenant, campaignId, referrerId(r));
-        yield { ...key, type: TYPES.referrer, ...attributesOf(refs, r, REFERRER_TOTALS), ...mark };
+        const key = an.referrerTotalsKey(tenant, campaignId, referrerId(r));
+        yield { ...key, type: TYPES.referrer, ...attributesOf(refs, r, an.REFERRER_TOTALS), ...mark };
       }
       yield* boards;
     },

@@ -50,24 +50,18 @@ async function startHost() {
 }
 
 /** Write every item `items` yields, printing progress every 10 s: the items written and the seconds taken. */
-async function writeAll(
-  table: Table,
-  items: Iterable<object>,
-  label: string,
-  expected: number,
-  writers = WRITERS,
-) {
+async function writeAll(table: Table, items: Iterable<object>, label: string, n: number, writers = WRITERS) {
   const started = performance.now();
   const progress = (written: number) => {
     const rate = written / ((performance.now() - started) / 1000);
-    const left = Math.ceil((expected - written) / rate / 60);
-    console.log(`   ${label}: ${written} of ${expected} items (${rate.toFixed(0)}/s, ~${left} min left)`);
+    const left = Math.ceil((n - written) / rate / 60);
+    console.log(`   ${label}: ${written} of ${n} items (${rate.toFixed(0)}/s, ~${left} min left)`);
   };
   const written = await putItems(items, table, { writers, progress });
   return { written, seconds: (performance.now() - started) / 1000 };
 }
 
-function* campaignAndLinks(spec: data.CampaignSpec, link: (i: number) => object) {
+function* campaignAndLinks(spec: data.CampaignSpec, link = (i: number): object => data.linkItemOf(spec, i)) {
   yield data.campaignOf(spec);
   for (let i = 0; i < spec.links; i++) yield link(i);
 }
@@ -80,10 +74,7 @@ function* visitsAndFeed(spec: data.CampaignSpec, t: data.Traffic, feed: boolean)
   }
 }
 
-/**
- * An item as compared: its high-water marks as one (their names and sequences are the consumer's
- * lanes), without a board's `version` (how many merges wrote it).
- */
+/** An item as compared: its high-water marks as one (the consumer's lanes), without a board's `version` (its merges). */
 const canonical = (item: Record<string, unknown>) => {
   const kept = Object.entries(item).flatMap(([k, v]) =>
     k === 'version' ? [] : [k.startsWith(HIGH_WATER_PREFIX) ? ['hw', 'marked'] : [k, v]],
@@ -105,20 +96,11 @@ function differences(expected: Array<Record<string, unknown>>, actual: Array<Rec
   return [...out, ...[...got.keys()].map((k) => `${k} written by the consumer only`)];
 }
 
-/**
- * The sample: its links and visits written through the host's stack, whose real consumer counts
- * them, against what the builder makes of the same traffic: the differences once the two agree
- * or 90 s have passed.
- */
+/** The sample's items as the host stack's consumer counted them against the builder's: the differences once none or after 90 s. */
 async function checkSample(spec: data.CampaignSpec, table: Table, quiet: () => Promise<void>) {
   const t = data.traffic(spec);
   const built = data.rollups(spec, t);
-  await writeAll(
-    table,
-    campaignAndLinks(spec, (i) => data.linkItemOf(spec, i)),
-    'sample links',
-    spec.links + 1,
-  );
+  await writeAll(table, campaignAndLinks(spec), 'sample links', spec.links + 1);
   // In time order, one call at a time: the stream sees the visits as the API would have made them.
   await writeAll(table, visitsAndFeed(spec, t, false), 'sample visits', spec.events, 1);
   const links = Array.from({ length: spec.links }, (_, i) => built.linkItem(i));
@@ -172,20 +154,9 @@ export const analyticsPart: BenchPart = {
 
       // First the sample, through the real stream consumer of the host's stack, while the table is small.
       await host.step('sample', proxy.url, `${tenant}:${apiKey}`);
-      const sample = {
-        ...spec,
-        ...{
-          campaignId: randomUUID(),
-          links: SAMPLE.links,
-          events: SAMPLE.events,
-          codeTag: `${spec.codeTag}S`,
-        },
-        ...{
-          firstLinkId: spec.firstLinkId + spec.links,
-          firstActionId: spec.firstActionId + spec.events,
-          seed: 15,
-        },
-      };
+      const [firstLinkId, firstActionId] = [spec.firstLinkId + spec.links, spec.firstActionId + spec.events];
+      const fresh = { campaignId: randomUUID(), firstLinkId, firstActionId, codeTag: `${spec.codeTag}S` };
+      const sample = { ...spec, ...fresh, ...SAMPLE, seed: 15 };
       const differ = await checkSample(sample, table, () => proxy.quiet(1_000, 30_000));
       // Then the stack stopped and the stream off, and the campaign written straight into the table.
       await host.step('load');
@@ -222,16 +193,14 @@ feedDeep | GET /events/{id}: 100 from event ${deepAt} (cursor) | /api/v1/events/
       const top = answers.get('top100') as Array<{ value: number }>;
       const unique = t.unique.reduce((a, u) => a + u, 0);
       const maxVisits = t.visits.reduce((a, v) => Math.max(a, v), 0);
+      const eventId = (j: number) => actionEventId(spec.firstActionId + j, spec.campaignId);
+      const ids = (key: string) => (answers.get(key) as Array<{ id: string }>).map((e) => e.id).join();
       const page = (key: string, from: number) =>
-        (answers.get(key) as Array<{ id: string }>).map((e) => e.id).join() ===
-        Array.from({ length: 100 }, (_, j) =>
-          actionEventId(spec.firstActionId + from + j, spec.campaignId),
-        ).join();
+        ids(key) === Array.from({ length: 100 }, (_, j) => eventId(from + j)).join();
 
       // Each case recorded once for its floors, timed, and its reads sent again for the items they read.
-      const timed = await timeWithFloors(proxy, get, cases, settings.pageSamples, readsOf);
-      const { p } = timed;
-      const reads = cases.map((c) => readsOf(timed.recorded[c.key]!));
+      const { p, recorded } = await timeWithFloors(proxy, get, cases, settings.pageSamples, readsOf);
+      const reads = cases.map((c) => readsOf(recorded[c.key]!));
       const raw = new DynamoDBClient(dynamoClientConfig(host.dynamo, undefined, 30_000));
       const read: Array<{ items: number; bytes: number }> = [];
       for (const calls of reads) {
@@ -262,16 +231,14 @@ feedDeep | GET /events/{id}: 100 from event ${deepAt} (cursor) | /api/v1/events/
         'none';
       const checked = `${differ.length} differences${differ.length ? ` (first: ${differ.slice(0, 3).join('; ')})` : ''}`;
       const ms50 = (key: string) => ms(p(key, 'gateway'));
+      const head = `request | items read (KB), reads | gateway p50 (p95) | floor p50 | its reads alone p50 | gateway ÷ (GET campaign × reads) ≤ ${GOAL} | reads ÷ (GetItem × reads) ≤ ${GOAL}`;
+      const line = (r: (typeof measured)[number]) =>
+        `${r.label} | ${r.items} (${(r.bytes / 1024).toFixed(1)}), ${r.reads} | ${ms50(r.key)} ms (${ms(p(r.key, 'gateway', 95))}) | ${ms(p(r.key, 'floor'))} ms | ${ms(p(r.key, 'alone'))} ms | ${ratio(r, r.gateway)} | ${ratio(r, r.wire)}`;
       return {
         body: [
           `A campaign of ${spec.links} links and ${spec.events} visits, each visit with its event in the events feed (${data.FEED_PACK} events per feed item), and what the counting consumer derives from them (${counts}; the links' all-time counts on their items), built with the writers' own item builders (\`scripts/bench/analytics-data.ts\`) and written straight into a second local stack's table (its own DynamoDB Local, its stream turned off once the sample below was counted): ${written} items with BatchWriteItem (25 a call, ${WRITERS} calls in flight) in ${loadSeconds.toFixed(0)} s (${(written / loadSeconds).toFixed(0)} items/s; links ${load[0]!.seconds.toFixed(0)} s, visits and feed ${load[1]!.seconds.toFixed(0)} s, rollups ${load[2]!.seconds.toFixed(0)} s; traffic and rollups summed in ${buildSeconds.toFixed(1)} s). The traffic: visits per link by Zipf's law (exponent 1: the top link has ${maxVisits}), each link shared at a random time of the last 29 days and visited after it (exponentially, mean 6 h), 4 links per referrer, 80 % unique visits. The rollups are summed in the bench rather than through the stream (hours here); the builder is checked against the real consumer on a sample of ${SAMPLE.events} visits over ${SAMPLE.links} links written through the table stream (series, referrer totals, boards and link items compared whole, high-water marks by presence): ${checked}. Not written: the event lookup items (one per event, partitions of their own, read only by redelivery).`,
           `Each request below was timed ${settings.pageSamples} times, interleaved with the others: through the local gateway (authorizer, handler, the answer's JSON), its DynamoDB requests replayed as recorded (the floor, as in part 2: the authorizer's GetItem, then its reads beside the campaign's GetItem), and its own reads alone replayed: a series' Query, a ranking's board (one GetItem), the yardstick's GetItem. Goal (issue 14): each analytics request within ${GOAL}× of a single GetItem × the reads it made (Query pages of 1 MB, or GetItems), read two ways: through the gateway, the endpoint against \`GET /api/v1/campaign\` (the authorizer and one GetItem); on the wire, its reads against the GetItem.`,
-          rows(
-            `request | items read (KB), reads | gateway p50 (p95) | floor p50 | its reads alone p50 | gateway ÷ (GET campaign × reads) ≤ ${GOAL} | reads ÷ (GetItem × reads) ≤ ${GOAL}`,
-            measured,
-            (r) =>
-              `${r.label} | ${r.items} (${(r.bytes / 1024).toFixed(1)}), ${r.reads} | ${ms50(r.key)} ms (${ms(p(r.key, 'gateway', 95))}) | ${ms(p(r.key, 'floor'))} ms | ${ms(p(r.key, 'alone'))} ms | ${ratio(r, r.gateway)} | ${ratio(r, r.wire)}`,
-          ),
+          rows(head, measured, line),
           `Feed: the deep page ÷ the first page at p50: ${feedRatio.toFixed(2)} (${feedVerdict}; floor ${feedFloorRatio.toFixed(2)}).`,
         ],
         summary: `Analytics at scale (${spec.links} links, ${spec.events} visits, ${written} items written in ${loadSeconds.toFixed(0)} s): daily series ${ms50('daily30')} ms, hourly ${ms50('hourly7')} ms, top 10/100 ${ms50('top10')}/${ms50('top100')} ms vs GET campaign ${ms50('campaign')} ms; feed first/deep page ${ms50('feedFirst')}/${ms50('feedDeep')} ms; ${within('gateway')}/${analytics.length} within ${GOAL}× through the gateway, ${within('wire')}/${analytics.length} on the wire.`,

@@ -5,7 +5,7 @@
  * (six waits for the windowed ones would take minutes), split between the runs by campaign and
  * priced per kind of item (`capacity.ts`).
  */
-import { seriesPointsFromItem, seriesSortKey } from '../../lib/db/entities/analytics.ts';
+import { type Scope, seriesPointsFromItem, seriesSortKey } from '../../lib/db/entities/analytics.ts';
 import { ACCESS_LOG_FIELDS } from '../../lib/observability/access-log.ts';
 import { emfDocument } from '../../lib/observability/metrics.ts';
 import { routeNamed } from '../../lib/routes.ts';
@@ -46,8 +46,16 @@ const SETTLE_TIMEOUT_MS = 180_000;
 const NOT_BILLED: ItemKind[] = ['api key'];
 const lambdaMs = (ms: number) => MEMORY_GB * (ms / 1000) * P.lambdaArmGbSecond * 1e6;
 
+type Route = 'Visit' | 'CreateLinkAction';
+/** Per route: its metric, status and a client's user agent (the logs' content). */
+const LOGGED: Record<Route, [string, string, string]> = {
+  Visit: ['VisitsRecorded', '302', traffic.BROWSER],
+  CreateLinkAction: ['ActionsRecorded', '201', 'python-requests/2.32.3'],
+};
+
 /** What one request writes to CloudWatch Logs, each event billed with 26 B more. */
-function logBytes(route: 'Visit' | 'CreateLinkAction', metric: string, status: string, userAgent: string) {
+function logBytes(route: Route) {
+  const [metric, status, userAgent] = LOGGED[route];
   const { method, path, platformLogs } = routeNamed(route);
   const sample: Record<string, string> = {
     ...{ requestId: 'dF3kQhYsIAMEJmw=', apiId: 'a1b2c3d4e5', requestTime: '24/Nov/2026:07:55:01 +0000' },
@@ -61,13 +69,11 @@ function logBytes(route: 'Visit' | 'CreateLinkAction', metric: string, status: s
   // The handler's `request` line (`lib/observability/logger.ts`); the redirect writes it only for an error.
   const request = `{"level":"INFO","message":"request","timestamp":"2026-11-24T07:55:01.123Z","service":"referral-api","xray_trace_id":"1-6742e0b5-2b5c8f1e9a0d4c3b2a190817","request_id":"c0ffee00-1234-4abc-9def-0123456789ab","route":"${method} ${path}","tenant":"acme","status":${status},"duration_ms":12}`;
   const platform = platformLogs === false ? [] : PLATFORM_LINES;
-  const [a, e, r] = (route === 'Visit' ? [access, emf] : [access, emf, request]).map((l) =>
-    Buffer.byteLength(l),
-  );
+  const logged = route === 'Visit' ? [access, emf] : [access, emf, request];
+  const [a, e, r] = logged.map((l) => Buffer.byteLength(l));
   const lines = [a!, e!, ...(r ? [r] : []), ...platform];
-  const platformText = platform.length
-    ? `START/END/REPORT ${platform.reduce((x, y) => x + y)} B`
-    : 'no START/END/REPORT';
+  const platformBytes = platform.reduce((x, y) => x + y, 0);
+  const platformText = platform.length ? `START/END/REPORT ${platformBytes} B` : 'no START/END/REPORT';
   return {
     bytes: lines.reduce((sum, b) => sum + b + 26, 0),
     what: `access line ${a} B, EMF count ${e} B, ${r ? `request line ${r} B` : 'no request line'}, ${platformText}, 26 B per event`,
@@ -117,25 +123,11 @@ function floorOf(p: readonly number[], rate: number, seconds: number) {
 
 type MeasuredCapacity = { requests: number; perSecond: number; usage: KindUsage[] };
 
-/** The count of `metric` in the series of the campaign, of `link` and of its referrer (from the table). */
-function seriesCounts(
-  env: BenchEnvironment,
-  campaignId: string,
-  link: traffic.BenchLink,
-  metric: 'visits' | 'actions',
-) {
-  const scopes = [
-    { kind: 'campaign' },
-    { kind: 'link', linkId: link.id },
-    { kind: 'referrer', referrerId: link.referrer! },
-  ] as const;
-  return Promise.all(
-    scopes.map(async (scope) =>
-      (await campaignItems(env.tenant, campaignId, seriesSortKey(scope, ''), env.table))
-        .filter((item) => !String(item.SK).endsWith('#T'))
-        .reduce((a, item) => a + (seriesPointsFromItem(item, 'day')[0]?.[metric] ?? 0), 0),
-    ),
-  );
+/** The count of `metric` in a series (`scope`) of the campaign `id`, from the table. */
+async function seriesCount(env: BenchEnvironment, id: string, scope: Scope, metric: 'visits' | 'actions') {
+  const items = await campaignItems(env.tenant, id, seriesSortKey(scope, ''), env.table);
+  const days = items.filter((item) => !String(item.SK).endsWith('#T'));
+  return days.reduce((a, item) => a + (seriesPointsFromItem(item, 'day')[0]?.[metric] ?? 0), 0);
 }
 
 /** The six runs, tracked from the first request until every run's rollups are written. */
@@ -157,12 +149,14 @@ async function measure(env: BenchEnvironment, all: Shape[]) {
   for (const [seed, { kind, shape, campaign }] of made.entries()) {
     const links = Array.from({ length: n }, sampler(shape.p, seed + 1)).map((i) => campaign.links[i]!);
     const agent = traffic.visitors();
+    const action = { action_type: 'purchase', metadata: { source: 'bench' } };
     const request = (i: number): RequestSpec =>
       kind === 'visit'
         ? { method: 'GET', path: `/r/${links[i]!.code}`, headers: { 'user-agent': agent(i) } }
         : {
-            ...{ method: 'POST', path: '/api/v1/action/referral_link' },
-            body: { referral_code: links[i]!.code, action_type: 'purchase', metadata: { source: 'bench' } },
+            method: 'POST',
+            path: '/api/v1/action/referral_link',
+            body: { referral_code: links[i]!.code, ...action },
           };
     const ok = kind === 'visit' ? 302 : 201;
     const answered = new Map<traffic.BenchLink, number>();
@@ -179,30 +173,23 @@ async function measure(env: BenchEnvironment, all: Shape[]) {
   // In: the campaign's series counts every request (fast rollups), and so do the series of the link
   // answered last and of its referrer (windowed rollups, written last).
   const settled = await Promise.all(
-    runs.map(({ campaign, last, lastCount, accepted, kind }) =>
-      waitUntil(
-        async () => {
-          const [all = 0, link = 0, referrer = 0] = await seriesCounts(env, campaign.id, last, `${kind}s`);
-          return all >= accepted && link >= lastCount && referrer >= lastCount;
-        },
-        SETTLE_TIMEOUT_MS,
-        500,
-      ),
-    ),
+    runs.map(({ campaign, last, lastCount, accepted, kind }) => {
+      const metric = kind === 'visit' ? 'visits' : 'actions';
+      const count = (scope: Scope) => seriesCount(env, campaign.id, scope, metric);
+      const counted = async () =>
+        (await count({ kind: 'campaign' })) >= accepted &&
+        (await count({ kind: 'link', linkId: last.id })) >= lastCount &&
+        (await count({ kind: 'referrer', referrerId: last.referrer! })) >= lastCount;
+      return waitUntil(counted, SETTLE_TIMEOUT_MS, 500);
+    }),
   );
   await waitPipelineIdle(env);
-  const tracked = splitByCampaign(
-    await env.proxy.tracked(),
-    runs.map((r) => r.campaign),
-  );
+  const campaigns = runs.map((r) => r.campaign);
+  const tracked = splitByCampaign(await env.proxy.tracked(), campaigns);
   return Promise.all(
     runs.map(async (r, i) => {
       const usage = await capacityOf(env.table, tracked[i]!);
-      const capacity: MeasuredCapacity = {
-        requests: r.accepted,
-        perSecond: r.accepted / r.load.seconds,
-        usage,
-      };
+      const capacity = { requests: r.accepted, perSecond: r.accepted / r.load.seconds, usage };
       return { ...r, settled: settled[i]!, capacity };
     }),
   );
@@ -233,18 +220,11 @@ const linesOf = (columns: number, text: string): Line[] =>
   }));
 
 /** The lines of one kind of request: its gateway lines and the rest, DynamoDB and the consumer as measured per shape. */
-function lines(
-  gateway: string,
-  caps: MeasuredCapacity[],
-  handlerMs: number,
-  coldMs: number,
-  logs: ReturnType<typeof logBytes>,
-) {
-  const units = caps.map(unitsOf);
+function lines(route: Route, gateway: string, caps: MeasuredCapacity[], handlerMs: number, coldMs: number) {
+  const [units, logs] = [caps.map(unitsOf), logBytes(route)];
   const each = (f: (i: number) => number | string, join = ' | ') => caps.map((_, i) => f(i)).join(join);
-  const consumer = (i: number) =>
-    0.01 * (P.lambdaPerMillionRequests + lambdaMs(CONSUMER_BATCH_MS)) +
-    rollupCallsOf(caps[i]!) * lambdaMs(CONSUMER_CALL_MS);
+  const batch = 0.01 * (P.lambdaPerMillionRequests + lambdaMs(CONSUMER_BATCH_MS));
+  const consumer = (i: number) => batch + rollupCallsOf(caps[i]!) * lambdaMs(CONSUMER_CALL_MS);
   return linesOf(
     caps.length,
     `${gateway}
@@ -277,9 +257,8 @@ function unitsTable(caps: MeasuredCapacity[], labels: string[]): Cell[][] {
   const cell = (kinds: Units, kind: ItemKind) => {
     const r = kinds.find((x) => x.kind === kind);
     const index = r?.indexWru ? ` (index ${r.indexWru.toFixed(3)})` : '';
-    return r
-      ? `${r.writes.toFixed(3)} / ${r.checks.toFixed(3)} → ${(r.wru + r.indexWru).toFixed(3)}${index} WRU, ${r.rru.toFixed(3)} RRU`
-      : '—';
+    if (!r) return '—';
+    return `${r.writes.toFixed(3)} / ${r.checks.toFixed(3)} → ${(r.wru + r.indexWru).toFixed(3)}${index} WRU, ${r.rru.toFixed(3)} RRU`;
   };
   const weight = (k: ItemKind) => wruOf(units.at(-1)!.filter((r) => r.kind === k));
   const kinds = [...new Set(units.flat().map((r) => r.kind))].sort((a, b) => weight(b) - weight(a));
@@ -326,29 +305,19 @@ export const costPart: BenchPart = {
     const runs = await measure(env, all);
     type Run = (typeof runs)[number];
     const [visits, actions] = [runs.slice(0, all.length), runs.slice(all.length)];
+    const [visitCaps, actionCaps] = [visits.map((r) => r.capacity), actions.map((r) => r.capacity)];
     const code = fixtures.referral_code;
     const visitSpec = { method: 'GET', path: `/r/${code}`, headers: { 'user-agent': traffic.BROWSER } };
-    const visitMs = await p50Of(env, data.latency, 'Visit', visitSpec);
-    const actionMs = await p50Of(env, data.latency, 'CreateLinkAction', {
-      ...{ method: 'POST', path: '/api/v1/action/referral_link' },
-      body: { referral_code: code, action_type: 'purchase' },
-    });
+    const actionBody = { referral_code: code, action_type: 'purchase' };
+    const actionSpec = { method: 'POST', path: '/api/v1/action/referral_link', body: actionBody };
     const cold = (name: string) => importMs(data.cold, routeNamed(name).handler) || 0;
-    const visit = lines(
-      `API Gateway HTTP API | 1 request (no authorizer on /r) | ${P.httpApiPerMillion}`,
-      visits.map((r) => r.capacity),
-      visitMs,
-      cold('Visit'),
-      logBytes('Visit', 'VisitsRecorded', '302', traffic.BROWSER),
-    );
-    const action = lines(
-      `API Gateway HTTP API | 1 request | ${P.httpApiPerMillion}
-Authorizer (Lambda + GetItem) | cached 60 s per key by API Gateway: ~1 call per key per minute, ≈ 0 per million | 0`,
-      actions.map((r) => r.capacity),
-      actionMs,
-      cold('CreateLinkAction'),
-      logBytes('CreateLinkAction', 'ActionsRecorded', '201', 'python-requests/2.32.3'),
-    );
+    const gateway = `API Gateway HTTP API | 1 request (no authorizer on /r) | ${P.httpApiPerMillion}`;
+    const visitMs = await p50Of(env, data.latency, 'Visit', visitSpec);
+    const visit = lines('Visit', gateway, visitCaps, visitMs, cold('Visit'));
+    const authorizer = `API Gateway HTTP API | 1 request | ${P.httpApiPerMillion}
+Authorizer (Lambda + GetItem) | cached 60 s per key by API Gateway: ~1 call per key per minute, ≈ 0 per million | 0`;
+    const actionMs = await p50Of(env, data.latency, 'CreateLinkAction', actionSpec);
+    const action = lines('CreateLinkAction', authorizer, actionCaps, actionMs, cold('CreateLinkAction'));
     const webhook = linesOf(
       1,
       `Event pipeline: SQS | SendMessageBatch + ReceiveMessage + DeleteMessageBatch, 10 per call: ~0.3 requests | ${0.3 * P.sqsPerMillionRequests}
@@ -364,13 +333,11 @@ Data transfer out (the POST) | ~${WEBHOOK_BYTES} B body and headers | ${(WEBHOOK
     const goal = (what: string, r: Run, value: number, limit: number) =>
       `${what}, ${r.shape.label}, per million | ${usd(value)} | ≤ ${usd(limit)} | ${value <= limit}`;
     const unsettled = runs.filter((r) => !r.settled).map((r) => `${r.kind}s, ${r.shape.label}`);
-    const goals = checks(
-      [
-        ...visits.map((r, i) => goal('a visit', r, visitUsd[i]!, r.shape.visitGoal)),
-        ...actions.map((r, i) => goal('an API action', r, actionUsd[i]!, ACTION_GOAL)),
-        `every run's rollups in the table | ${unsettled.join('; ') || 'all'} | within ${SETTLE_TIMEOUT_MS / 1000} s | ${!unsettled.length}`,
-      ].join('\n'),
-    );
+    const goals =
+      checks(`${visits.map((r, i) => goal('a visit', r, visitUsd[i]!, r.shape.visitGoal)).join('\n')}
+${actions.map((r, i) => goal('an API action', r, actionUsd[i]!, ACTION_GOAL)).join('\n')}
+every run's rollups in the table | ${unsettled.join('; ') || 'all'} | within ${SETTLE_TIMEOUT_MS / 1000} s | ${!unsettled.length}`);
+    const floorHead = `request | shape | measured WRU | floor, this run (${costSeconds} s) | d₁ | d_L | measured ÷ floor | floor, sustained`;
     const floorRow = (r: Run) => {
       const [now, sustained] = [floorOf(r.shape.p, rate, costSeconds), floorOf(r.shape.p, rate, 60)];
       return `${r.kind} | ${r.shape.label} | ${wru(r).toFixed(2)} | ${now.wru.toFixed(3)} | ${now.perBatch.toFixed(1)} | ${now.perMinute.toFixed(0)} | ${(wru(r) / now.wru).toFixed(2)} | ${sustained.wru.toFixed(3)}`;
@@ -384,25 +351,15 @@ Data transfer out (the POST) | ~${WEBHOOK_BYTES} B body and headers | ${(WEBHOOK
         '**Per million visits** (`GET /r/{code}`):',
         costTable(visit, labels),
         '**DynamoDB units per visit**, by item (writes / transaction checks per visit → WRU with the index copies’ share, RRU):',
-        unitsTable(
-          visits.map((r) => r.capacity),
-          labels,
-        ),
+        unitsTable(visitCaps, labels),
         !!burst &&
           `**One link at a viral rate**: the hot-link part's burst of ${burstData!.requests} visits written into the table at ${burstData!.perSecond.toFixed(0)}/s and counted by the stream consumer used ${(burst.wru - 2).toFixed(2)} WRU and ${(burst.rru - 2).toFixed(2)} RRU a visit besides what a request itself does (its visitor marker, 1 WRU, its visit item, and its two reads, 2 RRU): ${burst.wru.toFixed(2)} WRU and ${burst.rru.toFixed(2)} RRU in all, so **${usd(burst.total)} per million visits** with the other lines as on one hot link above.`,
         '**Per million API actions** (`POST /api/v1/action/referral_link`):',
         costTable(action, labels),
         '**DynamoDB units per API action**, by item:',
-        unitsTable(
-          actions.map((r) => r.capacity),
-          labels,
-        ),
+        unitsTable(actionCaps, labels),
         `**Against the floor**: the write units per request the contract strictly needs for each shape, floor = 2 + (d₁ + 1) ÷ n₁ + (d_L + d_R) ÷ n_M. The 2 are the request's own (a visit: its visit item and its visitor marker; an action: the link update that commits it and its action item). \`total_clicks\` and the campaign's series must be fresh within 2 s: at least a write per distinct link and one for the campaign per 1-s batch of n₁ = ${rate} requests, d₁ the distinct links expected among them. The link and referrer series and the rankings within 60 s: at least a write per distinct link (d_L) and per distinct referrer (d_R = d_L, one referrer per link) per minute of n_M = ${rate * 60} requests (a run shorter than a minute: per run). d = Σ_i 1 − (1 − p_i)^n over the shape's links, link i with share p_i, among n requests; every item under 1 KB, 1 WRU.`,
-        rows(
-          `request | shape | measured WRU | floor, this run (${costSeconds} s) | d₁ | d_L | measured ÷ floor | floor, sustained`,
-          runs,
-          floorRow,
-        ),
+        rows(floorHead, runs, floorRow),
         '**Add-on per million webhook deliveries** (events of a campaign with a `webhook_url`; the totals above are for campaigns without one, whose events are in the feed only):',
         costTable(webhook, ['any shape']),
         `Assumptions:
