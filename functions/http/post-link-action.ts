@@ -2,11 +2,10 @@ import { createLinkAction } from '../../lib/db/actions.ts';
 import { storedAnswer } from '../../lib/db/idempotency.ts';
 import { linkTargetOf } from '../../lib/domain/link-rules.ts';
 import { httpHandler } from '../../lib/http/handler.ts';
-import { BusinessMetric, countEvent, metricsMiddleware } from '../../lib/observability/metrics.ts';
 import { CreateLinkAction } from '../../lib/operations/compiled.ts';
 
 export const handler = httpHandler(
-  { ...CreateLinkAction, storedAnswers: storedAnswer, metrics: metricsMiddleware() },
+  { ...CreateLinkAction, storedAnswers: storedAnswer },
   async ({ tenant, body, idempotency }) => {
     const action = await createLinkAction(
       tenant,
@@ -14,7 +13,6 @@ export const handler = httpHandler(
       { actionType: body.action_type, metadata: body.metadata ?? {} },
       idempotency,
     );
-    countEvent(BusinessMetric.ActionsRecorded);
     return { status: 201, body: action };
   },
 );

@@ -1,11 +1,10 @@
 import { createReferredUserAction } from '../../lib/db/actions.ts';
 import { storedAnswer } from '../../lib/db/idempotency.ts';
 import { httpHandler } from '../../lib/http/handler.ts';
-import { BusinessMetric, countEvent, metricsMiddleware } from '../../lib/observability/metrics.ts';
 import { CreateReferredUserAction } from '../../lib/operations/compiled.ts';
 
 export const handler = httpHandler(
-  { ...CreateReferredUserAction, storedAnswers: storedAnswer, metrics: metricsMiddleware() },
+  { ...CreateReferredUserAction, storedAnswers: storedAnswer },
   async ({ tenant, body, idempotency }) => {
     const action = await createReferredUserAction(
       tenant,
@@ -17,7 +16,6 @@ export const handler = httpHandler(
       },
       idempotency,
     );
-    countEvent(BusinessMetric.ActionsRecorded);
     return { status: 201, body: action };
   },
 );

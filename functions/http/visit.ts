@@ -1,11 +1,15 @@
 import { isbot } from 'isbot';
 import { newAction } from '../../lib/db/actions.ts';
-import { hotLinkFor, rememberHotLink } from '../../lib/db/hot-links.ts';
+import {
+  campaignKnownLive,
+  hotLinkFor,
+  rememberHotLink,
+  rememberLiveCampaign,
+} from '../../lib/db/hot-links.ts';
 import { findLink, type LinkItem, linkNotFound, toLink } from '../../lib/db/links.ts';
 import { isUniqueVisit, markVisitor, recordBotVisit, recordVisit } from '../../lib/db/visits.ts';
 import { toAsciiUrl } from '../../lib/domain/url.ts';
 import { httpHandler } from '../../lib/http/handler.ts';
-import { BusinessMetric, countEvent, metricsMiddleware } from '../../lib/observability/metrics.ts';
 import { Visit } from '../../lib/operations/compiled.ts';
 
 /** Header values kept in a visit's metadata are bounded, so metadata stays well under 8 KiB. */
@@ -20,46 +24,52 @@ const MAX_HEADER_CHARS = 1024;
  * no written visit of the same visitor and link came in the hour before (`isUniqueVisit`).
  */
 // No `request` line for a redirect (`requestLog`): its access log line has the status and latency.
-export const handler = httpHandler(
-  { ...Visit, metrics: metricsMiddleware(), requestLog: 'errors' },
-  async ({ event, path }) => {
-    const code = path.referral_code;
-    const userAgent = event.headers['user-agent'];
-    const person = event.requestContext.http.method !== 'HEAD' && !isbot(userAgent);
-    const now = new Date();
-    // A hot code's link and campaign as read less than a second ago (`lib/db/hot-links.ts`).
-    const hot = hotLinkFor(code, now.getTime());
-    if (person) {
-      const referer = event.headers.referer;
-      const metadata: Record<string, string> = {};
-      if (userAgent) metadata.user_agent = userAgent.slice(0, MAX_HEADER_CHARS);
-      if (referer) metadata.referer = referer.slice(0, MAX_HEADER_CHARS);
-      // The id first: the marker names the visit by it.
-      const action = await newAction('visit', metadata, null);
-      const visit = { at: now.getTime(), vid: action.id };
-      // The visitor's marker is written beside the link read: a marker of an unknown code is harmless.
-      const [link, before] = await Promise.all([
-        hot ?? readLink(code),
-        markVisitor(code, event.requestContext.http.sourceIp, userAgent ?? '', visit, now),
-      ]);
-      if (!link) throw linkNotFound();
-      const unique = await isUniqueVisit(link, before, visit);
-      // The campaign's existence is read from here (unless hot): what a cached entry's age counts from.
-      const checkedAt = Date.now();
-      if (!(await recordVisit(link, action, unique, hot !== undefined))) throw linkNotFound();
-      if (!hot) rememberHotLink(link, checkedAt);
-      countEvent(BusinessMetric.VisitsRecorded);
-      return redirectTo(link);
-    }
-    const link = hot ?? (await readLink(code));
+export const handler = httpHandler({ ...Visit, requestLog: 'errors' }, async ({ event, path }) => {
+  const code = path.referral_code;
+  const userAgent = event.headers['user-agent'];
+  const person = event.requestContext.http.method !== 'HEAD' && !isbot(userAgent);
+  const now = new Date();
+  // A hot code's link and campaign as read less than a second ago (`lib/db/hot-links.ts`).
+  const hot = hotLinkFor(code, now.getTime());
+  if (person) {
+    const referer = event.headers.referer;
+    const metadata: Record<string, string> = {};
+    if (userAgent) metadata.user_agent = userAgent.slice(0, MAX_HEADER_CHARS);
+    if (referer) metadata.referer = referer.slice(0, MAX_HEADER_CHARS);
+    // The id first: the marker names the visit by it.
+    const action = await newAction('visit', metadata, null);
+    const visit = { at: now.getTime(), vid: action.id };
+    // The visitor's marker is written beside the link read: a marker of an unknown code is harmless.
+    const [link, before] = await Promise.all([
+      hot ?? readLink(code),
+      markVisitor(code, event.requestContext.http.sourceIp, userAgent ?? '', visit, now),
+    ]);
     if (!link) throw linkNotFound();
+    const unique = await isUniqueVisit(link, before, visit);
+    // The campaign's existence is read from here (unless its link or itself is hot): what a
+    // cached entry's age counts from.
+    const live = hot !== undefined || campaignKnownLive(link, now.getTime());
     const checkedAt = Date.now();
-    // A deleted campaign's links are gone for everyone.
-    if (!(await recordBotVisit(link, now, hot !== undefined))) throw linkNotFound();
-    if (!hot) rememberHotLink(link, checkedAt);
+    if (!(await recordVisit(link, action, unique, live))) throw linkNotFound();
+    remember(link, hot, live, checkedAt);
     return redirectTo(link);
-  },
-);
+  }
+  const link = hot ?? (await readLink(code));
+  if (!link) throw linkNotFound();
+  const live = hot !== undefined || campaignKnownLive(link, now.getTime());
+  const checkedAt = Date.now();
+  // A deleted campaign's links are gone for everyone.
+  if (!(await recordBotVisit(link, now, live))) throw linkNotFound();
+  remember(link, hot, live, checkedAt);
+  return redirectTo(link);
+});
+
+/** What a visit that read its link or its campaign keeps for the next visits (`lib/db/hot-links.ts`). */
+function remember(link: LinkItem, hot: LinkItem | undefined, live: boolean, checkedAt: number) {
+  if (hot) return;
+  rememberHotLink(link, checkedAt);
+  if (!live) rememberLiveCampaign(link, checkedAt);
+}
 
 /**
  * The link by code, strongly consistent. An eventually consistent read (half a read unit) with a

@@ -10,6 +10,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { getItems, keyString } from '../db/batch.ts';
 import { db, tableName } from '../db/client.ts';
 import { campaignKey } from '../db/entities/campaign.ts';
+import { BusinessMetric, countEvent } from '../observability/metrics.ts';
 import { isPoison, park } from '../stream/parked.ts';
 import { inTurns } from '../stream/settled.ts';
 import type { Contribution } from './contributions.ts';
@@ -33,6 +34,12 @@ export async function runFast(counted: readonly Counted[], lane: string): Promis
   if (fresh.length === 0) return;
   await inTurns(fastItems(fresh), CONCURRENCY, (item) => write(item, lane));
   appliedUpTo.set(lane, fresh.at(-1)!.sequence);
+  // The business metrics of the interactions, one EMF line per batch (the handler publishes it).
+  countEvent(BusinessMetric.VisitsRecorded, fresh.filter((c) => c.countsClick).length);
+  countEvent(
+    BusinessMetric.ActionsRecorded,
+    fresh.filter((c) => c.kind === 'action' || (c.kind === 'visit' && !c.countsClick)).length,
+  );
 }
 
 async function write(item: CountedItem, lane: string): Promise<void> {

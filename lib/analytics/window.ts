@@ -20,7 +20,8 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { keyString } from '../db/batch.ts';
 import { db, tableName } from '../db/client.ts';
-import { addTypeCount, padSequence, referrerHash } from '../db/entities/analytics.ts';
+import { addTypeCount, padSequence, REFERRER_TOTALS, referrerHash } from '../db/entities/analytics.ts';
+import { campaignPartition } from '../db/entities/campaign.ts';
 import { isPoison, park } from '../stream/parked.ts';
 import { inTurns } from '../stream/settled.ts';
 import { mergeBoards } from './boards.ts';
@@ -35,12 +36,12 @@ import {
 
 /** One item's sum, as the state keeps it (short names: the state is JSON of at most 1 MB). */
 interface Entry {
-  /** The item's key. */
-  k: [string, string];
+  /** The item's sort key (its partition is its campaign's). */
+  k: string;
   /** Series item or referrer totals. */
   t: 's' | 'r';
-  /** Tenant and campaign. */
-  c: [string, string];
+  /** Its campaign: an index into the state's `cs`. */
+  c: number;
   /** The entity: a link (id, code) or a referrer (id). */
   n: ['L', number, string] | ['R', string];
   /** First and last record summed. */
@@ -55,18 +56,22 @@ interface Entry {
 
 /** A campaign's entities written since its rankings were last merged. */
 interface BoardPending {
-  c: [string, string];
+  c: number;
   at: number;
   /** Links: id -> code. */
   l: Record<string, string>;
-  /** Referrers: id -> their totals item as written. */
-  r: Record<string, Record<string, unknown>>;
+  /** Referrers: id -> their all-time counts as written (`REFERRER_TOTALS`). */
+  r: Record<string, Record<string, number>>;
 }
 
 export interface WindowState {
   v: 1;
   last?: string;
+  /** The campaigns the entries and boards name: [tenant, campaign id]. */
+  cs: Array<[string, string]>;
+  /** Sums by item (`<campaign index>|<sort key>`; a sum closed for its size gets its last record too). */
   e: Record<string, Entry>;
+  /** By campaign index. */
   b: Record<string, BoardPending>;
 }
 
@@ -77,32 +82,60 @@ export interface WindowSettings {
   boardAgeMs: number;
   /** At most this many sums written per invocation (the oldest first), but at the window's end. */
   flushesPerInvocation: number;
+  /** The state's largest size (JSON characters); `MAX_STATE_CHARS` unless a test says less. */
+  maxStateChars?: number;
 }
 
 /** Lambda ends a window whose state passes 1 MB; past this, records are written at once instead. */
 export const MAX_STATE_CHARS = 600_000;
 
 export function emptyState(): WindowState {
-  return { v: 1, e: {}, b: {} };
+  return { v: 1, cs: [], e: {}, b: {} };
 }
+
+/** The index of a campaign in the state's `cs`, added when new. */
+function campaignIndex(state: WindowState, tenant: string, campaignId: string): number {
+  const at = state.cs.findIndex(([t, c]) => t === tenant && c === campaignId);
+  if (at !== -1) return at;
+  state.cs.push([tenant, campaignId]);
+  return state.cs.length - 1;
+}
+
+const campaignOf = (state: WindowState, e: { c: number }) => {
+  const [tenant, campaignId] = state.cs[e.c]!;
+  return { tenant, campaignId };
+};
 
 /** The state Lambda handed over, or an empty one (a new window, or a state this code cannot read). */
 export function stateOf(value: unknown): WindowState {
   const s = value as Partial<WindowState> | undefined;
-  if (s?.v !== 1 || typeof s.e !== 'object' || typeof s.b !== 'object' || s.e === null || s.b === null)
+  if (
+    s?.v !== 1 ||
+    !Array.isArray(s.cs) ||
+    typeof s.e !== 'object' ||
+    typeof s.b !== 'object' ||
+    s.e === null ||
+    s.b === null
+  )
     return emptyState();
   // A copy: the caller may keep the state it handed over (Lambda does, to hand it again after a
   // failure), and this invocation's changes must not reach it.
-  return structuredClone({ v: 1, e: s.e, b: s.b, ...(typeof s.last === 'string' ? { last: s.last } : {}) });
+  return structuredClone({
+    v: 1,
+    cs: s.cs,
+    e: s.e,
+    b: s.b,
+    ...(typeof s.last === 'string' ? { last: s.last } : {}),
+  });
 }
 
 const after = (seq: string, last: string | undefined) => last === undefined || BigInt(seq) > BigInt(last);
 
-function entryOf(w: WindowItem, now: number): Entry {
+function entryOf(state: WindowState, w: WindowItem, now: number): Entry {
   return {
-    k: [w.key.PK, w.key.SK],
+    k: w.key.SK,
     t: w.kind === 'series' ? 's' : 'r',
-    c: [w.campaign.tenant, w.campaign.campaignId],
+    c: campaignIndex(state, w.campaign.tenant, w.campaign.campaignId),
     n: w.entity.by === 'referral_link' ? ['L', w.entity.linkId, w.entity.code] : ['R', w.entity.referrerId],
     f: w.part.seq,
     l: w.part.seq,
@@ -136,9 +169,10 @@ function wouldOverflow(e: Entry, part: CountedPart): boolean {
 
 const baseOf = (t: Entry['t']) => ({ sets: { type: t === 's' ? SERIES_ITEM_TYPE : REFERRER_TOTALS_TYPE } });
 
-export function countedItemOf(e: Entry): CountedItem {
+export function countedItemOf(state: WindowState, e: Entry): CountedItem {
+  const { tenant, campaignId } = campaignOf(state, e);
   return {
-    key: { PK: e.k[0], SK: e.k[1] },
+    key: { PK: campaignPartition(tenant, campaignId), SK: e.k },
     parts: [
       { seq: e.l, firstSeq: e.f, adds: e.a, ...(e.y ? { types: e.y } : {}), ...(e.z ? { latest: e.z } : {}) },
     ],
@@ -153,8 +187,17 @@ export interface ParkedCounted {
   board?: { tenant: string; campaignId: string; link?: { id: number; code: string }; referrerId?: string };
 }
 
-function boardOf(e: Pick<Entry, 'c' | 'n' | 't'>): ParkedCounted['board'] {
-  const [tenant, campaignId] = e.c;
+/** An entry's campaign and entity, for what its write raises in the rankings. */
+interface Meta {
+  tenant: string;
+  campaignId: string;
+  n: Entry['n'];
+  t: Entry['t'];
+}
+const metaOf = (state: WindowState, e: Entry): Meta => ({ ...campaignOf(state, e), n: e.n, t: e.t });
+
+function boardOf(e: Meta): ParkedCounted['board'] {
+  const { tenant, campaignId } = e;
   if (e.n[0] === 'L') return { tenant, campaignId, link: { id: e.n[1], code: e.n[2] } };
   return e.t === 'r' ? { tenant, campaignId, referrerId: e.n[1] } : undefined;
 }
@@ -179,7 +222,7 @@ export async function runParkedCounted(work: unknown, lane: string): Promise<voi
 async function write(
   state: WindowState,
   item: CountedItem,
-  meta: Pick<Entry, 'c' | 'n' | 't'>,
+  meta: Meta,
   lane: string,
   now: number,
 ): Promise<void> {
@@ -200,24 +243,29 @@ async function write(
 
 function notePending(
   state: WindowState,
-  meta: Pick<Entry, 'c' | 'n' | 't'>,
+  meta: Meta,
   written: Record<string, unknown> | undefined,
   now: number,
 ) {
-  const [tenant, campaignId] = meta.c;
-  const id = `${tenant}\u0000${campaignId}`;
-  state.b[id] ??= { c: [tenant, campaignId], at: now, l: {}, r: {} };
-  const pending = state.b[id];
+  const c = campaignIndex(state, meta.tenant, meta.campaignId);
+  state.b[c] ??= { c, at: now, l: {}, r: {} };
+  const pending = state.b[c];
   if (meta.n[0] === 'L') pending.l[String(meta.n[1])] = meta.n[2];
-  else if (meta.t === 'r') pending.r[meta.n[1]] = written ?? {};
+  else if (meta.t === 'r') {
+    // Only the counts: the rest of the item (its marks) would only grow the state.
+    const counts: Record<string, number> = {};
+    for (const { count, reach } of Object.values(REFERRER_TOTALS))
+      for (const name of [count, reach])
+        if (typeof written?.[name] === 'number') counts[name] = written[name];
+    pending.r[meta.n[1]] = counts;
+  }
 }
 
 async function mergePending(state: WindowState, ids: string[]): Promise<void> {
   await inTurns(ids, 4, async (id) => {
     const p = state.b[id]!;
     const candidates = {
-      tenant: p.c[0],
-      campaignId: p.c[1],
+      ...campaignOf(state, p),
       links: Object.entries(p.l).map(([linkId, code]) => ({ id: Number(linkId), code })),
       referrers: Object.entries(p.r).map(([referrerId, totals]) => ({ referrerId, totals })),
     };
@@ -253,30 +301,41 @@ export async function runWindow(
   // again after its window ended (a restart that lost its checkpoint) is not summed again, so a
   // sum never spans records an item has and records it has not (its mark would fall inside it).
   if (state.last === undefined && Object.keys(state.e).length === 0) state.last = await readWindowMark(lane);
-  // 1. The sums of the state as received that are due, the oldest first.
-  const open = Object.entries(state.e).sort(([, x], [, y]) => x.at - y.at);
-  const due = final
-    ? open
-    : open.filter(([, e]) => e.at <= now - settings.flushAgeMs).slice(0, settings.flushesPerInvocation);
-  // An item's sums in the order they were summed (one closed for its size, then the next): a
-  // later sum's mark written first would make the earlier one look written.
-  const byItem = new Map<string, Array<[string, Entry]>>();
-  for (const [id, e] of due) {
-    const item = keyString({ PK: e.k[0], SK: e.k[1] });
-    byItem.set(item, [...(byItem.get(item) ?? []), [id, e]]);
-  }
-  await inTurns([...byItem.values()], CONCURRENCY, async (sums) => {
-    for (const [id, e] of sums.sort(([, x], [, y]) => (BigInt(x.f) < BigInt(y.f) ? -1 : 1))) {
-      await write(state, countedItemOf(e), e, lane, now);
-      delete state.e[id];
-    }
-  });
-  // 2. This batch's records: summed, or written at once when the state ends here or is too big.
   const fresh = counted.filter((c) => after(String(c.sequence), state.last));
   const items = fresh.flatMap((c) => windowItems(c));
-  const summed = final ? undefined : sum(state, items, now);
-  if (summed) Object.assign(state, summed);
-  else await writeRecordByRecord(state, items, lane, now);
+  // 1. The sums of the state as received that are due, the oldest first; and, when this batch's
+  // sums would not fit beside the rest, older ones too, until they do.
+  const open = Object.entries(state.e).sort(([, x], [, y]) => x.at - y.at);
+  let due = final
+    ? open
+    : open.filter(([, e]) => e.at <= now - settings.flushAgeMs).slice(0, settings.flushesPerInvocation);
+  let summed: WindowState | undefined;
+  if (!final) {
+    const without = (flushed: typeof due) => {
+      const rest = { ...state, e: { ...state.e } };
+      for (const [id] of flushed) delete rest.e[id];
+      return rest;
+    };
+    summed = sum(without(due), items, now, settings.maxStateChars);
+    for (let room = Math.max(1, Math.ceil(open.length / 4)); !summed && due.length < open.length; ) {
+      const flushing = new Set(due.map(([id]) => id));
+      due = [...due, ...open.filter(([id]) => !flushing.has(id)).slice(0, room)];
+      summed = sum(without(due), items, now, settings.maxStateChars);
+    }
+    // Not even alone: every sum is written now, and this batch's records one by one after them,
+    // so that no item is left with a sum beside records written past it.
+    if (!summed) due = open;
+  }
+  await writeSums(state, due, lane, now);
+  // 2. This batch's records: summed (beside what is left; the trial above said they fit), or,
+  // when the window ends here or the state cannot hold them, written at once, record by record,
+  // once every sum of the state is written (no item keeps a sum beside records written past it).
+  const sums = summed && sum(state, items, now, settings.maxStateChars);
+  if (sums) Object.assign(state, sums);
+  else {
+    await writeSums(state, Object.entries(state.e), lane, now);
+    await writeRecordByRecord(state, items, lane, now);
+  }
   if (fresh.length > 0) state.last = String(fresh.at(-1)!.sequence);
   // 3. The rankings that are due (all of them at the end).
   const boards = Object.entries(state.b)
@@ -323,24 +382,53 @@ async function writeWindowMark(lane: string, last: string): Promise<void> {
   }
 }
 
+/**
+ * Write `sums` of the state and take them out of it: an item's in the order they were summed (one
+ * closed for its size, then the next; a later sum's mark written first would make the earlier one
+ * look written), items side by side.
+ */
+async function writeSums(
+  state: WindowState,
+  sums: ReadonlyArray<[string, Entry]>,
+  lane: string,
+  now: number,
+) {
+  const byItem = new Map<string, Array<[string, Entry]>>();
+  for (const [id, e] of sums) {
+    const item = `${e.c}|${e.k}`;
+    byItem.set(item, [...(byItem.get(item) ?? []), [id, e]]);
+  }
+  await inTurns([...byItem.values()], CONCURRENCY, async (ofItem) => {
+    for (const [id, e] of ofItem.sort(([, x], [, y]) => (BigInt(x.f) < BigInt(y.f) ? -1 : 1))) {
+      await write(state, countedItemOf(state, e), metaOf(state, e), lane, now);
+      delete state.e[id];
+    }
+  });
+}
+
 /** The state with `items` summed in (pure), or undefined when it would pass `MAX_STATE_CHARS`. */
-export function sum(state: WindowState, items: readonly WindowItem[], now: number): WindowState | undefined {
+export function sum(
+  state: WindowState,
+  items: readonly WindowItem[],
+  now: number,
+  maxChars = MAX_STATE_CHARS,
+): WindowState | undefined {
   const next: WindowState = structuredClone(state); // `state` stays as it was if this one is too big
   for (const w of items) {
-    const id = keyString(w.key);
+    const id = `${campaignIndex(next, w.campaign.tenant, w.campaign.campaignId)}|${w.key.SK}`;
     let e = next.e[id];
     if (e && wouldOverflow(e, w.part)) {
       // Closed here and written by the next invocation: one sum is one update, never split.
-      next.e[`${id}\u0000${e.l}`] = e;
+      next.e[`${id}|${e.l}`] = e;
       e = undefined;
     }
     if (!e) {
-      e = entryOf(w, now);
+      e = entryOf(next, w, now);
       next.e[id] = e;
     }
     addPart(e, w.part);
   }
-  return JSON.stringify(next).length > MAX_STATE_CHARS ? undefined : next;
+  return JSON.stringify(next).length > maxChars ? undefined : next;
 }
 
 async function writeRecordByRecord(
@@ -349,14 +437,14 @@ async function writeRecordByRecord(
   lane: string,
   now: number,
 ) {
-  const byItem = new Map<string, { item: CountedItem; meta: Pick<Entry, 'c' | 'n' | 't'> }>();
+  const byItem = new Map<string, { item: CountedItem; meta: Meta }>();
   for (const w of items) {
     const id = keyString(w.key);
     const known = byItem.get(id);
     if (known) known.item.parts.push(w.part);
     else {
-      const e = entryOf(w, now);
-      byItem.set(id, { item: { key: w.key, parts: [w.part], ...baseOf(e.t) }, meta: e });
+      const e = entryOf(state, w, now);
+      byItem.set(id, { item: { key: w.key, parts: [w.part], ...baseOf(e.t) }, meta: metaOf(state, e) });
     }
   }
   await inTurns([...byItem.values()], CONCURRENCY, ({ item, meta }) => write(state, item, meta, lane, now));

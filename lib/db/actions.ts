@@ -5,8 +5,8 @@
  * That single-item write is the commit: the counter and the action cannot disagree, and the
  * response's counters are the exact values after this action. The link's stream record of that
  * write then becomes the action item, event included (`materializeLinkAction`, run by the stream
- * consumer), which then removes `last_action` from the link so that reads of the link stop paying
- * for up to 8 KiB of metadata.
+ * consumer), which then removes a big `last_action` from the link so that reads of the link stop
+ * paying for up to 8 KiB of metadata (a small one stays until the link's next write).
  *
  * Why not one transaction of the action item, the link's counter and the campaign's check: a
  * transaction bills 2 WRU per KB for each of its items, condition checks included, and returns
@@ -32,6 +32,7 @@ import { campaignKey } from './entities/campaign.ts';
 import { idempotencyItemKey, storedAnswerOf } from './entities/idempotency.ts';
 import {
   CLEAR_LAST_ACTION,
+  CLEAR_LAST_ACTION_ATTRIBUTE,
   type LinkAction,
   type LinkItem,
   linkActionFromItem,
@@ -273,27 +274,48 @@ export async function materializeLinkAction(
     }
   }
   if (outcome === 'campaign_gone') return outcome;
-  await releaseExpiredKeys(link.referral_code, image);
-  await removeLastAction(link.referral_code, action.id);
+  const expired = expiredKeys(image);
+  if (expired.length > 0) await releaseExpiredKeys(link.referral_code, expired);
+  else if (lastActionBytes(image) > LAST_ACTION_KEPT_BYTES)
+    await removeLastAction(link.referral_code, action.id);
   return outcome;
 }
 
 /**
- * Remove the held keys of this link image whose hold has ended: the link carries only the keys of
- * its last `KEY_HOLD_MS` of keyed actions. Each removal is conditional on the value seen, so a key
- * held again since (a new request reusing it after the stored answer expired) is kept.
+ * A materialized action small enough to leave on its link until the link's next write, which
+ * removes or replaces it (every write of a link does: `CLEAR_LAST_ACTION`): it keeps the link under
+ * 1 KB, so its reads and writes cost what they did without it, and an action costs one write fewer
+ * (about 0.8 WRU of the 3 it took). A bigger one (metadata up to 8 KiB) is removed at once.
  */
-async function releaseExpiredKeys(code: string, image: Record<string, unknown>): Promise<void> {
-  const expired = Object.entries(image).filter(
+export const LAST_ACTION_KEPT_BYTES = 400;
+
+function lastActionBytes(image: Record<string, unknown>): number {
+  const stored = image.last_action as { json?: unknown } | undefined;
+  return typeof stored?.json === 'string' ? Buffer.byteLength(stored.json) : 0;
+}
+
+/** The held keys of this link image whose hold has ended: the link carries only its last `KEY_HOLD_MS` of keyed actions. */
+function expiredKeys(image: Record<string, unknown>): Array<[string, unknown]> {
+  return Object.entries(image).filter(
     ([name, heldAt]) => name.startsWith(HELD_KEY_PREFIX) && Number(heldAt) < Date.now() - KEY_HOLD_MS,
   );
+}
+
+/**
+ * Remove `expired` held keys, each on the condition that it holds the value seen (a key held again
+ * since, by a new request reusing it after the stored answer expired, is kept), and the link's
+ * action with them: a write of the link that left an action on it would be taken by the stream's
+ * readers for that action's commit again (a second event). An action that a later request put
+ * there meanwhile is committed already (that write was its record), so removing it loses nothing.
+ */
+async function releaseExpiredKeys(code: string, expired: ReadonlyArray<[string, unknown]>): Promise<void> {
   for (const [name, heldAt] of expired) {
     try {
       await db.send(
         new UpdateCommand({
           TableName: tableName,
           Key: linkKey(code),
-          UpdateExpression: 'REMOVE #held',
+          UpdateExpression: `REMOVE #held, ${CLEAR_LAST_ACTION_ATTRIBUTE}`,
           ConditionExpression: '#held = :at',
           ExpressionAttributeNames: { '#held': name },
           ExpressionAttributeValues: { ':at': heldAt },

@@ -4,7 +4,7 @@
  * viral link then costs each warm container one link read and one campaign read a second, not
  * one of each per visit on the same two items. Every other code is read fresh on every visit, so
  * an ordinary link of a deleted campaign answers 404 at once; a hot one may redirect for up to a
- * second more (docs/decisions-visits.md says why that is acceptable).
+ * second more (docs/decisions.md, "The public redirect", says why that is acceptable).
  */
 import type { LinkItem } from './entities/link.ts';
 
@@ -28,11 +28,16 @@ interface Cached {
   readAt: number;
 }
 
-/** Visits per code in fixed one-second windows; only two are kept, so memory follows the traffic. */
+/**
+ * Visits per code, and per campaign, in fixed one-second windows; only two are kept, so memory
+ * follows the traffic.
+ */
 let windowStart = 0;
 let current = new Map<string, number>();
 let previous = new Map<string, number>();
 const cached = new Map<string, Cached>();
+/** Campaigns of hot traffic spread over their links: when their existence was last read. */
+const liveCampaigns = new Map<string, number>();
 
 function roll(now: number): void {
   if (now - windowStart < 1_000) return;
@@ -40,13 +45,37 @@ function roll(now: number): void {
   current = new Map();
   windowStart = now - (now % 1_000);
   for (const [code, entry] of cached) if (now - entry.readAt >= HOT_LINK_CACHE_MS) cached.delete(code);
+  for (const [campaign, readAt] of liveCampaigns)
+    if (now - readAt >= HOT_LINK_CACHE_MS) liveCampaigns.delete(campaign);
 }
 
-function isHot(code: string): boolean {
+function isHot(key: string): boolean {
   return (
-    (current.get(code) ?? 0) >= HOT_LINK_VISITS_PER_SECOND ||
-    (previous.get(code) ?? 0) >= HOT_LINK_VISITS_PER_SECOND
+    (current.get(key) ?? 0) >= HOT_LINK_VISITS_PER_SECOND ||
+    (previous.get(key) ?? 0) >= HOT_LINK_VISITS_PER_SECOND
   );
+}
+
+/** A campaign's key among the codes (a campaign id is a UUID: no code looks like it). */
+const campaignOf = (link: LinkItem) => `C ${link.tenant}\u0000${link.campaign_id}`;
+
+/**
+ * Count a visit of `link`'s campaign, and tell whether its existence was read less than
+ * `HOT_LINK_CACHE_MS` ago while the campaign was hot in this process: traffic spread over many of
+ * a campaign's links is as hot on its one campaign item as a viral link, so the existence check is
+ * kept per campaign too (a link is still read per visit unless its own code is hot).
+ */
+export function campaignKnownLive(link: LinkItem, now: number): boolean {
+  roll(now);
+  const campaign = campaignOf(link);
+  current.set(campaign, (current.get(campaign) ?? 0) + 1);
+  const readAt = liveCampaigns.get(campaign);
+  return readAt !== undefined && isHot(campaign) && now - readAt < HOT_LINK_CACHE_MS;
+}
+
+/** Keep that `link`'s campaign was found to exist by a read sent at `readAt`, if the campaign is hot. */
+export function rememberLiveCampaign(link: LinkItem, readAt: number): void {
+  if (isHot(campaignOf(link))) liveCampaigns.set(campaignOf(link), readAt);
 }
 
 /**

@@ -37,7 +37,7 @@ import {
   type TopMetric,
 } from './entities/analytics.ts';
 import { campaignPartition, parseCampaignPartition } from './entities/campaign.ts';
-import { linkKey } from './entities/link.ts';
+import { CLEAR_LAST_ACTION_ATTRIBUTE, linkKey } from './entities/link.ts';
 import { countInParallel, markMigrated, migrated, scanPages } from './table-migration.ts';
 
 /**
@@ -153,6 +153,7 @@ async function addOnce(
     names?: Record<string, string>;
     values?: Record<string, unknown>;
     sets?: Record<string, unknown>;
+    removes?: readonly string[];
   } = {},
 ): Promise<Item | undefined> {
   const marker = `migrated_${metric}`;
@@ -163,7 +164,7 @@ async function addOnce(
         TableName: tableName,
         Key: key,
         // total_referrals is the link's count already: only its reach time is moved.
-        UpdateExpression: `SET #m = :true, #reach = if_not_exists(#reach, :reach)${sets.map((_, i) => `, #x${i} = if_not_exists(#x${i}, :x${i})`).join('')}${totals.count === 'total_referrals' ? '' : ' ADD #count :value'}`,
+        UpdateExpression: `SET #m = :true, #reach = if_not_exists(#reach, :reach)${sets.map((_, i) => `, #x${i} = if_not_exists(#x${i}, :x${i})`).join('')}${totals.count === 'total_referrals' ? '' : ' ADD #count :value'}${extra.removes?.length ? ` REMOVE ${extra.removes.join(', ')}` : ''}`,
         ConditionExpression: ['attribute_not_exists(#m)', extra.condition].filter(Boolean).join(' AND '),
         ExpressionAttributeNames: {
           '#m': marker,
@@ -201,6 +202,9 @@ async function moveLink(
   const totals = LINK_TOTALS[metric];
   // Only the very link ranked (not a code reservation, not a link that re-issued the code).
   const link = await addOnce(db, tableName, linkKey(code), metric, totals, old, {
+    // Every write of a link takes an action off it (`CLEAR_LAST_ACTION`): left on, the stream's
+    // readers would take this write for that action's commit again.
+    removes: [CLEAR_LAST_ACTION_ATTRIBUTE],
     condition: '#id = :id',
     names: { '#id': 'id' },
     values: { ':id': old.link_id },

@@ -79,6 +79,8 @@ export interface QueueProxy {
   endpoint: string;
   /** Send the journal's live messages to the fresh queue; the queues must exist already. */
   restore(): Promise<{ restored: number; expired: number; withoutQueue: number }>;
+  /** Long polls waiting on the queue named `queue` right now (for tests to wait on, not the clock). */
+  longPollsWaiting(queue: string): number;
   stop(): Promise<void>;
 }
 
@@ -480,6 +482,7 @@ export async function startQueueProxy(options: {
 
   return {
     endpoint: `http://${options.host}:${port}`,
+    longPollsWaiting: (queue) => bells.get(queue)?.size ?? 0,
 
     async restore() {
       const now = Date.now();

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { createSqsClient } from '../aws/clients.ts';
 import { QueueJournal } from './queue-journal.ts';
-import { startQueueProxy } from './queue-proxy.ts';
+import { queueNameOf, startQueueProxy } from './queue-proxy.ts';
 
 export interface RunningQueue {
   endpoint: string;
@@ -15,6 +15,8 @@ export interface RunningQueue {
   purgeQueueUrl: string;
   /** Messages the journal held at start, sent again to the queues. */
   restored: number;
+  /** Long polls waiting on the queue of `queueUrl` right now (for tests to wait on, not the clock). */
+  longPollsWaiting(queueUrl: string): number;
   stop(): Promise<void>;
 }
 
@@ -131,6 +133,7 @@ export async function startLocalQueue(
     webhookDlqUrl: dlq.QueueUrl ?? '',
     purgeQueueUrl: purge.QueueUrl ?? '',
     restored: restored.restored,
+    longPollsWaiting: (queueUrl) => proxy.longPollsWaiting(queueNameOf(queueUrl)),
     stop: () => proxy.stop(),
   };
 }

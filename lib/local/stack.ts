@@ -79,6 +79,12 @@ export interface LocalStackSettings {
    */
   analyticsFlushAgeMs?: number;
   analyticsBoardAgeMs?: number;
+  /**
+   * `false`: no state file for `npm run api-key` to find the stack by. For the tests' stacks, which
+   * would otherwise write and remove the one of an `npm start` of the same checkout (an in-memory
+   * stack's state file is `.data/local-stack.json`, the default DATA_DIR's).
+   */
+  stateFile?: boolean;
 }
 
 /** One answered request of the local gateway. */
@@ -419,13 +425,20 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : settings.port;
     const baseUrl = `http://${host}:${port}`;
-    const state = stateFile(settings.dataDir);
-    mkdirSync(join(state, '..'), { recursive: true });
-    writeFileSync(
-      state,
-      JSON.stringify({ baseUrl, dynamodbEndpoint: endpoint, tableName: LOCAL_TABLE_NAME, pid: process.pid }),
-    );
-    stoppers.unshift(async () => rmSync(state, { force: true }));
+    if (settings.stateFile !== false) {
+      const state = stateFile(settings.dataDir);
+      mkdirSync(join(state, '..'), { recursive: true });
+      writeFileSync(
+        state,
+        JSON.stringify({
+          baseUrl,
+          dynamodbEndpoint: endpoint,
+          tableName: LOCAL_TABLE_NAME,
+          pid: process.pid,
+        }),
+      );
+      stoppers.unshift(async () => rmSync(state, { force: true }));
+    }
     ready();
 
     return {

@@ -8,6 +8,8 @@ export const METRICS_NAMESPACE = 'ReferralApi';
 /**
  * The business events, one count each. `ActionsRecorded` counts actions posted through the API
  * (endpoints 5 and 12); visits through `/r/{code}` are also actions but count as `VisitsRecorded`.
+ * Both are counted by the stream's counting consumer, once per batch (`lib/analytics/fast.ts`),
+ * not by the requests: an EMF line per request was about a tenth of a visit's cost.
  * Webhook outcomes are per message of a delivery batch: succeeded (delivered, or ended by the
  * receiver's 410), failed (waiting for a retry), dead-lettered (attempts exhausted).
  */

@@ -7,7 +7,6 @@
  */
 import { type Scope, seriesPointsFromItem, seriesSortKey } from '../../lib/db/entities/analytics.ts';
 import { ACCESS_LOG_FIELDS } from '../../lib/observability/access-log.ts';
-import { emfDocument } from '../../lib/observability/metrics.ts';
 import { routeNamed } from '../../lib/routes.ts';
 import { campaignItems } from '../../tools/table.ts';
 import { waitUntil } from '../../tools/wait.ts';
@@ -47,15 +46,18 @@ const NOT_BILLED: ItemKind[] = ['api key'];
 const lambdaMs = (ms: number) => MEMORY_GB * (ms / 1000) * P.lambdaArmGbSecond * 1e6;
 
 type Route = 'Visit' | 'CreateLinkAction';
-/** Per route: its metric, status and a client's user agent (the logs' content). */
-const LOGGED: Record<Route, [string, string, string]> = {
-  Visit: ['VisitsRecorded', '302', traffic.BROWSER],
-  CreateLinkAction: ['ActionsRecorded', '201', 'python-requests/2.32.3'],
+/** Per route: its status and a client's user agent (the logs' content). */
+const LOGGED: Record<Route, [string, string]> = {
+  Visit: ['302', traffic.BROWSER],
+  CreateLinkAction: ['201', 'python-requests/2.32.3'],
 };
 
-/** What one request writes to CloudWatch Logs, each event billed with 26 B more. */
+/**
+ * What one request writes to CloudWatch Logs, each event billed with 26 B more. Its count
+ * (`VisitsRecorded`, `ActionsRecorded`) is the counting consumer's EMF line per stream batch.
+ */
 function logBytes(route: Route) {
-  const [metric, status, userAgent] = LOGGED[route];
+  const [status, userAgent] = LOGGED[route];
   const { method, path, platformLogs } = routeNamed(route);
   const sample: Record<string, string> = {
     ...{ requestId: 'dF3kQhYsIAMEJmw=', apiId: 'a1b2c3d4e5', requestTime: '24/Nov/2026:07:55:01 +0000' },
@@ -65,18 +67,16 @@ function logBytes(route: Route) {
   };
   const fields = Object.entries(ACCESS_LOG_FIELDS).map(([k, v]) => [k, sample[v.slice(9)] ?? '-']);
   const access = JSON.stringify(Object.fromEntries(fields));
-  const emf = JSON.stringify(emfDocument({ [metric]: 1 }));
   // The handler's `request` line (`lib/observability/logger.ts`); the redirect writes it only for an error.
   const request = `{"level":"INFO","message":"request","timestamp":"2026-11-24T07:55:01.123Z","service":"referral-api","xray_trace_id":"1-6742e0b5-2b5c8f1e9a0d4c3b2a190817","request_id":"c0ffee00-1234-4abc-9def-0123456789ab","route":"${method} ${path}","tenant":"acme","status":${status},"duration_ms":12}`;
   const platform = platformLogs === false ? [] : PLATFORM_LINES;
-  const logged = route === 'Visit' ? [access, emf] : [access, emf, request];
-  const [a, e, r] = logged.map((l) => Buffer.byteLength(l));
-  const lines = [a!, e!, ...(r ? [r] : []), ...platform];
+  const [a, r] = (route === 'Visit' ? [access] : [access, request]).map((l) => Buffer.byteLength(l));
+  const lines = [a!, ...(r ? [r] : []), ...platform];
   const platformBytes = platform.reduce((x, y) => x + y, 0);
   const platformText = platform.length ? `START/END/REPORT ${platformBytes} B` : 'no START/END/REPORT';
   return {
     bytes: lines.reduce((sum, b) => sum + b + 26, 0),
-    what: `access line ${a} B, EMF count ${e} B, ${r ? `request line ${r} B` : 'no request line'}, ${platformText}, 26 B per event`,
+    what: `access line ${a} B, no EMF line (counted per stream batch), ${r ? `request line ${r} B` : 'no request line'}, ${platformText}, 26 B per event`,
   };
 }
 

@@ -14,7 +14,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalStack, startLocalStack } from '../../lib/local/stack.ts';
 import { measureOutage, type OutageResult } from '../../tools/outage.ts';
+import { waitUntil } from '../../tools/wait.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../tools/webhook-receiver.ts';
+import { inStartSlot } from '../support/start-slots.ts';
 
 const API_KEY = 'fault-key-000000000000000000000001';
 let dir: string;
@@ -35,13 +37,15 @@ function jvmFor(dataDir: string): number {
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'referrals-outage-'));
-  stack = await startLocalStack({
-    port: 0,
-    dataDir: dir,
-    devApiKeys: `fault:${API_KEY}`,
-    webhookRetryDelays: '1,1,1',
-    throttles: false,
-  });
+  stack = await inStartSlot(() =>
+    startLocalStack({
+      port: 0,
+      dataDir: dir,
+      devApiKeys: `fault:${API_KEY}`,
+      webhookRetryDelays: '1,1,1',
+      throttles: false,
+    }),
+  );
   jvm = jvmFor(dir);
   receiver = await startWebhookReceiver();
 }, 120_000);
@@ -103,8 +107,7 @@ describe('DynamoDB paused for 8 s under keyed writes', () => {
   it("sends each committed record's event, one webhook-id per record", async () => {
     const expected = result.clicks.expected + result.referrals.expected;
     const ids = () => new Set(receiver.requests.map((r) => String(r.headers['webhook-id'])));
-    const until = Date.now() + 60_000;
-    while (ids().size < expected && Date.now() < until) await new Promise((r) => setTimeout(r, 250));
+    await waitUntil(() => ids().size >= expected, 60_000, 250);
     expect(ids().size).toBe(expected);
   }, 70_000);
 });

@@ -17,7 +17,7 @@ import {
   createReferredUser,
   type LinkBody,
 } from '../support/records.ts';
-import { settledClicks } from '../support/table.ts';
+import { settledClicks } from '../support/settled.ts';
 
 interface Metrics {
   visits: number;

@@ -14,7 +14,7 @@ import {
   UpdateTableCommand,
 } from '@aws-sdk/client-dynamodb';
 import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dynamoClientConfig } from '../../lib/aws/clients.ts';
 import { backfillCampaignListKeys } from '../../lib/db/campaign-list-backfill.ts';
 import {
@@ -29,9 +29,10 @@ import { WEBHOOK_EVENT_TYPES } from '../../lib/domain/webhook-events.ts';
 import { createTableInput, staleIndexes } from '../../lib/local/dynamodb.ts';
 import { prepareLocalTable } from '../../lib/local/stack.ts';
 import { GSI2, LINK_INDEX_ATTRIBUTES } from '../../lib/table-definition.ts';
+import { runStack } from '../support/run-stack.ts';
 import { type Table, table } from '../support/table.ts';
 
-const endpoint = () => inject('dynamodbEndpoint');
+const endpoint = () => runStack().dynamodbEndpoint;
 const tableName = `campaign-list-migration-${randomUUID().slice(0, 8)}`;
 
 /** A campaign item as the versions before the list wrote it: no GSI2 keys. */

@@ -7,7 +7,6 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ApiKeyStore } from '../../lib/auth/api-keys.ts';
 import { encodeSortKeyCursor } from '../../lib/db/cursor.ts';
 import { campaignOrder, newCampaignItem } from '../../lib/db/entities/campaign.ts';
 import { CampaignList } from '../../lib/domain/schemas.ts';
@@ -15,17 +14,13 @@ import { formatTimestamp } from '../../lib/domain/time.ts';
 import { mapLimit } from '../../tools/wait.ts';
 import { type ApiResponse, api, baseUrl, rawRequest, TENANT_B } from '../support/api.ts';
 import { errorOf, expectError, expectShape, expectValidation } from '../support/assertions.ts';
-import { type CampaignBody, createCampaign, createLink } from '../support/records.ts';
-import { putItems, table } from '../support/table.ts';
+import { type CampaignBody, createCampaign, createLink, newTenant } from '../support/records.ts';
+import { putItems } from '../support/table.ts';
 
 const LIST = '/api/v1/campaigns';
 
 /** A tenant of this file alone, and its key. */
-async function newTenant(label: string): Promise<{ tenant: string; key: string }> {
-  const tenant = `campaigns-${label}-${randomUUID().slice(0, 8)}`;
-  const { key } = await new ApiKeyStore(table().db, table().name).create(tenant);
-  return { tenant, key };
-}
+const newTenantOfThisFile = (label: string) => newTenant(`campaigns-${label}`);
 
 /** Campaigns made one after the other (each answered before the next is sent): creation order is known. */
 async function createInOrder(key: string, count: number, name = 'listed'): Promise<CampaignBody[]> {
@@ -79,7 +74,7 @@ describe('GET /api/v1/campaigns (endpoint 15): newest first, whole campaign obje
   let made: CampaignBody[];
 
   beforeAll(async () => {
-    ({ key } = await newTenant('objects'));
+    ({ key } = await newTenantOfThisFile('objects'));
     made = await createInOrder(key, 4);
     // Every field of the object set some way: a webhook with its secret, a disabled webhook with a
     // reason, a subset of event types.
@@ -115,7 +110,7 @@ describe('GET /api/v1/campaigns (endpoint 15): newest first, whole campaign obje
   });
 
   it('is an empty array, without paging headers, for an account with no campaign', async () => {
-    const { key: empty } = await newTenant('empty');
+    const { key: empty } = await newTenantOfThisFile('empty');
     const page = expectPage(await api<CampaignBody[]>('GET', LIST, { key: empty }));
     expect(page.items).toEqual([]);
     expect(page.cursor).toBeUndefined();
@@ -137,7 +132,7 @@ describe('paging through more campaigns than a page holds', () => {
   let made: CampaignBody[];
 
   beforeAll(async () => {
-    ({ key } = await newTenant('paging'));
+    ({ key } = await newTenantOfThisFile('paging'));
     made = await createInOrder(key, 23);
   }, 60_000);
 
@@ -175,7 +170,7 @@ describe('paging through more campaigns than a page holds', () => {
 
 describe('deleted campaigns', () => {
   it('are gone from the list from the 204 on, and a cursor positioned on one still continues', async () => {
-    const { key } = await newTenant('deleted');
+    const { key } = await newTenantOfThisFile('deleted');
     const made = await createInOrder(key, 5);
     const ids = newestFirst(made);
     const del = async (id: string) =>
@@ -211,7 +206,7 @@ describe('tenant isolation and cursors of other lists', () => {
   let cursorA: string;
 
   beforeAll(async () => {
-    [a, b] = await Promise.all([newTenant('iso-a'), newTenant('iso-b')]);
+    [a, b] = await Promise.all([newTenantOfThisFile('iso-a'), newTenantOfThisFile('iso-b')]);
     [madeA, madeB] = await Promise.all([createInOrder(a.key, 3, 'a'), createInOrder(b.key, 2, 'b')]);
     cursorA = expectPage(await api<CampaignBody[]>('GET', `${LIST}?limit=1`, { key: a.key })).cursor!;
   });
@@ -292,7 +287,7 @@ describe('large campaigns: the 1 MB a Query reads ends pages early, and every ca
 
   beforeAll(async () => {
     let tenant: string;
-    ({ tenant, key } = await newTenant('large'));
+    ({ tenant, key } = await newTenantOfThisFile('large'));
     // Written straight into the table in the exact shape the API writes (a 400-campaign account
     // with 2,000-character URLs would take long through the API), one millisecond apart: about 4 KB
     // each, so some 250 fill the 1 MB a Query reads, well before limit=1000.
@@ -336,7 +331,7 @@ describe('limit and cursor: any value is a 200 or a 400 in the contract shape, n
   let made: CampaignBody[];
 
   beforeAll(async () => {
-    ({ tenant, key } = await newTenant('garbage'));
+    ({ tenant, key } = await newTenantOfThisFile('garbage'));
     made = await createInOrder(key, 3);
   });
 

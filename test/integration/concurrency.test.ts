@@ -15,13 +15,8 @@ import {
   type LinkBody,
   type ReferredUserBody,
 } from '../support/records.ts';
-import {
-  campaignItems,
-  eventDataOf,
-  settledActionItems,
-  settledClicks,
-  visitItems,
-} from '../support/table.ts';
+import { settledClicks } from '../support/settled.ts';
+import { campaignItems, eventDataOf, settledActionItems, visitItems } from '../support/table.ts';
 
 let campaignId: string;
 

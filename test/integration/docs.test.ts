@@ -133,7 +133,8 @@ describe('the API reference page in Chromium', () => {
     await page.locator('h2', { hasText: 'Create a referral link' }).first().scrollIntoViewIfNeeded();
     await page.screenshot({ path: join(OUTPUT_DIR, 'docs.png') });
     await page.close();
-  });
+    // Redoc renders the whole document in the page: seconds of CPU, more beside a busy run.
+  }, 90_000);
 
   it('has curl samples the local stack takes as well-formed requests, with a key of its own', async () => {
     for (const { label, source } of samples()) {

@@ -6,6 +6,9 @@
  * exactly what was written after. The items are written straight into DynamoDB Local with the feed
  * writer's own builders, so the layouts that only time makes (old items, a counter started late)
  * are there at once.
+ *
+ * On a stack of its own: its pages, hundreds of requests per generated case, would queue the other
+ * files' requests behind them in the shared stack's DynamoDB Local (`own-stack.ts`).
  */
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -13,11 +16,14 @@ import { formatSequence, newFeedItem, newFeedPackItem } from '../../lib/db/entit
 import type { EventAttributes } from '../../lib/domain/webhook-events.ts';
 import { eventually } from '../../tools/wait.ts';
 import { api, TENANT_A } from '../support/api.ts';
+import { stackOfItsOwn } from '../support/own-stack.ts';
 import { createCampaign, createLink, createLinkAction } from '../support/records.ts';
 import { putItems } from '../support/table.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: the tests read a few fields of known responses
 type Json = any;
+
+stackOfItsOwn();
 
 /** A real action's webhook data (what the OpenAPI document says an event holds), the events' template. */
 let template: Json;

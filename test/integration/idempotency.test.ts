@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { routes } from '../../lib/routes.ts';
-import { mapLimit } from '../../tools/wait.ts';
+import { eventually, mapLimit } from '../../tools/wait.ts';
 import { api, TENANT_A, TENANT_B } from '../support/api.ts';
 import { expectError, expectValidation } from '../support/assertions.ts';
 import { createCampaign, createLink, createReferredUser, fetchLink } from '../support/records.ts';
@@ -25,11 +25,10 @@ async function post(path: string, body: unknown, key: string, apiKey?: string) {
  * answered from the stream a moment after its write): retried while 409 in progress, like a client.
  */
 async function postUntilAnswered(path: string, body: unknown, key: string) {
-  for (let i = 0; ; i++) {
+  return eventually(`an answer to ${path} other than 409 idempotency_key_in_progress`, async () => {
     const res = await post(path, body, key);
-    if (res.status !== 409 || res.body?.error?.code !== 'idempotency_key_in_progress' || i > 100) return res;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+    return res.status === 409 && res.body?.error?.code === 'idempotency_key_in_progress' ? undefined : res;
+  });
 }
 
 describe('Idempotency-Key: a retry gets the first answer and writes nothing', () => {

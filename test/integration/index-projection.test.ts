@@ -6,11 +6,10 @@
  * campaign's copy in GSI2 (the campaign list): the delivery state its item also holds stays out,
  * and the list answers the whole campaign object.
  */
-import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CAMPAIGN_LIST_INDEX } from '../../lib/db/entities/campaign.ts';
 import { type TableIndex, tableDefinition } from '../../lib/table-definition.ts';
-import { eventually } from '../../tools/wait.ts';
 import { type ApiResponse, api, TENANT_A } from '../support/api.ts';
 import {
   type CampaignBody,

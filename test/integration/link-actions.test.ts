@@ -6,11 +6,18 @@
  * its item exists.
  */
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { actionEventId } from '../../lib/domain/webhook-events.ts';
 import { waitUntil } from '../../tools/wait.ts';
 import { api, TENANT_A } from '../support/api.ts';
-import { type ActionBody, createCampaign, createLink, createReferredUser } from '../support/records.ts';
+import {
+  type ActionBody,
+  BROWSER_UA,
+  createCampaign,
+  createLink,
+  createReferredUser,
+} from '../support/records.ts';
+import { runStack } from '../support/run-stack.ts';
 import {
   campaignItems,
   configureInProcessHandlers,
@@ -27,7 +34,7 @@ let consume: Consume;
 beforeAll(async () => {
   configureInProcessHandlers();
   // The consumer needs a queue URL at load; these tests give it no event to send.
-  process.env.WEBHOOK_QUEUE_URL = `${inject('queueEndpoint')}/000000000000/not-used`;
+  process.env.WEBHOOK_QUEUE_URL = `${runStack().queueEndpoint}/000000000000/not-used`;
   materialize = (await import('../../lib/db/actions.ts')).materializeLinkAction;
   consume = (await import('../../functions/stream/enqueue-webhook-events.ts')).handler;
 });
@@ -73,8 +80,8 @@ describe('actions recorded on their link (endpoint 5)', () => {
     await createReferredUser(code, 'la-user');
   });
 
-  it('the action item matches the response, and then the link no longer carries the action', async () => {
-    const res = await userAction(campaignId, 'la-user', { plan: 'pro' });
+  it('the action item matches the response; a big action then leaves the link, a small one at its next write, each fed once', async () => {
+    const res = await userAction(campaignId, 'la-user', { plan: 'pro', note: 'x'.repeat(2_000) });
     expect(res.status, res.text).toBe(201);
     const items = await settledActionItems(TENANT_A.tenant, campaignId, [code]);
     const item = items.find((i) => eventDataOf<ActionBody>(i).id === res.body.id);
@@ -84,14 +91,36 @@ describe('actions recorded on their link (endpoint 5)', () => {
       event_type: 'action.created',
       event_id: actionEventId(res.body.id, campaignId),
     });
+    // Big (2 KB of metadata): taken off the link once its item is written.
     const cleared = await waitUntil(async () => (await linkItem(code))?.last_action === undefined, 10_000);
     expect(cleared, 'last_action still on the link').toBe(true);
+
+    // Small: left on the link (one write fewer), and the link's next write takes it off.
+    const small = await userAction(campaignId, 'la-user', { plan: 'pro' });
+    expect(small.status, small.text).toBe(201);
+    await settledActionItems(TENANT_A.tenant, campaignId, [code]);
+    await waitUntil(
+      async () =>
+        (await campaignItems(TENANT_A.tenant, campaignId, 'A#')).some(
+          (i) => eventDataOf<ActionBody>(i).id === small.body.id,
+        ),
+      10_000,
+    );
+    expect(((await linkItem(code))?.last_action as { id?: number } | undefined)?.id).toBe(small.body.id);
+    await api('GET', `/r/${code}`, { key: null, headers: { 'user-agent': BROWSER_UA } });
+    const taken = await waitUntil(async () => (await linkItem(code))?.last_action === undefined, 10_000);
+    expect(taken, 'the next write left last_action on the link').toBe(true);
+    // Each action once in the feed, whatever wrote the link meanwhile.
+    const feed = (await api('GET', `/api/v1/events/${campaignId}?limit=1000`)).body as Array<{ id: string }>;
+    for (const id of [res.body.id, small.body.id])
+      expect(feed.filter((e) => e.id === actionEventId(id, campaignId))).toHaveLength(1);
   });
 
   it('a replayed stream record writes nothing twice', async () => {
     const res = await userAction(campaignId, 'la-user', { odd: JSON.parse('{"__proto__":{"":[1e-200]}}') });
     const image = await imageOf(code, res.body);
-    const before = await settledActionItems(TENANT_A.tenant, campaignId, [code]);
+    await settledActionItems(TENANT_A.tenant, campaignId, [code]);
+    const before = await campaignItems(TENANT_A.tenant, campaignId, 'A#');
     expect(await materialize(image as never)).toBe('exists');
     // Through the consumer as Lambda would call it: no failure reported, nothing added.
     expect(await consume({ Records: [modifyRecord(image!)] } as never)).toEqual({ batchItemFailures: [] });

@@ -2,6 +2,10 @@
  * Deleting a campaign: the 204 hides everything at once, and the background purge (table stream
  * -> purge queue -> purge function, as in AWS) leaves no item of the campaign in the table but its
  * codes' reservations, while another campaign's items stay untouched.
+ *
+ * On a stack of its own: its 5,000 links and their purge would fill the shared stack's stream and
+ * its purge queue for the files running beside it, and its full-table scans would read every item
+ * they write.
  */
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
@@ -9,6 +13,7 @@ import { newLinkItem } from '../../lib/db/entities/link.ts';
 import { eventually, mapLimit, waitUntil } from '../../tools/wait.ts';
 import { api, TENANT_A, TENANT_B } from '../support/api.ts';
 import { expectError } from '../support/assertions.ts';
+import { stackOfItsOwn } from '../support/own-stack.ts';
 import { receiversClosedAfterAll } from '../support/receivers.ts';
 import {
   BROWSER_UA,
@@ -19,6 +24,7 @@ import {
 } from '../support/records.ts';
 import { campaignItems, linkItem, putItems, settledActionItems, table } from '../support/table.ts';
 
+stackOfItsOwn();
 const receiver = receiversClosedAfterAll();
 
 /** Every item of a campaign, found by a full scan rather than by the keys the purge uses. */

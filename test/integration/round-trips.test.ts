@@ -42,6 +42,7 @@ import {
   startDynamoCounter,
 } from '../../lib/local/dynamodb-counter.ts';
 import { type RouteDefinition, type RouteRow, routes } from '../../lib/routes.ts';
+import { eventually, waitUntil } from '../../tools/wait.ts';
 import { BROWSER_UA } from '../support/records.ts';
 import { configureInProcessHandlers, linkItem } from '../support/table.ts';
 
@@ -729,17 +730,12 @@ beforeAll(async () => {
     200,
   );
   // The signup's event reaches the feed through the global stack's stream poller.
-  for (let i = 0; ; i++) {
-    const feed = await send({ method: 'GET', path: `/api/v1/events/${data.campaignId}` });
-    const poll = feed.headers.get('x-poll-cursor');
-    if (feed.status === 200 && feed.body.length > 0 && poll) {
-      data.eventId = feed.body[0].id;
-      data.feedCursor = poll;
-      break;
-    }
-    if (i > 300) throw new Error(`no event in the feed: ${feed.status} ${feed.text}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const feed = await eventually('the signup event in the feed', async () => {
+    const res = await send({ method: 'GET', path: `/api/v1/events/${data.campaignId}` });
+    return res.status === 200 && res.body.length > 0 && res.headers.get('x-poll-cursor') ? res : undefined;
+  });
+  data.eventId = feed.body[0].id;
+  data.feedCursor = feed.headers.get('x-poll-cursor')!;
   const action = await send({
     method: 'POST',
     path: '/api/v1/action/referral_link',
@@ -748,12 +744,12 @@ beforeAll(async () => {
   if (action.status !== 201) throw new Error(`no action: ${action.status} ${action.text}`);
   data.actionEventId = actionEventId(action.body.id, data.campaignId);
   // Its event (and action item) come from the stream: redeliverable once in the feed.
-  for (let i = 0; ; i++) {
-    const feed = await send({ method: 'GET', path: `/api/v1/events/${data.campaignId}?limit=1000` });
-    if (feed.status === 200 && feed.body.some((e: { id: string }) => e.id === data.actionEventId)) break;
-    if (i > 300) throw new Error(`no action event in the feed: ${feed.status} ${feed.text}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await eventually('the action event in the feed', async () => {
+    const res = await send({ method: 'GET', path: `/api/v1/events/${data.campaignId}?limit=1000` });
+    return res.status === 200 && res.body.some((e: { id: string }) => e.id === data.actionEventId)
+      ? true
+      : undefined;
+  });
 });
 
 afterAll(async () => {
@@ -794,15 +790,14 @@ describe('DynamoDB calls per request, once warm', () => {
       const req = await c.request();
       await measure(route, { ...c, request: () => req });
       // Later answers are replays; an action of a referred user answers 409 until its answer is stored.
-      let replay: Invocation | undefined;
-      for (let i = 0; i < 100 && !replay; i++) {
+      const replay = await waitUntil(async () => {
         last = undefined;
         const res = await send(req);
-        if (res.status === c.status) {
-          expect(res.headers.get('idempotent-replayed'), `${routeId(route)} replay`).toBe('true');
-          replay = last;
-        } else await new Promise((r) => setTimeout(r, 100));
-      }
+        if (res.status !== c.status) return undefined;
+        expect(res.headers.get('idempotent-replayed'), `${routeId(route)} replay`).toBe('true');
+        // Set by the replay's invocation (the gateway's wrapper above).
+        return last as Invocation | undefined;
+      }, 10_000);
       expect(replay, `${routeId(route)}: no replay`).toBeDefined();
       expect(replay!.ops.length, `${routeId(route)} replay: ${replay!.ops.join(' + ')}`).toBeLessThanOrEqual(
         route.dynamoCalls + 1,

@@ -1,7 +1,8 @@
 /**
  * The redirect's hot-link cache (lib/db/hot-links.ts), with real requests: a code this process
- * serves often is not read (link, campaign) on every visit, an ordinary one is; an ordinary link
- * of a deleted campaign answers 404 at once after the DELETE's 204, a hot one within a second.
+ * serves often is not read (link, campaign) on every visit, an ordinary one is; a campaign this
+ * process serves often over many links has its existence read about once a second; an ordinary
+ * link of a deleted campaign answers 404 at once after the DELETE's 204, a hot one within a second.
  *
  * The visit handler runs in this test's process behind an in-process gateway (the local stack's,
  * lib/local/gateway.ts), its DynamoDB calls through the call counter (lib/local/dynamodb-counter.ts)
@@ -116,6 +117,34 @@ describe('the hot-link cache of GET /r/{code}', () => {
     // The first burst made it hot: its visits up to the one that did read both.
     expect(bursts[0]?.linkReads).toBeGreaterThanOrEqual(HOT_LINK_VISITS_PER_SECOND);
     expect(bursts[0]?.campaignReads).toBeGreaterThanOrEqual(HOT_LINK_VISITS_PER_SECOND);
+  });
+
+  it("a campaign hot over many links: each link is read, the campaign's existence about once a second", async () => {
+    const campaign = await createCampaign({ name: 'hot campaign, cold links' });
+    const links = await Promise.all(Array.from({ length: 40 }, () => createLink(campaign.id)));
+    let best: { linkReads: number; campaignReads: number } | undefined;
+    for (let round = 0; round < 20 && (best === undefined || best.campaignReads > 2); round++) {
+      // One visit per link, all at once: no link is hot, the campaign is.
+      counter.track();
+      const answers = await Promise.all(links.map((l) => visit(l.referral_code)));
+      expect(answers.map((a) => a.status)).toEqual(answers.map(() => 302));
+      const accessed = counter.tracked();
+      const reads = (match: (a: { pk: string; sk: string }) => boolean) =>
+        accessed
+          .filter(match)
+          .flatMap((a) => Object.entries(a.counts))
+          .filter(([access]) => access.startsWith('GetItem'))
+          .reduce((sum, [, count]) => sum + count, 0);
+      const key = campaignKey(TENANT_A.tenant, campaign.id);
+      best = {
+        linkReads: reads((a) => a.pk.startsWith('LINK#')),
+        campaignReads: reads((a) => a.pk === key.PK && a.sk === key.SK),
+      };
+      expect(best.linkReads).toBe(links.length);
+    }
+    // Once hot and its existence read, a round of 40 visits reads it at most twice (its entry may
+    // expire within the round).
+    expect(best!.campaignReads).toBeLessThanOrEqual(2);
   });
 
   it("an ordinary link of a deleted campaign answers 404 at once after the DELETE's 204", async () => {

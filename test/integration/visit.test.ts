@@ -9,7 +9,8 @@ import { ErrorResponse } from '../../lib/domain/schemas.ts';
 import { baseUrl, TENANT_A } from '../support/api.ts';
 import { expectShape } from '../support/assertions.ts';
 import { type ActionBody, createCampaign, createLink, type LinkBody } from '../support/records.ts';
-import { eventDataOf, settledClicks, visitItems } from '../support/table.ts';
+import { settledClicks } from '../support/settled.ts';
+import { eventDataOf, visitItems } from '../support/table.ts';
 
 interface RawResponse {
   status: number;

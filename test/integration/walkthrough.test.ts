@@ -57,7 +57,11 @@ describe("the README's walkthrough", () => {
     'runs top to bottom against npm start and prints what the README says; npm start logs each request and each failed webhook attempt',
     async () => {
       const dataDir = tempDataDir();
-      const stack = start({ PORT: String(await freePort()), DATA_DIR: dataDir, WEBHOOK_RETRY_DELAYS: '30' });
+      const stack = await start({
+        PORT: String(await freePort()),
+        DATA_DIR: dataDir,
+        WEBHOOK_RETRY_DELAYS: '30',
+      });
       const { baseUrl, keys } = await ready(stack);
       expect(stack.stdout()).toMatch(/\[\d+\.\d s\] starting DynamoDB Local/);
 

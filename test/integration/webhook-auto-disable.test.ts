@@ -11,6 +11,7 @@ import { type LocalStack, startLocalStack } from '../../lib/local/stack.ts';
 import { eventually, holdsFor } from '../../tools/wait.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../tools/webhook-receiver.ts';
 import { apiAt } from '../support/api.ts';
+import { inStartSlot } from '../support/start-slots.ts';
 
 const TENANT = { tenant: 'autodisable', key: 'test-key-autodisable-000000000000001' };
 let stack: LocalStack;
@@ -20,13 +21,16 @@ let healthy = false;
 beforeAll(async () => {
   process.env.LOG_LEVEL = 'ERROR';
   process.env.WEBHOOK_DISABLE_AFTER_SECONDS = '3';
-  stack = await startLocalStack({
-    port: 0,
-    dataDir: 'memory',
-    devApiKeys: `${TENANT.tenant}:${TENANT.key}`,
-    webhookRetryDelays: '1,1,1,1,1,1,1,1',
-    throttles: false,
-  });
+  stack = await inStartSlot(() =>
+    startLocalStack({
+      port: 0,
+      dataDir: 'memory',
+      devApiKeys: `${TENANT.tenant}:${TENANT.key}`,
+      webhookRetryDelays: '1,1,1,1,1,1,1,1',
+      throttles: false,
+      stateFile: false,
+    }),
+  );
   rx = await startWebhookReceiver(() => ({ status: healthy ? 200 : 500 }));
 });
 

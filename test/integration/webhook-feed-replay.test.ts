@@ -8,7 +8,7 @@
  *
  * The one stub: a consumer killed between two feed transactions of one batch, made by failing the
  * second TransactWriteItems call (no process kill lands reliably between two calls 5 ms apart).
- * test/faults/kill-restart.test.ts kills the whole stack under load for the same property.
+ * test/local-stack/kill-restart.test.ts kills the whole stack under load for the same property.
  */
 import { randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';

@@ -17,6 +17,7 @@ import { FIRST_ATTEMPT_GROUPS_PER_CAMPAIGN, firstAttemptIds } from '../../lib/we
 import { eventually, mapLimit, waitUntil } from '../../tools/wait.ts';
 import { type Responder, startWebhookReceiver, type WebhookReceiver } from '../../tools/webhook-receiver.ts';
 import { apiAt, postAsClient } from '../support/api.ts';
+import { inStartSlot } from '../support/start-slots.ts';
 import { campaignItem, table } from '../support/table.ts';
 
 const TENANT = { tenant: 'isolation', key: 'test-key-isolation-00000000000000001' };
@@ -26,13 +27,16 @@ let stack: LocalStack;
 beforeAll(async () => {
   // Hundreds of deliveries to the bad receivers are dead-lettered as expected: no warning lines.
   process.env.LOG_LEVEL = 'ERROR';
-  stack = await startLocalStack({
-    port: 0,
-    dataDir: 'memory',
-    devApiKeys: `${TENANT.tenant}:${TENANT.key}`,
-    webhookRetryDelays: '1,1,1',
-    throttles: false,
-  });
+  stack = await inStartSlot(() =>
+    startLocalStack({
+      port: 0,
+      dataDir: 'memory',
+      devApiKeys: `${TENANT.tenant}:${TENANT.key}`,
+      webhookRetryDelays: '1,1,1',
+      throttles: false,
+      stateFile: false,
+    }),
+  );
 });
 
 afterAll(async () => {

@@ -8,14 +8,14 @@
  * normalise or add (content type, `..` segments, duplicate headers).
  */
 import { request } from 'node:http';
-import { inject } from 'vitest';
 import { TENANT_A } from './global-setup.ts';
 import { ResponseValidator } from './response-validator.ts';
+import { runStack } from './run-stack.ts';
 
 export { TENANT_A, TENANT_B } from './global-setup.ts';
 
-/** The run's local gateway (integration project only: the global setup provides it). */
-export const baseUrl = () => inject('baseUrl');
+/** The local gateway of the file's stack (the run's, or one of its own: `run-stack.ts`). */
+export const baseUrl = () => runStack().baseUrl;
 
 export interface ApiResponse<T = unknown> {
   status: number;

@@ -7,10 +7,11 @@
 import { randomUUID } from 'node:crypto';
 import { CreateTableCommand, DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, inject } from 'vitest';
+import { afterAll, beforeAll } from 'vitest';
 import { dynamoClientConfig } from '../../lib/aws/clients.ts';
 import { createTableInput } from '../../lib/local/dynamodb.ts';
 import { prepareLocalTable } from '../../lib/local/stack.ts';
+import { runStack } from './run-stack.ts';
 import { type Table, table } from './table.ts';
 
 export interface PreparedTable {
@@ -25,7 +26,7 @@ export function preparedTableOfItsOwn(
   prefix: string,
   items: readonly Record<string, unknown>[],
 ): PreparedTable {
-  const endpoint = inject('dynamodbEndpoint');
+  const endpoint = runStack().dynamodbEndpoint;
   const client = new DynamoDBClient(dynamoClientConfig(endpoint, undefined, 30_000));
   const own: PreparedTable = { name: `${prefix}-${randomUUID().slice(0, 8)}`, t: undefined!, steps: [] };
   beforeAll(async () => {

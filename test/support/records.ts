@@ -2,7 +2,10 @@
  * Records made the way a customer makes them, through the API of the run's stack (or of the stack
  * `api` is given): campaigns, links, referred users, and the response types the tests read.
  */
+import { randomUUID } from 'node:crypto';
+import { ApiKeyStore } from '../../lib/auth/api-keys.ts';
 import { type Api, api as runStack } from './api.ts';
+import { table } from './table.ts';
 
 export type CampaignBody = {
   id: string;
@@ -128,4 +131,15 @@ export async function createLinkAction(
   });
   expectStatus('link action create', res, 201);
   return res.body;
+}
+
+/**
+ * A tenant of the calling file alone, and its key, issued with the CLI's store in the file's
+ * stack: for a test that reads a whole account (its campaign list), which the run's two tenants
+ * share with every file running beside it.
+ */
+export async function newTenant(label: string): Promise<{ tenant: string; key: string }> {
+  const tenant = `${label}-${randomUUID().slice(0, 8)}`;
+  const { key } = await new ApiKeyStore(table().db, table().name).create(tenant);
+  return { tenant, key };
 }

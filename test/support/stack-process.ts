@@ -9,9 +9,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { takeStartSlot } from './start-slots.ts';
 
 export const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 export const START_TIMEOUT = 90_000;
+/** What `npm start` prints once it serves. */
+const READY_LINE = 'Press Ctrl-C to stop.';
 
 /** Settings the integration run's own stack put into this process's environment. */
 export const STACK_ENV = [
@@ -54,7 +57,12 @@ export function javaToolOptions(): string {
   return [process.env.JAVA_TOOL_OPTIONS, `-Djava.io.tmpdir=${javaTmp}`].filter(Boolean).join(' ');
 }
 
-export function start(env: Record<string, string>): Started {
+/**
+ * Start `npm start` with `env` once a start slot is free (`start-slots.ts`); the slot is given
+ * back when it is ready (its "Press Ctrl-C" line) or has exited.
+ */
+export async function start(env: Record<string, string>): Promise<Started> {
+  const release = await takeStartSlot();
   const childEnv: NodeJS.ProcessEnv = { ...process.env, JAVA_TOOL_OPTIONS: javaToolOptions() };
   for (const name of STACK_ENV) delete childEnv[name];
   Object.assign(childEnv, env);
@@ -71,6 +79,7 @@ export function start(env: Record<string, string>): Started {
   const waiters = new Set<() => void>();
   child.stdout?.on('data', (d: Buffer) => {
     out += d;
+    if (out.includes(READY_LINE)) release();
     for (const w of waiters) w();
   });
   child.stderr?.on('data', (d: Buffer) => {
@@ -79,6 +88,7 @@ export function start(env: Record<string, string>): Started {
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
     child.on('exit', (code, signal) => r({ code, signal })),
   );
+  void exit.then(release);
   const waitFor = (pattern: RegExp) =>
     new Promise<RegExpMatchArray>((resolveWait, reject) => {
       const check = () => {

@@ -1,11 +1,10 @@
 /**
- * The run's table and queues behind the API's back: `tools/table.ts`'s reads and bulk writes on
- * the run's table by default, reads that wait for the stream, the dead-letter queue, and the
- * settings that point in-process handlers at them.
+ * The file's table and queues behind the API's back (the run's stack, or the file's own:
+ * `run-stack.ts`): `tools/table.ts`'s reads and bulk writes on it by default, reads that wait for
+ * the stream, the dead-letter queue, and the settings that point in-process handlers at them.
  */
 import { GetQueueUrlCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { inject } from 'vitest';
 import { createDocumentClient } from '../../lib/aws/clients.ts';
 import { WEBHOOK_DLQ_NAME } from '../../lib/local/queue.ts';
 import {
@@ -15,7 +14,8 @@ import {
   putItems as tablePutItems,
   visitItems as tableVisitItems,
 } from '../../tools/table.ts';
-import { eventually, waitUntil } from '../../tools/wait.ts';
+import { eventually } from '../../tools/wait.ts';
+import { runStack } from './run-stack.ts';
 
 export type { Table };
 
@@ -25,17 +25,17 @@ export const TOOL_TIMEOUT_MS = 30_000;
 const clients = new Map<string, DynamoDBDocumentClient>();
 
 /**
- * A document client on a DynamoDB Local table: the run's (the global setup's) by default, or that
- * of a stack the test started. One client per endpoint for the worker's life.
+ * A document client on a DynamoDB Local table: the file's stack's (`run-stack.ts`) by default, or
+ * that of a stack the test started. One client per endpoint for the worker's life.
  */
-export function table(at?: { dynamodbEndpoint: string; tableName: string }): Table {
-  const endpoint = at?.dynamodbEndpoint ?? inject('dynamodbEndpoint');
+export function table(at: { dynamodbEndpoint: string; tableName: string } = runStack()): Table {
+  const endpoint = at.dynamodbEndpoint;
   let db = clients.get(endpoint);
   if (!db) {
     db = createDocumentClient(endpoint, undefined, TOOL_TIMEOUT_MS);
     clients.set(endpoint, db);
   }
-  return { db, name: at?.tableName ?? inject('tableName') };
+  return { db, name: at.tableName };
 }
 
 export const partitionItems = (pk: string, prefix: string, on: Table = table()) =>
@@ -47,20 +47,6 @@ export const visitItems = (tenant: string, campaignId: string, on: Table = table
 export const putItems = async (items: readonly object[], on: Table = table()): Promise<void> => {
   await tablePutItems(items, on);
 };
-
-/**
- * A link's stored `total_clicks` once the table stream's rollups have counted its visits: waits
- * until it equals `expected`, then reads it again a moment later, so a visit counted twice (or one
- * that should not count at all) shows as a different value. The caller asserts the value returned.
- */
-export async function settledClicks(code: string, expected: number, timeoutMs = 10_000): Promise<number> {
-  const clicks = async () => Number((await linkItem(code))?.total_clicks ?? Number.NaN);
-  await waitUntil(async () => (await clicks()) === expected, timeoutMs, 50);
-  await new Promise((r) => setTimeout(r, SETTLE_MS));
-  return clicks();
-}
-/** Several times the local stream poller's interval (150 ms) and a rollup transaction. */
-const SETTLE_MS = 500;
 
 /** The stored campaign item (`SK CAMPAIGN`), read strongly consistently. */
 export async function campaignItem(
@@ -140,7 +126,7 @@ export function eventDataOf<T = any>(item: Record<string, unknown> | undefined):
  */
 export async function deadLetterOf(eventId: string, timeoutMs = 10_000): Promise<Record<string, unknown>> {
   const sqs = new SQSClient({
-    endpoint: inject('queueEndpoint'),
+    endpoint: runStack().queueEndpoint,
     region: 'us-east-1',
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
   });
@@ -165,15 +151,22 @@ export async function deadLetterOf(eventId: string, timeoutMs = 10_000): Promise
 }
 
 /**
- * Point modules of lib/ and functions/ loaded in this test worker at the run's table and queue,
- * as the local stack does for its handlers. They read these settings when they load, so import
- * them (dynamically) after this call. Each integration file runs in its own worker: nothing leaks.
+ * Point modules of lib/ and functions/ loaded in this test worker at the file's stack (its table
+ * and queues), as the local stack does for its handlers: every setting they read, none left to be
+ * inherited from the process that started the run's stack. They read these settings when they
+ * load, so import them (dynamically) after this call. Each integration file runs in its own
+ * worker: nothing leaks.
  */
 export function configureInProcessHandlers(): void {
+  const stack = runStack();
   Object.assign(process.env, {
-    DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'),
-    TABLE_NAME: inject('tableName'),
-    AWS_ENDPOINT_URL_SQS: inject('queueEndpoint'),
+    DYNAMODB_ENDPOINT: stack.dynamodbEndpoint,
+    TABLE_NAME: stack.tableName,
+    AWS_ENDPOINT_URL_SQS: stack.queueEndpoint,
+    WEBHOOK_QUEUE_URL: stack.queueUrls.webhookQueueUrl,
+    WEBHOOK_RETRY_QUEUE_URL: stack.queueUrls.webhookRetryQueueUrl,
+    WEBHOOK_DLQ_URL: stack.queueUrls.webhookDlqUrl,
+    PURGE_QUEUE_URL: stack.queueUrls.purgeQueueUrl,
     STAGE: 'local',
     ALLOW_PRIVATE_WEBHOOKS: 'true',
     LOG_LEVEL: 'WARN',

@@ -84,7 +84,7 @@ describe('every write of the counting consumer fits DynamoDB', () => {
         const items = counted(list).flatMap((c) => m.items.windowItems(c));
         const state = m.window.sum(m.window.emptyState(), items, 0)!;
         for (const e of Object.values(state.e)) {
-          const item = m.window.countedItemOf(e);
+          const item = m.window.countedItemOf(state, e);
           for (const typesMap of ['create', 'add'] as const) {
             const { update, used } = m.counted.buildUpdate(item, item.parts, 'hw_x', typesMap, [
               'hw_a',

@@ -77,8 +77,9 @@ export interface StoredLinkItem {
   /**
    * The last action recorded through this item (`POST /action/referred_user`, see
    * `lib/db/actions.ts`): the write that raised `total_clicks` carries it, so the item's stream
-   * record is that action's commit record. The stream consumer removes it once the action has its
-   * own item, and so does every other write of the link, so a link carries it only for a moment.
+   * record is that action's commit record. Every other write of the link removes it
+   * (`CLEAR_LAST_ACTION`), and the stream consumer does once the action has its own item when it
+   * is big, so a link carries a big one only for a moment and a small one until its next write.
    */
   last_action?: StoredLinkAction;
 }

@@ -1,24 +1,29 @@
 /**
  * Per-route throttling in the local gateway: a gateway of lib/local/gateway.ts with small limits,
- * serving the real authorizer and handlers on the run's DynamoDB Local. The run's own stack has
- * limits no test reaches (test/support/global-setup.ts), so that only this file sees a 429.
+ * serving the real authorizer and handlers on a table of its own in the emulator project's
+ * DynamoDB Local (one tenant's key in it). The integration run's stack has limits no test reaches
+ * (test/support/global-setup.ts), so that only this file sees a 429.
  */
+import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CreateTableCommand, DeleteTableCommand } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { ApiKeyStore } from '../../lib/auth/api-keys.ts';
+import { createDocumentClient } from '../../lib/aws/clients.ts';
+import { createTableInput } from '../../lib/local/dynamodb.ts';
 import type { RouteThrottles } from '../../lib/throttling.ts';
-import { type ApiResponse, apiClient, TENANT_A } from '../support/api.ts';
+import { type ApiResponse, apiClient } from '../support/api.ts';
 import { expectError } from '../support/assertions.ts';
 import { randomId } from '../support/records.ts';
-import { configureInProcessHandlers } from '../support/table.ts';
-
-// The handlers read their configuration when their modules load: lib/ and functions/ are
-// imported dynamically, after this.
-configureInProcessHandlers();
 
 const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
+const endpoint = inject('dynamodbEndpoint');
+const tableName = `throttling-${randomUUID().slice(0, 8)}`;
+const db = createDocumentClient(endpoint, undefined, 30_000);
+const TENANT = { tenant: 'throttled', key: 'throttling-key-00000000000000001' };
 
 /**
  * `redirect` and `api` refill so slowly that nothing comes back during the test; `docs` refills
@@ -46,6 +51,16 @@ function expectRateLimited(res: ApiResponse): number {
 }
 
 beforeAll(async () => {
+  await db.send(new CreateTableCommand(createTableInput(tableName)));
+  await new ApiKeyStore(db, tableName).create(TENANT.tenant, TENANT.key);
+  // The handlers read their configuration when their modules load: lib/ and functions/ are
+  // imported dynamically, after this.
+  Object.assign(process.env, {
+    DYNAMODB_ENDPOINT: endpoint,
+    TABLE_NAME: tableName,
+    STAGE: 'local',
+    LOG_LEVEL: 'ERROR',
+  });
   const { createGateway } = await import('../../lib/local/gateway.ts');
   type Gateway = Parameters<typeof createGateway>[0];
   const load = async (module: string) =>
@@ -69,9 +84,11 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await new Promise<void>((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
+    server?.close(() => resolve());
+    server?.closeAllConnections();
   });
+  await db.send(new DeleteTableCommand({ TableName: tableName })).catch(() => undefined);
+  db.destroy();
 });
 
 describe('per-route throttling in the local gateway', () => {
@@ -89,7 +106,7 @@ describe('per-route throttling in the local gateway', () => {
     // The redirect's GET is spent (above); its HEAD twin is a route of its own, as in API Gateway.
     expect((await send('HEAD', '/r/NOSUCH23')).status).toBe(404);
     expect((await send('GET', '/docs')).status).toBe(200);
-    const link = await send('GET', '/api/v1/referral_link?referral_code=NOSUCH23', { key: TENANT_A.key });
+    const link = await send('GET', '/api/v1/referral_link?referral_code=NOSUCH23', { key: TENANT.key });
     expectError(link, 404, 'referral_link_not_found');
   });
 
@@ -104,7 +121,7 @@ describe('per-route throttling in the local gateway', () => {
     expect(authorizerCalls - before).toBe(3);
     // Another API route still answers, with a good key.
     const other = await send('GET', `/api/v1/referred_user?campaign_id=${randomId()}&referred_user_id=u`, {
-      key: TENANT_A.key,
+      key: TENANT.key,
     });
     expectError(other, 404, 'campaign_not_found');
   });

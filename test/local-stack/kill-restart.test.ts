@@ -34,7 +34,12 @@ const receiver = receiversClosedAfterAll();
 
 /** A stack on `dataDir` with one tenant's key, ready; its base URL, DynamoDB and queue line. */
 async function startOn(dataDir: string, key: string, env: Record<string, string> = {}) {
-  const s = start({ DATA_DIR: dataDir, DEV_API_KEYS: `acme:${key}`, PORT: String(await freePort()), ...env });
+  const s = await start({
+    DATA_DIR: dataDir,
+    DEV_API_KEYS: `acme:${key}`,
+    PORT: String(await freePort()),
+    ...env,
+  });
   const info = await ready(s);
   const restored = Number(/\((\d+) pending messages restored/.exec(s.stdout())?.[1] ?? 0);
   return { s, ...info, restored };
@@ -178,7 +183,8 @@ describe('kill -9 and Ctrl-C, then a restart on the same DATA_DIR', () => {
       const loops = Array.from({ length: 24 }, async () => {
         while (!stop) await one(next++);
       });
-      await eventually('250 writes answered', async () => (answered >= 250 ? true : undefined));
+      // Load, not a speed: on a busy machine 250 writes can take minutes.
+      await eventually('250 writes answered', async () => (answered >= 250 ? true : undefined), 180_000);
       // Mid-load: two dozen requests in flight.
       stop = true;
       await killGroup(stack.s, dir);

@@ -22,6 +22,7 @@ import {
   WEBHOOK_RETRY_QUEUE_NAME,
 } from '../../lib/local/queue.ts';
 import { type JournalMessage, QueueJournal } from '../../lib/local/queue-journal.ts';
+import { eventually } from '../../tools/wait.ts';
 
 const dirs: string[] = [];
 const stops: Array<() => Promise<void>> = [];
@@ -75,14 +76,18 @@ async function receive(sqs: SQSClient, queue: RunningQueue, url = queue.webhookR
 
 /** Receive until a message with `body` arrives; when it did and what came with it. */
 async function receiveBody(sqs: SQSClient, queue: RunningQueue, body: string, timeoutMs = 10_000) {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const found = (await receive(sqs, queue)).find((m) => m.Body === body);
-    if (found) return { message: found, at: Date.now() };
-    if (Date.now() > end) throw new Error(`no message "${body}" within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  const message = await eventually(
+    `the message "${body}"`,
+    async () => (await receive(sqs, queue)).find((m) => m.Body === body),
+    timeoutMs,
+    50,
+  );
+  return { message, at: Date.now() };
 }
+
+/** Until a long poll of `url` waits in the queue's proxy (it has asked the queue, found nothing). */
+const waitingPoll = (queue: RunningQueue, url: string) =>
+  eventually('a long poll waiting', () => (queue.longPollsWaiting(url) > 0 ? true : undefined), 5_000, 10);
 
 const countOf = (m: Message) => Number(m.Attributes?.ApproximateReceiveCount);
 
@@ -280,7 +285,7 @@ describe('local queue: long polls answered as SQS answers them', () => {
     const url = queue.webhookRetryQueueUrl;
     const started = Date.now();
     const polling = longPoll(sqs, url, 10);
-    await new Promise((r) => setTimeout(r, 300));
+    await waitingPoll(queue, url);
     await sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'woken' }));
     const { Messages = [] } = await polling;
     // local-aws-sqs alone answers after the whole 10 s (it waits for MaxNumberOfMessages).
@@ -299,6 +304,7 @@ describe('local queue: long polls answered as SQS answers them', () => {
     const { queue, sqs } = await queueOn(undefined, { askPauseMs: 300 });
     const url = queue.webhookRetryQueueUrl;
     const polling = longPoll(sqs, url, 5);
+    // 100 ms into that window: a moment is what is under test here, not a state to wait for.
     await new Promise((r) => setTimeout(r, 100));
     const sent = Date.now();
     await sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'in the window' }));
@@ -338,10 +344,11 @@ describe('local queue: long polls answered as SQS answers them', () => {
     const url = queue.webhookRetryQueueUrl;
     const abort = new AbortController();
     const gaveUp = longPoll(sqs, url, 10, abort.signal).catch((err: Error) => err.name);
-    await new Promise((r) => setTimeout(r, 200));
+    await waitingPoll(queue, url);
     abort.abort();
     expect(await gaveUp).toBe('AbortError');
-    await new Promise((r) => setTimeout(r, 100));
+    // The proxy has let go of the abandoned poll.
+    await eventually('no long poll waiting', () => (queue.longPollsWaiting(url) === 0 ? true : undefined));
     await sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'for the next receiver' }));
     // Had the abandoned poll received it, it would be invisible for the queue's visibility timeout.
     const next = await longPoll(sqs, url, 2);

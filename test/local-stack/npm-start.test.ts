@@ -66,7 +66,7 @@ describe('npm start (scripts/start.ts)', () => {
 
       // First start: a key is generated, printed and works; SIGTERM stops everything.
       let port = await freePort();
-      const s = start({ PORT: String(port), DATA_DIR: dataDir });
+      const s = await start({ PORT: String(port), DATA_DIR: dataDir });
       const { baseUrl, keys } = await ready(s);
       expect(baseUrl).toBe(`http://127.0.0.1:${port}`);
       expect(keys).toHaveLength(1);
@@ -93,7 +93,7 @@ describe('npm start (scripts/start.ts)', () => {
 
       // Second start, same DATA_DIR: the same key, the same data; Ctrl-C to the group stops it.
       port = await freePort();
-      const again = start({ PORT: String(port), DATA_DIR: dataDir });
+      const again = await start({ PORT: String(port), DATA_DIR: dataDir });
       const second = await ready(again);
       expect(second.keys).toEqual([{ tenant: 'dev', key: firstKey }]);
       const read = await apiAt(second.baseUrl, firstKey)('GET', `/api/v1/campaign?id=${campaignId}`);
@@ -109,7 +109,7 @@ describe('npm start (scripts/start.ts)', () => {
       await stopWith(again, 'SIGINT', dataDir, true);
 
       port = await freePort();
-      const third = start({ PORT: String(port), DATA_DIR: dataDir });
+      const third = await start({ PORT: String(port), DATA_DIR: dataDir });
       const replaced = await ready(third);
       expect(replaced.keys).toHaveLength(1);
       expect(replaced.keys[0]?.key).not.toBe(firstKey);
@@ -131,7 +131,11 @@ describe('npm start (scripts/start.ts)', () => {
     async () => {
       const dir = tempDataDir();
       const port = await freePort();
-      const s = start({ PORT: String(port), DATA_DIR: dir, DEV_API_KEYS: 'ops:ops-key-000000000000000000' });
+      const s = await start({
+        PORT: String(port),
+        DATA_DIR: dir,
+        DEV_API_KEYS: 'ops:ops-key-000000000000000000',
+      });
       const { baseUrl } = await ready(s);
 
       const created = await apiKeyCli(dir, 'create', '--tenant', 'acme');
@@ -177,7 +181,11 @@ describe('npm start (scripts/start.ts)', () => {
         code: 1,
         stderr: expect.stringMatching(/^No running local stack/),
       });
-      const again = start({ PORT: String(await freePort()), DATA_DIR: dir, DEV_API_KEYS: `acme:${key}` });
+      const again = await start({
+        PORT: String(await freePort()),
+        DATA_DIR: dir,
+        DEV_API_KEYS: `acme:${key}`,
+      });
       const { code } = await again.exit;
       expect(code).toBe(1);
       expect(again.stderr()).toMatch(
@@ -194,7 +202,7 @@ describe('npm start (scripts/start.ts)', () => {
       const dir = tempDataDir();
       const port = await freePort();
       const key = 'somekey-1234567890abcd';
-      const s = start({ PORT: String(port), DATA_DIR: dir, DEV_API_KEYS: `t1:${key}` });
+      const s = await start({ PORT: String(port), DATA_DIR: dir, DEV_API_KEYS: `t1:${key}` });
       const { baseUrl, keys } = await ready(s);
       expect(keys).toEqual([{ tenant: 't1', key }]);
       expect(existsSync(join(dir, 'dev-api-key.json'))).toBe(false);
@@ -224,7 +232,7 @@ describe('npm start (scripts/start.ts)', () => {
       const blocker: Server = createServer();
       await new Promise<void>((r) => blocker.listen(port, '127.0.0.1', () => r()));
       try {
-        const s = start({ PORT: String(port), DATA_DIR: dir });
+        const s = await start({ PORT: String(port), DATA_DIR: dir });
         const { code } = await s.exit;
         expect(code).not.toBe(0);
         expect(code).not.toBeNull();
@@ -246,7 +254,7 @@ describe('npm start (scripts/start.ts)', () => {
     async () => {
       const dir = tempDataDir();
       const key = 'orphan-key-000000000000000000001';
-      const first = start({ PORT: String(await freePort()), DATA_DIR: dir, DEV_API_KEYS: `t1:${key}` });
+      const first = await start({ PORT: String(await freePort()), DATA_DIR: dir, DEV_API_KEYS: `t1:${key}` });
       const { baseUrl } = await ready(first);
       const created = await apiAt(baseUrl, key)('POST', '/api/v1/campaign', {
         body: {
@@ -256,7 +264,11 @@ describe('npm start (scripts/start.ts)', () => {
       });
       expect(created.status).toBe(201);
 
-      const second = start({ PORT: String(await freePort()), DATA_DIR: dir, DEV_API_KEYS: `t1:${key}` });
+      const second = await start({
+        PORT: String(await freePort()),
+        DATA_DIR: dir,
+        DEV_API_KEYS: `t1:${key}`,
+      });
       expect((await second.exit).code).toBe(1);
       expect(second.stderr()).toMatch(/^Cannot start: DATA_DIR .* is in use by another local stack/);
 
@@ -265,7 +277,7 @@ describe('npm start (scripts/start.ts)', () => {
       await first.exit;
       expect(alive(jvm as number), 'no exit hook runs on SIGKILL: the JVM is left').toBe(true);
 
-      const third = start({ PORT: String(await freePort()), DATA_DIR: dir, DEV_API_KEYS: `t1:${key}` });
+      const third = await start({ PORT: String(await freePort()), DATA_DIR: dir, DEV_API_KEYS: `t1:${key}` });
       const again = await ready(third);
       expect(alive(jvm as number), 'the left JVM was ended').toBe(false);
       expect(javaPidsFor(dir)).toHaveLength(1);

@@ -8,7 +8,7 @@ import type { SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningQueue, sqsClient, startLocalQueue } from '../../lib/local/queue.ts';
 import { type QueueHandler, startQueuePoller } from '../../lib/local/queue-poller.ts';
-import { eventually, waitUntil } from '../../tools/wait.ts';
+import { eventually, holdsFor, waitUntil } from '../../tools/wait.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -169,8 +169,9 @@ describe('local queue poller', () => {
       for (const body of bodies) await send(url, body, 'A');
       await until(() => r.calls.filter((c) => c.end).length === bodies.length, 20_000);
       // Nothing to wait for: a message handled twice would be one whose visibility timeout (4 s)
-      // ran out while it waited for its group, so the bounded wait is that timeout and a margin.
-      await sleep(4_500);
+      // ran out while it waited for its group, so the bounded wait is that timeout and a margin
+      // (over at once if one comes).
+      await holdsFor(4_500, () => r.calls.length > bodies.length);
       expect(r.calls.map((c) => c.body)).toEqual(bodies);
     } finally {
       await poller.stop();

@@ -26,7 +26,12 @@ const VISITOR_Y = `${BROWSER_UA} crash-y`;
 
 /** A stack on `dataDir` with one tenant's key, ready. */
 async function startOn(dataDir: string, env: Record<string, string> = {}) {
-  const s = start({ DATA_DIR: dataDir, DEV_API_KEYS: `acme:${KEY}`, PORT: String(await freePort()), ...env });
+  const s = await start({
+    DATA_DIR: dataDir,
+    DEV_API_KEYS: `acme:${KEY}`,
+    PORT: String(await freePort()),
+    ...env,
+  });
   return { s, ...(await ready(s)) };
 }
 

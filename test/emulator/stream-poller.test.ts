@@ -65,7 +65,7 @@ describe('the local stream poller, as an event source mapping', () => {
       await pause(80);
     }
     await eventually('the batch', () => (batches.length > 0 ? true : undefined), 10_000, 20);
-    await pause(900); // nothing more comes
+    await holdsFor(900, () => batches.length > 1); // nothing more comes
     expect(batches.map((b) => b.keys)).toEqual([[0, 1, 2, 3, 4].map(itemKey)]);
     // Not before the window from the first record (read at or after its write), nor long after.
     // (The window is wide enough for five puts 80 ms apart on a loaded CI machine.)
@@ -81,7 +81,7 @@ describe('the local stream poller, as an event source mapping', () => {
     await eventually('two full batches', () => (batches.length >= 2 ? true : undefined), 20_000, 20);
     expect(batches.slice(0, 2).map((b) => b.keys.length)).toEqual([20, 20]);
     // The other 10 wait for the (long) window.
-    await pause(500);
+    await holdsFor(500, () => batches.length > 2);
     expect(batches).toHaveLength(2);
   });
 
@@ -101,7 +101,8 @@ describe('the local stream poller, as an event source mapping', () => {
       20_000,
       20,
     );
-    await pause(600);
+    // Nothing more comes (at most all six up to the failure, and the three from it on, again).
+    await holdsFor(600, () => batches.flatMap((b) => b.keys).length > 9);
     const all = batches.flatMap((b) => b.keys);
     const keys = [0, 1, 2, 3, 4, 5].map(itemKey);
     // The failed batch holds item-0003 and what was written before the window closed: on a slow
