@@ -1,11 +1,8 @@
 /**
- * `npm run bench`: the performance report. Starts its own local stack (DynamoDB Local in memory
- * behind a counting proxy), measures every figure beside its floor or goal in the same run, prints
- * the tables and writes the report (Markdown with Mermaid charts, and JSON) to a temporary
- * directory, or with `--write` to bench/results.md and bench/results.json. `--full` runs the
- * reference scales (about an hour) instead of the default run's (about 10 minutes on 2 cores);
- * `--help` lists the scales and their environment variables. BENCH_PARTS (e.g. `freshness,cost`)
- * runs only the parts named, and part 1 when one of them needs the stack it starts.
+ * `npm run bench`: every figure beside its floor or goal from one run against a local stack of its
+ * own; the report goes to a temporary directory, or with `--write` to bench/. `--full` runs the
+ * reference scales, `--help` lists them; BENCH_PARTS runs the parts named (and part 1, which starts
+ * the stack, when one of them needs it). See docs/benchmarks.md.
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, release, tmpdir, totalmem, type } from 'node:os';
@@ -25,11 +22,8 @@ import { scalePart } from './bench/scale.ts';
 import { full, help, settings } from './bench/settings.ts';
 import { isolationPart, webhooksPart } from './bench/webhooks.ts';
 
-/**
- * In the order they run: the cold start first (pure CPU, it wants the machine to itself); isolation
- * after the other webhook parts (its bad receivers' retries stay scheduled); the outage last (it
- * stops DynamoDB Local). The report orders them by number.
- */
+// In running order: cold start first (pure CPU), isolation after the webhooks (its bad receivers'
+// retries stay scheduled), the outage last (it stops DynamoDB Local). The report sorts them by number.
 const PARTS: report.BenchPart[] = [
   ...[coldPart, callsPart, dashboardPart, latencyPart, webhooksPart, loadPart, hotlinkPart, freshnessPart],
   ...[scalePart, analyticsPart, isolationPart, costPart, outagePart],

@@ -20,9 +20,8 @@ import { campaignItems, getItems, putItems, type Table } from '../../tools/table
 import { waitUntil } from '../../tools/wait.ts';
 import * as data from './analytics-data.ts';
 import { sizeOf } from './capacity.ts';
-import { forkChild, reserveIds, startCountingProxy } from './environment.ts';
+import { type BenchClient, benchClient, forkChild, reserveIds, startCountingProxy } from './environment.ts';
 import { sendRecorded, timeWithFloors } from './floor.ts';
-import { type BenchClient, benchClient } from './http-client.ts';
 import { type BenchPart, checks, rows } from './report.ts';
 import { settings } from './settings.ts';
 import { ms, pageVerdict, yes } from './stats.ts';

@@ -1,11 +1,9 @@
 /**
- * DynamoDB capacity from what the counting proxy saw: the items a stretch of traffic touched by key
- * (`track()`), each item's size read back from the table, and DynamoDB's on-demand rules, summed
- * per kind of item: a standard write costs 1 WRU per KB of the item (the larger of before and
- * after: the item as read back), a transactional write or ConditionCheck 2; a write of an item in
- * a global secondary index rewrites its copy there, 1 WRU per KB of the copy, unless it is an
- * update that writes none of the index's keys and projected attributes; a strongly consistent read
- * costs 1 RRU per 4 KB, an eventually consistent one half, a transactional one 2.
+ * DynamoDB capacity per kind of item from the items a stretch of traffic touched by key (the
+ * counting proxy's `track()`), their sizes read back, and the on-demand rules: a write 1 WRU per KB
+ * of the item as read back, in a transaction (ConditionCheck too) 2; each index copy it rewrites 1
+ * per KB of the copy (an update rewrites only copies holding what it writes); a strongly
+ * consistent read 1 RRU per 4 KB, an eventually consistent one half, a transactional one 2.
  */
 import type { ItemAccesses } from '../../lib/local/dynamodb-counter.ts';
 import { tableDefinition } from '../../lib/table-definition.ts';
@@ -52,14 +50,10 @@ const KINDS = [
 export type ItemKind = (typeof KINDS)[number][0] | 'other';
 export const kindOf = (pk: string, sk: string): ItemKind =>
   KINDS.find(([, key]) => key.test(`${pk} ${sk}`))?.[0] ?? 'other';
-/** The kinds the rollups write. */
-export const ROLLUP_KINDS: ItemKind[] = [
-  'series',
-  'series types item',
-  'type registry',
-  'referrer totals',
-  'ranking board',
-];
+/** The kinds the rollups write: the analytics items (` AN#`). */
+export const ROLLUP_KINDS = KINDS.flatMap(([kind, key]): ItemKind[] =>
+  key.source.includes(' AN#') ? [kind] : [],
+);
 
 /** The tracked items of several stretches (or one item's accesses), counts summed per item. */
 export function mergeTracked(items: readonly ItemAccesses[]) {
@@ -151,14 +145,10 @@ export async function capacityOf(table: Table, tracked: readonly ItemAccesses[])
   const out: KindUsage[] = [];
   for (const [kind, items] of byKind) {
     const step = Math.max(1, items.length / SIZE_SAMPLE);
-    const sample = Array.from(
-      { length: Math.min(items.length, SIZE_SAMPLE) },
-      (_, i) => items[Math.floor(i * step)]!,
-    );
-    const stored = await getItems(
-      sample.map((i) => ({ PK: i.pk, SK: i.sk })),
-      table,
-    );
+    const length = Math.min(items.length, SIZE_SAMPLE);
+    const sample = Array.from({ length }, (_, i) => items[Math.floor(i * step)]!);
+    const keys = sample.map(({ pk, sk }) => ({ PK: pk, SK: sk }));
+    const stored = await getItems(keys, table);
     const u = { wru: 0, indexWru: 0, rru: 0, accesses: 0, bytes: 0 };
     const copies = new Map<string, { bytes: number; n: number }>();
     for (const [i, { counts }] of sample.entries()) {

@@ -1,15 +1,13 @@
 /**
- * Part 4: cold start. Every function's bundle, built as CDK builds it (`tools/bundles.ts`), beside
- * its floor: a bundle of the AWS SDK clients it uses and nothing else. Each import in a fresh `node`
- * process with the function's environment, in a pair with its floor (which goes first
- * alternating), compared by the median of the paired differences in CPU time, which other load on
- * a shared machine hardly moves (wall time there is mostly waiting for a core).
+ * Part 4: every function's bundle as CDK builds it beside its floor (the SDK clients it uses and
+ * nothing else), each imported in a fresh process in a pair with its floor, compared by the median
+ * of the paired CPU time differences, which other load hardly moves (unlike wall time).
  */
 import { execFile } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import * as bundles from '../../tools/bundles.ts';
-import { type BenchPart, chart, rows } from './report.ts';
+import { type BenchPart, chart, type Point, rows } from './report.ts';
 import { settings } from './settings.ts';
 import { kib, median, ms, pct, signed, yes } from './stats.ts';
 
@@ -21,12 +19,8 @@ type Sample = { wall: number; cpu: number };
 /** What the functions read at module load, with placeholder values (nothing is called). */
 const SQS = 'https://sqs.us-east-1.amazonaws.com/000000000000';
 const FUNCTION_ENV: Record<string, string> = {
-  ...{
-    TABLE_NAME: 'referrals-bench',
-    STAGE: 'bench',
-    POWERTOOLS_SERVICE_NAME: 'referral-api',
-    LOG_LEVEL: 'WARN',
-  },
+  ...{ TABLE_NAME: 'referrals-bench', STAGE: 'bench', POWERTOOLS_SERVICE_NAME: 'referral-api' },
+  LOG_LEVEL: 'WARN',
   ...{ WEBHOOK_QUEUE_URL: `${SQS}/webhooks.fifo`, WEBHOOK_RETRY_QUEUE_URL: `${SQS}/webhooks-retry` },
   ...{ WEBHOOK_DLQ_URL: `${SQS}/webhooks-dlq`, PURGE_QUEUE_URL: `${SQS}/purge` },
   ...{ AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'bench', AWS_SECRET_ACCESS_KEY: 'bench' },
@@ -38,10 +32,8 @@ const FUNCTION_ENV: Record<string, string> = {
 async function importOnce(file: string): Promise<Sample> {
   const code = `const c = process.cpuUsage(), t = performance.now(); await import(${JSON.stringify(pathToFileURL(file).href)}); const u = process.cpuUsage(c); process.stdout.write(JSON.stringify({ wall: performance.now() - t, cpu: (u.user + u.system) / 1000 }));`;
   const env = { PATH: process.env.PATH, HOME: process.env.HOME, ...FUNCTION_ENV };
-  const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', code], {
-    env,
-  });
-  return JSON.parse(stdout);
+  const args = ['--input-type=module', '-e', code];
+  return JSON.parse((await promisify(execFile)(process.execPath, args, { env })).stdout);
 }
 
 /** Every function and floor bundled; each function imported `pairs` times in a pair with its floor. */
@@ -51,17 +43,12 @@ async function measureColdStart(pairs: number) {
     const t = performance.now();
     const all = await bundles.buildBundles([...bundles.functionEntries(), ...bundles.floorEntries()], dir);
     const buildSeconds = (performance.now() - t) / 1000;
-    const floors = Object.fromEntries(
-      FLOORS.map((name) => [name, all.find((b) => b.name === `floor/${name}`)!]),
-    );
+    const floorOf = (name: bundles.FloorName) => all.find((b) => b.name === `floor/${name}`)!;
+    const floors = Object.fromEntries(FLOORS.map((name) => [name, floorOf(name)]));
+    const measured = (b: bundles.BuiltBundle) => ({ ...b, floor: bundles.floorOf(b.packages) });
     const functions = all
       .filter((b) => !b.name.startsWith('floor/'))
-      .map((b) => ({
-        ...b,
-        floor: bundles.floorOf(b.packages),
-        own: [] as Sample[],
-        paired: [] as Sample[],
-      }));
+      .map((b) => ({ ...measured(b), own: [] as Sample[], paired: [] as Sample[] }));
     await importOnce(all[0]!.file); // the file cache warm before the first pair
     for (let round = 0; round < pairs; round++)
       for (const [i, f] of functions.entries()) {
@@ -109,17 +96,12 @@ export const coldPart: BenchPart = {
     const sizeOver = sdk.filter((f) => sizeRatio(f) > GOAL);
     const cpuOverGoal = sdk.filter((f) => cpuRatio(f) > GOAL);
     const [sizeWorst, cpuWorst] = [worst(sdk, sizeRatio), worst(sdk, cpuRatio)];
-    const largest = worst(
-      sdk.filter((f) => '@aws-sdk/client-dynamodb' in f.packages),
-      (f) => f.bytes,
-    )!;
+    const withDynamo = sdk.filter((f) => '@aws-sdk/client-dynamodb' in f.packages);
+    const largest = worst(withDynamo, (f) => f.bytes)!;
     const dynamo = sdk.filter((f) => f.floor === 'dynamodb');
     const row = (f: Measured) => {
-      const [floor, cpu, budget] = [
-        floors[f.floor].bytes,
-        floorCpu(f.floor),
-        BUNDLE_BUDGETS[budgetClassOf(f)],
-      ];
+      const [floor, cpu] = [floors[f.floor].bytes, floorCpu(f.floor)];
+      const budget = BUNDLE_BUDGETS[budgetClassOf(f)];
       const client = f.usesAwsSdk ? CLIENTS[f.floor] : 'no SDK (DynamoDB floor)';
       return `${f.name} | ${client} | ${kib(f.bytes)} | ${pct(f.bytes, floor)} | ${within(f, f.bytes, floor)} | ${kib(budget)} (${f.bytes <= budget ? 'ok' : 'OVER'}) | ${ms(med(f.own, 'wall'))} | ${ms(med(f.own, 'cpu'))} | ${signed(cpuOver(f))} ms | ${pct(cpu + cpuOver(f), cpu)} | ${within(f, cpu + cpuOver(f), cpu)}`;
     };
@@ -132,23 +114,19 @@ export const coldPart: BenchPart = {
     const [bytes, cpu] = [dynamo.map((f) => f.bytes), dynamo.map((f) => med(f.own, 'cpu'))];
     const [sizes, cpus, over] = [range(bytes, kib), range(cpu, ms), range(dynamo.map(cpuOver), signed)];
     const overBudget = functions.filter((f) => f.bytes > BUNDLE_BUDGETS[budgetClassOf(f)]);
+    const sizePoints = functions.map((f): Point => [f.name, f.bytes / 1024, floors[f.floor].bytes / 1024]);
+    const cpuPoints = functions.map((f): Point => [f.name, med(f.own, 'cpu'), med(f.paired, 'cpu')]);
     return {
       body: [
         `Every function bundled as the CDK stack bundles it (\`infra/bundling.ts\`; build ${buildSeconds.toFixed(1)} s). Each function’s floor is a bundle of the AWS SDK clients it uses and nothing else, one command each (\`tools/floors/\`): DynamoDB for the HTTP functions, DynamoDB + SQS for the consumers that also send to SQS; a function without an SDK client is held to the DynamoDB floor. Import: a fresh \`node\` process imports \`index.mjs\` with \`--enable-source-maps\` and the function’s environment, floors exactly as functions, timed in wall time and in CPU time (user + system of the process while it imports). Each function is imported ${settings.coldStartPairs} times in a pair with its floor (one process right after the other, which goes first alternating, the pairs round-robin over the functions) and compared with it by the median of the paired differences in CPU time: the machine is shared, so wall time there is mostly waiting for a core, and what load remains falls on both sides of a pair alike. Goal: within 15 % of its floor, in size and in import CPU time, for every function with an SDK client. Budgets (\`test/unit/bundle-size.test.ts\`): functions with an AWS SDK client ${kib(BUNDLE_BUDGETS.sdk)} KiB; without one ${kib(BUNDLE_BUDGETS.noSdk)} KiB; documentation functions (openapi/docs routes) ${kib(BUNDLE_BUDGETS.docs)} KiB.`,
-        rows(
-          'function | floor (SDK clients) | KiB | size vs floor | size ≤ +15 % | budget KiB | import ms, wall (median) | import ms, CPU (median) | CPU over its floor (median of pairs) | CPU vs floor | CPU ≤ +15 %',
-          [...functions.map(row), ...FLOORS.map(floorRow)],
-          String,
-        ),
-        chart(
-          'Bundle size: bars the function, line its floor',
-          'KiB',
-          functions.map((f) => [f.name, f.bytes / 1024, floors[f.floor].bytes / 1024]),
-        ),
+        rows(`
+function | floor (SDK clients) | KiB | size vs floor | size ≤ +15 % | budget KiB | import ms, wall (median) | import ms, CPU (median) | CPU over its floor (median of pairs) | CPU vs floor | CPU ≤ +15 %
+${[...functions.map(row), ...FLOORS.map(floorRow)].join('\n')}`),
+        chart('Bundle size: bars the function, line its floor', 'KiB', sizePoints),
         chart(
           'Import CPU time (medians): bars the function, line its floor in the same pairs',
           'ms',
-          functions.map((f) => [f.name, med(f.own, 'cpu'), med(f.paired, 'cpu')]),
+          cpuPoints,
         ),
         `What the largest DynamoDB function (${largest.name}) carries beyond its floor (≥ 1 KiB):`,
         rows('package or folder | KiB more than the floor', beyond, ([p, d]) => `${p} | ${kib(d)}`),

@@ -1,9 +1,7 @@
 /**
- * Part 7: a cost model on paper, per traffic shape, for visits and API actions (endpoint 12) at the
- * freshness part's steady rate. The six runs go back to back, each on a campaign of its own, under
- * one tracked stretch of the counting proxy that ends once every run's rollups are in the table
- * (six waits for the windowed ones would take minutes), split between the runs by campaign and
- * priced per kind of item (`capacity.ts`).
+ * Part 7: a cost model on paper per traffic shape, for visits and API actions (endpoint 12). Six
+ * runs back to back under one tracked stretch of the counting proxy (six waits for the windowed
+ * rollups would take minutes), split between the runs by campaign, priced per kind of item.
  */
 import { type Scope, seriesPointsFromItem, seriesSortKey } from '../../lib/db/entities/analytics.ts';
 import { ACCESS_LOG_FIELDS } from '../../lib/observability/access-log.ts';
@@ -12,9 +10,8 @@ import { campaignItems } from '../../tools/table.ts';
 import { waitUntil } from '../../tools/wait.ts';
 import { capacityOf, type ItemKind, type KindUsage, ROLLUP_KINDS, splitByCampaign } from './capacity.ts';
 import { importMs } from './coldstart.ts';
-import { type BenchEnvironment, waitPipelineIdle } from './environment.ts';
+import { type BenchEnvironment, type RequestSpec, waitPipelineIdle } from './environment.ts';
 import type { Burst } from './hotlink.ts';
-import type { RequestSpec } from './http-client.ts';
 import { type BenchPart, type Cell, checks, rows } from './report.ts';
 import type { LatencyRow } from './requests.ts';
 import { settings } from './settings.ts';
@@ -46,18 +43,13 @@ const NOT_BILLED: ItemKind[] = ['api key'];
 const lambdaMs = (ms: number) => MEMORY_GB * (ms / 1000) * P.lambdaArmGbSecond * 1e6;
 
 type Route = 'Visit' | 'CreateLinkAction';
-/** Per route: its status and a client's user agent (the logs' content). */
-const LOGGED: Record<Route, [string, string]> = {
-  Visit: ['302', traffic.BROWSER],
-  CreateLinkAction: ['201', 'python-requests/2.32.3'],
-};
-
 /**
  * What one request writes to CloudWatch Logs, each event billed with 26 B more. Its count
  * (`VisitsRecorded`, `ActionsRecorded`) is the counting consumer's EMF line per stream batch.
  */
 function logBytes(route: Route) {
-  const [status, userAgent] = LOGGED[route];
+  const [status, userAgent] =
+    route === 'Visit' ? ['302', traffic.BROWSER] : ['201', 'python-requests/2.32.3'];
   const { method, path, platformLogs } = routeNamed(route);
   const sample: Record<string, string> = {
     ...{ requestId: 'dF3kQhYsIAMEJmw=', apiId: 'a1b2c3d4e5', requestTime: '24/Nov/2026:07:55:01 +0000' },
@@ -95,17 +87,10 @@ function shapes(zipfLinks: number): Shape[] {
 /** Draws a link by its share, from a seeded generator: the same traffic every run. */
 function sampler(p: readonly number[], seed: number) {
   let sum = 0;
-  const cumulative = p.map((x) => (sum += x));
-  const rnd = random(seed);
+  const [cumulative, rnd] = [p.map((x) => (sum += x)), random(seed)];
   return () => {
     const x = rnd() * sum;
-    let [lo, hi] = [0, p.length - 1];
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (cumulative[mid]! < x) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
+    return cumulative.findIndex((c) => c >= x);
   };
 }
 

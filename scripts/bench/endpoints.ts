@@ -1,29 +1,19 @@
 /**
- * Every endpoint the bench measures (parts 1 to 3): a row of `lib/routes.ts` (method, path,
- * DynamoDB budget) with the values its request fills in (path parameters from the fixtures by
- * name); the status it expects is its operation's. A GET without a recipe or path parameters is
- * measured plainly; any other route without a recipe is listed as not measured, so no new route
- * escapes the bench unseen.
+ * Every endpoint parts 1 to 3 measure: a row of `lib/routes.ts` with the values its request fills in
+ * (path parameters from the fixtures by name), expecting its operation's status. A GET without a
+ * recipe or path parameters is measured plainly; any other route without one is listed as not
+ * measured, so no new route escapes the bench unseen.
  */
 import type { RecordedCall } from '../../lib/local/dynamodb-counter.ts';
 import { operations } from '../../lib/operations/definitions.ts';
 import { routeNamed, routes } from '../../lib/routes.ts';
-import type { BenchEnvironment } from './environment.ts';
+import type { BenchEnvironment, RequestSpec } from './environment.ts';
 import { type Floor, replayFloor } from './floor.ts';
-import type { RequestSpec } from './http-client.ts';
 import { BROWSER } from './traffic.ts';
 
 /** A campaign, a link of it with a referrer, a referred user and its signup event, and a campaign whose webhook is the gateway's `/health`. */
-export type Fixtures = Record<
-  | 'campaign_id'
-  | 'referral_code'
-  | 'link_id'
-  | 'referrer_id'
-  | 'referred_user_id'
-  | 'event_id'
-  | 'hook_campaign_id',
-  string
->;
+type Fixture = 'campaign_id' | 'referral_code' | 'link_id' | 'referrer_id' | 'referred_user_id';
+export type Fixtures = Record<Fixture | 'event_id' | 'hook_campaign_id', string>;
 
 type Values = Record<string, string>;
 interface Recipe {
@@ -44,10 +34,10 @@ const purchase = { action_type: 'purchase', metadata: { plan: 'pro', amount_cent
 let unique = 0;
 const uid = () => `${Date.now().toString(36)}${(unique++).toString(36)}`;
 const pick =
-  (...names: Array<keyof Fixtures>) =>
+  (...keys: Array<keyof Fixtures>) =>
   (f: Fixtures) =>
-    Object.fromEntries(names.map((n) => [n, f[n]]));
-const id = (name: keyof Fixtures) => (f: Fixtures) => ({ id: f[name] });
+    Object.fromEntries(keys.map((k) => [k, f[k]]));
+const id = (key: keyof Fixtures) => (f: Fixtures) => ({ id: f[key] });
 
 const RECIPES: Recipe[] = [
   { route: 'CreateCampaign', body: () => ({ url: 'example.com/spring', name: 'Spring' }) },
@@ -108,25 +98,15 @@ export async function createFixtures(env: BenchEnvironment): Promise<Fixtures> {
   for (let i = 0; i < 150; i++)
     links.push(await post('/api/v1/referral_link', { campaign_id, referrer_id: 'bench' }));
   const { id: link_id, referral_code } = links[0]!;
-  const signup = await post<{ id: number }>('/api/v1/referred_user', {
-    referral_code,
-    referred_user_id: 'bench-user',
-  });
+  const user = { referral_code, referred_user_id: 'bench-user' };
+  const signup = await post<{ id: number }>('/api/v1/referred_user', user);
   // Its webhook test POSTs to the gateway's own liveness route (a 405: the test's answer says so).
   const { id: hook_campaign_id } = await campaign('Hooks');
   await env.client.call('PATCH', `/api/v1/campaign?id=${hook_campaign_id}`, {
     webhook_url: `${env.stack.baseUrl}/health`,
   });
-  const event_id = `evt_referred_user_${signup.id}`;
-  return {
-    campaign_id,
-    referral_code,
-    link_id: `${link_id}`,
-    referrer_id: 'bench',
-    referred_user_id: 'bench-user',
-    event_id,
-    hook_campaign_id,
-  };
+  const ids = { campaign_id, link_id: `${link_id}`, event_id: `evt_referred_user_${signup.id}` };
+  return { ...user, ...ids, referrer_id: 'bench', hook_campaign_id };
 }
 
 /** The cases, and the rows not measured. `settle` waits out the background work `prepare` set off. */
@@ -135,9 +115,8 @@ export function endpointCases(env: BenchEnvironment, f: Fixtures, settle: () => 
     (r) => r.method === 'GET' && !r.path.includes('{') && !RECIPES.some((x) => x.route === r.name),
   );
   const recipes = [...RECIPES, ...plain.map((r): Recipe => ({ route: r.name }))];
-  const unmeasured = routes
-    .filter((r) => !recipes.some((x) => x.route === r.name))
-    .map((r) => `${r.method} ${r.path}`);
+  const measured = (r: (typeof routes)[number]) => recipes.some((x) => x.route === r.name);
+  const unmeasured = routes.filter((r) => !measured(r)).map((r) => `${r.method} ${r.path}`);
   const cases = recipes.map((r) => {
     const route = routeNamed(r.route);
     const pool: string[] = [];
@@ -163,12 +142,8 @@ export function endpointCases(env: BenchEnvironment, f: Fixtures, settle: () => 
         if (fresh === undefined) throw new Error(`${r.route}: prepare() was not called with enough`);
         const path = route.path.replace(/\{(\w+)\}/g, (_, name: keyof Fixtures) => f[name]);
         const query = new URLSearchParams(r.query?.(f, fresh)).toString();
-        return {
-          method: route.method,
-          path: query ? `${path}?${query}` : path,
-          body: r.body?.(f, fresh),
-          headers: r.headers,
-        };
+        const [body, headers] = [r.body?.(f, fresh), r.headers];
+        return { method: route.method, path: query ? `${path}?${query}` : path, body, headers };
       },
     };
   });

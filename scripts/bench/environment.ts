@@ -1,10 +1,11 @@
 /**
  * The bench's own stack: DynamoDB Local in memory, the counting proxy in front of it (in a child
- * process, so its work never shares the stack's event loop), and the local stack pointed at the
- * proxy on a free port.
+ * process: its work never shares the stack's event loop), the local stack on a free port, and the
+ * bench's HTTP client: node:http over keep-alive sockets (one unless told), leaner than fetch.
  */
-import { fork } from 'node:child_process';
+import { fork, type StdioOptions } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { Agent, request } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from '../../lib/aws/clients.ts';
@@ -13,7 +14,6 @@ import { ensureTable, startDynamoLocal } from '../../lib/local/dynamodb.ts';
 import type { Counts, ItemAccesses, RecordedCall } from '../../lib/local/dynamodb-counter.ts';
 import { LOCAL_TABLE_NAME, startLocalStack } from '../../lib/local/stack.ts';
 import type { Table } from '../../tools/table.ts';
-import { benchClient } from './http-client.ts';
 import { sleep } from './stats.ts';
 
 type Reply = { ready?: string; id: number; value?: unknown; error?: string };
@@ -22,9 +22,8 @@ type Reply = { ready?: string; id: number; value?: unknown; error?: string };
  * message with an id and resolves with the reply `{ id, value }` (or rejects with `{ id, error }`).
  */
 export async function forkChild(file: string, args: string[] = [], env?: NodeJS.ProcessEnv) {
-  const child = fork(fileURLToPath(new URL(file, import.meta.url)), args, {
-    ...{ stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env },
-  });
+  const stdio: StdioOptions = ['ignore', 'inherit', 'inherit', 'ipc'];
+  const child = fork(fileURLToPath(new URL(file, import.meta.url)), args, { stdio, env });
   const kill = () => child.kill('SIGKILL');
   process.on('exit', kill);
   const pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
@@ -106,20 +105,13 @@ export async function startBenchEnvironment() {
     await ensureTable(dynamo.endpoint, LOCAL_TABLE_NAME);
     const proxy = await startCountingProxy(dynamo.endpoint);
     stoppers.push(() => proxy.stop());
+    const options = { port: 0, dataDir: 'memory', devApiKeys: `${tenant}:${apiKey}` } as const;
     // Measured against the handlers and DynamoDB, not the per-route limits of a deployed stage.
-    const options = {
-      port: 0,
-      dataDir: 'memory',
-      devApiKeys: `${tenant}:${apiKey}`,
-      throttles: false,
-    } as const;
-    const stack = await startLocalStack({ ...options, dynamodbEndpoint: proxy.url });
+    const stack = await startLocalStack({ ...options, throttles: false, dynamodbEndpoint: proxy.url });
     stoppers.push(() => stack.stop());
     // The table straight through DynamoDB Local, never counted: bulk writes and checks.
-    const table: Table = {
-      db: createDocumentClient(dynamo.endpoint, undefined, 30_000),
-      name: stack.tableName,
-    };
+    const db = createDocumentClient(dynamo.endpoint, undefined, 30_000);
+    const table: Table = { db, name: stack.tableName };
     const client = benchClient(stack.baseUrl, apiKey);
     stoppers.push(client.close, () => table.db.destroy());
     return { dynamo, proxy, stack, tenant, apiKey, table, client, stop };
@@ -144,3 +136,52 @@ export async function reserveIds(env: { table: Table }, kind: IdKind, n: number)
 
 /** Wait until the webhook pipeline and the purge are idle: no DynamoDB call but stream polls for a second. */
 export const waitPipelineIdle = (env: BenchEnvironment) => env.proxy.quiet(1_000, 60_000);
+
+export type Response = {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+};
+export type RequestSpec = { method: string; path: string; headers?: Record<string, string>; body?: unknown };
+export type BenchClient = ReturnType<typeof benchClient>;
+
+/** A client of the gateway at `baseUrl`, sending `apiKey` on every path but the redirect's. */
+export function benchClient(baseUrl: string, apiKey: string, sockets = 1) {
+  const agent = new Agent({ keepAlive: true, maxSockets: sockets });
+  const send = (spec: RequestSpec, retried = false): Promise<Response> =>
+    new Promise<Response>((resolve, reject) => {
+      const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
+      const headers: Record<string, string> = { ...spec.headers };
+      if (!spec.path.startsWith('/r/')) headers['api-key'] = apiKey;
+      if (body) headers['content-type'] = 'application/json';
+      const req = request(`${baseUrl}${spec.path}`, { method: spec.method, headers, agent }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', reject);
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks).toString(),
+          }),
+        );
+      });
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        // A kept-alive socket the gateway closed (its 5 s idle timeout) as this went out: Node's
+        // documented remedy is to send it again on a new socket, once.
+        if (req.reusedSocket && err.code === 'ECONNRESET' && !retried) send(spec, true).then(resolve, reject);
+        else reject(err);
+      });
+      req.end(body);
+    });
+  return {
+    send,
+    /** Send and insist on a 2xx; the parsed JSON body. */
+    async call<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T> {
+      const res = await send({ method, path, body });
+      if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${res.body.slice(0, 300)}`);
+      return (res.body ? JSON.parse(res.body) : undefined) as T;
+    },
+    close: () => agent.destroy(),
+  };
+}

@@ -1,9 +1,7 @@
 /**
- * The floor of an endpoint: the DynamoDB requests the stack made for one of its requests, as the
- * counting proxy recorded them, replayed through a bare SDK client with keep-alive in the same order
- * and parallelism: the same operations without our code (the latency goal was set against an SDK
- * floor). A write whose condition the recorded run made false is refused on replay: the same round
- * trip, no write. A transaction's ClientRequestToken is dropped, so DynamoDB evaluates it again.
+ * An endpoint's floor: the DynamoDB requests the stack made for one request, as the counting proxy
+ * recorded them, replayed through a bare SDK client in the same order and parallelism. A write whose
+ * condition the recording made false is refused on replay: the same round trip, no write.
  */
 import { Agent } from 'node:http';
 import * as sdk from '@aws-sdk/client-dynamodb';
@@ -25,10 +23,8 @@ function describe(call: RecordedCall): string {
   if (call.category === 'apikey') return 'GetItem(api key)';
   const b = JSON.parse(call.body);
   // BatchGetItem names keys per table, BatchWriteItem lists its requests.
-  const batch = Object.values<{ Keys: unknown[] } | unknown[]>(b.RequestItems ?? {}).reduce(
-    (n: number, t) => n + (Array.isArray(t) ? t.length : t.Keys.length),
-    0,
-  );
+  const perTable = Object.values<{ Keys: unknown[] } | unknown[]>(b.RequestItems ?? {});
+  const batch = perTable.reduce((n: number, t) => n + (Array.isArray(t) ? t.length : t.Keys.length), 0);
   const details = [
     b.IndexName,
     b.TransactItems?.map((i: object) => Object.keys(i)[0]).join(', '),
@@ -53,12 +49,11 @@ export function replayFloor(recorded: RecordedCall[], proxyUrl: string): Floor |
     stepEnd = overlaps ? Math.max(stepEnd, call.end) : call.end;
   }
   if (!steps.length) return undefined;
+  const requestHandler = new NodeHttpHandler({ httpAgent: new Agent({ keepAlive: true, maxSockets: 64 }) });
   const client = new sdk.DynamoDBClient({
-    ...{ endpoint: proxyUrl, region: 'us-east-1', maxAttempts: 1 },
+    ...{ endpoint: proxyUrl, region: 'us-east-1', maxAttempts: 1, requestHandler },
     credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' },
-    // The proxy tells the floor's calls apart by this user agent and never counts them as the stack's.
-    customUserAgent: 'bench-floor',
-    requestHandler: new NodeHttpHandler({ httpAgent: new Agent({ keepAlive: true, maxSockets: 64 }) }),
+    customUserAgent: 'bench-floor', // the proxy never counts these calls as the stack's
   });
   const send = async (call: RecordedCall) => {
     try {
@@ -81,18 +76,15 @@ export function replayFloor(recorded: RecordedCall[], proxyUrl: string): Floor |
 }
 
 type Recorder = { url: string; recording(run: () => Promise<unknown>): Promise<RecordedCall[]> };
+type Send = (path: string) => Promise<unknown>;
+type Choose = (calls: RecordedCall[]) => RecordedCall[];
+type Paths = ReadonlyArray<{ key: string; path: string }>;
 /**
- * Each path recorded once, then timed `samples` times interleaved with the others: through the
- * gateway (`send`), as its recorded DynamoDB requests replayed (`floor`), and as `alone` of them
- * replayed when given. `p(key, what, q)`: the q-th percentile of a path's times.
+ * Each path recorded once, then timed `n` times interleaved with the others: through the
+ * gateway (`send`), its recorded DynamoDB requests replayed (`floor`), and `alone` of them when
+ * given. `p(key, what, q)`: the q-th percentile of a path's times.
  */
-export async function timeWithFloors(
-  proxy: Recorder,
-  send: (path: string) => Promise<unknown>,
-  paths: ReadonlyArray<{ key: string; path: string }>,
-  samples: number,
-  alone?: (calls: RecordedCall[]) => RecordedCall[],
-) {
+export async function timeWithFloors(proxy: Recorder, send: Send, paths: Paths, n: number, alone?: Choose) {
   const recorded: Record<string, RecordedCall[]> = {};
   const runs: Record<string, () => Promise<unknown>> = {};
   for (const { key, path } of paths) {
@@ -101,7 +93,7 @@ export async function timeWithFloors(
     runs[`${key}:floor`] = replayFloor(recorded[key], proxy.url)!.run;
     if (alone) runs[`${key}:alone`] = replayFloor(alone(recorded[key]), proxy.url)!.run;
   }
-  const times = await interleaved(runs, samples);
+  const times = await interleaved(runs, n);
   const p = (key: string, what: 'gateway' | 'floor' | 'alone' = 'gateway', q = 50) =>
     percentile(times[`${key}:${what}`]!, q);
   return { recorded, p };

@@ -1,17 +1,15 @@
 /**
- * Part 3c: freshness under load (issue 27): from a visit's 302 until the API counts it, in three
- * runs. The polling is kept light: a figure of one link is read only while it lags the link's
- * answered visits, and the top lists and the campaign's series stand for many samples each. Answers
- * on one link can come out of order, so its k-th answered visit is seen once a reading counts k.
+ * Part 3c: freshness under load (issue 27), from a visit's 302 until the API counts it. Polling is
+ * light: a link's figure is read only while it lags the link's answered visits. Answers on one link
+ * can come out of order, so its k-th answered visit is seen once a reading counts k.
  */
 import { formatTimestamp } from '../../lib/domain/time.ts';
 import { waitUntil } from '../../tools/wait.ts';
-import type { BenchEnvironment } from './environment.ts';
-import { benchClient } from './http-client.ts';
+import { type BenchEnvironment, benchClient } from './environment.ts';
 import { type BenchPart, checks, rows } from './report.ts';
 import { settings } from './settings.ts';
 import { ms, sleep, spread } from './stats.ts';
-import { type BenchLink, campaignWithLinks, paced, visitors } from './traffic.ts';
+import { type Answer, type BenchLink, campaignWithLinks, paced, visitOf, visitors } from './traffic.ts';
 
 const [FAST_MS, SLOW_MS, TRACKED, SERIES_TRACKED, TOP_LIMIT] = [200, 1_000, 20, 5, 100];
 /** Visits each tracked link gets before a spread run, so it stands in both top lists (ties go by earliest reach). */
@@ -27,7 +25,8 @@ const FIGURES = [
   ['topLinks', `top ${TOP_LIMIT} links by visits`, 60_000],
   ['topReferrers', `top ${TOP_LIMIT} referrers by visits`, 60_000],
 ] as const;
-type Figure = (typeof FIGURES)[number][0];
+type Row = (typeof FIGURES)[number];
+type Figure = Row[0];
 
 /**
  * The delays of the answered visits (`answers`, times in order) from index `from` on: visit k is
@@ -61,13 +60,9 @@ async function run(env: BenchEnvironment, name: string, campaign: Campaign, rate
   const hourAgo = formatTimestamp(new Date(Date.now() - 3_600_000));
   const series = `/api/v1/analytics/${campaignId}?granularity=hour&from=${hourAgo}`;
   let polls = 0;
+  type Value = (body: never, key: string) => number;
   /** Read `path` once; `value` gives each figure key's count from the body. */
-  const read = async (
-    f: Figure,
-    keys: string[],
-    path: string,
-    value: (body: never, key: string) => number,
-  ) => {
+  const read = async (f: Figure, keys: string[], path: string, value: Value) => {
     polls++;
     const res = await poller.send({ method: 'GET', path }).catch(() => undefined);
     const at = performance.now();
@@ -84,20 +79,14 @@ async function run(env: BenchEnvironment, name: string, campaign: Campaign, rate
     keysOf(f)
       .filter((key) => lags(f, key))
       .map((key) => read(f, [key], path(link(key)), value));
-  const top = (f: Figure, by: string, has: (e: Top[number], l: BenchLink) => boolean) =>
-    read(
-      f,
-      tracked,
-      `/api/v1/analytics/${campaignId}/top?metric=visits&by=${by}&limit=${TOP_LIMIT}`,
-      (b: Top, key) => b.find((e) => has(e, link(key)))?.value ?? 0,
-    );
+  const top = (f: Figure, by: string, has: (e: Top[number], l: BenchLink) => boolean) => {
+    const path = `/api/v1/analytics/${campaignId}/top?metric=visits&by=${by}&limit=${TOP_LIMIT}`;
+    return read(f, tracked, path, (b: Top, key) => b.find((e) => has(e, link(key)))?.value ?? 0);
+  };
+  const clicks = (b: { total_clicks: number }) => b.total_clicks;
   const fast = () => [
     read('campaign', ['all'], series, totals),
-    ...ifLags(
-      'clicks',
-      (l) => `/api/v1/referral_link?id=${l.id}`,
-      (b: { total_clicks: number }) => b.total_clicks,
-    ),
+    ...ifLags('clicks', (l) => `/api/v1/referral_link?id=${l.id}`, clicks),
   ];
   const slow = () => [
     top('topLinks', 'referral_link', (e, l) => e.referral_link_id === l.id),
@@ -113,11 +102,7 @@ async function run(env: BenchEnvironment, name: string, campaign: Campaign, rate
     }
   };
   const agent = visitors();
-  const visit = (j: number, i: number) => ({
-    method: 'GET',
-    path: `/r/${links[j]!.code}`,
-    headers: { 'user-agent': agent(i) },
-  });
+  const visit = (j: number, i: number) => visitOf(links[j]!.code, agent(i));
   const answered = (j: number, status: number, at: number) => {
     if (status !== 302) return;
     answers.get(String(j))!.push(at);
@@ -134,29 +119,15 @@ async function run(env: BenchEnvironment, name: string, campaign: Campaign, rate
     const from = new Map([...answers].map(([key, a]) => [key, a.length]));
     // Round robin: every link gets its visit once a round, so no untracked link overtakes a tracked one.
     const j = (i: number) => i % links.length;
-    const load = await paced(
-      env,
-      visits,
-      rate,
-      (i) => visit(j(i), i),
-      (a) => answered(j(a.i), a.status, a.at),
-    );
+    const onAnswer = (a: Answer) => answered(j(a.i), a.status, a.at);
+    const load = await paced(env, visits, rate, (i) => visit(j(i), i), onAnswer);
     await waitUntil(() => FIGURES.every(([f]) => keysOf(f).every((key) => !lags(f, key))), TAIL_MS, 200);
     const seconds = (performance.now() - started) / 1000;
-    const of = (f: Figure) =>
-      keysOf(f).flatMap((key) =>
-        delays(answers.get(key)!, readings.get(`${f}|${key}`) ?? [], from.get(key)!),
-      );
-    const byFigure = Object.fromEntries(FIGURES.map(([f]) => [f, of(f)])) as Record<Figure, number[]>;
-    return {
-      name,
-      links: links.length,
-      rate,
-      visits,
-      load,
-      pollsPerSecond: polls / seconds,
-      delays: byFigure,
-    };
+    const of = (f: Figure, key: string) =>
+      delays(answers.get(key)!, readings.get(`${f}|${key}`) ?? [], from.get(key)!);
+    const byFigure = Object.fromEntries(FIGURES.map(([f]) => [f, keysOf(f).flatMap((k) => of(f, k))]));
+    const [delaysOf, pollsPerSecond] = [byFigure as Record<Figure, number[]>, polls / seconds];
+    return { name, links: links.length, rate, visits, load, pollsPerSecond, delays: delaysOf };
   } finally {
     stopped = true;
     await Promise.all(pollers);
@@ -188,40 +159,28 @@ export const freshnessPart: BenchPart = {
     };
     const p99 = (r: Run, f: Figure) => spread(r.delays[f]).p99;
     const answered = (r: Run) => r.load.statuses[302] ?? 0;
+    const delaysRow = ([f, what, goal]: Row) => [
+      what,
+      `≤ ${goal / 1000} s`,
+      ...runs.map((r) => cell(r.delays[f])),
+    ];
+    const runRow = (r: Run) =>
+      `${r.name} | ${answered(r)} / ${r.visits} | ${(answered(r) / r.load.seconds).toFixed(1)} | ${ms(r.load.latency.p50)} / ${ms(r.load.latency.p99)} | ${r.pollsPerSecond.toFixed(1)}`;
+    const check = (r: Run, [f, what, goal]: Row) =>
+      `${r.name}: 302 → ${what}, p99 | ${ms(p99(r, f))} ms | ≤ ${goal / 1000} s | ${p99(r, f) <= goal}`;
+    const unanswered = (r: Run) =>
+      `Freshness: ${r.name}: ${r.visits - answered(r)} of ${r.visits} visits not answered 302 (${JSON.stringify(r.load.statuses)}).`;
     return {
       body: [
         `Visits through \`/r/{code}\`, open loop (visit i sent at i ÷ rate s whatever the answers, at most 16 in flight), each from a visitor of its own, in three runs, each on a campaign of its own: one visit a second on one link (each visit alone); ${rate} visits/s for ${seconds} s spread round robin over ${freshnessLinks} links, each of its own referrer; ${rate} visits/s for ${seconds} s on one link. For every visit of ${TRACKED} tracked links (the one link; in the spread run the first ${TRACKED}, which get ${HEAD_START} visits each before it so that they stand in both top ${TOP_LIMIT} lists), the delay from its 302 to the first reading through the API that counts it (a link's k-th answered visit once the figure is k). Read every ${FAST_MS} ms: the campaign's hourly series (every visit of the run is a sample), and a link's \`total_clicks\` while it lags its answered visits; every ${SLOW_MS} ms: both top lists, and the series of ${SERIES_TRACKED} tracked links and of their referrers while they lag. The bench waits up to ${TAIL_MS / 1000} s after the last visit for the slow figures; a visit never seen is an unseen sample (an infinite delay). Cells: p50 / p99 (samples). Goals (contract): \`total_clicks\` and the campaign's series p99 ≤ 2 s; the link's and the referrer's series and the top lists p99 ≤ 60 s.`,
-        [
-          ['302 →', 'goal (p99)', ...runs.map((r) => r.name)],
-          ...FIGURES.map(([f, what, goal]) => [
-            what,
-            `≤ ${goal / 1000} s`,
-            ...runs.map((r) => cell(r.delays[f])),
-          ]),
-        ],
-        rows(
-          "run | visits answered 302 / sent | visits/s | answer after its due time p50 / p99 ms | the pollers' requests/s",
-          runs,
-          (r) =>
-            `${r.name} | ${answered(r)} / ${r.visits} | ${(answered(r) / r.load.seconds).toFixed(1)} | ${ms(r.load.latency.p50)} / ${ms(r.load.latency.p99)} | ${r.pollsPerSecond.toFixed(1)}`,
-        ),
+        [['302 →', 'goal (p99)', ...runs.map((r) => r.name)], ...FIGURES.map(delaysRow)],
+        rows(`
+run | visits answered 302 / sent | visits/s | answer after its due time p50 / p99 ms | the pollers' requests/s
+${runs.map(runRow).join('\n')}`),
       ],
       summary: `Freshness, p99: ${runs.map((r) => `${r.name}: 302 → total_clicks ${ms(p99(r, 'clicks'))} ms, → campaign series ${ms(p99(r, 'campaign'))} ms, → link series ${ms(p99(r, 'linkSeries'))} ms, → top links ${ms(p99(r, 'topLinks'))} ms`).join('; ')}.`,
-      checks: checks(
-        runs
-          .flatMap((r) =>
-            FIGURES.map(
-              ([f, what, goal]) =>
-                `${r.name}: 302 → ${what}, p99 | ${ms(p99(r, f))} ms | ≤ ${goal / 1000} s | ${p99(r, f) <= goal}`,
-            ),
-          )
-          .join('\n'),
-      ),
-      findings: runs.map(
-        (r) =>
-          answered(r) < r.visits &&
-          `Freshness: ${r.name}: ${r.visits - answered(r)} of ${r.visits} visits not answered 302 (${JSON.stringify(r.load.statuses)}).`,
-      ),
+      checks: checks(runs.flatMap((r) => FIGURES.map((x) => check(r, x))).join('\n')),
+      findings: runs.map((r) => answered(r) < r.visits && unanswered(r)),
     };
   },
 };

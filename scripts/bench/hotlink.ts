@@ -1,8 +1,7 @@
 /**
- * Part 3b: one hot link (issue 14). Visits through `/r/{code}` as fast as the stack takes them
- * (`runLoad`), each from a visitor of its own, on one link and spread over many, while the counting
- * proxy counts every item read or written by key: the writes per 1,000 visits on the hottest items,
- * and visits/s on one link against spread. A burst written straight into the table shows the
+ * Part 3b: one hot link (issue 14). Unique visits as fast as the stack takes them, on one link and
+ * spread over many, every item touched by key counted: writes per 1,000 visits on the hottest
+ * items, and visits/s on one link against spread. A burst written straight into the table shows the
  * consumer at a viral rate; its capacity goes to the cost model (part 7).
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
@@ -15,6 +14,7 @@ import { capacityOf, checksOf, kindOf, mergeTracked, readsOf, writesOf } from '.
 import { type BenchEnvironment, reserveIds, waitPipelineIdle } from './environment.ts';
 import { type BenchPart, checks, checksTable, rows } from './report.ts';
 import { settings } from './settings.ts';
+import { sec } from './stats.ts';
 import { BROWSER, campaignWithLinks, runLoad } from './traffic.ts';
 
 const [HOT_ITEM_GOAL, SAME_RATE_GOAL, CONNECTIONS] = [20, 0.1, 32];
@@ -23,10 +23,8 @@ const DRAIN_TIMEOUT_MS = 180_000;
 
 /** The links' stored `total_clicks`, summed (read straight from DynamoDB Local, not counted). */
 async function clicksOf(env: BenchEnvironment, codes: readonly string[]): Promise<number> {
-  return (await getItems(codes.map(linkKey), env.table)).reduce(
-    (a, item) => a + Number(item?.total_clicks ?? 0),
-    0,
-  );
+  const items = await getItems(codes.map(linkKey), env.table);
+  return items.reduce((a, item) => a + Number(item?.total_clicks ?? 0), 0);
 }
 const byWrites = (items: ItemAccesses[]) =>
   [...items].sort((a, b) => writesOf(b.counts) - writesOf(a.counts));
@@ -43,15 +41,10 @@ async function drive(env: BenchEnvironment, { id, codes }: Campaign, amount: num
   const bots = async () => (await visitItems(env.tenant, id, env.table, 'B#')).length;
   const botsBefore = await bots();
   if (track) await env.proxy.track();
-  const result = await runLoad({
-    ...{ url: `${env.stack.baseUrl}/r/${codes[0]}`, targets: codes.map((code) => `/r/${code}`) },
-    ...{
-      headers: { 'user-agent': `${BROWSER} visitor/[<id>]` },
-      idReplacement: true,
-      connections: CONNECTIONS,
-      amount,
-    },
-  });
+  const [url, targets] = [`${env.stack.baseUrl}/r/${codes[0]}`, codes.map((code) => `/r/${code}`)];
+  const headers = { 'user-agent': `${BROWSER} visitor/[<id>]` };
+  const job = { url, targets, headers, idReplacement: true, connections: CONNECTIONS };
+  const result = await runLoad({ ...job, amount });
   const ended = performance.now();
   const accepted = result.statuses[302] ?? 0;
   // Every 302 is a bot visit (its own item, which `isbot` may see in an autocannon id) or a human
@@ -81,10 +74,9 @@ async function burst(env: BenchEnvironment, n: number) {
   const read = { TableName: env.table.name, Key: linkKey(code), ConsistentRead: true };
   const link = linkFromItem((await env.table.db.send(new GetCommand(read))).Item ?? {});
   const [first, at] = [await reserveIds(env, 'action', n), new Date().toISOString()];
-  const visit = (i: number) => ({
-    ...{ id: first + i, at, action_type: 'visit', referred_user: null },
-    metadata: { user_agent: `${BROWSER} visitor/burst-${i}` },
-  });
+  const action = { at, action_type: 'visit', referred_user: null };
+  const ua = (i: number) => `${BROWSER} visitor/burst-${i}`;
+  const visit = (i: number) => ({ ...action, id: first + i, metadata: { user_agent: ua(i) } });
   const items = Array.from({ length: n }, (_, i) => newVisitItem(link, visit(i), true).item);
   await env.proxy.track();
   const started = performance.now();
@@ -95,8 +87,7 @@ async function burst(env: BenchEnvironment, n: number) {
   await waitPipelineIdle(env);
   const tracked = await env.proxy.tracked();
   const hottest = byWrites(tracked)[0];
-  const per1000 = (item: ItemAccesses | undefined) =>
-    item ? (writesOf(item.counts) * 1000) / n : Number.NaN;
+  const per1000 = (item?: ItemAccesses) => (item ? (writesOf(item.counts) * 1000) / n : Number.NaN);
   return {
     ...{ requests: n, perSecond: n / ((written - started) / 1000) },
     /** What the burst used (its visit items' writes and all the stream consumer did), for the cost model. */
@@ -138,7 +129,7 @@ export const hotlinkPart: BenchPart = {
       const r = await drive(env, kind === 'hot' ? hot : spreadCampaign, amount);
       runs.push(r);
       console.log(
-        `   ${kind}: ${r.accepted} visits at ${r.perSecond.toFixed(0)}/s, counted ${(r.drainMs / 1000).toFixed(1)} s after`,
+        `   ${kind}: ${r.accepted} at ${r.perSecond.toFixed(0)}/s, counted ${sec(r.drainMs)} s after`,
       );
     }
     const [hotRuns, spreadRuns] = [runs.filter((r) => r.links === 1), runs.filter((r) => r.links > 1)];
@@ -164,7 +155,7 @@ export const hotlinkPart: BenchPart = {
 
     const viral = await burst(env, settings.burstVisits);
     console.log(
-      `   burst: ${viral.requests} visits written at ${viral.perSecond.toFixed(0)}/s, counted in ${(viral.countedInMs / 1000).toFixed(1)} s`,
+      `   burst: ${viral.requests} at ${viral.perSecond.toFixed(0)}/s, counted in ${sec(viral.countedInMs)} s`,
     );
 
     const itemRows = (items: ItemAccesses[], visits: number) =>
@@ -175,22 +166,21 @@ export const hotlinkPart: BenchPart = {
       });
     const counted = (r: TrafficRun) =>
       `${r.counted} / ${r.accepted}${r.bots > 0 ? ` − ${r.bots} bots` : ''}${r.counted === r.accepted - r.bots ? '' : ' (OFF)'}`;
+    const runRow = (r: TrafficRun, i: number) =>
+      `${i + 1}. ${r.links === 1 ? 'one link' : `${r.links} links`} | ${r.accepted + r.other} | ${r.perSecond.toFixed(0)} | ${r.latency.p50} / ${r.latency.p99} | ${r.errors + r.other} | ${sec(r.drainMs)} s | ${counted(r)}`;
     const gap = `${rateGap >= 0 ? '+' : ''}${(rateGap * 100).toFixed(0)} %`;
     const goals = checks(`
 writes on the hot link’s item per 1,000 visits | ${linkWrites.toFixed(1)} | ≤ ${HOT_ITEM_GOAL} | ${linkWrites <= HOT_ITEM_GOAL}
 writes on the hottest item per 1,000 visits (${hottest ? label(hottest, hotCode) : '—'}) | ${hottestWrites.toFixed(1)} | ≤ ${HOT_ITEM_GOAL} | ${hottestWrites <= HOT_ITEM_GOAL}
-a burst of ${viral.requests} visits on one link written into the table at ${viral.perSecond.toFixed(0)}/s (counted ${viral.counted === viral.requests ? 'exactly' : `${viral.counted}: OFF`}, in ${(viral.countedInMs / 1000).toFixed(1)} s from the first write): writes per 1,000 visits on the link item / on the hottest item (${viral.hottest?.item ?? '—'}) | ${viral.linkWrites.toFixed(1)} / ${viral.hottest?.writes.toFixed(1) ?? 'n/a'} | ≤ ${HOT_ITEM_GOAL} | ${(viral.hottest?.writes ?? Number.NaN) <= HOT_ITEM_GOAL && viral.counted === viral.requests}
+a burst of ${viral.requests} visits on one link written into the table at ${viral.perSecond.toFixed(0)}/s (counted ${viral.counted === viral.requests ? 'exactly' : `${viral.counted}: OFF`}, in ${sec(viral.countedInMs)} s from the first write): writes per 1,000 visits on the link item / on the hottest item (${viral.hottest?.item ?? '—'}) | ${viral.linkWrites.toFixed(1)} / ${viral.hottest?.writes.toFixed(1) ?? 'n/a'} | ≤ ${HOT_ITEM_GOAL} | ${(viral.hottest?.writes ?? Number.NaN) <= HOT_ITEM_GOAL && viral.counted === viral.requests}
 visits/s: one link / spread over ${spreadLinks} links | ${hotRate.toFixed(0)} / ${spreadRate.toFixed(0)} (${gap}) | within ${SAME_RATE_GOAL * 100} % | ${Math.abs(rateGap) <= SAME_RATE_GOAL}
 total_clicks rose by every 302 (less bot visits) of every run | ${runs.map((r) => `${r.counted}/${r.accepted - r.bots}`).join(', ')} | exact | ${exact}`);
     return {
       body: [
         `Visits through \`/r/{code}\` of the local stack, ${CONNECTIONS} connections of autocannon in a child process, every request a new visitor (its user agent carries an id of its own, so every visit is unique, as on a link that goes viral). A calibration run on the hot link (${calibration.accepted} visits at ${calibration.perSecond.toFixed(0)}/s) sizes the runs, and a warm-up run on the spread links (${warmup.accepted} visits at ${warmup.perSecond.toFixed(0)}/s, not counted) runs the consumer's many-links path before any measured run: ${amount} visits each, alternated one link, ${spreadLinks} links, ${spreadLinks} links, one link (each link of its own referrer). After each run the bench waits until the links' \`total_clicks\` hold every 302 (the rollup consumer of the table stream counts them) and the pipeline is idle. Everything runs on the same cores: the consumer's writes compete with the visits for DynamoDB Local.`,
-        rows(
-          'run | visits sent | visits/s | p50 / p99 ms | errors or other statuses | counted after the run in | total_clicks rose / 302s (− those isbot took for bots)',
-          runs,
-          (r, i) =>
-            `${i + 1}. ${r.links === 1 ? 'one link' : `${r.links} links`} | ${r.accepted + r.other} | ${r.perSecond.toFixed(0)} | ${r.latency.p50} / ${r.latency.p99} | ${r.errors + r.other} | ${(r.drainMs / 1000).toFixed(1)} s | ${counted(r)}`,
-        ),
+        rows(`
+run | visits sent | visits/s | p50 / p99 ms | errors or other statuses | counted after the run in | total_clicks rose / 302s (− those isbot took for bots)
+${runs.map(runRow).join('\n')}`),
         `**Hot items.** Every item the stack read or wrote by key during the two one-link runs, until the pipeline was idle (the counting proxy's item tracking: \`UpdateItem\`, \`PutItem\`, items of \`TransactWriteItems\` and batches), per 1,000 of their ${hotVisits} visits. The consumer sums a stream batch per item, so the link item is written once per batch, not once per visit.`,
         itemRows(hotRows, hotVisits),
         `Spread over ${spreadLinks} links (${spreadVisits} visits), the hottest items per 1,000 visits:`,

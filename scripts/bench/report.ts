@@ -61,8 +61,10 @@ export function table([head = [], ...body]: Cell[][]): string {
   return [line(cells[0]!), line(widths.map((w) => '-'.repeat(w))), ...cells.slice(1).map(line)].join('\n');
 }
 
+/** A label, our figure and its floor. */
+export type Point = [string, number, number];
 /** A Mermaid chart: one bar per label for our figure, the floor as a line across the same labels. */
-export function chart(title: string, unit: string, points: Array<[string, number, number]>): string {
+export function chart(title: string, unit: string, points: Point[]): string {
   const round = (v: number) => (Number.isFinite(v) ? Number(v.toFixed(2)) : 0);
   const max = Math.max(1, ...points.flatMap(([, v, f]) => [round(v), round(f)]));
   const series = (i: 1 | 2) => points.map((p) => round(p[i])).join(', ');

@@ -1,16 +1,15 @@
 /**
- * Parts 1 to 3, per endpoint (`endpoints.ts`): the DynamoDB calls of one request against the route's
- * budget; the latency through the local gateway beside the floor (`floor.ts`), a floor run after or
- * before every `FLOOR_EVERY`-th request in turn so both see the same load; and the throughput of
- * the two counting endpoints on one hot link, their counters exact.
+ * Parts 1 to 3 per endpoint (`endpoints.ts`): DynamoDB calls of a request against the route's
+ * budget; latency through the gateway beside the floor (`floor.ts`), a floor run beside every
+ * `FLOOR_EVERY`-th request so both see the same load; throughput on one hot link, counters exact.
  */
 import { waitUntil } from '../../tools/wait.ts';
 import { createFixtures, type EndpointCase, endpointCases, formatOps, recordCases } from './endpoints.ts';
 import { type BenchEnvironment, startBenchEnvironment, waitPipelineIdle } from './environment.ts';
 import type { LoadResult } from './load-worker.ts';
-import { type BenchPart, chart, checks, rows } from './report.ts';
+import { type BenchPart, chart, checks, type Point, rows } from './report.ts';
 import { settings } from './settings.ts';
-import { ms, percentile, yes } from './stats.ts';
+import { ms, percentile, sec, yes } from './stats.ts';
 import { BROWSER, runLoad } from './traffic.ts';
 
 const GOAL = 1.25;
@@ -29,24 +28,24 @@ export const callsPart: BenchPart = {
     const { cases, unmeasured } = endpointCases(ctx.env, ctx.fixtures, () => waitPipelineIdle(ctx.env));
     const counted = await recordCases(ctx.env, cases);
     ctx.cases = cases;
-    const ops = (r: (typeof counted)[number]) =>
+    type Counted = (typeof counted)[number];
+    const ops = (r: Counted) =>
       `${formatOps(r.ops)}${r.varied ? ` (samples varied, ${r.range[0]}–${r.range[1]} calls: the median shown)` : ''}`;
     const over = counted.filter((r) => r.calls > r.budget);
+    const row = (r: Counted) =>
+      `${r.label} | ${ops(r)} | ${r.calls} | ≤ ${r.budget} | ${r.calls <= r.budget ? 'PASS' : 'OVER'} | ${r.authorizer || '—'}`;
+    const overBudget = (r: Counted) =>
+      `DynamoDB calls: ${r.label}: ${r.calls} calls (${formatOps(r.ops)}), budget ${r.budget}.`;
     return {
       body: [
         'Counted on the wire by the DynamoDB call counter between the stack and DynamoDB Local (`lib/local/dynamodb-counter.ts`, in a child process) by `X-Amz-Target`, never by the handlers: after 3 warm-up requests, 3 requests one at a time once the table has been quiet for 250 ms, each recorded; the median sample is shown (the range where they differ). Budget: the route’s `dynamoCalls` in `lib/routes.ts`, which `test/integration/round-trips.test.ts` also enforces with the same counter. The authorizer’s api-key GetItem (a separate Lambda in AWS, cached 60 s per key), id-block reservations (one UpdateItem per 100 ids) and background work (stream polls, webhook deliveries, the stream consumer’s writes) are told apart by what they touch and not counted. Each `POST /api/v1/action/referred_user` is the first action of a referred user made for it: the worst case.',
-        rows(
-          'endpoint | DynamoDB calls (by operation) | calls | budget | result | authorizer GetItem',
-          counted,
-          (r) =>
-            `${r.label} | ${ops(r)} | ${r.calls} | ≤ ${r.budget} | ${r.calls <= r.budget ? 'PASS' : 'OVER'} | ${r.authorizer || '—'}`,
-        ),
+        rows(`
+endpoint | DynamoDB calls (by operation) | calls | budget | result | authorizer GetItem
+${counted.map(row).join('\n')}`),
       ],
       summary: `DynamoDB calls per request: ${counted.length - over.length} of ${counted.length} rows within their route budgets.`,
       findings: [
-        ...over.map(
-          (r) => `DynamoDB calls: ${r.label}: ${r.calls} calls (${formatOps(r.ops)}), budget ${r.budget}.`,
-        ),
+        ...over.map(overBudget),
         unmeasured.length > 0 && `Routes without a request recipe in the bench: ${unmeasured.join(', ')}.`,
       ],
     };
@@ -108,25 +107,21 @@ export const latencyPart: BenchPart = {
     const over = floored.filter((r) => ratio(r) > GOAL);
     const ratios = floored.map(ratio);
     const ids = measured.filter((r) => r.idBlocks > 0);
+    const row = (r: LatencyRow) =>
+      `${r.label} | ${r.n} (${r.floorN}) | ${ms(r.p50)} | ${ms(r.floorP50)} | ${r.floorN ? ratio(r).toFixed(2) : 'n/a'} | ${r.floorN ? yes(ratio(r) <= GOAL) : '—'} | ${ms(r.p99)} | ${ms(r.floorP99)}`;
+    const points = measured.map((r): Point => [r.key, r.p50, r.floorP50]);
     return {
       body: [
         `${settings.latencyRequests} sequential requests per endpoint over one keep-alive connection, after a warm-up, through the local gateway (payload 2.0 event, authorizer, middy handler, validation, serialisation). The floor is the DynamoDB requests the stack made for one request of the endpoint (the local authorizer’s api-key GetItem included), recorded by the counting proxy and replayed as recorded through a bare AWS SDK client with keep-alive (\`scripts/bench/floor.ts\`): the same operations, keys, item sizes, consistency and order (calls that overlapped are sent together), without our code. A replayed write meets the state the recorded one left, so a write guarded by a condition (a new item’s Put, a Delete of an item now gone) is refused: the same round trip (DynamoDB reads the item and evaluates the condition), no write; the floor column names them. Floor runs are interleaved with the requests (one per ${FLOOR_EVERY}) so both see the same background load, and both go through the proxy. The second table names the requests each floor replays, and counts every stack DynamoDB call during the run per request, background work it set off and id blocks included.`,
         rows(
           `endpoint | n (floor n) | p50 ms | floor p50 | ratio p50 | ≤ ${GOAL} | p99 ms | floor p99`,
           measured,
-          (r) =>
-            `${r.label} | ${r.n} (${r.floorN}) | ${ms(r.p50)} | ${ms(r.floorP50)} | ${r.floorN ? ratio(r).toFixed(2) : 'n/a'} | ${r.floorN ? yes(ratio(r) <= GOAL) : '—'} | ${ms(r.p99)} | ${ms(r.floorP99)}`,
+          row,
         ),
-        rows(
-          'endpoint | floor: DynamoDB requests replayed | stack calls/request',
-          measured,
-          (r) => `${r.label} | ${r.floorOps} | ${r.stackCalls.toFixed(2)}`,
-        ),
-        chart(
-          'p50 latency: bars through the gateway, line the floor',
-          'ms',
-          measured.map((r) => [r.key, r.p50, r.floorP50]),
-        ),
+        rows(`
+endpoint | floor: DynamoDB requests replayed | stack calls/request
+${measured.map((r) => `${r.label} | ${r.floorOps} | ${r.stackCalls.toFixed(2)}`).join('\n')}`),
+        chart('p50 latency: bars through the gateway, line the floor', 'ms', points),
         ids.length > 0 &&
           `Id-block reservations: ${ids.map((r) => `${r.label} ${r.idBlocks.toFixed(3)}`).join(', ')} per request.`,
       ],
@@ -152,10 +147,9 @@ async function floorRate(run: () => Promise<unknown>, connections: number, secon
 }
 
 /**
- * Part 3: each counting endpoint on one fresh hot link (every request raises the same counter: the
- * exact-counter test and the worst case for conflicts), autocannon in amount mode in a child
- * process: a calibration run sets the rate, the main run fills the duration at it. The floor is the
- * endpoint's recorded DynamoDB requests run by as many concurrent loops.
+ * Part 3: each counting endpoint on one fresh hot link (the exact-counter test and the worst case
+ * for conflicts), autocannon in amount mode: a calibration run sets the rate, the main run fills the
+ * duration at it. The floor: the endpoint's recorded DynamoDB requests in as many concurrent loops.
  */
 export const loadPart: BenchPart = {
   name: 'load',
@@ -172,9 +166,8 @@ export const loadPart: BenchPart = {
     ] as const) {
       const c = cases.find((x) => x.key === key)!;
       const floorPerSecond = await floorRate(c.floor!.run, CONNECTIONS, FLOOR_SECONDS);
-      const { referral_code: code } = await call('POST', '/api/v1/referral_link', {
-        campaign_id: fixtures.campaign_id,
-      });
+      const link = { campaign_id: fixtures.campaign_id };
+      const { referral_code: code } = await call('POST', '/api/v1/referral_link', link);
       const url = `${env.stack.baseUrl}${path}${method === 'GET' ? code : ''}`;
       const body = method === 'POST' ? JSON.stringify({ referral_code: code, ...action }) : undefined;
       const job = (amount: number) => ({ method, url, headers, body, connections: CONNECTIONS, amount });
@@ -199,25 +192,20 @@ export const loadPart: BenchPart = {
       // The next run starts with the webhook pipeline idle, not working through this one's events.
       await waitPipelineIdle(env);
     }
+    type Run = (typeof runs)[number];
+    const row = (r: Run) =>
+      `${r.c.label} | ${CONNECTIONS} | ${sec(r.main.durationMs)} | ${r.sent} | ${r.ok} (${r.c.status}) | ${r.perSecond.toFixed(0)} | ${r.errors} | ${r.other} | ${r.main.latency.p50} / ${r.main.latency.p99} | ${(r.cancelled / Math.max(1, r.ok)).toFixed(2)} | ${r.floorPerSecond.toFixed(0)} | ${r.clicks} vs ${r.expected}: ${r.clicks === r.expected ? 'PASS' : 'FAIL'}`;
+    const check = (r: Run) =>
+      `${r.c.label}: total_clicks against the accepted requests; errors and other statuses | ${r.clicks} vs ${r.expected}; ${r.errors + r.other} | equal; 0 | ${r.clicks === r.expected && r.errors + r.other === 0}`;
     return {
       body: [
         `autocannon in a child process, ${CONNECTIONS} connections against the local gateway, each endpoint on one fresh hot link (every request raises the same counter), the webhook pipeline idle at the start. autocannon runs in amount mode (a calibration run sets the rate, the main run sends what fills ${settings.loadSeconds} s at it), so every request is answered and "accepted" is exact: the link’s total_clicks must equal the accepted responses of both runs. "Cancelled tx" counts transactions DynamoDB Local rejected for a concurrent one (retried). The floor is the endpoint’s recorded DynamoDB requests (the latency floor’s replay, its conditional writes refused) run by as many concurrent loops for ${FLOOR_SECONDS} s. Everything shares the same cores here; in AWS each request gets its own Lambda.`,
-        rows(
-          'endpoint | connections | seconds | requests | accepted | req/s | errors | other statuses | p50 / p99 ms | cancelled tx per request | floor ops/s | total_clicks = accepted',
-          runs,
-          (r) =>
-            `${r.c.label} | ${CONNECTIONS} | ${(r.main.durationMs / 1000).toFixed(1)} | ${r.sent} | ${r.ok} (${r.c.status}) | ${r.perSecond.toFixed(0)} | ${r.errors} | ${r.other} | ${r.main.latency.p50} / ${r.main.latency.p99} | ${(r.cancelled / Math.max(1, r.ok)).toFixed(2)} | ${r.floorPerSecond.toFixed(0)} | ${r.clicks} vs ${r.expected}: ${r.clicks === r.expected ? 'PASS' : 'FAIL'}`,
-        ),
+        rows(`
+endpoint | connections | seconds | requests | accepted | req/s | errors | other statuses | p50 / p99 ms | cancelled tx per request | floor ops/s | total_clicks = accepted
+${runs.map(row).join('\n')}`),
       ],
       summary: `Throughput: ${runs.map((r) => `${r.c.label} ${r.perSecond.toFixed(0)} req/s`).join('; ')} (floors: ${runs.map((r) => `${r.floorPerSecond.toFixed(0)} ops/s`).join(', ')}); counters ${runs.every((r) => r.clicks === r.expected) ? 'exact in every run' : 'WRONG'}.`,
-      checks: checks(
-        runs
-          .map(
-            (r) =>
-              `${r.c.label}: total_clicks against the accepted requests; errors and other statuses | ${r.clicks} vs ${r.expected}; ${r.errors + r.other} | equal; 0 | ${r.clicks === r.expected && r.errors + r.other === 0}`,
-          )
-          .join('\n'),
-      ),
+      checks: checks(runs.map(check).join('\n')),
     };
   },
 };

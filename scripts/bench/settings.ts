@@ -1,7 +1,6 @@
 /**
- * The bench's scales: a value for the default run (`npm run bench`, sized to finish within about 10
- * minutes on 2 shared cores), one for `--full` (the reference scales), and an environment variable
- * that overrides both. Tune the default column on a quiet machine from the seconds each part took.
+ * The bench's scales: the default run's (within about 10 minutes on 2 cores; tune it on a quiet
+ * machine from the seconds per part), `--full`'s (the reference), and a variable overriding both.
  */
 export const full = process.argv.includes('--full');
 
@@ -39,9 +38,6 @@ export const settings = Object.fromEntries(
   }),
 ) as { [K in keyof typeof SCALES]: number };
 
-export const help = Object.values(SCALES)
-  .map(
-    ([name, quick, reference, what]) =>
-      `  ${name.padEnd(24)} ${`${quick} / ${reference}`.padEnd(16)} ${what}`,
-  )
-  .join('\n');
+const helpLine = ([name, quick, reference, what]: (typeof SCALES)[keyof typeof SCALES]) =>
+  `  ${name.padEnd(24)} ${`${quick} / ${reference}`.padEnd(16)} ${what}`;
+export const help = Object.values(SCALES).map(helpLine).join('\n');

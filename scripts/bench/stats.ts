@@ -17,6 +17,8 @@ export const spread = (values: readonly number[]) => ({
 /** Milliseconds with a precision that suits the magnitude. */
 export const ms = (v: number) =>
   !Number.isFinite(v) ? 'n/a' : v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2);
+/** Seconds, one decimal, from milliseconds. */
+export const sec = (milliseconds: number) => (milliseconds / 1000).toFixed(1);
 export const kib = (bytes: number) => (bytes / 1024).toFixed(1);
 export const pct = (value: number, floor: number) =>
   `${value >= floor ? '+' : ''}${(((value - floor) / floor) * 100).toFixed(0)} %`;

@@ -9,8 +9,7 @@ import { promisify } from 'node:util';
 import { newLinkItem } from '../../lib/db/entities/link.ts';
 import { putItems } from '../../tools/table.ts';
 import { mapLimit } from '../../tools/wait.ts';
-import { type BenchEnvironment, reserveIds } from './environment.ts';
-import { benchClient, type RequestSpec } from './http-client.ts';
+import { type BenchEnvironment, benchClient, type RequestSpec, reserveIds } from './environment.ts';
 import type { LoadJob, LoadResult } from './load-worker.ts';
 import { sleep, spread } from './stats.ts';
 
@@ -28,6 +27,10 @@ export function visitors() {
 }
 
 export type BenchLink = { id: number; code: string; referrer: string | null };
+/** A visit of the link of `code` by the visitor `userAgent`. */
+export const visitOf = (code: string, userAgent: string): RequestSpec => {
+  return { method: 'GET', path: `/r/${code}`, headers: { 'user-agent': userAgent } };
+};
 
 const newCampaign = (env: BenchEnvironment, name: string) =>
   env.client.call<{ id: string; url: string }>('POST', '/api/v1/campaign', {
@@ -91,6 +94,7 @@ export async function runLoad(job: LoadJob): Promise<LoadResult> {
   return JSON.parse((await promisify(execFile)(process.execPath, args, { maxBuffer: 1 << 24 })).stdout);
 }
 
+export type Answer = { i: number; status: number; at: number };
 /**
  * `n` requests, request i sent at i / `rate` s whatever the answers (at most 16 in flight),
  * `onAnswer` told of each answer (status 0: none): the answers by status, the seconds from the
@@ -101,7 +105,7 @@ export async function paced(
   n: number,
   rate: number,
   request: (i: number) => RequestSpec,
-  onAnswer?: (a: { i: number; status: number; at: number }) => void,
+  onAnswer?: (a: Answer) => void,
 ) {
   const client = benchClient(env.stack.baseUrl, env.apiKey, 16);
   const [statuses, late, sent] = [{} as Record<number, number>, [] as number[], [] as Array<Promise<void>>];

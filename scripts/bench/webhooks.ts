@@ -1,7 +1,6 @@
 /**
- * Parts 5 and 5b: webhooks through the local pipeline as `npm start` runs it, to the tests'
- * receiver (`tools/webhook-receiver.ts`), each delivery verified with `standardwebhooks` as a
- * customer would; the floor is the last hop alone, through the delivery's own HTTP client.
+ * Parts 5 and 5b: webhooks through the local pipeline to `tools/webhook-receiver.ts`, each delivery
+ * verified as a customer would; the floor is the last hop alone, through the delivery's HTTP client.
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { Webhook } from 'standardwebhooks';
@@ -60,25 +59,17 @@ async function writeActions(env: BenchEnvironment, code: string, n: number): Pro
     await reserveIds(env, 'action', n),
     new Date().toISOString(),
   ];
-  const action = (i: number) => ({
-    id: first + i,
-    at,
-    action_type: 'purchase',
-    metadata: { n: i },
-    referred_user: null,
+  const items = Array.from({ length: n }, (_, i) => {
+    const action = { id: first + i, at, action_type: 'purchase', metadata: { n: i }, referred_user: null };
+    return newActionItem(link, action).item;
   });
-  const items = Array.from({ length: n }, (_, i) => newActionItem(link, action(i)).item);
   await putItems(items, env.table);
   return items.map((item) => item.event_id);
 }
 
+type Send = (i: number) => Promise<BenchAction>;
 /** Actions one every `paceMs` while `more(i)`, each timed from its 201 to the arrival of its delivery. */
-async function paced(
-  rx: Receiver,
-  paceMs: number,
-  send: (i: number) => Promise<BenchAction>,
-  more: (i: number) => boolean,
-) {
+async function paced(rx: Receiver, paceMs: number, send: Send, more: (i: number) => boolean) {
   const sent = new Map<string, number>();
   for (let i = 0; more(i); i++) {
     const started = performance.now();
@@ -98,19 +89,12 @@ const summary = (runs: Paced[]) => ({
 const latencies = (s: ReturnType<typeof summary>) => `${ms(s.p50)} / ${ms(s.p95)} / ${ms(s.max)} ms`;
 
 /**
- * Issue 15: the delivery latency with the attempt log and without it, in one run. The log is
- * written after the POST, so it cannot delay the arrival it logs, but it holds the invocation, and
- * with it the campaign's FIFO group, a few milliseconds longer. Quarters alternate on, off, off, on
- * against drift; the log is switched off by taking `recordAttempt` from the delivery's deps in this
- * process (the bench's stack runs the handlers here), and the log's content proves the switch.
+ * Issue 15: the delivery latency with the attempt log and without it, quarters alternating on, off,
+ * off, on against drift. The log, written after the POST, holds the invocation (and the campaign's
+ * FIFO group) a little longer. Switched off by taking `recordAttempt` from the delivery's deps in
+ * this process (where the bench's stack runs the handlers); the log's content proves the switch.
  */
-async function withAndWithoutLog(
-  env: BenchEnvironment,
-  rx: Receiver,
-  campaignId: string,
-  events: number,
-  send: (i: number) => Promise<BenchAction>,
-) {
+async function logOnAndOff(env: BenchEnvironment, rx: Receiver, campaign: string, n: number, send: Send) {
   // The stack's own instance (a static import would read the function's environment before the stack set it).
   const { deps } = await import('../../functions/queue/deliver-webhook.ts');
   const record = deps.recordAttempt;
@@ -119,14 +103,14 @@ async function withAndWithoutLog(
     for (const logged of [true, false, false, true]) {
       deps.recordAttempt = logged ? record : undefined;
       const start = [...on, ...off].reduce((n, r) => n + r.ids.length, 0);
-      const more = (i: number) => i < Math.ceil(events / 4);
+      const more = (i: number) => i < Math.ceil(n / 4);
       (logged ? on : off).push(await paced(rx, WEBHOOK_PACE_MS, (i) => send(start + i), more));
     }
   } finally {
     deps.recordAttempt = record;
   }
   await sleep(500);
-  const pk = attemptLogPartition(env.tenant, campaignId);
+  const pk = attemptLogPartition(env.tenant, campaign);
   const logged = new Set((await partitionItems(pk, '', env.table)).map((item) => String(item.event_id)));
   const inLog = (runs: Paced[]) => runs.flatMap((r) => r.ids).filter((id) => logged.has(id)).length;
   return { on: summary(on), off: summary(off), onLogged: inLog(on), offLogged: inLog(off) };
@@ -142,9 +126,10 @@ export const webhooksPart: BenchPart = {
       const { id: campaignId, secret, code } = await webhookCampaign(env, 'Webhooks', `${rx.url}/hooks`);
       const { webhookEvents: events, webhookBacklog: backlog } = settings;
       const send = (i: number) => linkAction(env, code, { n: i });
-      const logs = await withAndWithoutLog(env, rx, campaignId, events, send);
+      const logs = await logOnAndOff(env, rx, campaignId, events, send);
       const { on: latency, off: unlogged, onLogged, offLogged } = logs;
       const logCost = latency.p50 - unlogged.p50;
+      const few = Math.min(200, events);
       const user = { referral_code: code, referred_user_id: 'bench-user' };
       const signup = await env.client.call<{ id: number }>('POST', '/api/v1/referred_user', user);
       await arrivals(rx, [`evt_referred_user_${signup.id}`], 30_000);
@@ -153,9 +138,7 @@ export const webhooksPart: BenchPart = {
           ...{ campaign_id: campaignId, referred_user_id: 'bench-user' },
           ...{ action_type: 'purchase', metadata: { n: i } },
         });
-      const userLatency = summary([
-        await paced(rx, WEBHOOK_PACE_MS, userAction, (i) => i < Math.min(200, events)),
-      ]);
+      const userLatency = summary([await paced(rx, WEBHOOK_PACE_MS, userAction, (i) => i < few)]);
 
       // Floor: a delivered body, signed and POSTed straight to the receiver, one at a time and 10 at a time.
       const signer = new Webhook(secret);
@@ -163,16 +146,13 @@ export const webhooksPart: BenchPart = {
       const destination = await checkDestination(`${rx.url}/hooks`, { allowPrivate: true });
       if (!destination.ok) throw new Error(destination.message);
       const post = async (id: string) => {
-        const now = new Date();
-        const headers = { 'content-type': 'application/json', 'webhook-id': id };
-        const signature = {
-          'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
-          'webhook-signature': signer.sign(id, now, body),
-        };
+        const [now, headers] = [new Date(), { 'content-type': 'application/json', 'webhook-id': id }];
+        const timestamp = String(Math.floor(now.getTime() / 1000));
+        const signature = { 'webhook-timestamp': timestamp, 'webhook-signature': signer.sign(id, now, body) };
         await postWebhook(destination, { ...headers, ...signature }, body);
       };
       const floorTimes: number[] = [];
-      for (let i = 0; i < Math.min(200, events); i++) {
+      for (let i = 0; i < few; i++) {
         const t = performance.now();
         await post(`floor_${i}`);
         floorTimes.push(rx.requests.findLast((r) => idOf(r) === `floor_${i}`)!.at - t);
@@ -274,12 +254,11 @@ export const isolationPart: BenchPart = {
       const run = async () => {
         const end = performance.now() + seconds * 1000;
         const until = () => performance.now() < end;
-        return summary([
-          await paced(healthy.rx, ISOLATION_PACE_MS, () => linkAction(env, healthy.code), until),
-        ]);
+        const send = () => linkAction(env, healthy.code);
+        return summary([await paced(healthy.rx, ISOLATION_PACE_MS, send, until)]);
       };
       const alone = await run();
-      const bad = [];
+      const bad: Array<{ name: string; behaviour: string; rx: Receiver; code: string }> = [];
       for (const [name, behaviour, respond] of BAD_RECEIVERS)
         bad.push({ name, behaviour, ...(await campaign(name, respond)) });
       await Promise.all(bad.map((b) => writeActions(env, b.code, backlog)));
@@ -288,6 +267,8 @@ export const isolationPart: BenchPart = {
       const since = Date.now();
       const beside = await run();
       const early = (rx: Receiver) => rx.requests.filter((r) => r.receivedAt < since + 14_000).length;
+      const badRow = (b: (typeof bad)[number]) =>
+        `${b.name} | ${b.behaviour} | ${b.rx.requests.length} | ${early(b.rx)}`;
       return {
         body: [
           `A healthy campaign's actions, one every ${ISOLATION_PACE_MS} ms for ${seconds} s, each timed from its 201 to its first attempt: alone, then while ${bad.length} other campaigns' receivers misbehave with ${backlog} pending events each. Contract: under ${ISOLATION_GOAL_MS} ms whatever the others do (the lanes of lib/webhooks/lanes.ts).`,
@@ -301,19 +282,18 @@ not delivered | ${alone.missing} | ${beside.missing}`),
           rows(
             'bad receiver | behaviour | requests in the run | in its first 14 s (before any 15 s timeout)',
             bad,
-            (b) => `${b.name} | ${b.behaviour} | ${b.rx.requests.length} | ${early(b.rx)}`,
+            badRow,
           ),
         ],
         summary: `Webhook isolation: first attempt p50 ${ms(beside.p50)} ms, p99 ${ms(beside.p99)} ms beside ${bad.length} bad receivers (alone: p50 ${ms(alone.p50)} ms, p99 ${ms(alone.p99)} ms).`,
-        checks: checks(
-          `beside slow and failing receivers, a healthy campaign's first attempt after its 201: max (not delivered) | ${ms(beside.max)} ms (${beside.missing}) | under ${ISOLATION_GOAL_MS} ms (0) | ${beside.max < ISOLATION_GOAL_MS && beside.missing === 0}`,
-        ),
+        checks: checks(`
+beside slow and failing receivers, a healthy campaign's first attempt after its 201: max (not delivered) | ${ms(beside.max)} ms (${beside.missing}) | under ${ISOLATION_GOAL_MS} ms (0) | ${beside.max < ISOLATION_GOAL_MS && beside.missing === 0}`),
       };
     } finally {
       // Deleted campaigns get no more attempts; closed receivers fail the ones in flight at once.
-      await Promise.all(
-        made.map((c) => env.client.send({ method: 'DELETE', path: `/api/v1/campaign?id=${c.id}` })),
-      );
+      const remove = (c: { id: string }) =>
+        env.client.send({ method: 'DELETE', path: `/api/v1/campaign?id=${c.id}` });
+      await Promise.all(made.map(remove));
       await Promise.all(made.map((c) => c.rx.close()));
     }
   },
