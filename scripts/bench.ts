@@ -39,9 +39,8 @@ const only = (process.env.BENCH_PARTS ?? '').split(',').flatMap((p) => p.trim() 
 for (const name of only)
   if (!PARTS.some((p) => p.name === name)) throw new Error(`BENCH_PARTS: unknown part "${name}"`);
 const wanted = (p: report.BenchPart) => only.length === 0 || only.includes(p.name);
-const selected = PARTS.filter(
-  (p) => wanted(p) || (p === callsPart && PARTS.some((q) => q.stack && wanted(q))),
-);
+const stackWanted = PARTS.some((p) => p.stack && wanted(p));
+const selected = PARTS.filter((p) => wanted(p) || (p === callsPart && stackWanted));
 
 const started = performance.now();
 const log = (message: string) =>
@@ -123,10 +122,7 @@ seconds per part | ${list(parts, ' ')}`),
   return failures.length ? 1 : 0;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+main().then(process.exit, (err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,8 +1,6 @@
 /**
- * The analytics part's campaign and everything its visits leave in the table, built with the
- * writers' item builders: links, visits, the events feed, and what the counting consumer derives,
- * summed here (its stream path would take hours for a million visits) and checked against it on a
- * sample. Visits only, so no series types item or type registry. Not written: event lookups.
+ * The analytics part's campaign and all its visits leave in the table, built with the writers' item
+ * builders; the counting consumer's items summed here (its stream path would take hours).
  */
 import * as an from '../../lib/db/entities/analytics.ts';
 import { newCampaignItem } from '../../lib/db/entities/campaign.ts';
@@ -80,10 +78,7 @@ export function linkItemOf(spec: CampaignSpec, i: number): StoredLinkItem {
   return newLinkItem({ ...spec, id, code, referrerId, now });
 }
 
-/**
- * The visit and feed items of visits `from` to `to` (in time order; `from` a multiple of
- * `FEED_PACK`); `clicks` holds each link's visits so far (the link's counter in its events).
- */
+/** Visit and feed items of visits `from` (a multiple of `FEED_PACK`) to `to`; `clicks`: each link's so far. */
 export function eventItems(spec: CampaignSpec, t: Traffic, from: number, to: number, clicks: Int32Array) {
   const [visits, feed, events]: [object[], object[], EventAttributes[]] = [[], [], []];
   const metadata = { user_agent: BROWSER, referer: 'https://news.example.org/post/1' };
@@ -106,7 +101,6 @@ export function eventItems(spec: CampaignSpec, t: Traffic, from: number, to: num
 
 /** The feed sequence of event `j`: the campaign's feed counter started at the first event's time in µs. */
 const feedSequenceOf = (t: Traffic, j: number) => t.at[0]! * 1000 + 1 + j;
-/** The same, as a cursor holds it. */
 export const feedCursorSequenceOf = (t: Traffic, j: number) => formatSequence(feedSequenceOf(t, j));
 
 const METRICS = ['visits', 'unique_visits'] as const;
@@ -133,10 +127,8 @@ function attributesOf(t: Totals, i: number, names: typeof an.LINK_TOTALS) {
 }
 
 /**
- * What the counting consumer derives from the visits, summed (`lib/analytics/rollup-items.ts`):
- * per visit, the hour and day counts of the campaign's, the link's and the referrer's series, the
- * link's `total_clicks` and all-time counts, the referrer's totals; then a board per ranking. Each
- * counted item carries one high-water mark, as one shard's consumer leaves it.
+ * What the counting consumer derives from the visits (`lib/analytics/rollup-items.ts`), summed: the
+ * series, links' and referrers' totals, a board per ranking, each with one shard's high-water mark.
  */
 export function rollups(spec: CampaignSpec, t: Traffic) {
   const { tenant, campaignId } = spec;
@@ -183,7 +175,6 @@ export function rollups(spec: CampaignSpec, t: Traffic) {
     series: series.size,
     referrers: refs.visits.count.filter((n) => n > 0).length,
     boards: boards.length,
-    /** Link `i`'s item with what the consumer adds to it. */
     linkItem(i: number): Record<string, unknown> {
       const added = links.visits.count[i] ? { total_clicks: links.visits.count[i], ...mark } : {};
       return { ...linkItemOf(spec, i), ...added, ...attributesOf(links, i, an.LINK_TOTALS) };

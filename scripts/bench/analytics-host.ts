@@ -1,10 +1,8 @@
 /**
- * The analytics part's stack (`analytics.ts`) in a process of its own, as the handlers read their
- * table's endpoint once per process. Its own DynamoDB Local in memory (whose endpoint it answers
- * first), then a step at a time (`environment.ts`'s `forkChild`): `sample`, the stack with
- * its stream consumer; `load`, the stack stopped and the stream turned off while the table is still
- * small (turning it on over millions of items stalled DynamoDB Local for minutes); `start`, the
- * stack again without a stream poller. Like every stack it writes `.data/local-stack.json`.
+ * The analytics part's stack in a process of its own (the handlers read their table's endpoint once
+ * per process): its own DynamoDB Local, then a step at a time: `sample`, the stack with its stream
+ * consumer; `load`, the stack stopped and the stream off while the table is small (turning it on
+ * over millions of items stalled DynamoDB Local for minutes); `start`, without a stream poller.
  */
 import { DynamoDBClient, UpdateTableCommand } from '@aws-sdk/client-dynamodb';
 import { dynamoClientConfig } from '../../lib/aws/clients.ts';

@@ -1,9 +1,7 @@
 /**
- * Part 6b: analytics and the events feed at scale (issues 14 and 15), in a stack of its own
- * (`analytics-host.ts`): a campaign and everything its visits leave in the table
- * (`analytics-data.ts`) written straight into it with the stream off, after a sample went through
- * the real counting consumer to check the builder against it. Then each request timed through the
- * gateway, as its DynamoDB requests replayed (`floor.ts`), and as its own read alone.
+ * Part 6b: analytics and the events feed at scale (issues 14, 15) in a stack of its own: a campaign
+ * written straight into its table, the builder checked on a sample through the real consumer; each
+ * request timed through the gateway, as its DynamoDB requests replayed, and as its own reads alone.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { totalmem } from 'node:os';
@@ -29,9 +27,7 @@ import { codeOf } from './traffic.ts';
 
 /** Issue 14's goal: an analytics request within this factor of a single GetItem × its reads. */
 const GOAL = 1.5;
-/** BatchWriteItem calls in flight while the table is filled. */
 const WRITERS = 16;
-/** The sample campaign whose visits go through the real stream consumer. */
 const SAMPLE = { links: 12, events: 600 };
 
 /** The host process (`analytics-host.ts`): its DynamoDB Local holds ~6 GB at a million visits, past the JVM's default heap. */
@@ -80,7 +76,6 @@ const canonical = (item: Record<string, unknown>) => {
   );
   return JSON.stringify(Object.entries(Object.fromEntries(kept)).sort(([a], [b]) => (a < b ? -1 : 1)));
 };
-/** Differences between the items the builder made and those the consumer wrote, in words. */
 function differences(expected: Array<Record<string, unknown>>, actual: Array<Record<string, unknown>>) {
   const keyOf = (i: Record<string, unknown>) => `${i.PK} ${i.SK}`;
   const got = new Map(actual.map((i) => [keyOf(i), i]));
@@ -237,7 +232,7 @@ feedDeep | GET /events/{id}: 100 from event ${deepAt} (cursor) | /api/v1/events/
         body: [
           `A campaign of ${spec.links} links and ${spec.events} visits, each visit with its event in the events feed (${data.FEED_PACK} events per feed item), and what the counting consumer derives from them (${counts}; the links' all-time counts on their items), built with the writers' own item builders (\`scripts/bench/analytics-data.ts\`) and written straight into a second local stack's table (its own DynamoDB Local, its stream turned off once the sample below was counted): ${written} items with BatchWriteItem (25 a call, ${WRITERS} calls in flight) in ${loadSeconds.toFixed(0)} s (${(written / loadSeconds).toFixed(0)} items/s; links ${load[0]!.seconds.toFixed(0)} s, visits and feed ${load[1]!.seconds.toFixed(0)} s, rollups ${load[2]!.seconds.toFixed(0)} s; traffic and rollups summed in ${buildSeconds.toFixed(1)} s). The traffic: visits per link by Zipf's law (exponent 1: the top link has ${maxVisits}), each link shared at a random time of the last 29 days and visited after it (exponentially, mean 6 h), 4 links per referrer, 80 % unique visits. The rollups are summed in the bench rather than through the stream (hours here); the builder is checked against the real consumer on a sample of ${SAMPLE.events} visits over ${SAMPLE.links} links written through the table stream (series, referrer totals, boards and link items compared whole, high-water marks by presence): ${checked}. Not written: the event lookup items (one per event, partitions of their own, read only by redelivery).`,
           `Each request below was timed ${settings.pageSamples} times, interleaved with the others: through the local gateway (authorizer, handler, the answer's JSON), its DynamoDB requests replayed as recorded (the floor, as in part 2: the authorizer's GetItem, then its reads beside the campaign's GetItem), and its own reads alone replayed: a series' Query, a ranking's board (one GetItem), the yardstick's GetItem. Goal (issue 14): each analytics request within ${GOAL}× of a single GetItem × the reads it made (Query pages of 1 MB, or GetItems), read two ways: through the gateway, the endpoint against \`GET /api/v1/campaign\` (the authorizer and one GetItem); on the wire, its reads against the GetItem.`,
-          rows(head, measured, line),
+          rows(head, measured.map(line)),
           `Feed: the deep page ÷ the first page at p50: ${feedRatio.toFixed(2)} (${feedVerdict}; floor ${feedFloorRatio.toFixed(2)}).`,
         ],
         summary: `Analytics at scale (${spec.links} links, ${spec.events} visits, ${written} items written in ${loadSeconds.toFixed(0)} s): daily series ${ms50('daily30')} ms, hourly ${ms50('hourly7')} ms, top 10/100 ${ms50('top10')}/${ms50('top100')} ms vs GET campaign ${ms50('campaign')} ms; feed first/deep page ${ms50('feedFirst')}/${ms50('feedDeep')} ms; ${within('gateway')}/${analytics.length} within ${GOAL}× through the gateway, ${within('wire')}/${analytics.length} on the wire.`,

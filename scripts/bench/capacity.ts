@@ -19,7 +19,6 @@ function itemSize(value: unknown): number {
   if (Array.isArray(value)) return 3 + value.reduce<number>((a, v) => a + 1 + itemSize(v), 0);
   return 3 + Object.entries(value).reduce((a, [k, v]) => a + 1 + Buffer.byteLength(k) + itemSize(v), 0);
 }
-/** A whole item: no map overhead for the item itself. */
 export const sizeOf = (item: Record<string, unknown> = {}) =>
   Object.entries(item).reduce((a, [k, v]) => a + Buffer.byteLength(k) + itemSize(v), 0);
 const wcu = (bytes: number) => Math.max(1, Math.ceil(bytes / 1024));
@@ -68,10 +67,8 @@ export function mergeTracked(items: readonly ItemAccesses[]) {
 }
 
 /**
- * The tracked items of one stretch split between campaigns: an item goes to the campaign whose id
- * its key holds (its partitions) or whose link's code it holds (link items, visitor markers); an
- * item of another campaign is left out; an item of none (id blocks, the day's visitor key) is
- * shared out in proportion to each campaign's own writes.
+ * The tracked items split between campaigns by the id or link code their key holds; an item of
+ * none (id blocks, the day's visitor key) is shared out in proportion to each campaign's writes.
  */
 export function splitByCampaign(
   tracked: readonly ItemAccesses[],
@@ -106,7 +103,6 @@ const isCheck = (access: string) => access.endsWith(':ConditionCheck');
 const isTransactional = (access: string) => access.startsWith('Transact');
 const countOf = (test: (access: string) => boolean) => (counts: Record<string, number>) =>
   Object.entries(counts).reduce((a, [k, n]) => a + (test(k) ? n : 0), 0);
-/** Writes: everything but reads and transaction condition checks. */
 export const writesOf = countOf((k) => !isRead(k) && !isCheck(k));
 export const checksOf = countOf(isCheck);
 export const readsOf = countOf(isRead);
@@ -119,7 +115,6 @@ export interface KindUsage {
   bytes: number;
   indexCopies: Array<{ index: string; bytes: number }>;
   writes: number;
-  /** Writes outside a transaction. */
   standardWrites: number;
   checks: number;
   reads: number;
@@ -128,14 +123,9 @@ export interface KindUsage {
   rru: number;
 }
 
-/** At most this many items of each kind are read back for their sizes (evenly spread over the kind). */
 const SIZE_SAMPLE = 400;
 
-/**
- * The capacity the tracked accesses used, per kind of item. Sizes are read back from `table` (not
- * counted): every item of a kind up to `SIZE_SAMPLE`, else an even sample whose units per access
- * stand for the kind. An item gone since counts as 1 KB.
- */
+/** The capacity used per kind of item, sizes read back (not counted) from up to `SIZE_SAMPLE` of each kind. */
 export async function capacityOf(table: Table, tracked: readonly ItemAccesses[]): Promise<KindUsage[]> {
   const byKind = new Map<ItemKind, ItemAccesses[]>();
   for (const item of tracked) {

@@ -28,7 +28,6 @@ const FUNCTION_ENV: Record<string, string> = {
   ...{ NODE_NO_WARNINGS: '1', NODE_OPTIONS: '--enable-source-maps' },
 };
 
-/** One import of `file` in a fresh process with the function's environment. */
 async function importOnce(file: string): Promise<Sample> {
   const code = `const c = process.cpuUsage(), t = performance.now(); await import(${JSON.stringify(pathToFileURL(file).href)}); const u = process.cpuUsage(c); process.stdout.write(JSON.stringify({ wall: performance.now() - t, cpu: (u.user + u.system) / 1000 }));`;
   const env = { PATH: process.env.PATH, HOME: process.env.HOME, ...FUNCTION_ENV };
@@ -66,7 +65,6 @@ async function measureColdStart(pairs: number) {
 type Measured = Awaited<ReturnType<typeof measureColdStart>>['functions'][number];
 
 const med = (samples: Sample[], of: keyof Sample) => median(samples.map((s) => s[of]));
-/** A function's import CPU time (the median of its imports), from this part's data. */
 export function importMs(data: unknown, name: string): number {
   const f = (data as Measured[] | undefined)?.find((r) => r.name === name);
   return f ? med(f.own, 'cpu') : Number.NaN;
@@ -129,7 +127,10 @@ ${[...functions.map(row), ...FLOORS.map(floorRow)].join('\n')}`),
           cpuPoints,
         ),
         `What the largest DynamoDB function (${largest.name}) carries beyond its floor (≥ 1 KiB):`,
-        rows('package or folder | KiB more than the floor', beyond, ([p, d]) => `${p} | ${kib(d)}`),
+        rows(
+          'package or folder | KiB more than the floor',
+          beyond.map(([p, d]) => `${p} | ${kib(d)}`),
+        ),
       ],
       summary: `Bundles: DynamoDB-only functions ${sizes} KiB vs their floor ${kib(floors.dynamodb.bytes)} KiB, import CPU ${cpus} ms vs ${ms(floorCpu('dynamodb'))} ms (${over} ms in the median pair); of ${sdk.length} functions with an SDK client, ${sdk.length - sizeOver.length} within +15 % of their own floor in size, ${sdk.length - cpuOverGoal.length} in import CPU time.`,
       findings: [

@@ -108,7 +108,6 @@ function floorOf(p: readonly number[], rate: number, seconds: number) {
 
 type MeasuredCapacity = { requests: number; perSecond: number; usage: KindUsage[] };
 
-/** The count of `metric` in a series (`scope`) of the campaign `id`, from the table. */
 async function seriesCount(env: BenchEnvironment, id: string, scope: Scope, metric: 'visits' | 'actions') {
   const items = await campaignItems(env.tenant, id, seriesSortKey(scope, ''), env.table);
   const days = items.filter((item) => !String(item.SK).endsWith('#T'));
@@ -134,15 +133,15 @@ async function measure(env: BenchEnvironment, all: Shape[]) {
   for (const [seed, { kind, shape, campaign }] of made.entries()) {
     const links = Array.from({ length: n }, sampler(shape.p, seed + 1)).map((i) => campaign.links[i]!);
     const agent = traffic.visitors();
-    const action = { action_type: 'purchase', metadata: { source: 'bench' } };
+    const action = (code: string) => ({
+      referral_code: code,
+      action_type: 'purchase',
+      metadata: { source: 'bench' },
+    });
     const request = (i: number): RequestSpec =>
       kind === 'visit'
-        ? { method: 'GET', path: `/r/${links[i]!.code}`, headers: { 'user-agent': agent(i) } }
-        : {
-            method: 'POST',
-            path: '/api/v1/action/referral_link',
-            body: { referral_code: links[i]!.code, ...action },
-          };
+        ? traffic.visitOf(links[i]!.code, agent(i))
+        : { method: 'POST', path: '/api/v1/action/referral_link', body: action(links[i]!.code) };
     const ok = kind === 'visit' ? 302 : 201;
     const answered = new Map<traffic.BenchLink, number>();
     let last = campaign.links[0]!;
@@ -180,7 +179,6 @@ async function measure(env: BenchEnvironment, all: Shape[]) {
   );
 }
 
-/** Units per request per kind of item, billed kinds only. */
 const unitsOf = (c: MeasuredCapacity) =>
   c.usage
     .filter((u) => !NOT_BILLED.includes(u.kind))
@@ -254,10 +252,7 @@ function unitsTable(caps: MeasuredCapacity[], labels: string[]): Cell[][] {
   ];
 }
 
-/**
- * A visit on one link at the burst's rate (hot-link part): the burst's units per visit, plus what a
- * request does that a burst written into the table does not (its visitor marker, its two reads).
- */
+/** A visit at the hot-link burst's rate: its units, plus a request's own visitor marker and two reads. */
 function visitsAtBurst(burst: Burst, visit: Line[]) {
   const units = unitsOf(burst);
   const has = (kind: ItemKind) => units.some((u) => u.kind === kind && u.wru > 0);
@@ -292,7 +287,7 @@ export const costPart: BenchPart = {
     const [visits, actions] = [runs.slice(0, all.length), runs.slice(all.length)];
     const [visitCaps, actionCaps] = [visits.map((r) => r.capacity), actions.map((r) => r.capacity)];
     const code = fixtures.referral_code;
-    const visitSpec = { method: 'GET', path: `/r/${code}`, headers: { 'user-agent': traffic.BROWSER } };
+    const visitSpec = traffic.visitOf(code, traffic.BROWSER);
     const actionBody = { referral_code: code, action_type: 'purchase' };
     const actionSpec = { method: 'POST', path: '/api/v1/action/referral_link', body: actionBody };
     const cold = (name: string) => importMs(data.cold, routeNamed(name).handler) || 0;
@@ -344,7 +339,7 @@ every run's rollups in the table | ${unsettled.join('; ') || 'all'} | within ${S
         '**DynamoDB units per API action**, by item:',
         unitsTable(actionCaps, labels),
         `**Against the floor**: the write units per request the contract strictly needs for each shape, floor = 2 + (d₁ + 1) ÷ n₁ + (d_L + d_R) ÷ n_M. The 2 are the request's own (a visit: its visit item and its visitor marker; an action: the link update that commits it and its action item). \`total_clicks\` and the campaign's series must be fresh within 2 s: at least a write per distinct link and one for the campaign per 1-s batch of n₁ = ${rate} requests, d₁ the distinct links expected among them. The link and referrer series and the rankings within 60 s: at least a write per distinct link (d_L) and per distinct referrer (d_R = d_L, one referrer per link) per minute of n_M = ${rate * 60} requests (a run shorter than a minute: per run). d = Σ_i 1 − (1 − p_i)^n over the shape's links, link i with share p_i, among n requests; every item under 1 KB, 1 WRU.`,
-        rows(floorHead, runs, floorRow),
+        rows(floorHead, runs.map(floorRow)),
         '**Add-on per million webhook deliveries** (events of a campaign with a `webhook_url`; the totals above are for campaigns without one, whose events are in the feed only):',
         costTable(webhook, ['any shape']),
         `Assumptions:

@@ -1,8 +1,4 @@
-/**
- * Part 8: the dashboard (`GET /dashboard`) in headless Chromium (`tools/browser.ts`) against the
- * bench's stack: the JavaScript it loads, gzipped, against its budget, and how soon it shows
- * something, each sample in a fresh browser context (an empty cache).
- */
+/** Part 8: the dashboard in headless Chromium: its JavaScript against the budget, and how soon it shows. */
 import { dashboardScript } from '../../lib/dashboard/page.ts';
 import { launchChromium, signIn } from '../../tools/browser.ts';
 import { type BenchPart, checks, rows } from './report.ts';
@@ -22,11 +18,7 @@ const PROBE = `
   }).observe(document, { childList: true, subtree: true });
 `;
 
-/**
- * The sign-in page's first contentful paint (empty cache); its submit to the campaigns list drawn;
- * a signed-in tab reloaded without cache, from the navigation to its first contentful paint and to
- * the list drawn; and the script bytes received (gzipped as sent).
- */
+/** Sign-in page paint, its submit → list drawn, a signed-in reload's paint and list, script bytes received. */
 type Sample = Record<'fcpSignIn' | 'signInToList' | 'fcpSignedIn' | 'navToList' | 'scriptBytes', number>;
 
 /** A function, not a string: a string predicate is evaluated in the page, which its CSP forbids. */

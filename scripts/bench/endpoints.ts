@@ -131,7 +131,6 @@ export function endpointCases(env: BenchEnvironment, f: Fixtures, settle: () => 
       /** Recorded by `recordCases` (none for a route without DynamoDB calls), and what its first replay saw refused. */
       floor: undefined as Floor | undefined,
       refused: [] as string[],
-      /** Make what `n` more requests need (outside any timing). */
       async prepare(n: number) {
         if (!r.fresh) return;
         for (let i = 0; i < n; i++) pool.push(await r.fresh(env, f));
@@ -157,10 +156,7 @@ const countOps = (calls: RecordedCall[], category: string) => {
   return ops;
 };
 
-/**
- * Each case sent `samples` times to warm it, then `samples` times once the table is quiet, each
- * recorded: part 1's counts, and (the last) the case's floor, replayed in parts 2 and 3.
- */
+/** Each case sent `samples` times to warm it, then as often recorded: part 1's counts, the last its floor. */
 export async function recordCases(env: BenchEnvironment, cases: EndpointCase[], samples = 3) {
   const out = [];
   for (const c of cases) {

@@ -176,7 +176,6 @@ export function benchClient(baseUrl: string, apiKey: string, sockets = 1) {
     });
   return {
     send,
-    /** Send and insist on a 2xx; the parsed JSON body. */
     async call<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T> {
       const res = await send({ method, path, body });
       if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${res.body.slice(0, 300)}`);

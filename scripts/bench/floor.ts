@@ -80,9 +80,8 @@ type Send = (path: string) => Promise<unknown>;
 type Choose = (calls: RecordedCall[]) => RecordedCall[];
 type Paths = ReadonlyArray<{ key: string; path: string }>;
 /**
- * Each path recorded once, then timed `n` times interleaved with the others: through the
- * gateway (`send`), its recorded DynamoDB requests replayed (`floor`), and `alone` of them when
- * given. `p(key, what, q)`: the q-th percentile of a path's times.
+ * Each path recorded, then timed `n` times interleaved: through the gateway, its DynamoDB requests
+ * replayed (`floor`), and `alone` of them. `p(key, what, q)`: the q-th percentile of its times.
  */
 export async function timeWithFloors(proxy: Recorder, send: Send, paths: Paths, n: number, alone?: Choose) {
   const recorded: Record<string, RecordedCall[]> = {};

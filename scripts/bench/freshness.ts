@@ -14,7 +14,6 @@ import { type Answer, type BenchLink, campaignWithLinks, paced, visitOf, visitor
 const [FAST_MS, SLOW_MS, TRACKED, SERIES_TRACKED, TOP_LIMIT] = [200, 1_000, 20, 5, 100];
 /** Visits each tracked link gets before a spread run, so it stands in both top lists (ties go by earliest reach). */
 const HEAD_START = 3;
-/** How long after the last visit the bench waits for the slow figures. */
 const TAIL_MS = 90_000;
 
 const FIGURES = [
@@ -28,11 +27,7 @@ const FIGURES = [
 type Row = (typeof FIGURES)[number];
 type Figure = Row[0];
 
-/**
- * The delays of the answered visits (`answers`, times in order) from index `from` on: visit k is
- * seen at the first reading [time, value] taken after it whose value is k + 1 or more. Both only
- * grow, so one pass over the readings does.
- */
+/** Delays of answered visits from `from` on: visit k is seen at the first later reading of k + 1 or more. */
 function delays(answers: readonly number[], readings: ReadonlyArray<[number, number]>, from: number) {
   const out: number[] = [];
   let r = 0;
@@ -61,7 +56,6 @@ async function run(env: BenchEnvironment, name: string, campaign: Campaign, rate
   const series = `/api/v1/analytics/${campaignId}?granularity=hour&from=${hourAgo}`;
   let polls = 0;
   type Value = (body: never, key: string) => number;
-  /** Read `path` once; `value` gives each figure key's count from the body. */
   const read = async (f: Figure, keys: string[], path: string, value: Value) => {
     polls++;
     const res = await poller.send({ method: 'GET', path }).catch(() => undefined);

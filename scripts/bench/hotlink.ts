@@ -1,11 +1,8 @@
 /**
- * Part 3b: one hot link (issue 14). Unique visits as fast as the stack takes them, on one link and
- * spread over many, every item touched by key counted: writes per 1,000 visits on the hottest
- * items, and visits/s on one link against spread. A burst written straight into the table shows the
- * consumer at a viral rate; its capacity goes to the cost model (part 7).
+ * Part 3b: one hot link (issue 14): unique visits as fast as the stack takes them, on one link and
+ * spread, every item touched counted; a burst written into the table, counted at a viral rate.
  */
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { linkFromItem, linkKey } from '../../lib/db/entities/link.ts';
+import { linkKey } from '../../lib/db/entities/link.ts';
 import { newVisitItem } from '../../lib/db/entities/visit.ts';
 import type { ItemAccesses } from '../../lib/local/dynamodb-counter.ts';
 import { getItems, putItems, visitItems } from '../../tools/table.ts';
@@ -15,10 +12,9 @@ import { type BenchEnvironment, reserveIds, waitPipelineIdle } from './environme
 import { type BenchPart, checks, checksTable, rows } from './report.ts';
 import { settings } from './settings.ts';
 import { sec } from './stats.ts';
-import { BROWSER, campaignWithLinks, runLoad } from './traffic.ts';
+import { BROWSER, campaignWithLinks, runLoad, storedLink } from './traffic.ts';
 
 const [HOT_ITEM_GOAL, SAME_RATE_GOAL, CONNECTIONS] = [20, 0.1, 32];
-/** How long the consumer may take to count a run before the bench gives up on it. */
 const DRAIN_TIMEOUT_MS = 180_000;
 
 /** The links' stored `total_clicks`, summed (read straight from DynamoDB Local, not counted). */
@@ -31,11 +27,7 @@ const byWrites = (items: ItemAccesses[]) =>
 
 type Campaign = Awaited<ReturnType<typeof campaignWithLinks>>;
 
-/**
- * `amount` visits over the campaign's links, each from a visitor of its own (autocannon's
- * `idReplacement`), then a wait until their `total_clicks` hold them and the pipeline is idle; with
- * `track`, every item touched by key meanwhile.
- */
+/** `amount` unique visits, then a wait until `total_clicks` holds them; with `track`, the items touched. */
 async function drive(env: BenchEnvironment, { id, codes }: Campaign, amount: number, track = true) {
   const before = await clicksOf(env, codes);
   const bots = async () => (await visitItems(env.tenant, id, env.table, 'B#')).length;
@@ -64,15 +56,10 @@ async function drive(env: BenchEnvironment, { id, codes }: Campaign, amount: num
 }
 type TrafficRun = Awaited<ReturnType<typeof drive>>;
 
-/**
- * A viral burst, past what the gateway on these cores takes: `n` unique visit items of a new link
- * written straight into the table as the visit handler builds them, then counted by the real
- * stream consumer: its batching at a high rate, the case the hot-item goal is about.
- */
+/** A viral burst past what the gateway here takes: `n` visit items written into the table, then counted. */
 async function burst(env: BenchEnvironment, n: number) {
   const code = (await campaignWithLinks(env, 'burst', 1)).codes[0]!;
-  const read = { TableName: env.table.name, Key: linkKey(code), ConsistentRead: true };
-  const link = linkFromItem((await env.table.db.send(new GetCommand(read))).Item ?? {});
+  const link = await storedLink(env, code);
   const [first, at] = [await reserveIds(env, 'action', n), new Date().toISOString()];
   const action = { at, action_type: 'visit', referred_user: null };
   const ua = (i: number) => `${BROWSER} visitor/burst-${i}`;
@@ -101,7 +88,6 @@ async function burst(env: BenchEnvironment, n: number) {
 }
 export type Burst = Awaited<ReturnType<typeof burst>>;
 
-/** A short label of an item for the tables. */
 function label(item: ItemAccesses, hotCode: string): string {
   const kind = kindOf(item.pk, item.sk);
   if (kind === 'link') return item.pk === `LINK#${hotCode}` ? 'the hot link (LINK#…)' : `link ${item.pk}`;
@@ -140,7 +126,6 @@ export const hotlinkPart: BenchPart = {
     const rateGap = hotRate / spreadRate - 1;
     const exact = runs.every((r) => r.counted === r.accepted - r.bots);
 
-    // Hot items: per 1,000 visits of the hot runs.
     const hotItems = mergeTracked(hotRuns.flatMap((r) => r.tracked));
     const spreadItems = mergeTracked(spreadRuns.flatMap((r) => r.tracked));
     const per1000 = (n: number, visits = hotVisits) => (n * 1000) / visits;
@@ -158,12 +143,16 @@ export const hotlinkPart: BenchPart = {
       `   burst: ${viral.requests} at ${viral.perSecond.toFixed(0)}/s, counted in ${sec(viral.countedInMs)} s`,
     );
 
+    const itemRow = (visits: number) => (i: ItemAccesses) => {
+      const per = [writesOf, checksOf, readsOf].map((of) => per1000(of(i.counts), visits).toFixed(1));
+      const all = Object.entries(i.counts).map(([k, n]) => `${n} ${k}`);
+      return `${label(i, hotCode)} | ${per.join(' | ')} | ${all.join(', ')}`;
+    };
     const itemRows = (items: ItemAccesses[], visits: number) =>
-      rows('item | writes per 1,000 visits | transaction checks | reads | accesses (all)', items, (i) => {
-        const per = [writesOf, checksOf, readsOf].map((of) => per1000(of(i.counts), visits).toFixed(1));
-        const all = Object.entries(i.counts).map(([k, n]) => `${n} ${k}`);
-        return `${label(i, hotCode)} | ${per.join(' | ')} | ${all.join(', ')}`;
-      });
+      rows(
+        'item | writes per 1,000 visits | transaction checks | reads | accesses (all)',
+        items.map(itemRow(visits)),
+      );
     const counted = (r: TrafficRun) =>
       `${r.counted} / ${r.accepted}${r.bots > 0 ? ` − ${r.bots} bots` : ''}${r.counted === r.accepted - r.bots ? '' : ' (OFF)'}`;
     const runRow = (r: TrafficRun, i: number) =>

@@ -1,15 +1,13 @@
 /**
- * autocannon in a process of its own, so the load generator does not share the gateway's event
- * loop: the job in argv, the exact counts per status on stdout. Amount mode: every request sent is
- * answered (or fails) before the run ends, so "accepted" is exact, where a run bounded by time would
- * abandon requests in flight that the server may still commit.
+ * autocannon in a process of its own (not on the gateway's event loop): the job in argv, the counts
+ * per status on stdout. Amount mode: every request is answered (or fails) before the run ends, so
+ * "accepted" is exact, where a run bounded by time abandons requests the server may still commit.
  */
 import autocannon from 'autocannon';
 
 /**
- * `idReplacement`: each `[<id>]` in a request becomes an id of its own (a visitor per user agent).
- * `targets`: each request takes the next path, whatever its connection (autocannon's `requests`
- * restart on every connection, so a short run would reach only the first few).
+ * `idReplacement`: each `[<id>]` in a request becomes an id of its own. `targets`: each request
+ * takes the next path, whatever its connection (autocannon's `requests` restart per connection).
  */
 export type LoadJob = Pick<
   autocannon.Options,

@@ -1,8 +1,4 @@
-/**
- * What a part is and gives back, and the report: each section is prose, tables and Mermaid
- * `xychart-beta` charts; the Markdown goes to a file, the console gets the tables, the summary and
- * the goals missed.
- */
+/** What a part is and gives back, and the report: Markdown with Mermaid charts, and the console's tables. */
 import type { EndpointCase, Fixtures } from './endpoints.ts';
 import type { BenchEnvironment } from './environment.ts';
 import { yes } from './stats.ts';
@@ -30,13 +26,9 @@ export interface Outcome {
 /** One part: the name `BENCH_PARTS` knows, its section's title, whether it needs the bench's stack. */
 export type BenchPart = { name: string; title: string; stack: boolean; run(ctx: Context): Promise<Outcome> };
 
-/** A table written as the text it renders to, cells split at ' | ': the headers' line, then a line per row or per item. */
-export const rows = <T>(
-  head: string,
-  items?: readonly T[],
-  line?: (item: T, i: number) => string,
-): string[][] =>
-  [head.trim(), ...(line ? (items ?? []).map(line) : [])]
+/** A table written as the text it renders to, cells split at ' | ': the headers' line, then the rows' lines. */
+export const rows = (head: string, lines: string[] = []): string[][] =>
+  [head.trim(), ...lines]
     .join('\n')
     .split('\n')
     .map((text) => text.split(/ \|(?= |$)/).map((cell) => cell.trim()));
@@ -47,7 +39,6 @@ export const checksTable = (goals: Check[]): Cell[][] => [
   ['measure', 'value', 'goal', 'met'],
   ...goals.map((c) => [c.what, c.value, c.goal, yes(c.met)]),
 ];
-/** The findings of a part: its goals missed, then its other problems. */
 export const findingsOf = (part: string, o: Outcome) => [
   ...(o.checks ?? []).filter((c) => !c.met).map((c) => `${part}: ${c.what}: ${c.value} (goal ${c.goal}).`),
   ...(o.findings ?? []).filter((f): f is string => !!f),
@@ -61,7 +52,6 @@ export function table([head = [], ...body]: Cell[][]): string {
   return [line(cells[0]!), line(widths.map((w) => '-'.repeat(w))), ...cells.slice(1).map(line)].join('\n');
 }
 
-/** A label, our figure and its floor. */
 export type Point = [string, number, number];
 /** A Mermaid chart: one bar per label for our figure, the floor as a line across the same labels. */
 export function chart(title: string, unit: string, points: Point[]): string {
@@ -94,7 +84,6 @@ export function renderMarkdown(r: Report): string {
   return `${out.join('\n\n')}\n`;
 }
 
-/** The tables of every section, then the summary and the goals missed. */
 export const renderConsole = (r: Report) =>
   [
     ...r.sections.map(

@@ -113,11 +113,9 @@ export const latencyPart: BenchPart = {
     return {
       body: [
         `${settings.latencyRequests} sequential requests per endpoint over one keep-alive connection, after a warm-up, through the local gateway (payload 2.0 event, authorizer, middy handler, validation, serialisation). The floor is the DynamoDB requests the stack made for one request of the endpoint (the local authorizer’s api-key GetItem included), recorded by the counting proxy and replayed as recorded through a bare AWS SDK client with keep-alive (\`scripts/bench/floor.ts\`): the same operations, keys, item sizes, consistency and order (calls that overlapped are sent together), without our code. A replayed write meets the state the recorded one left, so a write guarded by a condition (a new item’s Put, a Delete of an item now gone) is refused: the same round trip (DynamoDB reads the item and evaluates the condition), no write; the floor column names them. Floor runs are interleaved with the requests (one per ${FLOOR_EVERY}) so both see the same background load, and both go through the proxy. The second table names the requests each floor replays, and counts every stack DynamoDB call during the run per request, background work it set off and id blocks included.`,
-        rows(
-          `endpoint | n (floor n) | p50 ms | floor p50 | ratio p50 | ≤ ${GOAL} | p99 ms | floor p99`,
-          measured,
-          row,
-        ),
+        rows(`
+endpoint | n (floor n) | p50 ms | floor p50 | ratio p50 | ≤ ${GOAL} | p99 ms | floor p99
+${measured.map(row).join('\n')}`),
         rows(`
 endpoint | floor: DynamoDB requests replayed | stack calls/request
 ${measured.map((r) => `${r.label} | ${r.floorOps} | ${r.stackCalls.toFixed(2)}`).join('\n')}`),

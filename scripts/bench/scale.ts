@@ -1,8 +1,6 @@
 /**
- * Part 6: a campaign with many links written straight into the table. Its first and last page
- * (limit 100; the last through a cursor built by `encodeCursor`) timed through the gateway and as
- * their recorded DynamoDB requests replayed (`floor.ts`); then the campaign deleted and the time
- * from the 204 until no item of it remains (the background purge), every link key read back.
+ * Part 6: a campaign of many links written into the table: its first and last page timed beside
+ * their floors, then its purge timed from the DELETE's 204 until no item of it remains.
  */
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { encodeCursor } from '../../lib/db/cursor.ts';

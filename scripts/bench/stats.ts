@@ -6,7 +6,6 @@ export function percentile(values: readonly number[], p: number): number {
     : NaN;
 }
 export const median = (values: readonly number[]) => percentile(values, 50);
-/** The percentiles every part reports, and the maximum. */
 export const spread = (values: readonly number[]) => ({
   p50: percentile(values, 50),
   p95: percentile(values, 95),
@@ -17,7 +16,6 @@ export const spread = (values: readonly number[]) => ({
 /** Milliseconds with a precision that suits the magnitude. */
 export const ms = (v: number) =>
   !Number.isFinite(v) ? 'n/a' : v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2);
-/** Seconds, one decimal, from milliseconds. */
 export const sec = (milliseconds: number) => (milliseconds / 1000).toFixed(1);
 export const kib = (bytes: number) => (bytes / 1024).toFixed(1);
 export const pct = (value: number, floor: number) =>
@@ -28,10 +26,7 @@ export const usd = (v: number) =>
 export const yes = (ok: boolean) => (ok ? 'yes' : 'NO');
 export const sleep = (milliseconds: number) => new Promise<void>((r) => setTimeout(r, milliseconds));
 
-/**
- * A deep page against the first (both p50s closer than 1.25× count as the same): the same within
- * noise, or different, and whether the bare DynamoDB floor differs too (DynamoDB Local's doing).
- */
+/** A deep page against the first (within 1.25×: the same), and whether the floor differs too. */
 export function pageVerdict(ratio: number, floorRatio: number): string {
   const near = (x: number) => x <= 1.25 && x >= 1 / 1.25;
   return near(ratio)

@@ -1,12 +1,13 @@
 /**
- * Traffic for the parts: campaigns and their links, visitors of their own, and two load generators:
- * `runLoad`, autocannon in a child process as fast as the stack answers (amount mode: exact counts),
- * and `paced`, an open loop in this process whose every answer is timed.
+ * Traffic for the parts: campaigns and links, visitors of their own, and two load generators:
+ * `runLoad`, autocannon as fast as the stack answers, and `paced`, an open loop timing every answer.
  */
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { newLinkItem } from '../../lib/db/entities/link.ts';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { linkFromItem, linkKey, newLinkItem } from '../../lib/db/entities/link.ts';
+import { CODE_ALPHABET } from '../../lib/domain/link-rules.ts';
 import { putItems } from '../../tools/table.ts';
 import { mapLimit } from '../../tools/wait.ts';
 import { type BenchEnvironment, benchClient, type RequestSpec, reserveIds } from './environment.ts';
@@ -27,16 +28,14 @@ export function visitors() {
 }
 
 export type BenchLink = { id: number; code: string; referrer: string | null };
-/** A visit of the link of `code` by the visitor `userAgent`. */
 export const visitOf = (code: string, userAgent: string): RequestSpec => {
   return { method: 'GET', path: `/r/${code}`, headers: { 'user-agent': userAgent } };
 };
 
-const newCampaign = (env: BenchEnvironment, name: string) =>
-  env.client.call<{ id: string; url: string }>('POST', '/api/v1/campaign', {
-    url: `https://example.com/${name}`,
-    name,
-  });
+const newCampaign = (env: BenchEnvironment, name: string) => {
+  const campaign = { url: `https://example.com/${name}`, name };
+  return env.client.call<{ id: string; url: string }>('POST', '/api/v1/campaign', campaign);
+};
 
 /** A campaign made through the API with `n` links, each of a referrer of its own, made 8 at a time. */
 export async function campaignWithLinks(env: BenchEnvironment, name: string, n: number) {
@@ -52,30 +51,33 @@ export async function campaignWithLinks(env: BenchEnvironment, name: string, n: 
   return { id, links, codes: links.map((l) => l.code) };
 }
 
-const CODE_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
+/** The link of `code` as stored, read straight from the table. */
+export async function storedLink(env: BenchEnvironment, code: string) {
+  const read = { TableName: env.table.name, Key: linkKey(code), ConsistentRead: true };
+  return linkFromItem((await env.table.db.send(new GetCommand(read))).Item ?? {});
+}
+
 /** The code of the `i`-th link of a campaign whose codes start with `tag`. */
 export const codeOf = (tag: string, i: number): string =>
   (i < 32 ? tag : codeOf(tag, Math.floor(i / 32))) + CODE_ALPHABET[i % 32];
 
 let tags = 0;
-
 /**
- * A campaign made through the API and `n` links of it written straight into the table as
- * `newLinkItem` builds them (more than the API makes in the time), link i created at `createdMs + i`,
- * each of a referrer of its own or of none.
+ * A campaign made through the API and `n` links written straight into the table as `newLinkItem`
+ * builds them, link i created at `createdMs + i`, each of a referrer of its own (`refs`) or of none.
  */
 export async function campaignWithWrittenLinks(
   env: BenchEnvironment,
   name: string,
   n: number,
-  referrers: boolean,
+  refs: boolean,
 ) {
   const { id: campaignId, url: campaignUrl } = await newCampaign(env, name);
   const firstId = await reserveIds(env, 'link', n);
   const tag = `W${(tags++).toString(36)}${Date.now().toString(36)}`.toUpperCase();
   const createdMs = Date.now() - n;
   const links = Array.from({ length: n }, (_, i): BenchLink => {
-    return { id: firstId + i, code: codeOf(tag, i), referrer: referrers ? `${name}-${i}` : null };
+    return { id: firstId + i, code: codeOf(tag, i), referrer: refs ? `${name}-${i}` : null };
   });
   const items = links.map((l, i) => {
     const link = { id: l.id, code: l.code, referrerId: l.referrer, now: new Date(createdMs + i) };
@@ -87,7 +89,6 @@ export async function campaignWithWrittenLinks(
   return { id: campaignId, links, codes: links.map((l) => l.code), createdMs, loadSeconds };
 }
 
-/** One autocannon run in its own process (`load-worker.ts`). */
 export async function runLoad(job: LoadJob): Promise<LoadResult> {
   const worker = fileURLToPath(new URL('./load-worker.ts', import.meta.url));
   const args = [...process.execArgv, worker, JSON.stringify(job)];
@@ -95,17 +96,18 @@ export async function runLoad(job: LoadJob): Promise<LoadResult> {
 }
 
 export type Answer = { i: number; status: number; at: number };
+type OnAnswer = (a: Answer) => void;
+type Request = (i: number) => RequestSpec;
 /**
- * `n` requests, request i sent at i / `rate` s whatever the answers (at most 16 in flight),
- * `onAnswer` told of each answer (status 0: none): the answers by status, the seconds from the
- * first send to the last answer, and the answers' delays after their due times.
+ * `n` requests, request i sent at i / `rate` s whatever the answers (at most 16 in flight): the
+ * answers by status (0: none), the seconds to the last answer, the answers' delays after their due.
  */
 export async function paced(
   env: BenchEnvironment,
   n: number,
   rate: number,
-  request: (i: number) => RequestSpec,
-  onAnswer?: (a: Answer) => void,
+  request: Request,
+  onAnswer?: OnAnswer,
 ) {
   const client = benchClient(env.stack.baseUrl, env.apiKey, 16);
   const [statuses, late, sent] = [{} as Record<number, number>, [] as number[], [] as Array<Promise<void>>];
@@ -119,12 +121,8 @@ export async function paced(
       late.push(at - due);
       onAnswer?.({ i, status, at });
     };
-    sent.push(
-      client.send(request(i)).then(
-        (r) => answered(r.status),
-        () => answered(0),
-      ),
-    );
+    const failed = () => answered(0);
+    sent.push(client.send(request(i)).then((r) => answered(r.status), failed));
   }
   await Promise.all(sent).finally(() => client.close());
   return { statuses, seconds: (performance.now() - started) / 1000, latency: spread(late) };

@@ -2,10 +2,8 @@
  * Parts 5 and 5b: webhooks through the local pipeline to `tools/webhook-receiver.ts`, each delivery
  * verified as a customer would; the floor is the last hop alone, through the delivery's HTTP client.
  */
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { Webhook } from 'standardwebhooks';
 import { newActionItem } from '../../lib/db/entities/action.ts';
-import { linkFromItem, linkKey } from '../../lib/db/entities/link.ts';
 import { attemptLogPartition } from '../../lib/db/entities/webhook-attempt.ts';
 import { actionEventId } from '../../lib/domain/webhook-events.ts';
 import { postWebhook } from '../../lib/webhooks/http.ts';
@@ -17,6 +15,7 @@ import { type BenchEnvironment, reserveIds } from './environment.ts';
 import { type BenchPart, checks, rows } from './report.ts';
 import { settings } from './settings.ts';
 import { ms, signed, sleep, spread } from './stats.ts';
+import { storedLink } from './traffic.ts';
 
 type Receiver = receiver.WebhookReceiver;
 /** Issue 15: the attempt log may add at most this to the delivery p50, locally. */
@@ -33,7 +32,6 @@ async function arrivals(rx: Receiver, ids: string[], timeoutMs: number) {
   return byId();
 }
 
-/** An action as the API answers it: what its event id is made of. */
 type BenchAction = { id: number; referral_link: { campaign_id: string } };
 const eventIdOf = (a: BenchAction) => actionEventId(a.id, a.referral_link.campaign_id);
 const linkAction = (env: BenchEnvironment, code: string, metadata?: object) =>
@@ -53,12 +51,8 @@ async function webhookCampaign(env: BenchEnvironment, name: string, url: string)
 
 /** `n` actions on the link of `code`, written straight into the table as the API writes them: their event ids. */
 async function writeActions(env: BenchEnvironment, code: string, n: number): Promise<string[]> {
-  const { Item } = await env.table.db.send(new GetCommand({ TableName: env.table.name, Key: linkKey(code) }));
-  const [link, first, at] = [
-    linkFromItem(Item ?? {}),
-    await reserveIds(env, 'action', n),
-    new Date().toISOString(),
-  ];
+  const [link, first] = [await storedLink(env, code), await reserveIds(env, 'action', n)];
+  const at = new Date().toISOString();
   const items = Array.from({ length: n }, (_, i) => {
     const action = { id: first + i, at, action_type: 'purchase', metadata: { n: i }, referred_user: null };
     return newActionItem(link, action).item;
@@ -232,10 +226,8 @@ const BAD_RECEIVERS: Array<[name: string, behaviour: string, respond: receiver.R
 ];
 
 /**
- * Isolation (contract: a receiver that is slow, times out or fails never delays another campaign's
- * deliveries): a healthy campaign's actions, paced, alone and then beside four bad receivers with a
- * backlog each. Run last of the webhook parts: the bad campaigns are deleted afterwards, but their
- * retries stay scheduled (5 min and more) until their next attempt drops them.
+ * Part 5b: a healthy campaign's deliveries alone, then beside four bad receivers with a backlog
+ * each. Run after the other webhook parts: the bad campaigns' retries stay scheduled for minutes.
  */
 export const isolationPart: BenchPart = {
   name: 'isolation',
@@ -279,11 +271,9 @@ p50 | ${ms(alone.p50)} ms | ${ms(beside.p50)} ms
 p99 | ${ms(alone.p99)} ms | ${ms(beside.p99)} ms
 max | ${ms(alone.max)} ms | ${ms(beside.max)} ms
 not delivered | ${alone.missing} | ${beside.missing}`),
-          rows(
-            'bad receiver | behaviour | requests in the run | in its first 14 s (before any 15 s timeout)',
-            bad,
-            badRow,
-          ),
+          rows(`
+bad receiver | behaviour | requests in the run | in its first 14 s (before any 15 s timeout)
+${bad.map(badRow).join('\n')}`),
         ],
         summary: `Webhook isolation: first attempt p50 ${ms(beside.p50)} ms, p99 ${ms(beside.p99)} ms beside ${bad.length} bad receivers (alone: p50 ${ms(alone.p50)} ms, p99 ${ms(alone.p99)} ms).`,
         checks: checks(`
