@@ -39,7 +39,7 @@ const only = (process.env.BENCH_PARTS ?? '').split(',').flatMap((p) => p.trim() 
 for (const name of only)
   if (!PARTS.some((p) => p.name === name)) throw new Error(`BENCH_PARTS: unknown part "${name}"`);
 const wanted = (p: report.BenchPart) => only.length === 0 || only.includes(p.name);
-const stackWanted = PARTS.some((p) => p.stack && wanted(p));
+const stackWanted = PARTS.some((p) => !p.standalone && wanted(p));
 const selected = PARTS.filter((p) => wanted(p) || (p === callsPart && stackWanted));
 
 const started = performance.now();
@@ -62,7 +62,7 @@ async function main(): Promise<number> {
   const sections: Array<report.Section & report.Outcome & { name: string; seconds: number }> = [];
   try {
     for (const part of selected) {
-      if (part.stack && part !== callsPart && !ctx.cases) {
+      if (!part.standalone && part !== callsPart && !ctx.cases) {
         failures.push(`Part ${part.title} did not run: the local stack did not start`);
         continue;
       }

@@ -120,7 +120,7 @@ function readsOf(calls: RecordedCall[]) {
 export const analyticsPart: BenchPart = {
   name: 'analytics',
   title: '6b. Analytics and the events feed at scale',
-  stack: false,
+  standalone: true,
   async run() {
     const host = await startHost();
     const proxy = await startCountingProxy(host.dynamo);

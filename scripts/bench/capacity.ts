@@ -70,10 +70,8 @@ export function mergeTracked(items: readonly ItemAccesses[]) {
  * The tracked items split between campaigns by the id or link code their key holds; an item of
  * none (id blocks, the day's visitor key) is shared out in proportion to each campaign's writes.
  */
-export function splitByCampaign(
-  tracked: readonly ItemAccesses[],
-  campaigns: ReadonlyArray<{ id: string; codes: readonly string[] }>,
-) {
+type Owner = { id: string; codes: readonly string[] };
+export function splitByCampaign(tracked: readonly ItemAccesses[], campaigns: readonly Owner[]) {
   const owners = new Map(
     campaigns.flatMap((c, i) => [c.id.toLowerCase(), ...c.codes].map((k) => [k, i] as const)),
   );
@@ -107,32 +105,19 @@ export const writesOf = countOf((k) => !isRead(k) && !isCheck(k));
 export const checksOf = countOf(isCheck);
 export const readsOf = countOf(isRead);
 
-/** What one kind of item cost over the tracked stretch: the item's units and its index copies'. */
-export interface KindUsage {
-  kind: ItemKind;
-  /** Distinct items of the kind touched, their mean size read back (bytes), and their index copies'. */
-  items: number;
-  bytes: number;
-  indexCopies: Array<{ index: string; bytes: number }>;
-  writes: number;
-  standardWrites: number;
-  checks: number;
-  reads: number;
-  wru: number;
-  indexWru: number;
-  rru: number;
-}
+/** What one kind of item cost over the tracked stretch: the items' mean size and units, and their index copies'. */
+export type KindUsage = Awaited<ReturnType<typeof capacityOf>>[number];
 
 const SIZE_SAMPLE = 400;
 
 /** The capacity used per kind of item, sizes read back (not counted) from up to `SIZE_SAMPLE` of each kind. */
-export async function capacityOf(table: Table, tracked: readonly ItemAccesses[]): Promise<KindUsage[]> {
+export async function capacityOf(table: Table, tracked: readonly ItemAccesses[]) {
   const byKind = new Map<ItemKind, ItemAccesses[]>();
   for (const item of tracked) {
     const kind = kindOf(item.pk, item.sk);
     (byKind.get(kind) ?? byKind.set(kind, []).get(kind)!).push(item);
   }
-  const out: KindUsage[] = [];
+  const out = [];
   for (const [kind, items] of byKind) {
     const step = Math.max(1, items.length / SIZE_SAMPLE);
     const length = Math.min(items.length, SIZE_SAMPLE);

@@ -77,7 +77,7 @@ const range = (values: number[], f: (n: number) => string) =>
 export const coldPart: BenchPart = {
   name: 'cold',
   title: '4. Cold start: bundle size and import time vs the floor',
-  stack: false,
+  standalone: true,
   async run() {
     const { functions, floors, buildSeconds } = await measureColdStart(settings.coldStartPairs);
     const floorRuns = (name: bundles.FloorName) =>

@@ -277,7 +277,6 @@ async function p50Of(env: BenchEnvironment, latency: unknown, key: string, spec:
 export const costPart: BenchPart = {
   name: 'cost',
   title: '7. Cost model (on paper), per traffic shape',
-  stack: true,
   async run({ env, fixtures, data }) {
     const { freshnessRate: rate, costSeconds } = settings;
     const all = shapes(settings.zipfLinks);

@@ -111,12 +111,10 @@ export async function createFixtures(env: BenchEnvironment): Promise<Fixtures> {
 
 /** The cases, and the rows not measured. `settle` waits out the background work `prepare` set off. */
 export function endpointCases(env: BenchEnvironment, f: Fixtures, settle: () => Promise<unknown>) {
-  const plain = routes.filter(
-    (r) => r.method === 'GET' && !r.path.includes('{') && !RECIPES.some((x) => x.route === r.name),
-  );
+  const has = (list: Recipe[], r: (typeof routes)[number]) => list.some((x) => x.route === r.name);
+  const plain = routes.filter((r) => r.method === 'GET' && !r.path.includes('{') && !has(RECIPES, r));
   const recipes = [...RECIPES, ...plain.map((r): Recipe => ({ route: r.name }))];
-  const measured = (r: (typeof routes)[number]) => recipes.some((x) => x.route === r.name);
-  const unmeasured = routes.filter((r) => !measured(r)).map((r) => `${r.method} ${r.path}`);
+  const unmeasured = routes.filter((r) => !has(recipes, r)).map((r) => `${r.method} ${r.path}`);
   const cases = recipes.map((r) => {
     const route = routeNamed(r.route);
     const pool: string[] = [];

@@ -5,7 +5,7 @@
  */
 import { fork, type StdioOptions } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { Agent, request } from 'node:http';
+import { Agent, type IncomingHttpHeaders, request } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from '../../lib/aws/clients.ts';
@@ -137,11 +137,7 @@ export async function reserveIds(env: { table: Table }, kind: IdKind, n: number)
 /** Wait until the webhook pipeline and the purge are idle: no DynamoDB call but stream polls for a second. */
 export const waitPipelineIdle = (env: BenchEnvironment) => env.proxy.quiet(1_000, 60_000);
 
-export type Response = {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-};
+export type Response = { status: number; headers: IncomingHttpHeaders; body: string };
 export type RequestSpec = { method: string; path: string; headers?: Record<string, string>; body?: unknown };
 export type BenchClient = ReturnType<typeof benchClient>;
 
@@ -158,13 +154,8 @@ export function benchClient(baseUrl: string, apiKey: string, sockets = 1) {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('error', reject);
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            body: Buffer.concat(chunks).toString(),
-          }),
-        );
+        const text = () => Buffer.concat(chunks).toString();
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text() }));
       });
       req.on('error', (err: NodeJS.ErrnoException) => {
         // A kept-alive socket the gateway closed (its 5 s idle timeout) as this went out: Node's

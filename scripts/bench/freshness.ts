@@ -134,7 +134,6 @@ type Run = Awaited<ReturnType<typeof run>>;
 export const freshnessPart: BenchPart = {
   name: 'freshness',
   title: '3c. Freshness under load: from the 302 to the counters, the series and the top lists',
-  stack: true,
   async run({ env }) {
     const { freshnessRate: rate, freshnessSeconds: seconds, freshnessLinks, trickleVisits } = settings;
     const runs: Run[] = [];

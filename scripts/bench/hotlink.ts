@@ -98,7 +98,6 @@ function label(item: ItemAccesses, hotCode: string): string {
 export const hotlinkPart: BenchPart = {
   name: 'hotlink',
   title: '3b. One hot link: hot items, and throughput against spread links',
-  stack: true,
   async run({ env }) {
     const spreadLinks = settings.hotlinkLinks;
     const hot = await campaignWithLinks(env, 'hot', 1);

@@ -7,7 +7,6 @@ import { ms } from './stats.ts';
 export const outagePart: BenchPart = {
   name: 'outage',
   title: '5c. A DynamoDB outage: what a client sees, and the recovery',
-  stack: true,
   async run({ env }) {
     const signal = (name: NodeJS.Signals) => () => void process.kill(env.dynamo.pid!, name);
     const [pause, resume, pauseMs] = [signal('SIGSTOP'), signal('SIGCONT'), settings.outageSeconds * 1000];

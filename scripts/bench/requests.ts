@@ -19,7 +19,6 @@ const [CONNECTIONS, FLOOR_SECONDS] = [32, 5];
 export const callsPart: BenchPart = {
   name: 'calls',
   title: '1. DynamoDB calls per request (warm)',
-  stack: true,
   /** Starts the stack and makes the endpoint cases the other stack parts use. */
   async run(ctx) {
     ctx.env = await startBenchEnvironment();
@@ -94,7 +93,6 @@ export type LatencyRow = Awaited<ReturnType<typeof measure>>;
 export const latencyPart: BenchPart = {
   name: 'latency',
   title: '2. Latency through the local gateway vs the DynamoDB floor',
-  stack: true,
   async run({ env, cases }) {
     const measured: LatencyRow[] = [];
     for (const c of cases.filter((x) => x.timed)) {
@@ -152,7 +150,6 @@ async function floorRate(run: () => Promise<unknown>, connections: number, secon
 export const loadPart: BenchPart = {
   name: 'load',
   title: '3. Throughput under load, and exact counters',
-  stack: true,
   async run({ env, fixtures, cases }) {
     const headers = { 'api-key': env.apiKey, 'content-type': 'application/json', 'user-agent': BROWSER };
     const call = env.client.call<{ referral_code: string; total_clicks: number }>;

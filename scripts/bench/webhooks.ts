@@ -113,7 +113,6 @@ async function logOnAndOff(env: BenchEnvironment, rx: Receiver, campaign: string
 export const webhooksPart: BenchPart = {
   name: 'webhooks',
   title: '5. Webhooks: from the 201 to the signed delivery',
-  stack: true,
   async run({ env }) {
     const rx = await receiver.startWebhookReceiver();
     try {
@@ -232,7 +231,6 @@ const BAD_RECEIVERS: Array<[name: string, behaviour: string, respond: receiver.R
 export const isolationPart: BenchPart = {
   name: 'isolation',
   title: '5b. Isolation: a healthy campaign beside slow and failing receivers',
-  stack: true,
   async run({ env }) {
     const { isolationSeconds: seconds, isolationBacklog: backlog } = settings;
     const made: Array<{ id: string; code: string; rx: Receiver }> = [];
