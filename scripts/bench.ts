@@ -20,6 +20,7 @@ import * as report from './bench/report.ts';
 import { callsPart, latencyPart, loadPart } from './bench/requests.ts';
 import { scalePart } from './bench/scale.ts';
 import { full, help, settings } from './bench/settings.ts';
+import { timed } from './bench/stats.ts';
 import { isolationPart, webhooksPart } from './bench/webhooks.ts';
 
 // In running order: cold start first (pure CPU), isolation after the webhooks (its bad receivers'
@@ -68,10 +69,9 @@ async function main(): Promise<number> {
       }
       if (ctx.cases) await waitPipelineIdle(ctx.env);
       log(`${part.title}…`);
-      const t = performance.now();
       try {
-        const outcome = await part.run(ctx);
-        const seconds = (performance.now() - t) / 1000;
+        const [outcome, ms] = await timed(() => part.run(ctx));
+        const seconds = ms / 1000;
         log(`${part.title} done in ${seconds.toFixed(1)} s`);
         sections.push({ title: part.title, name: part.name, seconds, ...outcome });
         ctx.data[part.name] = outcome.data;

@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import * as bundles from '../../tools/bundles.ts';
 import { type BenchPart, chart, type Point, rows } from './report.ts';
 import { settings } from './settings.ts';
-import { kib, median, ms, pct, signed, yes } from './stats.ts';
+import { kib, median, ms, pct, sec, signed, timed, yes } from './stats.ts';
 
 const { BUNDLE_BUDGETS, CLIENTS, FLOOR_GOAL: GOAL, FLOORS, budgetClassOf } = bundles;
 
@@ -39,9 +39,8 @@ async function importOnce(file: string): Promise<Sample> {
 async function measureColdStart(pairs: number) {
   const dir = bundles.bundleDir();
   try {
-    const t = performance.now();
-    const all = await bundles.buildBundles([...bundles.functionEntries(), ...bundles.floorEntries()], dir);
-    const buildSeconds = (performance.now() - t) / 1000;
+    const entries = [...bundles.functionEntries(), ...bundles.floorEntries()];
+    const [all, buildMs] = await timed(() => bundles.buildBundles(entries, dir));
     const floorOf = (name: bundles.FloorName) => all.find((b) => b.name === `floor/${name}`)!;
     const floors = Object.fromEntries(FLOORS.map((name) => [name, floorOf(name)]));
     const measured = (b: bundles.BuiltBundle) => ({ ...b, floor: bundles.floorOf(b.packages) });
@@ -57,7 +56,7 @@ async function measureColdStart(pairs: number) {
         ];
         for (const run of (round + i) % 2 ? pair.reverse() : pair) await run();
       }
-    return { functions, floors: floors as Record<bundles.FloorName, bundles.BuiltBundle>, buildSeconds };
+    return { functions, floors: floors as Record<bundles.FloorName, bundles.BuiltBundle>, buildMs };
   } finally {
     bundles.removeBundleDir(dir);
   }
@@ -79,7 +78,7 @@ export const coldPart: BenchPart = {
   title: '4. Cold start: bundle size and import time vs the floor',
   standalone: true,
   async run() {
-    const { functions, floors, buildSeconds } = await measureColdStart(settings.coldStartPairs);
+    const { functions, floors, buildMs } = await measureColdStart(settings.coldStartPairs);
     const floorRuns = (name: bundles.FloorName) =>
       functions.filter((f) => f.floor === name).flatMap((f) => f.paired);
     const floorCpu = (name: bundles.FloorName) => med(floorRuns(name), 'cpu');
@@ -116,7 +115,7 @@ export const coldPart: BenchPart = {
     const cpuPoints = functions.map((f): Point => [f.name, med(f.own, 'cpu'), med(f.paired, 'cpu')]);
     return {
       body: [
-        `Every function bundled as the CDK stack bundles it (\`infra/bundling.ts\`; build ${buildSeconds.toFixed(1)} s). Each function’s floor is a bundle of the AWS SDK clients it uses and nothing else, one command each (\`tools/floors/\`): DynamoDB for the HTTP functions, DynamoDB + SQS for the consumers that also send to SQS; a function without an SDK client is held to the DynamoDB floor. Import: a fresh \`node\` process imports \`index.mjs\` with \`--enable-source-maps\` and the function’s environment, floors exactly as functions, timed in wall time and in CPU time (user + system of the process while it imports). Each function is imported ${settings.coldStartPairs} times in a pair with its floor (one process right after the other, which goes first alternating, the pairs round-robin over the functions) and compared with it by the median of the paired differences in CPU time: the machine is shared, so wall time there is mostly waiting for a core, and what load remains falls on both sides of a pair alike. Goal: within 15 % of its floor, in size and in import CPU time, for every function with an SDK client. Budgets (\`test/unit/bundle-size.test.ts\`): functions with an AWS SDK client ${kib(BUNDLE_BUDGETS.sdk)} KiB; without one ${kib(BUNDLE_BUDGETS.noSdk)} KiB; documentation functions (openapi/docs routes) ${kib(BUNDLE_BUDGETS.docs)} KiB.`,
+        `Every function bundled as the CDK stack bundles it (\`infra/bundling.ts\`; build ${sec(buildMs)} s). Each function’s floor is a bundle of the AWS SDK clients it uses and nothing else, one command each (\`tools/floors/\`): DynamoDB for the HTTP functions, DynamoDB + SQS for the consumers that also send to SQS; a function without an SDK client is held to the DynamoDB floor. Import: a fresh \`node\` process imports \`index.mjs\` with \`--enable-source-maps\` and the function’s environment, floors exactly as functions, timed in wall time and in CPU time (user + system of the process while it imports). Each function is imported ${settings.coldStartPairs} times in a pair with its floor (one process right after the other, which goes first alternating, the pairs round-robin over the functions) and compared with it by the median of the paired differences in CPU time: the machine is shared, so wall time there is mostly waiting for a core, and what load remains falls on both sides of a pair alike. Goal: within 15 % of its floor, in size and in import CPU time, for every function with an SDK client. Budgets (\`test/unit/bundle-size.test.ts\`): functions with an AWS SDK client ${kib(BUNDLE_BUDGETS.sdk)} KiB; without one ${kib(BUNDLE_BUDGETS.noSdk)} KiB; documentation functions (openapi/docs routes) ${kib(BUNDLE_BUDGETS.docs)} KiB.`,
         rows(`
 function | floor (SDK clients) | KiB | size vs floor | size ≤ +15 % | budget KiB | import ms, wall (median) | import ms, CPU (median) | CPU over its floor (median of pairs) | CPU vs floor | CPU ≤ +15 %
 ${[...functions.map(row), ...FLOORS.map(floorRow)].join('\n')}`),

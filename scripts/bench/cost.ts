@@ -15,7 +15,7 @@ import type { Burst } from './hotlink.ts';
 import { type BenchPart, type Cell, checks, rows } from './report.ts';
 import type { LatencyRow } from './requests.ts';
 import { settings } from './settings.ts';
-import { median, random, usd } from './stats.ts';
+import { median, random, timed, usd } from './stats.ts';
 import * as traffic from './traffic.ts';
 
 /** us-east-1 public list prices (USD) as known to the author (AWS pricing pages, 2025); not fetched: check them. */
@@ -266,11 +266,8 @@ function visitsAtBurst(burst: Burst, visit: Line[]) {
 async function p50Of(env: BenchEnvironment, latency: unknown, key: string, spec: RequestSpec) {
   const measured = (latency as LatencyRow[] | undefined)?.find((r) => r.key === key)?.p50;
   const times: number[] = [];
-  for (let i = 0; measured === undefined && i < 30; i++) {
-    const t = performance.now();
-    await env.client.send(spec);
-    times.push(performance.now() - t);
-  }
+  for (let i = 0; measured === undefined && i < 30; i++)
+    times.push((await timed(() => env.client.send(spec)))[1]);
   return measured ?? median(times.slice(5));
 }
 

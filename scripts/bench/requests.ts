@@ -9,7 +9,7 @@ import { type BenchEnvironment, startBenchEnvironment, waitPipelineIdle } from '
 import type { LoadResult } from './load-worker.ts';
 import { type BenchPart, chart, checks, type Point, rows } from './report.ts';
 import { settings } from './settings.ts';
-import { ms, percentile, sec, yes } from './stats.ts';
+import { ms, percentile, sec, timed, yes } from './stats.ts';
 import { BROWSER, runLoad } from './traffic.ts';
 
 const GOAL = 1.25;
@@ -55,15 +55,13 @@ async function measure(env: BenchEnvironment, c: EndpointCase, n: number) {
   await c.prepare(n);
   const [stack, floor]: [number[], number[]] = [[], []];
   const runStack = async () => {
-    const t = performance.now();
-    const res = await env.client.send(c.request());
-    stack.push(performance.now() - t);
+    const [res, took] = await timed(() => env.client.send(c.request()));
+    stack.push(took);
     if (res.status !== c.status)
       throw new Error(`${c.label}: expected ${c.status}, got ${res.status} ${res.body}`);
   };
   const runFloor = async () => {
-    const t = performance.now();
-    if (c.floor) floor.push(await c.floor.run().then(() => performance.now() - t));
+    if (c.floor) floor.push((await timed(c.floor.run))[1]);
   };
   const before = (await env.proxy.snapshot()).counts;
   for (let i = 0; i < n; i++) {

@@ -10,7 +10,7 @@ import { waitUntil } from '../../tools/wait.ts';
 import { timeWithFloors } from './floor.ts';
 import { type BenchPart, checks, rows } from './report.ts';
 import { settings } from './settings.ts';
-import { ms, pageVerdict } from './stats.ts';
+import { ms, pageVerdict, timed } from './stats.ts';
 import { campaignWithWrittenLinks } from './traffic.ts';
 
 export const scalePart: BenchPart = {
@@ -38,9 +38,8 @@ export const scalePart: BenchPart = {
     const { p } = await timeWithFloors(env.proxy, get, pages, settings.pageSamples);
 
     // Delete, then watch the purge until neither the link list nor the campaign's partition holds an item.
-    const tDelete = performance.now();
-    const deleted = await env.client.send({ method: 'DELETE', path: `/api/v1/campaign?id=${id}` });
-    const deleteMs = performance.now() - tDelete;
+    const remove = () => env.client.send({ method: 'DELETE', path: `/api/v1/campaign?id=${id}` });
+    const [deleted, deleteMs] = await timed(remove);
     if (deleted.status !== 204) throw new Error(`DELETE of the scale campaign: ${deleted.status}`);
     const purgeStart = performance.now();
     const firstLink = {

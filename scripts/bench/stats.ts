@@ -48,14 +48,17 @@ export function random(seed: number) {
   };
 }
 
+/** What `run` gave, and the milliseconds it took. */
+export async function timed<T>(run: () => Promise<T>): Promise<[T, number]> {
+  const started = performance.now();
+  const value = await run();
+  return [value, performance.now() - started];
+}
+
 /** Each of `runs` timed `samples` times, a round over all of them at a time, so all share the same load. */
 export async function interleaved(runs: Record<string, () => Promise<unknown>>, samples: number) {
   const times: Record<string, number[]> = Object.fromEntries(Object.keys(runs).map((k) => [k, []]));
   for (let s = 0; s < samples; s++)
-    for (const [key, run] of Object.entries(runs)) {
-      const started = performance.now();
-      await run();
-      times[key]!.push(performance.now() - started);
-    }
+    for (const [key, run] of Object.entries(runs)) times[key]!.push((await timed(run))[1]);
   return times;
 }

@@ -12,7 +12,7 @@ import { putItems } from '../../tools/table.ts';
 import { mapLimit } from '../../tools/wait.ts';
 import { type BenchEnvironment, benchClient, type RequestSpec, reserveIds } from './environment.ts';
 import type { LoadJob, LoadResult } from './load-worker.ts';
-import { sleep, spread } from './stats.ts';
+import { sleep, spread, timed } from './stats.ts';
 
 export const BROWSER =
   'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36';
@@ -83,10 +83,8 @@ export async function campaignWithWrittenLinks(
     const link = { id: l.id, code: l.code, referrerId: l.referrer, now: new Date(createdMs + i) };
     return newLinkItem({ tenant: env.tenant, campaignId, campaignUrl, ...link });
   });
-  const started = performance.now();
-  await putItems(items, env.table, { writers: 8 });
-  const loadSeconds = (performance.now() - started) / 1000;
-  return { id: campaignId, links, codes: links.map((l) => l.code), createdMs, loadSeconds };
+  const [, loadMs] = await timed(() => putItems(items, env.table, { writers: 8 }));
+  return { id: campaignId, links, codes: links.map((l) => l.code), createdMs, loadSeconds: loadMs / 1000 };
 }
 
 export async function runLoad(job: LoadJob): Promise<LoadResult> {

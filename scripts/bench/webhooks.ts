@@ -14,7 +14,7 @@ import * as receiver from '../../tools/webhook-receiver.ts';
 import { type BenchEnvironment, reserveIds } from './environment.ts';
 import { type BenchPart, checks, rows } from './report.ts';
 import { settings } from './settings.ts';
-import { ms, signed, sleep, spread } from './stats.ts';
+import { ms, signed, sleep, spread, timed } from './stats.ts';
 import { storedLink } from './traffic.ts';
 
 type Receiver = receiver.WebhookReceiver;
@@ -151,13 +151,9 @@ export const webhooksPart: BenchPart = {
         floorTimes.push(rx.requests.findLast((r) => idOf(r) === `floor_${i}`)!.at - t);
       }
       const floor = spread(floorTimes);
-      const floorStart = performance.now();
-      await mapLimit(
-        Array.from({ length: backlog }, (_, i) => `floor_backlog_${i}`),
-        10,
-        post,
-      );
-      const floorPerSecond = backlog / ((performance.now() - floorStart) / 1000);
+      const ids = Array.from({ length: backlog }, (_, i) => `floor_backlog_${i}`);
+      const [, floorMs] = await timed(() => mapLimit(ids, 10, post));
+      const floorPerSecond = backlog / (floorMs / 1000);
 
       // The contract's default metadata (`{}`).
       const emptyIds: string[] = [];
