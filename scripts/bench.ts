@@ -42,7 +42,6 @@ for (const name of only)
 const wanted = (p: report.BenchPart) => only.length === 0 || only.includes(p.name);
 const stackWanted = PARTS.some((p) => !p.standalone && wanted(p));
 const selected = PARTS.filter((p) => wanted(p) || (p === callsPart && stackWanted));
-
 const started = performance.now();
 const log = (message: string) =>
   console.log(`[bench ${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${message}`);

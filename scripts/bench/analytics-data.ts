@@ -20,7 +20,6 @@ const SPAN_MS = 29 * DAY_MS;
 export const FEED_PACK = 50;
 /** The `type` of each rollup item (`lib/analytics/`, not importable here: it loads the table client); the sample check catches a drift. */
 const TYPES = { series: 'analytics_series', referrer: 'analytics_referrer', board: 'analytics_board' };
-
 /** First ids reserved from the table's sequences, visits in the 30 days before `nowMs`, codes unique by `codeTag`. */
 export type CampaignSpec = {
   tenant: string;
@@ -37,7 +36,6 @@ export type CampaignSpec = {
 
 /** Visits per link, and per visit (in time order) its link, time and uniqueness. */
 export type Traffic = { visits: Int32Array; link: Int32Array; at: Float64Array; unique: Uint8Array };
-
 export function traffic(spec: CampaignSpec): Traffic {
   const rnd = random(spec.seed ?? 14);
   const weights = Array.from({ length: spec.links }, (_, i) => 1 / (i + 1));
@@ -70,7 +68,6 @@ export function campaignOf(spec: CampaignSpec) {
 
 const referrers = (links: number) => Math.max(1, Math.floor(links / LINKS_PER_REFERRER));
 const referrerOf = (i: number, links: number) => `referrer-${i % referrers(links)}`;
-
 /** Link `i`'s item as `createLink` builds it. */
 export function linkItemOf(spec: CampaignSpec, i: number): StoredLinkItem {
   const [id, code, referrerId] = [spec.firstLinkId + i, codeOf(spec.codeTag, i), referrerOf(i, spec.links)];
@@ -102,7 +99,6 @@ export function eventItems(spec: CampaignSpec, t: Traffic, from: number, to: num
 /** The feed sequence of event `j`: the campaign's feed counter started at the first event's time in µs. */
 const feedSequenceOf = (t: Traffic, j: number) => t.at[0]! * 1000 + 1 + j;
 export const feedCursorSequenceOf = (t: Traffic, j: number) => formatSequence(feedSequenceOf(t, j));
-
 const METRICS = ['visits', 'unique_visits'] as const;
 type Metric = (typeof METRICS)[number];
 /** All-time counts of entities (links or referrers) by metric, each with its reach: its last raise. */

@@ -13,7 +13,6 @@ const dynamo = await startDynamoLocal(undefined);
 const client = new DynamoDBClient(dynamoClientConfig(dynamo.endpoint, undefined, 30_000));
 await ensureTable(dynamo.endpoint, LOCAL_TABLE_NAME);
 let stack: LocalStack | undefined;
-
 process.on('disconnect', async () => {
   await stack?.stop().catch(() => undefined);
   client.destroy();

@@ -29,7 +29,6 @@ import { codeOf } from './traffic.ts';
 const GOAL = 1.5;
 const WRITERS = 16;
 const SAMPLE = { links: 12, events: 600 };
-
 /** The host process (`analytics-host.ts`): its DynamoDB Local holds ~6 GB at a million visits, past the JVM's default heap. */
 async function startHost() {
   const heap = `-Xmx${Math.floor((totalmem() * 0.6) / 2 ** 20)}m`;

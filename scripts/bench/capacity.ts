@@ -23,7 +23,6 @@ export const sizeOf = (item: Record<string, unknown> = {}) =>
   Object.entries(item).reduce((a, [k, v]) => a + Buffer.byteLength(k) + itemSize(v), 0);
 const wcu = (bytes: number) => Math.max(1, Math.ceil(bytes / 1024));
 const rcu = (bytes: number) => Math.max(1, Math.ceil(bytes / 4096));
-
 /** The kinds of items by their keys (`<PK> <SK>`, the layouts of `lib/db/entities/`), the first that matches. */
 const KINDS = [
   ['link', /^LINK#/],
@@ -104,12 +103,9 @@ const countOf = (test: (access: string) => boolean) => (counts: Record<string, n
 export const writesOf = countOf((k) => !isRead(k) && !isCheck(k));
 export const checksOf = countOf(isCheck);
 export const readsOf = countOf(isRead);
-
 /** What one kind of item cost over the tracked stretch: the items' mean size and units, and their index copies'. */
 export type KindUsage = Awaited<ReturnType<typeof capacityOf>>[number];
-
 const SIZE_SAMPLE = 400;
-
 /** The capacity used per kind of item, sizes read back (not counted) from up to `SIZE_SAMPLE` of each kind. */
 export async function capacityOf(table: Table, tracked: readonly ItemAccesses[]) {
   const byKind = new Map<ItemKind, ItemAccesses[]>();

@@ -12,10 +12,8 @@ import { settings } from './settings.ts';
 import { kib, median, ms, pct, sec, signed, timed, yes } from './stats.ts';
 
 const { BUNDLE_BUDGETS, CLIENTS, FLOOR_GOAL: GOAL, FLOORS, budgetClassOf } = bundles;
-
 /** One import in a fresh process: wall time, and the process's CPU time while importing (ms). */
 type Sample = { wall: number; cpu: number };
-
 /** What the functions read at module load, with placeholder values (nothing is called). */
 const SQS = 'https://sqs.us-east-1.amazonaws.com/000000000000';
 const FUNCTION_ENV: Record<string, string> = {
@@ -62,7 +60,6 @@ async function measureColdStart(pairs: number) {
   }
 }
 type Measured = Awaited<ReturnType<typeof measureColdStart>>['functions'][number];
-
 const med = (samples: Sample[], of: keyof Sample) => median(samples.map((s) => s[of]));
 export function importMs(data: unknown, name: string): number {
   const f = (data as Measured[] | undefined)?.find((r) => r.name === name);

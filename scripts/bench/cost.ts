@@ -41,7 +41,6 @@ const SETTLE_TIMEOUT_MS = 180_000;
 /** The authorizer's key lookup: cached 60 s per key by API Gateway in AWS, so ≈ 0 per request. */
 const NOT_BILLED: ItemKind[] = ['api key'];
 const lambdaMs = (ms: number) => MEMORY_GB * (ms / 1000) * P.lambdaArmGbSecond * 1e6;
-
 type Route = 'Visit' | 'CreateLinkAction';
 /**
  * What one request writes to CloudWatch Logs, each event billed with 26 B more. Its count
@@ -96,7 +95,6 @@ function sampler(p: readonly number[], seed: number) {
 
 /** Expected distinct links among `n` requests, link i drawn with probability p_i: Σ 1 − (1 − p_i)^n. */
 const distinct = (p: readonly number[], n: number) => p.reduce((a, pi) => a + 1 - (1 - pi) ** n, 0);
-
 /** The floor's formula (written out in the report) for a shape at `rate` requests/s over `seconds`. */
 function floorOf(p: readonly number[], rate: number, seconds: number) {
   const perBatch = distinct(p, rate);
@@ -107,7 +105,6 @@ function floorOf(p: readonly number[], rate: number, seconds: number) {
 }
 
 type MeasuredCapacity = { requests: number; perSecond: number; usage: KindUsage[] };
-
 async function seriesCount(env: BenchEnvironment, id: string, scope: Scope, metric: 'visits' | 'actions') {
   const items = await campaignItems(env.tenant, id, seriesSortKey(scope, ''), env.table);
   const days = items.filter((item) => !String(item.SK).endsWith('#T'));

@@ -6,7 +6,6 @@ import { settings } from './settings.ts';
 import { kib, median, ms, percentile, yes } from './stats.ts';
 
 const [JS_BUDGET_BYTES, PAINT_GOAL_MS] = [150 * 1000, 1000];
-
 /** In every document before the app: when the campaigns list (or its empty state) is drawn, and the sign-in submitted. */
 const PROBE = `
   document.addEventListener('submit', () => { window.__submitAt ??= performance.now(); }, true);
@@ -20,12 +19,10 @@ const PROBE = `
 
 /** Sign-in page paint, its submit → list drawn, a signed-in reload's paint and list, script bytes received. */
 type Sample = Record<'fcpSignIn' | 'signInToList' | 'fcpSignedIn' | 'navToList' | 'scriptBytes', number>;
-
 /** A function, not a string: a string predicate is evaluated in the page, which its CSP forbids. */
 const listDrawn = () => (globalThis as { __listAt?: number }).__listAt !== undefined;
 const fcp = `performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? -1`;
 const scripts = `performance.getEntriesByType('resource').filter((e) => e.initiatorType === 'script').reduce((n, e) => n + e.encodedBodySize, 0)`;
-
 async function measure(baseUrl: string, apiKey: string): Promise<Sample[]> {
   const browser = await launchChromium();
   try {

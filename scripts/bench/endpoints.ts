@@ -14,7 +14,6 @@ import { BROWSER } from './traffic.ts';
 /** A campaign, a link of it with a referrer, a referred user and its signup event, and a campaign whose webhook is the gateway's `/health`. */
 type Fixture = 'campaign_id' | 'referral_code' | 'link_id' | 'referrer_id' | 'referred_user_id';
 export type Fixtures = Record<Fixture | 'event_id' | 'hook_campaign_id', string>;
-
 type Values = Record<string, string>;
 interface Recipe {
   route: string;
@@ -38,7 +37,6 @@ const pick =
   (f: Fixtures) =>
     Object.fromEntries(keys.map((k) => [k, f[k]]));
 const id = (key: keyof Fixtures) => (f: Fixtures) => ({ id: f[key] });
-
 const RECIPES: Recipe[] = [
   { route: 'CreateCampaign', body: () => ({ url: 'example.com/spring', name: 'Spring' }) },
   { route: 'GetCampaign', query: id('campaign_id') },
@@ -147,7 +145,6 @@ export function endpointCases(env: BenchEnvironment, f: Fixtures, settle: () => 
   return { cases, unmeasured };
 }
 export type EndpointCase = ReturnType<typeof endpointCases>['cases'][number];
-
 const countOps = (calls: RecordedCall[], category: string) => {
   const ops: Record<string, number> = {};
   for (const c of calls.filter((x) => x.category === category)) ops[c.op] = (ops[c.op] ?? 0) + 1;

@@ -92,7 +92,6 @@ export async function startCountingProxy(target: string) {
 }
 
 export type BenchEnvironment = Awaited<ReturnType<typeof startBenchEnvironment>>;
-
 export async function startBenchEnvironment() {
   const tenant = 'bench';
   const apiKey = `bench_${randomBytes(24).toString('base64url')}`;
@@ -136,11 +135,9 @@ export async function reserveIds(env: { table: Table }, kind: IdKind, n: number)
 
 /** Wait until the webhook pipeline and the purge are idle: no DynamoDB call but stream polls for a second. */
 export const waitPipelineIdle = (env: BenchEnvironment) => env.proxy.quiet(1_000, 60_000);
-
 export type Response = { status: number; headers: IncomingHttpHeaders; body: string };
 export type RequestSpec = { method: string; path: string; headers?: Record<string, string>; body?: unknown };
 export type BenchClient = ReturnType<typeof benchClient>;
-
 /** A client of the gateway at `baseUrl`, sending `apiKey` on every path but the redirect's. */
 export function benchClient(baseUrl: string, apiKey: string, sockets = 1) {
   const agent = new Agent({ keepAlive: true, maxSockets: sockets });

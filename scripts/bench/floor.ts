@@ -36,7 +36,6 @@ function describe(call: RecordedCall): string {
 
 /** `ops`: what the floor issues (`→` between steps, `‖` between parallel calls); `run`: one replay, the operations refused. */
 export type Floor = { ops: string; run(): Promise<string[]> };
-
 /** The floor of the request's own calls (the authorizer's included; background work and id blocks not). */
 export function replayFloor(recorded: RecordedCall[], proxyUrl: string): Floor | undefined {
   const steps: RecordedCall[][] = [];

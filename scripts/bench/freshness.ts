@@ -15,7 +15,6 @@ const [FAST_MS, SLOW_MS, TRACKED, SERIES_TRACKED, TOP_LIMIT] = [200, 1_000, 20, 
 /** Visits each tracked link gets before a spread run, so it stands in both top lists (ties go by earliest reach). */
 const HEAD_START = 3;
 const TAIL_MS = 90_000;
-
 const FIGURES = [
   ['clicks', "the link's total_clicks (GET /referral_link?id=)", 2_000],
   ['campaign', "the campaign's series (granularity=hour, totals)", 2_000],
@@ -26,7 +25,6 @@ const FIGURES = [
 ] as const;
 type Row = (typeof FIGURES)[number];
 type Figure = Row[0];
-
 /** Delays of answered visits from `from` on: visit k is seen at the first later reading of k + 1 or more. */
 function delays(answers: readonly number[], readings: ReadonlyArray<[number, number]>, from: number) {
   const out: number[] = [];
@@ -39,7 +37,6 @@ function delays(answers: readonly number[], readings: ReadonlyArray<[number, num
 }
 
 type Campaign = { id: string; links: BenchLink[] };
-
 /** One run of `visits` at `rate` a second over the links round robin, with the polls that follow them. */
 async function run(env: BenchEnvironment, name: string, campaign: Campaign, rate: number, visits: number) {
   const { id: campaignId, links } = campaign;

@@ -16,7 +16,6 @@ import { BROWSER, campaignWithLinks, runLoad, storedLink } from './traffic.ts';
 
 const [HOT_ITEM_GOAL, SAME_RATE_GOAL, CONNECTIONS] = [20, 0.1, 32];
 const DRAIN_TIMEOUT_MS = 180_000;
-
 /** The links' stored `total_clicks`, summed (read straight from DynamoDB Local, not counted). */
 async function clicksOf(env: BenchEnvironment, codes: readonly string[]): Promise<number> {
   const items = await getItems(codes.map(linkKey), env.table);
@@ -26,7 +25,6 @@ const byWrites = (items: ItemAccesses[]) =>
   [...items].sort((a, b) => writesOf(b.counts) - writesOf(a.counts));
 
 type Campaign = Awaited<ReturnType<typeof campaignWithLinks>>;
-
 /** `amount` unique visits, then a wait until `total_clicks` holds them; with `track`, the items touched. */
 async function drive(env: BenchEnvironment, { id, codes }: Campaign, amount: number, track = true) {
   const before = await clicksOf(env, codes);
@@ -55,7 +53,6 @@ async function drive(env: BenchEnvironment, { id, codes }: Campaign, amount: num
   };
 }
 type TrafficRun = Awaited<ReturnType<typeof drive>>;
-
 /** A viral burst past what the gateway here takes: `n` visit items written into the table, then counted. */
 async function burst(env: BenchEnvironment, n: number) {
   const code = (await campaignWithLinks(env, 'burst', 1)).codes[0]!;
@@ -87,7 +84,6 @@ async function burst(env: BenchEnvironment, n: number) {
   };
 }
 export type Burst = Awaited<ReturnType<typeof burst>>;
-
 function label(item: ItemAccesses, hotCode: string): string {
   const kind = kindOf(item.pk, item.sk);
   if (kind === 'link') return item.pk === `LINK#${hotCode}` ? 'the hot link (LINK#…)' : `link ${item.pk}`;

@@ -14,7 +14,6 @@ export type LoadJob = Pick<
   'url' | 'method' | 'headers' | 'body' | 'connections' | 'amount' | 'idReplacement'
 > & { targets?: string[] };
 export type LoadResult = typeof result;
-
 const { targets, ...job } = JSON.parse(process.argv[2]!) as LoadJob;
 let next = 0;
 const setupRequest = (request: autocannon.Request) => ({

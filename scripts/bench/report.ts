@@ -25,7 +25,6 @@ export interface Outcome {
 }
 /** One part: the name `BENCH_PARTS` knows, its section's title, and `standalone` if it needs no bench stack. */
 export type BenchPart = { name: string; title: string; standalone?: true; run(c: Context): Promise<Outcome> };
-
 /** A table written as the text it renders to, cells split at ' | ': the headers' line, then the rows' lines. */
 export const rows = (head: string, lines: string[] = []): string[][] =>
   [head.trim(), ...lines]

@@ -3,7 +3,6 @@
  * machine from the seconds per part), `--full`'s (the reference), and a variable overriding both.
  */
 export const full = process.argv.includes('--full');
-
 /** name: environment variable, default run, `--full`, what it sets (the part's number). */
 const SCALES = {
   coldStartPairs: ['BENCH_COLD_PAIRS', 3, 20, 'imports of each function, each paired with its floor (4)'],

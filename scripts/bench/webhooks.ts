@@ -23,7 +23,6 @@ const LOG_GOAL_MS = 10;
 /** Contract: another campaign's first attempt starts within 1 s of its event, whatever others do. */
 const ISOLATION_GOAL_MS = 1000;
 const [WEBHOOK_PACE_MS, ISOLATION_PACE_MS] = [25, 200];
-
 const idOf = (r: receiver.ReceivedRequest) => String(r.headers['webhook-id']);
 /** The first arrival of each webhook-id, once all of `ids` have arrived or `timeoutMs` passed. */
 async function arrivals(rx: Receiver, ids: string[], timeoutMs: number) {
@@ -81,7 +80,6 @@ const summary = (runs: Paced[]) => ({
   missing: runs.reduce((n, r) => n + r.missing, 0),
 });
 const latencies = (s: ReturnType<typeof summary>) => `${ms(s.p50)} / ${ms(s.p95)} / ${ms(s.max)} ms`;
-
 /**
  * Issue 15: the delivery latency with the attempt log and without it, quarters alternating on, off,
  * off, on against drift. The log, written after the POST, holds the invocation (and the campaign's
