@@ -1,8 +1,6 @@
 /**
- * `npm run bench`: every figure beside its floor or goal from one run against a local stack of its
- * own; the report goes to a temporary directory, or with `--write` to bench/. `--full` runs the
- * reference scales, `--help` lists them; BENCH_PARTS runs the parts named (and part 1, which starts
- * the stack, when one of them needs it). See docs/benchmarks.md.
+ * `npm run bench` (docs/benchmarks.md): every figure beside its floor or goal from one run against a
+ * local stack of its own. BENCH_PARTS runs the parts named, and part 1 (it starts the stack) if needed.
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, release, tmpdir, totalmem, type } from 'node:os';

@@ -21,16 +21,8 @@ export const FEED_PACK = 50;
 /** The `type` of each rollup item (`lib/analytics/`, not importable here: it loads the table client); the sample check catches a drift. */
 const TYPES = { series: 'analytics_series', referrer: 'analytics_referrer', board: 'analytics_board' };
 /** First ids reserved from the table's sequences, visits in the 30 days before `nowMs`, codes unique by `codeTag`. */
-export type CampaignSpec = {
-  tenant: string;
-  campaignId: string;
-  campaignUrl: string;
-  links: number;
-  events: number;
-  firstLinkId: number;
-  firstActionId: number;
-  nowMs: number;
-  codeTag: string;
+export type CampaignSpec = Record<'tenant' | 'campaignId' | 'campaignUrl' | 'codeTag', string> & Counts;
+type Counts = Record<'links' | 'events' | 'firstLinkId' | 'firstActionId' | 'nowMs', number> & {
   seed?: number;
 };
 

@@ -1,8 +1,7 @@
 /**
- * The analytics part's stack in a process of its own (the handlers read their table's endpoint once
- * per process): its own DynamoDB Local, then a step at a time: `sample`, the stack with its stream
- * consumer; `load`, the stack stopped and the stream off while the table is small (turning it on
- * over millions of items stalled DynamoDB Local for minutes); `start`, without a stream poller.
+ * The analytics part's stack in a process of its own (handlers read their table's endpoint once per
+ * process). `load` turns the stream off while the table is small: turning it on over millions of
+ * items stalled DynamoDB Local for minutes.
  */
 import { DynamoDBClient, UpdateTableCommand } from '@aws-sdk/client-dynamodb';
 import { dynamoClientConfig } from '../../lib/aws/clients.ts';

@@ -1,9 +1,6 @@
 /**
- * DynamoDB capacity per kind of item from the items a stretch of traffic touched by key (the
- * counting proxy's `track()`), their sizes read back, and the on-demand rules: a write 1 WRU per KB
- * of the item as read back, in a transaction (ConditionCheck too) 2; each index copy it rewrites 1
- * per KB of the copy (an update rewrites only copies holding what it writes); a strongly
- * consistent read 1 RRU per 4 KB, an eventually consistent one half, a transactional one 2.
+ * DynamoDB capacity per kind of item from the items a stretch of traffic touched by key, their sizes
+ * read back, and the on-demand rules (written out in part 7's prose).
  */
 import type { ItemAccesses } from '../../lib/local/dynamodb-counter.ts';
 import { tableDefinition } from '../../lib/table-definition.ts';

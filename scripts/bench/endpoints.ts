@@ -1,8 +1,6 @@
 /**
- * Every endpoint parts 1 to 3 measure: a row of `lib/routes.ts` with the values its request fills in
- * (path parameters from the fixtures by name), expecting its operation's status. A GET without a
- * recipe or path parameters is measured plainly; any other route without one is listed as not
- * measured, so no new route escapes the bench unseen.
+ * Every endpoint parts 1 to 3 measure: a route of `lib/routes.ts` with what its request fills in. A
+ * route without a recipe is measured plainly or listed as not measured: none escapes the bench unseen.
  */
 import type { RecordedCall } from '../../lib/local/dynamodb-counter.ts';
 import { operations } from '../../lib/operations/definitions.ts';

@@ -1,7 +1,6 @@
 /**
- * The bench's own stack: DynamoDB Local in memory, the counting proxy in front of it (in a child
- * process: its work never shares the stack's event loop), the local stack on a free port, and the
- * bench's HTTP client: node:http over keep-alive sockets (one unless told), leaner than fetch.
+ * The bench's own stack: DynamoDB Local, the counting proxy (a child process: off the stack's event
+ * loop), the local stack on a free port; and its HTTP client, node:http keep-alive (leaner than fetch).
  */
 import { fork, type StdioOptions } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -17,10 +16,7 @@ import type { Table } from '../../tools/table.ts';
 import { sleep } from './stats.ts';
 
 type Reply = { ready?: string; id: number; value?: unknown; error?: string };
-/**
- * A script beside this one in a child process: its first message `{ ready }`, then `ask` sends a
- * message with an id and resolves with the reply `{ id, value }` (or rejects with `{ id, error }`).
- */
+/** A script beside this one in a child process: it says `{ ready }`, then answers `ask` by id. */
 export async function forkChild(file: string, args: string[] = [], env?: NodeJS.ProcessEnv) {
   const stdio: StdioOptions = ['ignore', 'inherit', 'inherit', 'ipc'];
   const child = fork(fileURLToPath(new URL(file, import.meta.url)), args, { stdio, env });

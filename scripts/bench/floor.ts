@@ -1,7 +1,6 @@
 /**
- * An endpoint's floor: the DynamoDB requests the stack made for one request, as the counting proxy
- * recorded them, replayed through a bare SDK client in the same order and parallelism. A write whose
- * condition the recording made false is refused on replay: the same round trip, no write.
+ * An endpoint's floor: the DynamoDB requests of one request as recorded, replayed through a bare SDK
+ * client in the same order and parallelism (a conditional write is refused: same round trip).
  */
 import { Agent } from 'node:http';
 import * as sdk from '@aws-sdk/client-dynamodb';

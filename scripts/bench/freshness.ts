@@ -1,7 +1,6 @@
 /**
- * Part 3c: freshness under load (issue 27), from a visit's 302 until the API counts it. Polling is
- * light: a link's figure is read only while it lags the link's answered visits. Answers on one link
- * can come out of order, so its k-th answered visit is seen once a reading counts k.
+ * Part 3c: freshness under load (issue 27), from a visit's 302 until the API counts it; a link's
+ * figure is polled only while it lags its answered visits (answers can come out of order).
  */
 import { formatTimestamp } from '../../lib/domain/time.ts';
 import { waitUntil } from '../../tools/wait.ts';

@@ -1,7 +1,6 @@
 /**
- * autocannon in a process of its own (not on the gateway's event loop): the job in argv, the counts
- * per status on stdout. Amount mode: every request is answered (or fails) before the run ends, so
- * "accepted" is exact, where a run bounded by time abandons requests the server may still commit.
+ * autocannon off the gateway's event loop: the job in argv, counts per status on stdout. Amount mode,
+ * so "accepted" is exact: a run bounded by time abandons requests the server may still commit.
  */
 import autocannon from 'autocannon';
 

@@ -9,12 +9,8 @@ export type Block = string | Cell[][];
 /** A goal and how the run did: a row of a goals table and, when missed, a finding. */
 export type Check = { what: string; value: string; goal: string; met: boolean };
 /** What a part is given: the stack and the endpoint cases (part 1 makes them), earlier parts' data. */
-export type Context = {
-  env: BenchEnvironment;
-  fixtures: Fixtures;
-  cases: EndpointCase[];
-  data: Record<string, unknown>;
-};
+export type Context = { env: BenchEnvironment; fixtures: Fixtures; cases: EndpointCase[]; data: Data };
+type Data = Record<string, unknown>;
 /** A part's section, summary line, goals, other problems (falsy: none) and what later parts use. */
 export interface Outcome {
   body: Array<Block | false>;
@@ -65,14 +61,9 @@ const blocks = (body: Array<Block | false>) =>
   body.flatMap((b) => (b === false || b.length === 0 ? [] : typeof b === 'string' ? b : table(b)));
 
 export type Section = { title: string; body: Array<Block | false> };
-export type Report = {
-  intro: string;
-  machine: Cell[][];
-  summary: string[];
-  findings: string[];
-  sections: Section[];
-  rerun: string;
-};
+/** The report: its intro and how to rerun, the machine's table, the summary, findings and sections. */
+export type Report = Record<'intro' | 'rerun', string> & Record<'summary' | 'findings', string[]> & Sections;
+type Sections = { machine: Cell[][]; sections: Section[] };
 
 export function renderMarkdown(r: Report): string {
   const out = ['# Benchmark results', r.intro, table(r.machine), `## Summary\n\n${list(r.summary)}`];

@@ -1,7 +1,6 @@
 /**
- * Parts 1 to 3 per endpoint (`endpoints.ts`): DynamoDB calls of a request against the route's
- * budget; latency through the gateway beside the floor (`floor.ts`), a floor run beside every
- * `FLOOR_EVERY`-th request so both see the same load; throughput on one hot link, counters exact.
+ * Parts 1 to 3 per endpoint: DynamoDB calls against the route's budget; latency beside the floor (a
+ * floor run beside every `FLOOR_EVERY`-th request: the same load); throughput, counters exact.
  */
 import { waitUntil } from '../../tools/wait.ts';
 import { createFixtures, type EndpointCase, endpointCases, formatOps, recordCases } from './endpoints.ts';
@@ -141,9 +140,8 @@ async function floorRate(run: () => Promise<unknown>, connections: number, secon
 }
 
 /**
- * Part 3: each counting endpoint on one fresh hot link (the exact-counter test and the worst case
- * for conflicts), autocannon in amount mode: a calibration run sets the rate, the main run fills the
- * duration at it. The floor: the endpoint's recorded DynamoDB requests in as many concurrent loops.
+ * Part 3: each counting endpoint on one fresh hot link (the worst case for conflicts): a calibration
+ * run sets the rate, the main run fills the duration at it; the floor replayed in as many loops.
  */
 export const loadPart: BenchPart = {
   name: 'load',
