@@ -153,27 +153,25 @@ async function measure(env: BenchEnvironment, all: Shape[]) {
   }
   // In: the campaign's series counts every request (fast rollups), and so do the series of the link
   // answered last and of its referrer (windowed rollups, written last).
-  const settled = await Promise.all(
-    runs.map(({ campaign, last, lastCount, accepted, kind }) => {
-      const metric = kind === 'visit' ? 'visits' : 'actions';
-      const count = (scope: Scope) => seriesCount(env, campaign.id, scope, metric);
-      const counted = async () =>
-        (await count({ kind: 'campaign' })) >= accepted &&
-        (await count({ kind: 'link', linkId: last.id })) >= lastCount &&
-        (await count({ kind: 'referrer', referrerId: last.referrer! })) >= lastCount;
-      return waitUntil(counted, SETTLE_TIMEOUT_MS, 500);
-    }),
-  );
+  type Run = (typeof runs)[number];
+  const settle = ({ campaign, last, lastCount, accepted, kind }: Run) => {
+    const count = (scope: Scope) => seriesCount(env, campaign.id, scope, `${kind}s`);
+    const counted = async () =>
+      (await count({ kind: 'campaign' })) >= accepted &&
+      (await count({ kind: 'link', linkId: last.id })) >= lastCount &&
+      (await count({ kind: 'referrer', referrerId: last.referrer! })) >= lastCount;
+    return waitUntil(counted, SETTLE_TIMEOUT_MS, 500);
+  };
+  const settled = await Promise.all(runs.map(settle));
   await waitPipelineIdle(env);
   const campaigns = runs.map((r) => r.campaign);
   const tracked = splitByCampaign(await env.proxy.tracked(), campaigns);
-  return Promise.all(
-    runs.map(async (r, i) => {
-      const usage = await capacityOf(env.table, tracked[i]!);
-      const capacity = { requests: r.accepted, perSecond: r.accepted / r.load.seconds, usage };
-      return { ...r, settled: settled[i]!, capacity };
-    }),
-  );
+  const priced = async (r: Run, i: number) => {
+    const usage = await capacityOf(env.table, tracked[i]!);
+    const capacity = { requests: r.accepted, perSecond: r.accepted / r.load.seconds, usage };
+    return { ...r, settled: settled[i]!, capacity };
+  };
+  return Promise.all(runs.map(priced));
 }
 
 const unitsOf = (c: MeasuredCapacity) =>

@@ -118,15 +118,13 @@ export async function startBenchEnvironment() {
 
 /** Reserve `n` ids of a kind, as a function reserves its block: the first of them. */
 export async function reserveIds(env: { table: Table }, kind: IdKind, n: number): Promise<number> {
-  const { Attributes } = await env.table.db.send(
-    new UpdateCommand({
-      ...{ TableName: env.table.name, Key: sequenceKey(kind), ReturnValues: 'UPDATED_NEW' },
-      UpdateExpression: 'ADD last_id :n SET #type = :type',
-      ExpressionAttributeNames: { '#type': 'type' },
-      ExpressionAttributeValues: { ':n': n, ':type': 'sequence' },
-    }),
-  );
-  return lastIdOf(Attributes) - n + 1;
+  const update = new UpdateCommand({
+    ...{ TableName: env.table.name, Key: sequenceKey(kind), ReturnValues: 'UPDATED_NEW' },
+    UpdateExpression: 'ADD last_id :n SET #type = :type',
+    ExpressionAttributeNames: { '#type': 'type' },
+    ExpressionAttributeValues: { ':n': n, ':type': 'sequence' },
+  });
+  return lastIdOf((await env.table.db.send(update)).Attributes) - n + 1;
 }
 
 /** Wait until the webhook pipeline and the purge are idle: no DynamoDB call but stream polls for a second. */

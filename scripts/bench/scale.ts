@@ -31,10 +31,7 @@ export const scalePart: BenchPart = {
     const noNext = check.headers['x-next-cursor'] === undefined;
     const lastPageOk = check.status === 200 && page.map((l) => l.id).join() === lastIds && noNext;
     const get = (p: string) => env.client.send({ method: 'GET', path: p });
-    const pages = [
-      { key: 'first', path },
-      { key: 'last', path: lastPath },
-    ];
+    const pages = Object.entries({ first: path, last: lastPath }).map(([key, path]) => ({ key, path }));
     const { p } = await timeWithFloors(env.proxy, get, pages, settings.pageSamples);
 
     // Delete, then watch the purge until neither the link list nor the campaign's partition holds an item.

@@ -27,6 +27,7 @@ export function visitors() {
   return (i: number) => `${BROWSER} v${run}.${i}`;
 }
 
+type Env = BenchEnvironment;
 export type BenchLink = { id: number; code: string; referrer: string | null };
 export const visitOf = (code: string, userAgent: string): RequestSpec => {
   return { method: 'GET', path: `/r/${code}`, headers: { 'user-agent': userAgent } };
@@ -66,12 +67,7 @@ let tags = 0;
  * A campaign made through the API and `n` links written straight into the table as `newLinkItem`
  * builds them, link i created at `createdMs + i`, each of a referrer of its own (`refs`) or of none.
  */
-export async function campaignWithWrittenLinks(
-  env: BenchEnvironment,
-  name: string,
-  n: number,
-  refs: boolean,
-) {
+export async function campaignWithWrittenLinks(env: Env, name: string, n: number, refs: boolean) {
   const { id: campaignId, url: campaignUrl } = await newCampaign(env, name);
   const firstId = await reserveIds(env, 'link', n);
   const tag = `W${(tags++).toString(36)}${Date.now().toString(36)}`.toUpperCase();
@@ -100,13 +96,7 @@ type Request = (i: number) => RequestSpec;
  * `n` requests, request i sent at i / `rate` s whatever the answers (at most 16 in flight): the
  * answers by status (0: none), the seconds to the last answer, the answers' delays after their due.
  */
-export async function paced(
-  env: BenchEnvironment,
-  n: number,
-  rate: number,
-  request: Request,
-  onAnswer?: OnAnswer,
-) {
+export async function paced(env: Env, n: number, rate: number, request: Request, onAnswer?: OnAnswer) {
   const client = benchClient(env.stack.baseUrl, env.apiKey, 16);
   const [statuses, late, sent] = [{} as Record<number, number>, [] as number[], [] as Array<Promise<void>>];
   const started = performance.now();
