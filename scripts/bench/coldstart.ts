@@ -105,11 +105,11 @@ export const coldPart: BenchPart = {
       .map(([p, bytes]) => [p, bytes - (floors[largest.floor].packages[p] ?? 0)] as const)
       .filter(([, d]) => Math.abs(d) >= 1024)
       .sort((a, b) => b[1] - a[1]);
-    const [bytes, cpu] = [dynamo.map((f) => f.bytes), dynamo.map((f) => med(f.own, 'cpu'))];
-    const [sizes, cpus, over] = [range(bytes, kib), range(cpu, ms), range(dynamo.map(cpuOver), signed)];
+    const [bytes, cpus] = [dynamo.map((f) => f.bytes), dynamo.map((f) => med(f.own, 'cpu'))];
+    const [sizes, cpuRange, over] = [range(bytes, kib), range(cpus, ms), range(dynamo.map(cpuOver), signed)];
     const overBudget = functions.filter((f) => f.bytes > BUNDLE_BUDGETS[budgetClassOf(f)]);
     const sizePoints = functions.map((f): Point => [f.name, f.bytes / 1024, floors[f.floor].bytes / 1024]);
-    const cpuPoints = functions.map((f): Point => [f.name, med(f.own, 'cpu'), med(f.paired, 'cpu')]);
+    const cpu = functions.map((f): Point => [f.name, med(f.own, 'cpu'), med(f.paired, 'cpu')]);
     return {
       body: [
         `Every function bundled as the CDK stack bundles it (\`infra/bundling.ts\`; build ${sec(buildMs)} s). Each function’s floor is a bundle of the AWS SDK clients it uses and nothing else, one command each (\`tools/floors/\`): DynamoDB for the HTTP functions, DynamoDB + SQS for the consumers that also send to SQS; a function without an SDK client is held to the DynamoDB floor. Import: a fresh \`node\` process imports \`index.mjs\` with \`--enable-source-maps\` and the function’s environment, floors exactly as functions, timed in wall time and in CPU time (user + system of the process while it imports). Each function is imported ${settings.coldStartPairs} times in a pair with its floor (one process right after the other, which goes first alternating, the pairs round-robin over the functions) and compared with it by the median of the paired differences in CPU time: the machine is shared, so wall time there is mostly waiting for a core, and what load remains falls on both sides of a pair alike. Goal: within 15 % of its floor, in size and in import CPU time, for every function with an SDK client. Budgets (\`test/unit/bundle-size.test.ts\`): functions with an AWS SDK client ${kib(BUNDLE_BUDGETS.sdk)} KiB; without one ${kib(BUNDLE_BUDGETS.noSdk)} KiB; documentation functions (openapi/docs routes) ${kib(BUNDLE_BUDGETS.docs)} KiB.`,
@@ -117,18 +117,13 @@ export const coldPart: BenchPart = {
 function | floor (SDK clients) | KiB | size vs floor | size ≤ +15 % | budget KiB | import ms, wall (median) | import ms, CPU (median) | CPU over its floor (median of pairs) | CPU vs floor | CPU ≤ +15 %
 ${[...functions.map(row), ...FLOORS.map(floorRow)].join('\n')}`),
         chart('Bundle size: bars the function, line its floor', 'KiB', sizePoints),
-        chart(
-          'Import CPU time (medians): bars the function, line its floor in the same pairs',
-          'ms',
-          cpuPoints,
-        ),
+        chart('Import CPU time (medians): bars the function, line its floor in the same pairs', 'ms', cpu),
         `What the largest DynamoDB function (${largest.name}) carries beyond its floor (≥ 1 KiB):`,
-        rows(
-          'package or folder | KiB more than the floor',
-          beyond.map(([p, d]) => `${p} | ${kib(d)}`),
-        ),
+        rows(`
+package or folder | KiB more than the floor
+${beyond.map(([p, d]) => `${p} | ${kib(d)}`).join('\n')}`),
       ],
-      summary: `Bundles: DynamoDB-only functions ${sizes} KiB vs their floor ${kib(floors.dynamodb.bytes)} KiB, import CPU ${cpus} ms vs ${ms(floorCpu('dynamodb'))} ms (${over} ms in the median pair); of ${sdk.length} functions with an SDK client, ${sdk.length - sizeOver.length} within +15 % of their own floor in size, ${sdk.length - cpuOverGoal.length} in import CPU time.`,
+      summary: `Bundles: DynamoDB-only functions ${sizes} KiB vs their floor ${kib(floors.dynamodb.bytes)} KiB, import CPU ${cpuRange} ms vs ${ms(floorCpu('dynamodb'))} ms (${over} ms in the median pair); of ${sdk.length} functions with an SDK client, ${sdk.length - sizeOver.length} within +15 % of their own floor in size, ${sdk.length - cpuOverGoal.length} in import CPU time.`,
       findings: [
         sizeOver.length > 0 &&
           `Bundle size: ${sizeOver.length} of ${sdk.length} functions with an SDK client are more than 15 % above their floor; the furthest is ${sizeWorst!.name}, ${kib(sizeWorst!.bytes)} KiB (${pct(sizeWorst!.bytes, floors[sizeWorst!.floor].bytes)} over the ${CLIENTS[sizeWorst!.floor]} floor).`,

@@ -42,6 +42,7 @@ const SETTLE_TIMEOUT_MS = 180_000;
 const NOT_BILLED: ItemKind[] = ['api key'];
 const lambdaMs = (ms: number) => MEMORY_GB * (ms / 1000) * P.lambdaArmGbSecond * 1e6;
 type Route = 'Visit' | 'CreateLinkAction';
+const ACTION = { method: 'POST', path: '/api/v1/action/referral_link' };
 /**
  * What one request writes to CloudWatch Logs, each event billed with 26 B more. Its count
  * (`VisitsRecorded`, `ActionsRecorded`) is the counting consumer's EMF line per stream batch.
@@ -130,15 +131,12 @@ async function measure(env: BenchEnvironment, all: Shape[]) {
   for (const [seed, { kind, shape, campaign }] of made.entries()) {
     const links = Array.from({ length: n }, sampler(shape.p, seed + 1)).map((i) => campaign.links[i]!);
     const agent = traffic.visitors();
-    const action = (code: string) => ({
-      referral_code: code,
-      action_type: 'purchase',
-      metadata: { source: 'bench' },
-    });
-    const request = (i: number): RequestSpec =>
-      kind === 'visit'
-        ? traffic.visitOf(links[i]!.code, agent(i))
-        : { method: 'POST', path: '/api/v1/action/referral_link', body: action(links[i]!.code) };
+    const purchase = { action_type: 'purchase', metadata: { source: 'bench' } };
+    const code = (i: number) => links[i]!.code;
+    const request = (i: number): RequestSpec => {
+      if (kind === 'visit') return traffic.visitOf(code(i), agent(i));
+      return { ...ACTION, body: { referral_code: code(i), ...purchase } };
+    };
     const ok = kind === 'visit' ? 302 : 201;
     const answered = new Map<traffic.BenchLink, number>();
     let last = campaign.links[0]!;
@@ -280,7 +278,7 @@ export const costPart: BenchPart = {
     const code = fixtures.referral_code;
     const visitSpec = traffic.visitOf(code, traffic.BROWSER);
     const actionBody = { referral_code: code, action_type: 'purchase' };
-    const actionSpec = { method: 'POST', path: '/api/v1/action/referral_link', body: actionBody };
+    const actionSpec = { ...ACTION, body: actionBody };
     const cold = (name: string) => importMs(data.cold, routeNamed(name).handler) || 0;
     const gateway = `API Gateway HTTP API | 1 request (no authorizer on /r) | ${P.httpApiPerMillion}`;
     const visitMs = await p50Of(env, data.latency, 'Visit', visitSpec);

@@ -1,17 +1,14 @@
 /** Statistics and number formats of the bench: nearest-rank percentiles over sorted copies. */
 export function percentile(values: readonly number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length
-    ? sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!
-    : NaN;
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted.length ? sorted[rank]! : NaN;
 }
 export const median = (values: readonly number[]) => percentile(values, 50);
-export const spread = (values: readonly number[]) => ({
-  p50: percentile(values, 50),
-  p95: percentile(values, 95),
-  p99: percentile(values, 99),
-  max: percentile(values, 100),
-});
+export function spread(values: readonly number[]) {
+  const [p50, p95, p99, max] = [50, 95, 99, 100].map((p) => percentile(values, p));
+  return { p50: p50!, p95: p95!, p99: p99!, max: max! };
+}
 
 /** Milliseconds with a precision that suits the magnitude. */
 export const ms = (v: number) =>
@@ -28,11 +25,8 @@ export const sleep = (milliseconds: number) => new Promise<void>((r) => setTimeo
 /** A deep page against the first (within 1.25×: the same), and whether the floor differs too. */
 export function pageVerdict(ratio: number, floorRatio: number): string {
   const near = (x: number) => x <= 1.25 && x >= 1 / 1.25;
-  return near(ratio)
-    ? 'same within noise'
-    : near(floorRatio)
-      ? 'DIFFERENT'
-      : 'different, and so is the floor';
+  if (near(ratio)) return 'same within noise';
+  return near(floorRatio) ? 'DIFFERENT' : 'different, and so is the floor';
 }
 
 /** A seeded generator (mulberry32): the same traffic every run. */
