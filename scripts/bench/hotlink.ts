@@ -9,9 +9,9 @@ import { getItems, putItems, visitItems } from '../../tools/table.ts';
 import { waitUntil } from '../../tools/wait.ts';
 import { capacityOf, checksOf, kindOf, mergeTracked, readsOf, writesOf } from './capacity.ts';
 import { type BenchEnvironment, reserveIds, waitPipelineIdle } from './environment.ts';
-import { type BenchPart, checks, checksTable, rows } from './report.ts';
+import { type BenchPart, checks, rows } from './report.ts';
 import { settings } from './settings.ts';
-import { sec } from './stats.ts';
+import { sec, yes } from './stats.ts';
 import { BROWSER, campaignWithLinks, runLoad, storedLink } from './traffic.ts';
 
 const [HOT_ITEM_GOAL, SAME_RATE_GOAL, CONNECTIONS] = [20, 0.1, 32];
@@ -169,7 +169,7 @@ ${runs.map(runRow).join('\n')}`),
         itemRows(hotRows, hotVisits),
         `Spread over ${spreadLinks} links (${spreadVisits} visits), the hottest items per 1,000 visits:`,
         itemRows(byWrites(spreadItems).slice(0, 3), spreadVisits),
-        checksTable(goals),
+        [['measure', 'value', 'goal', 'met'], ...goals.map((c) => [c.what, c.value, c.goal, yes(c.met)])],
       ],
       summary: `Hot link: ${linkWrites.toFixed(1)} writes on the link item per 1,000 visits (hottest item ${hottestWrites.toFixed(1)}) at ${hotRate.toFixed(0)} visits/s through the gateway; ${viral.linkWrites.toFixed(1)} (hottest ${viral.hottest?.writes.toFixed(1)}) in a burst at ${viral.perSecond.toFixed(0)} visits/s; ${hotRate.toFixed(0)} visits/s on one link vs ${spreadRate.toFixed(0)} spread (${(rateGap * 100).toFixed(0)} %); counters ${exact ? 'exact' : 'OFF'}.`,
       checks: goals,

@@ -1,7 +1,6 @@
 /** What a part is and gives back, and the report: Markdown with Mermaid charts, and the console's tables. */
 import type { EndpointCase, Fixtures } from './endpoints.ts';
 import type { BenchEnvironment } from './environment.ts';
-import { yes } from './stats.ts';
 
 export type Cell = string | number | undefined;
 /** A section's body: prose or a chart, or a table (the first row the headers). */
@@ -30,10 +29,6 @@ export const rows = (head: string, lines: string[] = []): string[][] =>
 /** Goals written likewise, a line each: what | value | goal | met (`true` or `false`). */
 export const checks = (text: string): Check[] =>
   rows(text).map(([what = '', value = '', goal = '', met]) => ({ what, value, goal, met: met === 'true' }));
-export const checksTable = (goals: Check[]): Cell[][] => [
-  ['measure', 'value', 'goal', 'met'],
-  ...goals.map((c) => [c.what, c.value, c.goal, yes(c.met)]),
-];
 export const findingsOf = (part: string, o: Outcome) => [
   ...(o.checks ?? []).filter((c) => !c.met).map((c) => `${part}: ${c.what}: ${c.value} (goal ${c.goal}).`),
   ...(o.findings ?? []).filter((f): f is string => !!f),
