@@ -34,13 +34,10 @@ async function startHost() {
   const heap = `-Xmx${Math.floor((totalmem() * 0.6) / 2 ** 20)}m`;
   const env = { ...process.env, JAVA_TOOL_OPTIONS: process.env.JAVA_TOOL_OPTIONS ?? heap };
   const child = await forkChild('./analytics-host.ts', [], env);
-  return {
-    dynamo: child.ready,
-    /** `sample`: the stack with its stream consumer; `load`: stopped, the stream off; `start`: without a stream poller. */
-    step: (step: 'sample' | 'load' | 'start', proxyUrl?: string, devApiKeys?: string) =>
-      child.ask<string>({ step, proxyUrl, devApiKeys }),
-    stop: child.stop,
-  };
+  /** `sample`: the stack with its stream consumer; `load`: stopped, the stream off; `start`: without a stream poller. */
+  const step = (step: 'sample' | 'load' | 'start', proxyUrl?: string, devApiKeys?: string) =>
+    child.ask<string>({ step, proxyUrl, devApiKeys });
+  return { dynamo: child.ready, step, stop: child.stop };
 }
 
 /** Write every item `items` yields, printing progress every 10 s: the items written and the seconds taken. */

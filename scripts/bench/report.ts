@@ -69,11 +69,12 @@ export function renderMarkdown(r: Report): string {
   return `${out.join('\n\n')}\n`;
 }
 
-export const renderConsole = (r: Report) =>
-  [
-    ...r.sections.map(
-      (s) => `\n== ${s.title} ==\n${blocks(s.body.filter((b) => typeof b !== 'string')).join('\n\n')}`,
-    ),
+export function renderConsole(r: Report) {
+  const tables = (s: Section) => blocks(s.body.filter((b) => typeof b !== 'string')).join('\n\n');
+  const sections = r.sections.map((s) => `\n== ${s.title} ==\n${tables(s)}`);
+  return [
+    ...sections,
     `\n== Summary ==\n${list(r.summary)}`,
     `\n== Goals missed / budgets exceeded / problems ==\n${list(r.findings)}`,
   ].join('\n');
+}
