@@ -22,14 +22,12 @@ export const FEED_PACK = 50;
 const TYPES = { series: 'analytics_series', referrer: 'analytics_referrer', board: 'analytics_board' };
 /** First ids reserved from the table's sequences, visits in the 30 days before `nowMs`, codes unique by `codeTag`. */
 export type CampaignSpec = Record<'tenant' | 'campaignId' | 'campaignUrl' | 'codeTag', string> & Counts;
-type Counts = Record<'links' | 'events' | 'firstLinkId' | 'firstActionId' | 'nowMs', number> & {
-  seed?: number;
-};
+type Counts = Record<'links' | 'events' | 'firstLinkId' | 'firstActionId' | 'nowMs' | 'seed', number>;
 
 /** Visits per link, and per visit (in time order) its link, time and uniqueness. */
 export type Traffic = { visits: Int32Array; link: Int32Array; at: Float64Array; unique: Uint8Array };
 export function traffic(spec: CampaignSpec): Traffic {
-  const rnd = random(spec.seed ?? 14);
+  const rnd = random(spec.seed);
   const weights = Array.from({ length: spec.links }, (_, i) => 1 / (i + 1));
   const total = weights.reduce((a, b) => a + b, 0);
   const visits = Int32Array.from(weights, (w) => Math.floor((spec.events * w) / total));
