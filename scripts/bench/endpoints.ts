@@ -98,9 +98,8 @@ export async function createFixtures(env: BenchEnvironment): Promise<Fixtures> {
   const signup = await post<{ id: number }>('/api/v1/referred_user', user);
   // Its webhook test POSTs to the gateway's own liveness route (a 405: the test's answer says so).
   const { id: hook_campaign_id } = await campaign('Hooks');
-  await env.client.call('PATCH', `/api/v1/campaign?id=${hook_campaign_id}`, {
-    webhook_url: `${env.stack.baseUrl}/health`,
-  });
+  const hook = { webhook_url: `${env.stack.baseUrl}/health` };
+  await env.client.call('PATCH', `/api/v1/campaign?id=${hook_campaign_id}`, hook);
   const ids = { campaign_id, link_id: `${link_id}`, event_id: `evt_referred_user_${signup.id}` };
   return { ...user, ...ids, referrer_id: 'bench', hook_campaign_id };
 }

@@ -66,9 +66,7 @@ async function run(env: BenchEnvironment, name: string, campaign: Campaign, rate
   const totals = (b: { totals: { visits: number } }) => b.totals.visits;
   const link = (key: string) => links[Number(key)]!;
   const ifLags = (f: Figure, path: (l: BenchLink) => string, value: (body: never) => number) =>
-    keysOf(f)
-      .filter((key) => lags(f, key))
-      .map((key) => read(f, [key], path(link(key)), value));
+    keysOf(f).flatMap((key) => (lags(f, key) ? [read(f, [key], path(link(key)), value)] : []));
   const top = (f: Figure, by: string, has: (e: Top[number], l: BenchLink) => boolean) => {
     const path = `/api/v1/analytics/${campaignId}/top?metric=visits&by=${by}&limit=${TOP_LIMIT}`;
     return read(f, tracked, path, (b: Top, key) => b.find((e) => has(e, link(key)))?.value ?? 0);

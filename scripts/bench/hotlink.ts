@@ -17,10 +17,8 @@ import { BROWSER, campaignWithLinks, runLoad, storedLink } from './traffic.ts';
 const [HOT_ITEM_GOAL, SAME_RATE_GOAL, CONNECTIONS] = [20, 0.1, 32];
 const DRAIN_TIMEOUT_MS = 180_000;
 /** The links' stored `total_clicks`, summed (read straight from DynamoDB Local, not counted). */
-async function clicksOf(env: BenchEnvironment, codes: readonly string[]): Promise<number> {
-  const items = await getItems(codes.map(linkKey), env.table);
-  return items.reduce((a, item) => a + Number(item?.total_clicks ?? 0), 0);
-}
+const clicksOf = async (env: BenchEnvironment, codes: readonly string[]) =>
+  (await getItems(codes.map(linkKey), env.table)).reduce((a, item) => a + Number(item?.total_clicks ?? 0), 0);
 const byWrites = (items: ItemAccesses[]) =>
   [...items].sort((a, b) => writesOf(b.counts) - writesOf(a.counts));
 

@@ -59,9 +59,7 @@ async function measure(env: BenchEnvironment, c: EndpointCase, n: number) {
     if (res.status !== c.status)
       throw new Error(`${c.label}: expected ${c.status}, got ${res.status} ${res.body}`);
   };
-  const runFloor = async () => {
-    if (c.floor) floor.push((await timed(c.floor.run))[1]);
-  };
+  const runFloor = async () => void (c.floor && floor.push((await timed(c.floor.run))[1]));
   const before = (await env.proxy.snapshot()).counts;
   for (let i = 0; i < n; i++) {
     if (i % FLOOR_EVERY) await runStack();

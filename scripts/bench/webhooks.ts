@@ -31,13 +31,13 @@ async function arrivals(rx: Receiver, ids: string[], timeoutMs: number) {
   return byId();
 }
 
+const USER_ACTION = '/api/v1/action/referred_user';
 type BenchAction = { id: number; referral_link: { campaign_id: string } };
 const eventIdOf = (a: BenchAction) => actionEventId(a.id, a.referral_link.campaign_id);
-const linkAction = (env: BenchEnvironment, code: string, metadata?: object) =>
-  env.client.call<BenchAction>('POST', '/api/v1/action/referral_link', {
-    ...{ referral_code: code, action_type: 'purchase' },
-    ...(metadata && { metadata }),
-  });
+const linkAction = (env: BenchEnvironment, code: string, metadata?: object) => {
+  const action = { referral_code: code, action_type: 'purchase', ...(metadata && { metadata }) };
+  return env.client.call<BenchAction>('POST', '/api/v1/action/referral_link', action);
+};
 
 /** A campaign whose webhook_url is `url` (set through PATCH, as a customer would), and a link of it. */
 async function webhookCampaign(env: BenchEnvironment, name: string, url: string) {
@@ -122,11 +122,9 @@ export const webhooksPart: BenchPart = {
       const user = { referral_code: code, referred_user_id: 'bench-user' };
       const signup = await env.client.call<{ id: number }>('POST', '/api/v1/referred_user', user);
       await arrivals(rx, [`evt_referred_user_${signup.id}`], 30_000);
+      const byUser = { campaign_id: campaignId, referred_user_id: 'bench-user', action_type: 'purchase' };
       const userAction = (i: number) =>
-        env.client.call<BenchAction>('POST', '/api/v1/action/referred_user', {
-          ...{ campaign_id: campaignId, referred_user_id: 'bench-user' },
-          ...{ action_type: 'purchase', metadata: { n: i } },
-        });
+        env.client.call<BenchAction>('POST', USER_ACTION, { ...byUser, metadata: { n: i } });
       const userLatency = summary([await paced(rx, WEBHOOK_PACE_MS, userAction, (i) => i < few)]);
 
       // Floor: a delivered body, signed and POSTed straight to the receiver, one at a time and 10 at a time.
