@@ -27,10 +27,8 @@ const PARTS: report.BenchPart[] = [
   ...[scalePart, analyticsPart, isolationPart, costPart, outagePart],
 ];
 if (process.argv.includes('--help')) {
-  const names = PARTS.map((p) => p.name).join(', ');
-  console.log(
-    `npm run bench [-- --full] [-- --write]\n\nBENCH_PARTS: ${names}\n\nscale (environment variable, default run / --full):\n${help}`,
-  );
+  const [usage, names] = ['npm run bench [-- --full] [-- --write]', PARTS.map((p) => p.name).join(', ')];
+  console.log(`${usage}\n\nBENCH_PARTS: ${names}\n\nscale (variable, default run / --full):\n${help}`);
   process.exit(0);
 }
 const only = (process.env.BENCH_PARTS ?? '').split(',').flatMap((p) => p.trim() || []);
@@ -42,10 +40,8 @@ const selected = PARTS.filter((p) => wanted(p) || (p === callsPart && stackWante
 const started = performance.now();
 const log = (message: string) =>
   console.log(`[bench ${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${message}`);
-const loadAverage = () =>
-  loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' / ');
+const twoPlaces = (n: number) => n.toFixed(2);
+const loadAverage = () => loadavg().map(twoPlaces).join(' / ');
 const list = (entries: Array<[string, unknown]>, sep: string) =>
   entries.map(([k, v]) => `${k}${sep}${v}`).join(', ');
 

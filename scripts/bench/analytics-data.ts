@@ -1,7 +1,4 @@
-/**
- * The analytics part's campaign and all its visits leave in the table, built with the writers' item
- * builders; the counting consumer's items summed here (its stream path would take hours).
- */
+/** The analytics part's campaign and its items, built with the writers' builders; the rollups summed here. */
 import * as an from '../../lib/db/entities/analytics.ts';
 import { newCampaignItem } from '../../lib/db/entities/campaign.ts';
 import { newLinkItem, type StoredLinkItem } from '../../lib/db/entities/link.ts';
@@ -112,10 +109,7 @@ function attributesOf(t: Totals, i: number, names: typeof an.LINK_TOTALS) {
   return out;
 }
 
-/**
- * What the counting consumer derives from the visits (`lib/analytics/rollup-items.ts`), summed: the
- * series, links' and referrers' totals, a board per ranking, each with one shard's high-water mark.
- */
+/** The counting consumer's items for these visits, summed (`lib/analytics/rollup-items.ts`). */
 export function rollups(spec: CampaignSpec, t: Traffic) {
   const { tenant, campaignId } = spec;
   const mark = { [an.highWaterAttribute('bench')]: an.highWaterValue('1', spec.nowMs) };

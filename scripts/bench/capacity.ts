@@ -1,7 +1,4 @@
-/**
- * DynamoDB capacity per kind of item from the items a stretch of traffic touched by key, their sizes
- * read back, and the on-demand rules (written out in part 7's prose).
- */
+/** DynamoDB capacity per kind of item: the items touched by key, their sizes read back, on-demand rules. */
 import type { ItemAccesses } from '../../lib/local/dynamodb-counter.ts';
 import { tableDefinition } from '../../lib/table-definition.ts';
 import { getItems, type Table } from '../../tools/table.ts';
@@ -62,10 +59,7 @@ export function mergeTracked(items: readonly ItemAccesses[]) {
   return [...byKey.values()];
 }
 
-/**
- * The tracked items split between campaigns by the id or link code their key holds; an item of
- * none (id blocks, the day's visitor key) is shared out in proportion to each campaign's writes.
- */
+/** Tracked items split by the campaign their key names; those of none shared out by each one's writes. */
 type Owner = { id: string; codes: readonly string[] };
 export function splitByCampaign(tracked: readonly ItemAccesses[], campaigns: readonly Owner[]) {
   const owners = new Map(

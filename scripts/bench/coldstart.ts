@@ -1,7 +1,6 @@
 /**
- * Part 4: every function's bundle as CDK builds it beside its floor (the SDK clients it uses and
- * nothing else), each imported in a fresh process in a pair with its floor, compared by the median
- * of the paired CPU time differences, which other load hardly moves (unlike wall time).
+ * Part 4: each function's bundle as CDK builds it beside its floor (the SDK clients it uses alone),
+ * imported in pairs with it and compared by CPU time, which other load hardly moves (wall time does).
  */
 import { execFile } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
@@ -67,8 +66,7 @@ export function importMs(data: unknown, name: string): number {
 }
 /** Its import CPU time over its floor's: the median of its paired differences. */
 const cpuOver = (f: Measured) => median(f.own.map((s, i) => s.cpu - f.paired[i]!.cpu));
-const range = (values: number[], f: (n: number) => string) =>
-  `${f(Math.min(...values))}–${f(Math.max(...values))}`;
+const range = (xs: number[], f: (n: number) => string) => `${f(Math.min(...xs))}–${f(Math.max(...xs))}`;
 
 export const coldPart: BenchPart = {
   name: 'cold',

@@ -1,7 +1,6 @@
 /**
- * Part 7: a cost model on paper per traffic shape, for visits and API actions (endpoint 12). Six
- * runs back to back under one tracked stretch of the counting proxy (six waits for the windowed
- * rollups would take minutes), split between the runs by campaign, priced per kind of item.
+ * Part 7: a cost model per traffic shape for visits and API actions: six runs under one tracked
+ * stretch of the proxy (six waits for the windowed rollups would take minutes), split by campaign.
  */
 import { type Scope, seriesPointsFromItem, seriesSortKey } from '../../lib/db/entities/analytics.ts';
 import { ACCESS_LOG_FIELDS } from '../../lib/observability/access-log.ts';
@@ -43,10 +42,7 @@ const NOT_BILLED: ItemKind[] = ['api key'];
 const lambdaMs = (ms: number) => MEMORY_GB * (ms / 1000) * P.lambdaArmGbSecond * 1e6;
 type Route = 'Visit' | 'CreateLinkAction';
 const ACTION = { method: 'POST', path: '/api/v1/action/referral_link' };
-/**
- * What one request writes to CloudWatch Logs, each event billed with 26 B more. Its count
- * (`VisitsRecorded`, `ActionsRecorded`) is the counting consumer's EMF line per stream batch.
- */
+/** What a request writes to CloudWatch Logs (26 B more per event); its count is the consumer's EMF line. */
 function logBytes(route: Route) {
   const [status, userAgent] =
     route === 'Visit' ? ['302', traffic.BROWSER] : ['201', 'python-requests/2.32.3'];
@@ -149,8 +145,7 @@ async function measure(env: BenchEnvironment, all: Shape[]) {
     runs.push({ kind, shape, campaign, load, accepted, last, lastCount: answered.get(last) ?? 0 });
     console.log(`   ${kind}s, ${shape.label}: ${accepted} at ${(accepted / load.seconds).toFixed(1)}/s`);
   }
-  // In: the campaign's series counts every request (fast rollups), and so do the series of the link
-  // answered last and of its referrer (windowed rollups, written last).
+  // Settled: the campaign's series (fast rollups) and the last link's and referrer's (windowed) count all.
   type Run = (typeof runs)[number];
   const settle = ({ campaign, last, lastCount, accepted, kind }: Run) => {
     const count = (scope: Scope) => seriesCount(env, campaign.id, scope, `${kind}s`);

@@ -1,7 +1,4 @@
-/**
- * Every endpoint parts 1 to 3 measure: a route of `lib/routes.ts` with what its request fills in. A
- * route without a recipe is measured plainly or listed as not measured: none escapes the bench unseen.
- */
+/** Every endpoint parts 1 to 3 measure: a route of `lib/routes.ts` and what its request fills in. */
 import type { RecordedCall } from '../../lib/local/dynamodb-counter.ts';
 import { operations } from '../../lib/operations/definitions.ts';
 import { routeNamed, routes } from '../../lib/routes.ts';

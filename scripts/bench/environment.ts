@@ -1,7 +1,4 @@
-/**
- * The bench's own stack: DynamoDB Local, the counting proxy (a child process: off the stack's event
- * loop), the local stack on a free port; and its HTTP client, node:http keep-alive (leaner than fetch).
- */
+/** The bench's stack (DynamoDB Local, the counting proxy in a child process, the local stack) and client. */
 import { fork, type StdioOptions } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { Agent, type IncomingHttpHeaders, request } from 'node:http';

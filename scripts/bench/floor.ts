@@ -1,7 +1,4 @@
-/**
- * An endpoint's floor: the DynamoDB requests of one request as recorded, replayed through a bare SDK
- * client in the same order and parallelism (a conditional write is refused: same round trip).
- */
+/** An endpoint's floor: its DynamoDB requests as recorded, replayed through a bare SDK client in order. */
 import { Agent } from 'node:http';
 import * as sdk from '@aws-sdk/client-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
@@ -77,10 +74,7 @@ type Recorder = { url: string; recording(run: () => Promise<unknown>): Promise<R
 type Send = (path: string) => Promise<unknown>;
 type Choose = (calls: RecordedCall[]) => RecordedCall[];
 type Paths = ReadonlyArray<{ key: string; path: string }>;
-/**
- * Each path recorded, then timed `n` times interleaved: through the gateway, its DynamoDB requests
- * replayed (`floor`), and `alone` of them. `p(key, what, q)`: the q-th percentile of its times.
- */
+/** Each path recorded, then timed `n` times interleaved: through the gateway, as its floor, and `alone`. */
 export async function timeWithFloors(proxy: Recorder, send: Send, paths: Paths, n: number, alone?: Choose) {
   const recorded: Record<string, RecordedCall[]> = {};
   const runs: Record<string, () => Promise<unknown>> = {};

@@ -1,7 +1,4 @@
-/**
- * Part 3c: freshness under load (issue 27), from a visit's 302 until the API counts it; a link's
- * figure is polled only while it lags its answered visits (answers can come out of order).
- */
+/** Part 3c: freshness under load (issue 27), from a visit's 302 until the API counts it. */
 import { formatTimestamp } from '../../lib/domain/time.ts';
 import { waitUntil } from '../../tools/wait.ts';
 import { type BenchEnvironment, benchClient } from './environment.ts';
@@ -92,9 +89,7 @@ async function run(env: BenchEnvironment, name: string, campaign: Campaign, rate
   const agent = visitors();
   const visit = (j: number, i: number) => visitOf(links[j]!.code, agent(i));
   const answered = (j: number, status: number, at: number) => {
-    if (status !== 302) return;
-    answers.get(String(j))!.push(at);
-    answers.get('all')!.push(at);
+    if (status === 302) for (const key of [String(j), 'all']) answers.get(key)!.push(at);
   };
   const pollers = [loop(FAST_MS, fast), loop(SLOW_MS, slow)];
   const started = performance.now();

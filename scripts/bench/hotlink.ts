@@ -1,7 +1,4 @@
-/**
- * Part 3b: one hot link (issue 14): unique visits as fast as the stack takes them, on one link and
- * spread, every item touched counted; a burst written into the table, counted at a viral rate.
- */
+/** Part 3b: one hot link (issue 14) against spread links, and a burst at a viral rate, every item counted. */
 import { linkKey } from '../../lib/db/entities/link.ts';
 import { newVisitItem } from '../../lib/db/entities/visit.ts';
 import type { ItemAccesses } from '../../lib/local/dynamodb-counter.ts';
@@ -19,9 +16,7 @@ const DRAIN_TIMEOUT_MS = 180_000;
 /** The links' stored `total_clicks`, summed (read straight from DynamoDB Local, not counted). */
 const clicksOf = async (env: BenchEnvironment, codes: readonly string[]) =>
   (await getItems(codes.map(linkKey), env.table)).reduce((a, item) => a + Number(item?.total_clicks ?? 0), 0);
-const byWrites = (items: ItemAccesses[]) =>
-  [...items].sort((a, b) => writesOf(b.counts) - writesOf(a.counts));
-
+const byWrites = (all: ItemAccesses[]) => [...all].sort((a, b) => writesOf(b.counts) - writesOf(a.counts));
 type Campaign = Awaited<ReturnType<typeof campaignWithLinks>>;
 /** `amount` unique visits, then a wait until `total_clicks` holds them; with `track`, the items touched. */
 async function drive(env: BenchEnvironment, { id, codes }: Campaign, amount: number, track = true) {

@@ -21,11 +21,10 @@ export interface Outcome {
 /** One part: the name `BENCH_PARTS` knows, its section's title, and `standalone` if it needs no bench stack. */
 export type BenchPart = { name: string; title: string; standalone?: true; run(c: Context): Promise<Outcome> };
 /** A table written as the text it renders to, cells split at ' | ': the headers' line, then the rows' lines. */
-export const rows = (head: string, lines: string[] = []): string[][] =>
-  [head.trim(), ...lines]
-    .join('\n')
-    .split('\n')
-    .map((text) => text.split(/ \|(?= |$)/).map((cell) => cell.trim()));
+export const rows = (head: string, lines: string[] = []): string[][] => {
+  const cells = (text: string) => text.split(/ \|(?= |$)/).map((cell) => cell.trim());
+  return [head.trim(), ...lines].join('\n').split('\n').map(cells);
+};
 /** Goals written likewise, a line each: what | value | goal | met (`true` or `false`). */
 export const checks = (text: string): Check[] =>
   rows(text).map(([what = '', value = '', goal = '', met]) => ({ what, value, goal, met: met === 'true' }));

@@ -1,7 +1,4 @@
-/**
- * Parts 1 to 3 per endpoint: DynamoDB calls against the route's budget; latency beside the floor (a
- * floor run beside every `FLOOR_EVERY`-th request: the same load); throughput, counters exact.
- */
+/** Parts 1 to 3 per endpoint: DynamoDB calls against the budget, latency beside the floor, throughput. */
 import { waitUntil } from '../../tools/wait.ts';
 import { createFixtures, type EndpointCase, endpointCases, formatOps, recordCases } from './endpoints.ts';
 import { type BenchEnvironment, startBenchEnvironment, waitPipelineIdle } from './environment.ts';
@@ -137,10 +134,7 @@ async function floorRate(run: () => Promise<unknown>, connections: number, secon
   return done / ((performance.now() - started) / 1000);
 }
 
-/**
- * Part 3: each counting endpoint on one fresh hot link (the worst case for conflicts): a calibration
- * run sets the rate, the main run fills the duration at it; the floor replayed in as many loops.
- */
+/** Part 3: each counting endpoint on one fresh hot link, autocannon at a calibrated rate; counters exact. */
 export const loadPart: BenchPart = {
   name: 'load',
   title: '3. Throughput under load, and exact counters',

@@ -1,7 +1,4 @@
-/**
- * Traffic for the parts: campaigns and links, visitors of their own, and two load generators:
- * `runLoad`, autocannon as fast as the stack answers, and `paced`, an open loop timing every answer.
- */
+/** Traffic for the parts: campaigns and links, visitors, and two load generators (`runLoad`, `paced`). */
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -63,10 +60,7 @@ export const codeOf = (tag: string, i: number): string =>
   (i < 32 ? tag : codeOf(tag, Math.floor(i / 32))) + CODE_ALPHABET[i % 32];
 
 let tags = 0;
-/**
- * A campaign made through the API and `n` links written straight into the table as `newLinkItem`
- * builds them, link i created at `createdMs + i`, each of a referrer of its own (`refs`) or of none.
- */
+/** A campaign made through the API and `n` links written straight into the table, link i created at +i ms. */
 export async function campaignWithWrittenLinks(env: Env, name: string, n: number, refs: boolean) {
   const { id: campaignId, url: campaignUrl } = await newCampaign(env, name);
   const firstId = await reserveIds(env, 'link', n);

@@ -1,7 +1,4 @@
-/**
- * Parts 5 and 5b: webhooks through the local pipeline to `tools/webhook-receiver.ts`, each delivery
- * verified as a customer would; the floor is the last hop alone, through the delivery's HTTP client.
- */
+/** Parts 5 and 5b: webhooks through the local pipeline, verified as a customer would, beside the last hop. */
 import { Webhook } from 'standardwebhooks';
 import { newActionItem } from '../../lib/db/entities/action.ts';
 import { attemptLogPartition } from '../../lib/db/entities/webhook-attempt.ts';
