@@ -12,7 +12,7 @@ const SCALES = {
   hotlinkLinks: ['BENCH_HOTLINK_LINKS', 50, 100, 'links the hot-link runs spread visits over (3b)'],
   burstVisits: ['BENCH_BURST_VISITS', 3_000, 10_000, 'visits of the burst written into the table (3b)'],
   freshnessRate: ['BENCH_FRESHNESS_RATE', 50, 50, 'visits/s of the freshness and cost runs (3c, 7)'],
-  freshnessSeconds: ['BENCH_FRESHNESS_SECONDS', 60, 90, 'length of the spread and hot freshness runs (3c)'],
+  freshnessSeconds: ['BENCH_FRESHNESS_SECONDS', 30, 90, 'length of the spread and hot freshness runs (3c)'],
   freshnessLinks: ['BENCH_FRESHNESS_LINKS', 500, 500, 'links of the spread freshness run (3c)'],
   trickleVisits: ['BENCH_TRICKLE_VISITS', 10, 100, 'visits one a second on one link, each alone (3c)'],
   webhookEvents: ['BENCH_WEBHOOK_EVENTS', 40, 200, 'actions timed to their delivery (5)'],
