@@ -1,39 +1,21 @@
 /**
- * Part 7: a cost model on paper, per traffic shape, for visits and API actions (endpoint 12) at
- * the freshness part's steady rate. The six runs go back to back, each on a campaign of its own,
- * under one tracked stretch of the counting proxy that ends once every run's rollups are in the
- * table, windowed ones included (six separate waits for those would take minutes); it is split
- * between the runs by campaign (`splitByCampaign`) and priced per kind of item (`capacity.ts`).
+ * Part 7: a cost model per traffic shape for visits and API actions: six runs under one tracked
+ * stretch of the proxy (six waits for the windowed rollups would take minutes), split by campaign.
  */
-import { seriesPointsFromItem, seriesSortKey } from '../../lib/db/entities/analytics.ts';
+import { type Scope, seriesPointsFromItem, seriesSortKey } from '../../lib/db/entities/analytics.ts';
 import { ACCESS_LOG_FIELDS } from '../../lib/observability/access-log.ts';
 import { routeNamed } from '../../lib/routes.ts';
 import { campaignItems } from '../../tools/table.ts';
 import { waitUntil } from '../../tools/wait.ts';
-import {
-  capacityOf,
-  type ItemKind,
-  type KindUsage,
-  perRequest,
-  ROLLUP_KINDS,
-  splitByCampaign,
-} from './capacity.ts';
+import { capacityOf, type ItemKind, type KindUsage, ROLLUP_KINDS, splitByCampaign } from './capacity.ts';
 import { importMs } from './coldstart.ts';
-import { type BenchEnvironment, waitPipelineIdle } from './environment.ts';
+import { type BenchEnvironment, type RequestSpec, waitPipelineIdle } from './environment.ts';
 import type { Burst } from './hotlink.ts';
-import type { RequestSpec } from './http-client.ts';
 import { type BenchPart, type Cell, checks, rows } from './report.ts';
 import type { LatencyRow } from './requests.ts';
 import { settings } from './settings.ts';
-import { median, random, usd } from './stats.ts';
-import {
-  type BenchLink,
-  BROWSER,
-  campaignWithLinks,
-  campaignWithWrittenLinks,
-  paced,
-  visitors,
-} from './traffic.ts';
+import { median, random, timed, usd } from './stats.ts';
+import * as traffic from './traffic.ts';
 
 /** us-east-1 public list prices (USD) as known to the author (AWS pricing pages, 2025); not fetched: check them. */
 const P = {
@@ -58,14 +40,13 @@ const SETTLE_TIMEOUT_MS = 180_000;
 /** The authorizer's key lookup: cached 60 s per key by API Gateway in AWS, so ≈ 0 per request. */
 const NOT_BILLED: ItemKind[] = ['api key'];
 const lambdaMs = (ms: number) => MEMORY_GB * (ms / 1000) * P.lambdaArmGbSecond * 1e6;
-
-/**
- * What one request writes to CloudWatch Logs, each event billed with 26 B more. The visit's and the
- * action's counts (`VisitsRecorded`, `ActionsRecorded`) are the counting consumer's, one EMF line
- * per stream batch: no line of the request's.
- */
-function logBytes(route: 'Visit' | 'CreateLinkAction', status: string, userAgent: string) {
-  const { method, path } = routeNamed(route);
+type Route = 'Visit' | 'CreateLinkAction';
+const ACTION = { method: 'POST', path: '/api/v1/action/referral_link' };
+/** What a request writes to CloudWatch Logs (26 B more per event); its count is the consumer's EMF line. */
+function logBytes(route: Route) {
+  const [status, userAgent] =
+    route === 'Visit' ? ['302', traffic.BROWSER] : ['201', 'python-requests/2.32.3'];
+  const { method, path, platformLogs } = routeNamed(route);
   const sample: Record<string, string> = {
     ...{ requestId: 'dF3kQhYsIAMEJmw=', apiId: 'a1b2c3d4e5', requestTime: '24/Nov/2026:07:55:01 +0000' },
     ...{ httpMethod: method, path, routeKey: `${method} ${path}`, status, integrationStatus: status },
@@ -76,14 +57,13 @@ function logBytes(route: 'Visit' | 'CreateLinkAction', status: string, userAgent
   const access = JSON.stringify(Object.fromEntries(fields));
   // The handler's `request` line (`lib/observability/logger.ts`); the redirect writes it only for an error.
   const request = `{"level":"INFO","message":"request","timestamp":"2026-11-24T07:55:01.123Z","service":"referral-api","xray_trace_id":"1-6742e0b5-2b5c8f1e9a0d4c3b2a190817","request_id":"c0ffee00-1234-4abc-9def-0123456789ab","route":"${method} ${path}","tenant":"acme","status":${status},"duration_ms":12}`;
-  const platform = routeNamed(route).platformLogs === false ? [] : PLATFORM_LINES;
-  const lines = (route === 'Visit' ? [access] : [access, request]).map((l) => Buffer.byteLength(l));
-  const [a, r] = lines;
-  const platformText = platform.length
-    ? `START/END/REPORT ${platform.reduce((x, y) => x + y)} B`
-    : 'no START/END/REPORT';
+  const platform = platformLogs === false ? [] : PLATFORM_LINES;
+  const [a, r] = (route === 'Visit' ? [access] : [access, request]).map((l) => Buffer.byteLength(l));
+  const lines = [a!, ...(r ? [r] : []), ...platform];
+  const platformBytes = platform.reduce((x, y) => x + y, 0);
+  const platformText = platform.length ? `START/END/REPORT ${platformBytes} B` : 'no START/END/REPORT';
   return {
-    bytes: [...lines, ...platform].reduce((sum, b) => sum + b + 26, 0),
+    bytes: lines.reduce((sum, b) => sum + b + 26, 0),
     what: `access line ${a} B, no EMF line (counted per stream batch), ${r ? `request line ${r} B` : 'no request line'}, ${platformText}, 26 B per event`,
   };
 }
@@ -103,23 +83,15 @@ function shapes(zipfLinks: number): Shape[] {
 /** Draws a link by its share, from a seeded generator: the same traffic every run. */
 function sampler(p: readonly number[], seed: number) {
   let sum = 0;
-  const cumulative = p.map((x) => (sum += x));
-  const rnd = random(seed);
+  const [cumulative, rnd] = [p.map((x) => (sum += x)), random(seed)];
   return () => {
     const x = rnd() * sum;
-    let [lo, hi] = [0, p.length - 1];
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (cumulative[mid]! < x) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
+    return cumulative.findIndex((c) => c >= x);
   };
 }
 
 /** Expected distinct links among `n` requests, link i drawn with probability p_i: Σ 1 − (1 − p_i)^n. */
 const distinct = (p: readonly number[], n: number) => p.reduce((a, pi) => a + 1 - (1 - pi) ** n, 0);
-
 /** The floor's formula (written out in the report) for a shape at `rate` requests/s over `seconds`. */
 function floorOf(p: readonly number[], rate: number, seconds: number) {
   const perBatch = distinct(p, rate);
@@ -130,26 +102,10 @@ function floorOf(p: readonly number[], rate: number, seconds: number) {
 }
 
 type MeasuredCapacity = { requests: number; perSecond: number; usage: KindUsage[] };
-
-/** The count of `metric` in the campaign's series, and in those of `link` and its referrer (from the table). */
-function seriesCounts(
-  env: BenchEnvironment,
-  campaignId: string,
-  link: BenchLink,
-  metric: 'visits' | 'actions',
-) {
-  const scopes = [
-    { kind: 'campaign' as const },
-    { kind: 'link' as const, linkId: link.id },
-    { kind: 'referrer' as const, referrerId: link.referrer! },
-  ];
-  return Promise.all(
-    scopes.map(async (scope) =>
-      (await campaignItems(env.tenant, campaignId, seriesSortKey(scope, ''), env.table))
-        .filter((item) => !String(item.SK).endsWith('#T'))
-        .reduce((a, item) => a + (seriesPointsFromItem(item, 'day')[0]?.[metric] ?? 0), 0),
-    ),
-  );
+async function seriesCount(env: BenchEnvironment, id: string, scope: Scope, metric: 'visits' | 'actions') {
+  const items = await campaignItems(env.tenant, id, seriesSortKey(scope, ''), env.table);
+  const days = items.filter((item) => !String(item.SK).endsWith('#T'));
+  return days.reduce((a, item) => a + (seriesPointsFromItem(item, 'day')[0]?.[metric] ?? 0), 0);
 }
 
 /** The six runs, tracked from the first request until every run's rollups are written. */
@@ -157,112 +113,89 @@ async function measure(env: BenchEnvironment, all: Shape[]) {
   const { freshnessRate: rate, costSeconds } = settings;
   const n = Math.round(rate * costSeconds);
   const made = [];
-  for (const traffic of ['visit', 'action'] as const)
+  for (const kind of ['visit', 'action'] as const)
     for (const shape of all) {
-      const [name, links] = [`cost-${traffic}-${shape.key}`, shape.p.length];
+      const [name, links] = [`cost-${kind}-${shape.key}`, shape.p.length];
       const campaign = await (links > 100
-        ? campaignWithWrittenLinks(env, name, links, true)
-        : campaignWithLinks(env, name, links));
-      made.push({ traffic, shape, campaign });
+        ? traffic.campaignWithWrittenLinks(env, name, links, true)
+        : traffic.campaignWithLinks(env, name, links));
+      made.push({ kind, shape, campaign });
     }
   await waitPipelineIdle(env);
   await env.proxy.track();
   const runs = [];
-  for (const [seed, { traffic, shape, campaign }] of made.entries()) {
+  for (const [seed, { kind, shape, campaign }] of made.entries()) {
     const links = Array.from({ length: n }, sampler(shape.p, seed + 1)).map((i) => campaign.links[i]!);
-    const agent = visitors();
-    const body = (i: number) => ({
-      referral_code: links[i]!.code,
-      action_type: 'purchase',
-      metadata: { source: 'bench' },
-    });
-    const request = (i: number): RequestSpec =>
-      traffic === 'visit'
-        ? { method: 'GET', path: `/r/${links[i]!.code}`, headers: { 'user-agent': agent(i) } }
-        : { method: 'POST', path: '/api/v1/action/referral_link', body: body(i) };
-    const ok = traffic === 'visit' ? 302 : 201;
-    const answered = new Map<BenchLink, number>();
+    const agent = traffic.visitors();
+    const purchase = { action_type: 'purchase', metadata: { source: 'bench' } };
+    const code = (i: number) => links[i]!.code;
+    const request = (i: number): RequestSpec => {
+      if (kind === 'visit') return traffic.visitOf(code(i), agent(i));
+      return { ...ACTION, body: { referral_code: code(i), ...purchase } };
+    };
+    const ok = kind === 'visit' ? 302 : 201;
+    const answered = new Map<traffic.BenchLink, number>();
     let last = campaign.links[0]!;
-    const load = await paced(env, n, rate, request, (a) => {
+    const load = await traffic.paced(env, n, rate, request, (a) => {
       if (a.status !== ok) return;
       last = links[a.i]!;
       answered.set(last, (answered.get(last) ?? 0) + 1);
     });
     const accepted = load.statuses[ok] ?? 0;
-    runs.push({ traffic, shape, campaign, load, accepted, last, lastCount: answered.get(last) ?? 0 });
-    console.log(`   ${traffic}s, ${shape.label}: ${accepted} at ${(accepted / load.seconds).toFixed(1)}/s`);
+    runs.push({ kind, shape, campaign, load, accepted, last, lastCount: answered.get(last) ?? 0 });
+    console.log(`   ${kind}s, ${shape.label}: ${accepted} at ${(accepted / load.seconds).toFixed(1)}/s`);
   }
-  // In: the campaign's series counts every request (fast rollups), and so do the series of the link
-  // answered last and of its referrer (windowed rollups, written last).
-  const settled = await Promise.all(
-    runs.map(({ campaign, last, lastCount, accepted, traffic }) =>
-      waitUntil(
-        async () => {
-          const [all = 0, link = 0, referrer = 0] = await seriesCounts(env, campaign.id, last, `${traffic}s`);
-          return all >= accepted && link >= lastCount && referrer >= lastCount;
-        },
-        SETTLE_TIMEOUT_MS,
-        500,
-      ),
-    ),
-  );
+  // Settled: the campaign's series (fast rollups) and the last link's and referrer's (windowed) count all.
+  type Run = (typeof runs)[number];
+  const settle = ({ campaign, last, lastCount, accepted, kind }: Run) => {
+    const count = (scope: Scope) => seriesCount(env, campaign.id, scope, `${kind}s`);
+    const counted = async () =>
+      (await count({ kind: 'campaign' })) >= accepted &&
+      (await count({ kind: 'link', linkId: last.id })) >= lastCount &&
+      (await count({ kind: 'referrer', referrerId: last.referrer! })) >= lastCount;
+    return waitUntil(counted, SETTLE_TIMEOUT_MS, 500);
+  };
+  const settled = await Promise.all(runs.map(settle));
   await waitPipelineIdle(env);
-  const tracked = splitByCampaign(
-    await env.proxy.tracked(),
-    runs.map((r) => r.campaign),
-  );
-  return Promise.all(
-    runs.map(async (r, i) => {
-      const usage = await capacityOf(env.table, tracked[i]!);
-      const capacity: MeasuredCapacity = {
-        requests: r.accepted,
-        perSecond: r.accepted / r.load.seconds,
-        usage,
-      };
-      return { ...r, settled: settled[i]!, capacity };
-    }),
-  );
+  const campaigns = runs.map((r) => r.campaign);
+  const tracked = splitByCampaign(await env.proxy.tracked(), campaigns);
+  const priced = async (r: Run, i: number) => {
+    const usage = await capacityOf(env.table, tracked[i]!);
+    const capacity = { requests: r.accepted, perSecond: r.accepted / r.load.seconds, usage };
+    return { ...r, settled: settled[i]!, capacity };
+  };
+  return Promise.all(runs.map(priced));
 }
 
-/** Per request of a measured capacity: units per kind, billed kinds only. */
 const unitsOf = (c: MeasuredCapacity) =>
-  perRequest(
-    c.usage.filter((u) => !NOT_BILLED.includes(u.kind)),
-    c.requests,
-  );
+  c.usage
+    .filter((u) => !NOT_BILLED.includes(u.kind))
+    .map(({ kind, writes, checks, reads, wru, indexWru, rru }) => {
+      const [w, ch, r, wu, iu, ru] = [writes, checks, reads, wru, indexWru, rru].map((n) => n / c.requests);
+      return { kind, writes: w!, checks: ch!, reads: r!, wru: wu!, indexWru: iu!, rru: ru! };
+    });
 type Units = ReturnType<typeof unitsOf>;
 const wruOf = (units: Units) => units.reduce((a, r) => a + r.wru + r.indexWru, 0);
 const rruOf = (units: Units) => units.reduce((a, r) => a + r.rru, 0);
-/** The rollup consumer's calls per request: its transactions (each writes a checkpoint), its rollup writes outside one. */
+/** The rollup consumer's calls per request: its rollup writes. */
 const rollupCallsOf = (c: MeasuredCapacity) =>
-  c.usage.reduce((a, u) => {
-    if (u.kind === 'rollup checkpoint') return a + u.writes;
-    return a + (ROLLUP_KINDS.includes(u.kind) ? u.writes - u.transactionalWrites : 0);
-  }, 0) / c.requests;
+  c.usage.reduce((a, u) => a + (ROLLUP_KINDS.includes(u.kind) ? u.standardWrites : 0), 0) / c.requests;
 
 /** A line of the model: component, quantity per request, USD per million requests per shape. */
 type Line = { component: string; quantity: string; usd: number[] };
 /** Lines written as text, a line each: component | quantity | USD per million, one per shape or one for all `columns`. */
 const linesOf = (columns: number, text: string): Line[] =>
   rows(text).map(([component = '', quantity = '', ...usd]) => ({
-    component,
-    quantity,
+    ...{ component, quantity },
     usd: usd.length === 1 ? Array<number>(columns).fill(Number(usd[0])) : usd.map(Number),
   }));
 
 /** The lines of one kind of request: its gateway lines and the rest, DynamoDB and the consumer as measured per shape. */
-function lines(
-  gateway: string,
-  caps: MeasuredCapacity[],
-  handlerMs: number,
-  coldMs: number,
-  logs: ReturnType<typeof logBytes>,
-) {
-  const units = caps.map(unitsOf);
+function lines(route: Route, gateway: string, caps: MeasuredCapacity[], handlerMs: number, coldMs: number) {
+  const [units, logs] = [caps.map(unitsOf), logBytes(route)];
   const each = (f: (i: number) => number | string, join = ' | ') => caps.map((_, i) => f(i)).join(join);
-  const consumer = (i: number) =>
-    0.01 * (P.lambdaPerMillionRequests + lambdaMs(CONSUMER_BATCH_MS)) +
-    rollupCallsOf(caps[i]!) * lambdaMs(CONSUMER_CALL_MS);
+  const batch = 0.01 * (P.lambdaPerMillionRequests + lambdaMs(CONSUMER_BATCH_MS));
+  const consumer = (i: number) => batch + rollupCallsOf(caps[i]!) * lambdaMs(CONSUMER_CALL_MS);
   return linesOf(
     caps.length,
     `${gateway}
@@ -272,7 +205,7 @@ Lambda INIT (cold starts, billed since Aug 2025) | ${COLD_SHARE * 100} % of invo
 DynamoDB writes (itemised below) | ${each((i) => wruOf(units[i]!).toFixed(2), ', ')} WRU | ${each((i) => wruOf(units[i]!) * P.dynamoPerMillionWru)}
 DynamoDB reads (itemised below) | ${each((i) => rruOf(units[i]!).toFixed(2), ', ')} RRU | ${each((i) => rruOf(units[i]!) * P.dynamoPerMillionRru)}
 CloudWatch Logs | ${logs.bytes} B (${logs.what}) | ${(logs.bytes * 1e6 * P.cloudWatchLogsPerGb) / 1024 ** 3}
-Stream consumer Lambdas (stream reads by Lambda are free) | 0.01 invocation + ${CONSUMER_BATCH_MS} ms per batch, + ${CONSUMER_CALL_MS} ms per rollup transaction or rollup write outside one (${each((i) => rollupCallsOf(caps[i]!).toFixed(3), ', ')} per request) | ${each(consumer)}
+Stream consumer Lambdas (stream reads by Lambda are free) | 0.01 invocation + ${CONSUMER_BATCH_MS} ms per batch, + ${CONSUMER_CALL_MS} ms per rollup write (${each((i) => rollupCallsOf(caps[i]!).toFixed(3), ', ')} per request) | ${each(consumer)}
 Event pipeline: SQS and the delivery Lambda | none: the runs' campaigns have no webhook_url, and the stream consumer queues only events their campaign's webhook sends (one campaign read per batch, in the DynamoDB reads); with a webhook, see the add-on below | 0`,
   );
 }
@@ -289,15 +222,13 @@ function unitsTable(caps: MeasuredCapacity[], labels: string[]): Cell[][] {
   const units = caps.map(unitsOf);
   const size = (kind: ItemKind) => {
     const u = caps.flatMap((c) => c.usage).find((x) => x.kind === kind)!;
-    const copies = u.indexCopies.map(
-      (x) => `${x.index} ${x.bytes.toFixed(0)} B${x.writesPerWrite > 1 ? ' ×2' : ''}`,
-    );
+    const copies = u.indexCopies.map((x) => `${x.index} ${x.bytes.toFixed(0)} B`);
     return `${u.bytes.toFixed(0)} B${copies.length ? ` (copies: ${copies.join(', ')})` : ''}`;
   };
   const cell = (kinds: Units, kind: ItemKind) => {
     const r = kinds.find((x) => x.kind === kind);
+    const index = r?.indexWru ? ` (index ${r.indexWru.toFixed(3)})` : '';
     if (!r) return '—';
-    const index = r.indexWru ? ` (index ${r.indexWru.toFixed(3)})` : '';
     return `${r.writes.toFixed(3)} / ${r.checks.toFixed(3)} → ${(r.wru + r.indexWru).toFixed(3)}${index} WRU, ${r.rru.toFixed(3)} RRU`;
   };
   const weight = (k: ItemKind) => wruOf(units.at(-1)!.filter((r) => r.kind === k));
@@ -309,11 +240,7 @@ function unitsTable(caps: MeasuredCapacity[], labels: string[]): Cell[][] {
   ];
 }
 
-/**
- * A visit on one link at the burst's rate (hot-link part): the burst's units per visit, plus what
- * a request does that a burst written into the table does not (its visitor marker, its two
- * reads), and the other lines as on one hot link.
- */
+/** A visit at the hot-link burst's rate: its units, plus a request's own visitor marker and two reads. */
 function visitsAtBurst(burst: Burst, visit: Line[]) {
   const units = unitsOf(burst);
   const has = (kind: ItemKind) => units.some((u) => u.kind === kind && u.wru > 0);
@@ -323,28 +250,18 @@ function visitsAtBurst(burst: Burst, visit: Line[]) {
   return { wru, rru, total: rest + wru * P.dynamoPerMillionWru + rru * P.dynamoPerMillionRru };
 }
 
-/** The handler's p50 from part 2, or from 30 sequential requests when part 2 did not run. */
-async function p50Of(
-  env: BenchEnvironment,
-  latency: unknown,
-  key: string,
-  spec: RequestSpec,
-): Promise<number> {
+/** The handler's p50 from part 2, or from 25 sequential requests (after 5) when part 2 did not run. */
+async function p50Of(env: BenchEnvironment, latency: unknown, key: string, spec: RequestSpec) {
   const measured = (latency as LatencyRow[] | undefined)?.find((r) => r.key === key)?.p50;
-  if (measured !== undefined) return measured;
   const times: number[] = [];
-  for (let i = 0; i < 30; i++) {
-    const t = performance.now();
-    await env.client.send(spec);
-    times.push(performance.now() - t);
-  }
-  return median(times.slice(5));
+  for (let i = 0; measured === undefined && i < 30; i++)
+    times.push((await timed(() => env.client.send(spec)))[1]);
+  return measured ?? median(times.slice(5));
 }
 
 export const costPart: BenchPart = {
   name: 'cost',
   title: '7. Cost model (on paper), per traffic shape',
-  stack: true,
   async run({ env, fixtures, data }) {
     const { freshnessRate: rate, costSeconds } = settings;
     const all = shapes(settings.zipfLinks);
@@ -352,33 +269,19 @@ export const costPart: BenchPart = {
     const runs = await measure(env, all);
     type Run = (typeof runs)[number];
     const [visits, actions] = [runs.slice(0, all.length), runs.slice(all.length)];
+    const [visitCaps, actionCaps] = [visits.map((r) => r.capacity), actions.map((r) => r.capacity)];
     const code = fixtures.referral_code;
-    const visitMs = await p50Of(env, data.latency, 'Visit', {
-      method: 'GET',
-      path: `/r/${code}`,
-      headers: { 'user-agent': BROWSER },
-    });
-    const actionMs = await p50Of(env, data.latency, 'CreateLinkAction', {
-      method: 'POST',
-      path: '/api/v1/action/referral_link',
-      body: { referral_code: code, action_type: 'purchase' },
-    });
+    const visitSpec = traffic.visitOf(code, traffic.BROWSER);
+    const actionBody = { referral_code: code, action_type: 'purchase' };
+    const actionSpec = { ...ACTION, body: actionBody };
     const cold = (name: string) => importMs(data.cold, routeNamed(name).handler) || 0;
-    const visit = lines(
-      `API Gateway HTTP API | 1 request (no authorizer on /r) | ${P.httpApiPerMillion}`,
-      visits.map((r) => r.capacity),
-      visitMs,
-      cold('Visit'),
-      logBytes('Visit', '302', BROWSER),
-    );
-    const action = lines(
-      `API Gateway HTTP API | 1 request | ${P.httpApiPerMillion}
-Authorizer (Lambda + GetItem) | cached 60 s per key by API Gateway: ~1 call per key per minute, ≈ 0 per million | 0`,
-      actions.map((r) => r.capacity),
-      actionMs,
-      cold('CreateLinkAction'),
-      logBytes('CreateLinkAction', '201', 'python-requests/2.32.3'),
-    );
+    const gateway = `API Gateway HTTP API | 1 request (no authorizer on /r) | ${P.httpApiPerMillion}`;
+    const visitMs = await p50Of(env, data.latency, 'Visit', visitSpec);
+    const visit = lines('Visit', gateway, visitCaps, visitMs, cold('Visit'));
+    const authorizer = `API Gateway HTTP API | 1 request | ${P.httpApiPerMillion}
+Authorizer (Lambda + GetItem) | cached 60 s per key by API Gateway: ~1 call per key per minute, ≈ 0 per million | 0`;
+    const actionMs = await p50Of(env, data.latency, 'CreateLinkAction', actionSpec);
+    const action = lines('CreateLinkAction', authorizer, actionCaps, actionMs, cold('CreateLinkAction'));
     const webhook = linesOf(
       1,
       `Event pipeline: SQS | SendMessageBatch + ReceiveMessage + DeleteMessageBatch, 10 per call: ~0.3 requests | ${0.3 * P.sqsPerMillionRequests}
@@ -390,54 +293,37 @@ Data transfer out (the POST) | ~${WEBHOOK_BYTES} B body and headers | ${(WEBHOOK
     const burstData = (data.hotlink as { burst?: Burst } | undefined)?.burst;
     const burst = burstData && visitsAtBurst(burstData, visit);
     const [visitUsd, actionUsd] = [totals(visit), totals(action)];
-    const floors = runs.map((r) => ({
-      now: floorOf(r.shape.p, rate, costSeconds),
-      sustained: floorOf(r.shape.p, rate, 60),
-    }));
     const wru = (r: Run) => wruOf(unitsOf(r.capacity));
     const goal = (what: string, r: Run, value: number, limit: number) =>
       `${what}, ${r.shape.label}, per million | ${usd(value)} | ≤ ${usd(limit)} | ${value <= limit}`;
-    const unsettled = runs.filter((r) => !r.settled).map((r) => `${r.traffic}s, ${r.shape.label}`);
-    const goals = checks(
-      [
-        ...visits.map((r, i) => goal('a visit', r, visitUsd[i]!, r.shape.visitGoal)),
-        ...actions.map((r, i) => goal('an API action', r, actionUsd[i]!, ACTION_GOAL)),
-        `every run's rollups in the table | ${unsettled.join('; ') || 'all'} | within ${SETTLE_TIMEOUT_MS / 1000} s | ${!unsettled.length}`,
-      ].join('\n'),
-    );
-    const floorRow = (r: Run, i: number) => {
-      const { now, sustained } = floors[i]!;
-      return `${r.traffic} | ${r.shape.label} | ${wru(r).toFixed(2)} | ${now.wru.toFixed(3)} | ${now.perBatch.toFixed(1)} | ${now.perMinute.toFixed(0)} | ${(wru(r) / now.wru).toFixed(2)} | ${sustained.wru.toFixed(3)}`;
+    const unsettled = runs.filter((r) => !r.settled).map((r) => `${r.kind}s, ${r.shape.label}`);
+    const goals =
+      checks(`${visits.map((r, i) => goal('a visit', r, visitUsd[i]!, r.shape.visitGoal)).join('\n')}
+${actions.map((r, i) => goal('an API action', r, actionUsd[i]!, ACTION_GOAL)).join('\n')}
+every run's rollups in the table | ${unsettled.join('; ') || 'all'} | within ${SETTLE_TIMEOUT_MS / 1000} s | ${!unsettled.length}`);
+    const floorHead = `request | shape | measured WRU | floor, this run (${costSeconds} s) | d₁ | d_L | measured ÷ floor | floor, sustained`;
+    const floorRow = (r: Run) => {
+      const [now, sustained] = [floorOf(r.shape.p, rate, costSeconds), floorOf(r.shape.p, rate, 60)];
+      return `${r.kind} | ${r.shape.label} | ${wru(r).toFixed(2)} | ${now.wru.toFixed(3)} | ${now.perBatch.toFixed(1)} | ${now.perMinute.toFixed(0)} | ${(wru(r) / now.wru).toFixed(2)} | ${sustained.wru.toFixed(3)}`;
     };
     const done = runs.map(
-      (r) => `${r.accepted} ${r.traffic}s, ${r.shape.label}, at ${r.capacity.perSecond.toFixed(1)}/s`,
+      (r) => `${r.accepted} ${r.kind}s, ${r.shape.label}, at ${r.capacity.perSecond.toFixed(1)}/s`,
     );
     return {
       body: [
-        `USD per million requests, for three traffic shapes, each at ${rate} requests/s for ${costSeconds} s (open loop, \`paced\`; every visit a visitor of its own): ${done.join('; ')}. The six runs go back to back, each on a campaign of its own (the Zipf campaigns' links written straight into the table by \`newLinkItem\`, the others' made through the API; each link of its own referrer). DynamoDB is measured on the wire from the first request until every run's rollups are in the table (its campaign's series counts every request, and so do the series of its last link and of that link's referrer): every item the stack read or wrote by key (the counting proxy's item tracking), given to the run whose campaign its key names (items of no campaign, such as id blocks, rollup checkpoints and the day's visitor key, shared out by each run's own writes), priced per kind of item by its size read back with DynamoDB's rules (\`scripts/bench/capacity.ts\`): 1 WRU per KB for a standard write, 2 per KB for every item of a transaction (ConditionCheck included), 1 per KB for each index copy a write rewrites (2 for a ranking entry, whose value is GSI4's sort key), 1 RRU per 4 KB for a strongly consistent read, half for an eventually consistent one. The rollups are amortised over the requests of the run: a shorter run amortises those written once a minute over fewer requests (its floor below does the same). The authorizer's key lookups are left out (cached per key in AWS). Prices: Lambda arm64 $${P.lambdaArmGbSecond} per GB-s and $${P.lambdaPerMillionRequests} per million requests; HTTP API $${P.httpApiPerMillion.toFixed(2)}/M; DynamoDB on-demand $${P.dynamoPerMillionWru}/M WRU, $${P.dynamoPerMillionRru}/M RRU; SQS $${P.sqsPerMillionRequests.toFixed(2)}/M; CloudWatch Logs $${P.cloudWatchLogsPerGb.toFixed(2)}/GB; transfer out $${P.dataTransferOutPerGb.toFixed(2)}/GB (AWS us-east-1 public list prices as known to the author (pricing pages, 2025); not fetched live).`,
+        `USD per million requests, for three traffic shapes, each at ${rate} requests/s for ${costSeconds} s (open loop, \`paced\`; every visit a visitor of its own): ${done.join('; ')}. The six runs go back to back, each on a campaign of its own (the Zipf campaigns' links written straight into the table by \`newLinkItem\`, the others' made through the API; each link of its own referrer). DynamoDB is measured on the wire from the first request until every run's rollups are in the table (its campaign's series counts every request, and so do the series of its last link and of that link's referrer): every item the stack read or wrote by key (the counting proxy's item tracking), given to the run whose campaign its key names (items of no campaign, such as id blocks and the day's visitor key, shared out by each run's own writes), priced per kind of item by its size read back with DynamoDB's rules (\`scripts/bench/capacity.ts\`): 1 WRU per KB for a standard write, 2 per KB for every item of a transaction (ConditionCheck included), 1 per KB for each index copy a write rewrites, 1 RRU per 4 KB for a strongly consistent read, half for an eventually consistent one. The rollups are amortised over the requests of the run: a shorter run amortises those written once a minute over fewer requests (its floor below does the same). The authorizer's key lookups are left out (cached per key in AWS). Prices: Lambda arm64 $${P.lambdaArmGbSecond} per GB-s and $${P.lambdaPerMillionRequests} per million requests; HTTP API $${P.httpApiPerMillion.toFixed(2)}/M; DynamoDB on-demand $${P.dynamoPerMillionWru}/M WRU, $${P.dynamoPerMillionRru}/M RRU; SQS $${P.sqsPerMillionRequests.toFixed(2)}/M; CloudWatch Logs $${P.cloudWatchLogsPerGb.toFixed(2)}/GB; transfer out $${P.dataTransferOutPerGb.toFixed(2)}/GB (AWS us-east-1 public list prices as known to the author (pricing pages, 2025); not fetched live).`,
         '**Per million visits** (`GET /r/{code}`):',
         costTable(visit, labels),
         '**DynamoDB units per visit**, by item (writes / transaction checks per visit → WRU with the index copies’ share, RRU):',
-        unitsTable(
-          visits.map((r) => r.capacity),
-          labels,
-        ),
+        unitsTable(visitCaps, labels),
         !!burst &&
           `**One link at a viral rate**: the hot-link part's burst of ${burstData!.requests} visits written into the table at ${burstData!.perSecond.toFixed(0)}/s and counted by the stream consumer used ${(burst.wru - 2).toFixed(2)} WRU and ${(burst.rru - 2).toFixed(2)} RRU a visit besides what a request itself does (its visitor marker, 1 WRU, its visit item, and its two reads, 2 RRU): ${burst.wru.toFixed(2)} WRU and ${burst.rru.toFixed(2)} RRU in all, so **${usd(burst.total)} per million visits** with the other lines as on one hot link above.`,
         '**Per million API actions** (`POST /api/v1/action/referral_link`):',
         costTable(action, labels),
         '**DynamoDB units per API action**, by item:',
-        unitsTable(
-          actions.map((r) => r.capacity),
-          labels,
-        ),
+        unitsTable(actionCaps, labels),
         `**Against the floor**: the write units per request the contract strictly needs for each shape, floor = 2 + (d₁ + 1) ÷ n₁ + (d_L + d_R) ÷ n_M. The 2 are the request's own (a visit: its visit item and its visitor marker; an action: the link update that commits it and its action item). \`total_clicks\` and the campaign's series must be fresh within 2 s: at least a write per distinct link and one for the campaign per 1-s batch of n₁ = ${rate} requests, d₁ the distinct links expected among them. The link and referrer series and the rankings within 60 s: at least a write per distinct link (d_L) and per distinct referrer (d_R = d_L, one referrer per link) per minute of n_M = ${rate * 60} requests (a run shorter than a minute: per run). d = Σ_i 1 − (1 − p_i)^n over the shape's links, link i with share p_i, among n requests; every item under 1 KB, 1 WRU.`,
-        rows(
-          [
-            `request | shape | measured WRU | floor, this run (${costSeconds} s) | d₁ | d_L | measured ÷ floor | floor, sustained`,
-            ...runs.map(floorRow),
-          ].join('\n'),
-        ),
+        rows(floorHead, runs.map(floorRow)),
         '**Add-on per million webhook deliveries** (events of a campaign with a `webhook_url`; the totals above are for campaigns without one, whose events are in the feed only):',
         costTable(webhook, ['any shape']),
         `Assumptions:
@@ -446,7 +332,7 @@ Data transfer out (the POST) | ~${WEBHOOK_BYTES} B body and headers | ${(WEBHOOK
 - The runs' visits are all unique (each comes from a visitor of its own, as on a link that goes viral), the worst case for the rollups: each raises the \`unique_visits\` counters too.
 - Each request is an event: the stream consumer writes it into the events feed and reads the campaigns of each batch once to decide which events go on the webhook queue (none here). All of it is in the measured units.
 - Lambda duration uses the handler’s p50 through the local gateway against DynamoDB Local; in AWS, DynamoDB answers in single-digit ms, so this is an upper-end guess. At 256 MB each millisecond costs $0.0033 per million.
-- The stream consumer: ${CONSUMER_BATCH_MS} ms per full batch of 100 plus ${CONSUMER_CALL_MS} ms per rollup transaction or rollup write outside one (assumed; the calls are measured).
+- The stream consumer: ${CONSUMER_BATCH_MS} ms per full batch of 100 plus ${CONSUMER_CALL_MS} ms per rollup write (assumed; the writes are measured).
 - Cold starts: ${COLD_SHARE * 100} % of invocations, INIT billed at the function’s memory; the import time is the function’s median import CPU time (part 4; 0 when it did not run).
 - SQS requests (webhook add-on) assume full batches of 10 on send, receive and delete.
 - Not included: storage ($0.25/GB-month: a visit leaves a visit item of about 0.8 KB and its share of a feed item, a few hundred bytes for 30 days), the stream's own storage, CloudWatch alarms, data transfer of API responses.`,

@@ -1,10 +1,7 @@
-/**
- * The bench's own stack: DynamoDB Local in memory, the counting proxy in front of it (in a child
- * process, `proxy-server.ts`, so its work never shares the stack's event loop), and the local stack
- * pointed at the proxy on a free port.
- */
-import { fork } from 'node:child_process';
+/** The bench's stack (DynamoDB Local, the counting proxy in a child process, the local stack) and client. */
+import { fork, type StdioOptions } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { Agent, type IncomingHttpHeaders, request } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from '../../lib/aws/clients.ts';
@@ -13,59 +10,81 @@ import { ensureTable, startDynamoLocal } from '../../lib/local/dynamodb.ts';
 import type { Counts, ItemAccesses, RecordedCall } from '../../lib/local/dynamodb-counter.ts';
 import { LOCAL_TABLE_NAME, startLocalStack } from '../../lib/local/stack.ts';
 import type { Table } from '../../tools/table.ts';
-import { benchClient } from './http-client.ts';
 import { sleep } from './stats.ts';
 
-/** The DynamoDB call counter (`lib/local/dynamodb-counter.ts`) in front of `target`, asked over IPC. */
-export async function startCountingProxy(target: string) {
-  const child = fork(fileURLToPath(new URL('./proxy-server.ts', import.meta.url)), [target], {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
+type Reply = { ready?: string; id: number; value?: unknown; error?: string };
+/** A script beside this one in a child process: it says `{ ready }`, then answers `ask` by id. */
+export async function forkChild(file: string, args: string[] = [], env?: NodeJS.ProcessEnv) {
+  const stdio: StdioOptions = ['ignore', 'inherit', 'inherit', 'ipc'];
+  const child = fork(fileURLToPath(new URL(file, import.meta.url)), args, { stdio, env });
   const kill = () => child.kill('SIGKILL');
   process.on('exit', kill);
-  const pending = new Map<number, (value: never) => void>();
+  const pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
   let next = 0;
-  const url = await new Promise<string>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`counting proxy exited with ${code}`)));
-    child.on('message', (m: { ready?: string; id: number; value: never }) => {
-      if (m.ready) resolve(m.ready);
-      else pending.get(m.id)?.(m.value);
-      pending.delete(m.id);
+  const ready = await new Promise<string>((resolve, reject) => {
+    child.once('exit', (code) => {
+      const err = new Error(`${file} exited with ${code}`);
+      for (const p of [{ reject }, ...pending.values()]) p.reject(err);
+    });
+    child.on('message', ({ ready, id, value, error }: Reply) => {
+      if (ready !== undefined) return resolve(ready);
+      if (error === undefined) pending.get(id)?.resolve(value);
+      else pending.get(id)?.reject(new Error(`${file}: ${error}`));
+      pending.delete(id);
     });
   });
-  const ask = <T>(method: string) =>
-    new Promise<T>((resolve) => {
-      pending.set(next, resolve as (value: never) => void);
-      child.send({ id: next++, method });
-    });
-  /** Counts by `category:operation`, and when the last call that was not a stream poll or a floor came. */
-  const snapshot = () => ask<{ counts: Counts; lastActivity: number }>('snapshot');
   return {
-    url,
-    snapshot,
-    /** Keep every request from now until `recorded()`, which returns them. */
-    record: () => ask<void>('record'),
-    recorded: () => ask<RecordedCall[]>('recorded'),
-    /** Count every item touched by key from now until `tracked()`, which returns the counts. */
-    track: () => ask<void>('track'),
-    tracked: () => ask<ItemAccesses[]>('tracked'),
-    /** Wait until no call but stream polls has come for `quietMs` (at most `maxMs`). */
-    async quiet(quietMs = 250, maxMs = 5_000) {
-      for (const started = Date.now(); ; ) {
-        const idle = Date.now() - (await snapshot()).lastActivity;
-        if (idle >= quietMs || Date.now() - started > maxMs) return;
-        await sleep(quietMs - idle + 5);
-      }
-    },
-    stop() {
+    ready,
+    ask: <T>(message: object) =>
+      new Promise<T>((resolve, reject) => {
+        pending.set(next, { resolve: resolve as (v: unknown) => void, reject });
+        child.send({ ...message, id: next++ });
+      }),
+    /** Let it end on its own (it ends when its parent goes), or kill it after 15 s. */
+    async stop() {
       process.off('exit', kill);
-      kill();
+      const exited = new Promise((r) => child.once('exit', r));
+      child.disconnect();
+      const timer = setTimeout(kill, 15_000);
+      await exited;
+      clearTimeout(timer);
     },
   };
 }
 
-export type BenchEnvironment = Awaited<ReturnType<typeof startBenchEnvironment>>;
+/** The DynamoDB call counter (`lib/local/dynamodb-counter.ts`) in front of `target`, asked over IPC. */
+export async function startCountingProxy(target: string) {
+  const child = await forkChild('./proxy-server.ts', [target]);
+  const ask = <T>(method: string) => child.ask<T>({ method });
+  /** Counts by `category:operation`, and when the last call that was not a stream poll or a floor came. */
+  const snapshot = () => ask<{ counts: Counts; lastActivity: number }>('snapshot');
+  /** Wait until no call but stream polls has come for `quietMs` (at most `maxMs`). */
+  const quiet = async (quietMs = 250, maxMs = 5_000) => {
+    for (const started = Date.now(); ; ) {
+      const idle = Date.now() - (await snapshot()).lastActivity;
+      if (idle >= quietMs || Date.now() - started > maxMs) return;
+      await sleep(quietMs - idle + 5);
+    }
+  };
+  return {
+    url: child.ready,
+    snapshot,
+    quiet,
+    /** The DynamoDB requests of `run`, sent once the table has been quiet for `quietMs`. */
+    async recording(run: () => Promise<unknown>, quietMs?: number) {
+      await quiet(quietMs);
+      await ask('record');
+      await run();
+      return ask<RecordedCall[]>('recorded');
+    },
+    /** Count every item touched by key from now until `tracked()`, which returns the counts. */
+    track: () => ask<void>('track'),
+    tracked: () => ask<ItemAccesses[]>('tracked'),
+    stop: child.stop,
+  };
+}
 
+export type BenchEnvironment = Awaited<ReturnType<typeof startBenchEnvironment>>;
 export async function startBenchEnvironment() {
   const tenant = 'bench';
   const apiKey = `bench_${randomBytes(24).toString('base64url')}`;
@@ -78,20 +97,13 @@ export async function startBenchEnvironment() {
     await ensureTable(dynamo.endpoint, LOCAL_TABLE_NAME);
     const proxy = await startCountingProxy(dynamo.endpoint);
     stoppers.push(() => proxy.stop());
+    const options = { port: 0, dataDir: 'memory', devApiKeys: `${tenant}:${apiKey}` } as const;
     // Measured against the handlers and DynamoDB, not the per-route limits of a deployed stage.
-    const options = {
-      port: 0,
-      dataDir: 'memory',
-      devApiKeys: `${tenant}:${apiKey}`,
-      throttles: false,
-    } as const;
-    const stack = await startLocalStack({ ...options, dynamodbEndpoint: proxy.url });
+    const stack = await startLocalStack({ ...options, throttles: false, dynamodbEndpoint: proxy.url });
     stoppers.push(() => stack.stop());
     // The table straight through DynamoDB Local, never counted: bulk writes and checks.
-    const table: Table = {
-      db: createDocumentClient(dynamo.endpoint, undefined, 30_000),
-      name: stack.tableName,
-    };
+    const db = createDocumentClient(dynamo.endpoint, undefined, 30_000);
+    const table: Table = { db, name: stack.tableName };
     const client = benchClient(stack.baseUrl, apiKey);
     stoppers.push(client.close, () => table.db.destroy());
     return { dynamo, proxy, stack, tenant, apiKey, table, client, stop };
@@ -103,19 +115,51 @@ export async function startBenchEnvironment() {
 
 /** Reserve `n` ids of a kind, as a function reserves its block: the first of them. */
 export async function reserveIds(env: { table: Table }, kind: IdKind, n: number): Promise<number> {
-  const { Attributes } = await env.table.db.send(
-    new UpdateCommand({
-      ...{ TableName: env.table.name, Key: sequenceKey(kind), ReturnValues: 'UPDATED_NEW' },
-      UpdateExpression: 'ADD last_id :n SET #type = :type',
-      ExpressionAttributeNames: { '#type': 'type' },
-      ExpressionAttributeValues: { ':n': n, ':type': 'sequence' },
-    }),
-  );
-  return lastIdOf(Attributes) - n + 1;
+  const update = new UpdateCommand({
+    ...{ TableName: env.table.name, Key: sequenceKey(kind), ReturnValues: 'UPDATED_NEW' },
+    UpdateExpression: 'ADD last_id :n SET #type = :type',
+    ExpressionAttributeNames: { '#type': 'type' },
+    ExpressionAttributeValues: { ':n': n, ':type': 'sequence' },
+  });
+  return lastIdOf((await env.table.db.send(update)).Attributes) - n + 1;
 }
 
-/**
- * Wait until the webhook pipeline and the purge are idle: no DynamoDB call but stream polls for a
- * second (every delivery reads its campaign, every purge step queries the table).
- */
+/** Wait until the webhook pipeline and the purge are idle: no DynamoDB call but stream polls for a second. */
 export const waitPipelineIdle = (env: BenchEnvironment) => env.proxy.quiet(1_000, 60_000);
+export type Response = { status: number; headers: IncomingHttpHeaders; body: string };
+export type RequestSpec = { method: string; path: string; headers?: Record<string, string>; body?: unknown };
+export type BenchClient = ReturnType<typeof benchClient>;
+/** A client of the gateway at `baseUrl`, sending `apiKey` on every path but the redirect's. */
+export function benchClient(baseUrl: string, apiKey: string, sockets = 1) {
+  const agent = new Agent({ keepAlive: true, maxSockets: sockets });
+  const send = (spec: RequestSpec, retried = false): Promise<Response> =>
+    new Promise<Response>((resolve, reject) => {
+      const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
+      const headers: Record<string, string> = { ...spec.headers };
+      if (!spec.path.startsWith('/r/')) headers['api-key'] = apiKey;
+      if (body) headers['content-type'] = 'application/json';
+      const req = request(`${baseUrl}${spec.path}`, { method: spec.method, headers, agent }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', reject);
+        const text = () => Buffer.concat(chunks).toString();
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text() }));
+      });
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        // A kept-alive socket the gateway closed (its 5 s idle timeout) as this went out: Node's
+        // documented remedy is to send it again on a new socket, once.
+        if (req.reusedSocket && err.code === 'ECONNRESET' && !retried) send(spec, true).then(resolve, reject);
+        else reject(err);
+      });
+      req.end(body);
+    });
+  return {
+    send,
+    async call<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T> {
+      const res = await send({ method, path, body });
+      if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${res.body.slice(0, 300)}`);
+      return (res.body ? JSON.parse(res.body) : undefined) as T;
+    },
+    close: () => agent.destroy(),
+  };
+}

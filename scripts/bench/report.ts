@@ -1,27 +1,16 @@
-/**
- * What a part is and gives back, and the report: each part's section is prose, tables (written as
- * the text they render to, `rows`) and Mermaid `xychart-beta` charts, which the code host renders;
- * the Markdown goes to a file and the console gets the same tables, the summary and the goals missed.
- */
+/** What a part is and gives back, and the report: Markdown with Mermaid charts, and the console's tables. */
 import type { EndpointCase, Fixtures } from './endpoints.ts';
 import type { BenchEnvironment } from './environment.ts';
-import { yes } from './stats.ts';
 
 export type Cell = string | number | undefined;
 /** A section's body: prose or a chart, or a table (the first row the headers). */
 export type Block = string | Cell[][];
 /** A goal and how the run did: a row of a goals table and, when missed, a finding. */
 export type Check = { what: string; value: string; goal: string; met: boolean };
-
 /** What a part is given: the stack and the endpoint cases (part 1 makes them), earlier parts' data. */
-export type Context = {
-  env: BenchEnvironment;
-  fixtures: Fixtures;
-  cases: EndpointCase[];
-  data: Record<string, unknown>;
-};
-
-/** A part's section, its summary line, its goals, other problems found (falsy: none) and what later parts use. */
+export type Context = { env: BenchEnvironment; fixtures: Fixtures; cases: EndpointCase[]; data: Data };
+type Data = Record<string, unknown>;
+/** A part's section, summary line, goals, other problems (falsy: none) and what later parts use. */
 export interface Outcome {
   body: Array<Block | false>;
   summary: string;
@@ -29,24 +18,16 @@ export interface Outcome {
   findings?: Array<string | false | undefined>;
   data?: unknown;
 }
-
-/** One part: the name `BENCH_PARTS` knows, its section's title, whether it needs the bench's stack, how it measures. */
-export type BenchPart = { name: string; title: string; stack: boolean; run(ctx: Context): Promise<Outcome> };
-
-/** A table written as the text it renders to: a line per row (the first the headers), cells split at ' | '. */
-export const rows = (text: string): string[][] =>
-  text
-    .trim()
-    .split('\n')
-    .map((line) => line.split(/ \|(?= |$)/).map((cell) => cell.trim()));
+/** One part: the name `BENCH_PARTS` knows, its section's title, and `standalone` if it needs no bench stack. */
+export type BenchPart = { name: string; title: string; standalone?: true; run(c: Context): Promise<Outcome> };
+/** A table written as the text it renders to, cells split at ' | ': the headers' line, then the rows' lines. */
+export const rows = (head: string, lines: string[] = []): string[][] => {
+  const cells = (text: string) => text.split(/ \|(?= |$)/).map((cell) => cell.trim());
+  return [head.trim(), ...lines].join('\n').split('\n').map(cells);
+};
 /** Goals written likewise, a line each: what | value | goal | met (`true` or `false`). */
 export const checks = (text: string): Check[] =>
   rows(text).map(([what = '', value = '', goal = '', met]) => ({ what, value, goal, met: met === 'true' }));
-export const checksTable = (goals: Check[]): Cell[][] => [
-  ['measure', 'value', 'goal', 'met'],
-  ...goals.map((c) => [c.what, c.value, c.goal, yes(c.met)]),
-];
-/** The findings of a part: its goals missed, then its other problems. */
 export const findingsOf = (part: string, o: Outcome) => [
   ...(o.checks ?? []).filter((c) => !c.met).map((c) => `${part}: ${c.what}: ${c.value} (goal ${c.goal}).`),
   ...(o.findings ?? []).filter((f): f is string => !!f),
@@ -60,18 +41,13 @@ export function table([head = [], ...body]: Cell[][]): string {
   return [line(cells[0]!), line(widths.map((w) => '-'.repeat(w))), ...cells.slice(1).map(line)].join('\n');
 }
 
+export type Point = [string, number, number];
 /** A Mermaid chart: one bar per label for our figure, the floor as a line across the same labels. */
-export function chart(title: string, unit: string, points: Array<[string, number, number]>): string {
+export function chart(title: string, unit: string, points: Point[]): string {
   const round = (v: number) => (Number.isFinite(v) ? Number(v.toFixed(2)) : 0);
   const max = Math.max(1, ...points.flatMap(([, v, f]) => [round(v), round(f)]));
-  return `\`\`\`mermaid
-xychart-beta
-  title "${title}"
-  x-axis [${points.map(([label]) => JSON.stringify(label)).join(', ')}]
-  y-axis "${unit}" 0 --> ${Math.ceil(max * 1.1)}
-  bar [${points.map(([, v]) => round(v)).join(', ')}]
-  line [${points.map(([, , f]) => round(f)).join(', ')}]
-\`\`\``;
+  const series = (i: 1 | 2) => points.map((p) => round(p[i])).join(', ');
+  return `\`\`\`mermaid\nxychart-beta\n  title "${title}"\n  x-axis [${points.map(([label]) => JSON.stringify(label)).join(', ')}]\n  y-axis "${unit}" 0 --> ${Math.ceil(max * 1.1)}\n  bar [${series(1)}]\n  line [${series(2)}]\n\`\`\``;
 }
 
 const list = (lines: string[]) => (lines.length ? lines.map((l) => `- ${l}`).join('\n') : '- None.');
@@ -79,14 +55,9 @@ const blocks = (body: Array<Block | false>) =>
   body.flatMap((b) => (b === false || b.length === 0 ? [] : typeof b === 'string' ? b : table(b)));
 
 export type Section = { title: string; body: Array<Block | false> };
-export type Report = {
-  intro: string;
-  machine: Cell[][];
-  summary: string[];
-  findings: string[];
-  sections: Section[];
-  rerun: string;
-};
+/** The report: its intro and how to rerun, the machine's table, the summary, findings and sections. */
+export type Report = Record<'intro' | 'rerun', string> & Record<'summary' | 'findings', string[]> & Sections;
+type Sections = { machine: Cell[][]; sections: Section[] };
 
 export function renderMarkdown(r: Report): string {
   const out = ['# Benchmark results', r.intro, table(r.machine), `## Summary\n\n${list(r.summary)}`];
@@ -97,11 +68,11 @@ export function renderMarkdown(r: Report): string {
   return `${out.join('\n\n')}\n`;
 }
 
-/** The tables of every section, then the summary and the goals missed. */
-export function renderConsole(r: Report): string {
-  const tables = (s: Section) => blocks(s.body.filter((b) => typeof b !== 'string'));
+export function renderConsole(r: Report) {
+  const tables = (s: Section) => blocks(s.body.filter((b) => typeof b !== 'string')).join('\n\n');
+  const sections = r.sections.map((s) => `\n== ${s.title} ==\n${tables(s)}`);
   return [
-    ...r.sections.map((s) => `\n== ${s.title} ==\n${tables(s).join('\n\n')}`),
+    ...sections,
     `\n== Summary ==\n${list(r.summary)}`,
     `\n== Goals missed / budgets exceeded / problems ==\n${list(r.findings)}`,
   ].join('\n');

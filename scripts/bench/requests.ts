@@ -1,18 +1,11 @@
-/**
- * Parts 1 to 3, per endpoint (`endpoints.ts`): the DynamoDB calls of one request against the
- * route's budget; the latency through the local gateway beside the floor (the DynamoDB requests
- * the stack made for one request, replayed through a bare SDK client: `floor.ts`), a floor run
- * after or before every `FLOOR_EVERY`-th request in turn, so both see the same background load;
- * and the throughput of the two counting endpoints on one hot link, their counters exact.
- */
-
+/** Parts 1 to 3 per endpoint: DynamoDB calls against the budget, latency beside the floor, throughput. */
 import { waitUntil } from '../../tools/wait.ts';
 import { createFixtures, type EndpointCase, endpointCases, formatOps, recordCases } from './endpoints.ts';
 import { type BenchEnvironment, startBenchEnvironment, waitPipelineIdle } from './environment.ts';
 import type { LoadResult } from './load-worker.ts';
-import { type BenchPart, chart, checks, rows } from './report.ts';
+import { type BenchPart, chart, checks, type Point, rows } from './report.ts';
 import { settings } from './settings.ts';
-import { ms, percentile, yes } from './stats.ts';
+import { ms, percentile, sec, timed, yes } from './stats.ts';
 import { BROWSER, runLoad } from './traffic.ts';
 
 const GOAL = 1.25;
@@ -22,7 +15,6 @@ const [CONNECTIONS, FLOOR_SECONDS] = [32, 5];
 export const callsPart: BenchPart = {
   name: 'calls',
   title: '1. DynamoDB calls per request (warm)',
-  stack: true,
   /** Starts the stack and makes the endpoint cases the other stack parts use. */
   async run(ctx) {
     ctx.env = await startBenchEnvironment();
@@ -31,28 +23,24 @@ export const callsPart: BenchPart = {
     const { cases, unmeasured } = endpointCases(ctx.env, ctx.fixtures, () => waitPipelineIdle(ctx.env));
     const counted = await recordCases(ctx.env, cases);
     ctx.cases = cases;
-    const ops = (r: (typeof counted)[number]) =>
-      formatOps(r.ops) +
-      (r.varied ? ` (samples varied, ${r.range[0]}–${r.range[1]} calls: the median shown)` : '');
+    type Counted = (typeof counted)[number];
+    const ops = (r: Counted) =>
+      `${formatOps(r.ops)}${r.varied ? ` (samples varied, ${r.range[0]}–${r.range[1]} calls: the median shown)` : ''}`;
     const over = counted.filter((r) => r.calls > r.budget);
+    const row = (r: Counted) =>
+      `${r.label} | ${ops(r)} | ${r.calls} | ≤ ${r.budget} | ${r.calls <= r.budget ? 'PASS' : 'OVER'} | ${r.authorizer || '—'}`;
+    const overBudget = (r: Counted) =>
+      `DynamoDB calls: ${r.label}: ${r.calls} calls (${formatOps(r.ops)}), budget ${r.budget}.`;
     return {
       body: [
         'Counted on the wire by the DynamoDB call counter between the stack and DynamoDB Local (`lib/local/dynamodb-counter.ts`, in a child process) by `X-Amz-Target`, never by the handlers: after 3 warm-up requests, 3 requests one at a time once the table has been quiet for 250 ms, each recorded; the median sample is shown (the range where they differ). Budget: the route’s `dynamoCalls` in `lib/routes.ts`, which `test/integration/round-trips.test.ts` also enforces with the same counter. The authorizer’s api-key GetItem (a separate Lambda in AWS, cached 60 s per key), id-block reservations (one UpdateItem per 100 ids) and background work (stream polls, webhook deliveries, the stream consumer’s writes) are told apart by what they touch and not counted. Each `POST /api/v1/action/referred_user` is the first action of a referred user made for it: the worst case.',
-        rows(
-          [
-            'endpoint | DynamoDB calls (by operation) | calls | budget | result | authorizer GetItem',
-            ...counted.map(
-              (r) =>
-                `${r.label} | ${ops(r)} | ${r.calls} | ≤ ${r.budget} | ${r.calls <= r.budget ? 'PASS' : 'OVER'} | ${r.authorizer || '—'}`,
-            ),
-          ].join('\n'),
-        ),
+        rows(`
+endpoint | DynamoDB calls (by operation) | calls | budget | result | authorizer GetItem
+${counted.map(row).join('\n')}`),
       ],
       summary: `DynamoDB calls per request: ${counted.length - over.length} of ${counted.length} rows within their route budgets.`,
       findings: [
-        ...over.map(
-          (r) => `DynamoDB calls: ${r.label}: ${r.calls} calls (${formatOps(r.ops)}), budget ${r.budget}.`,
-        ),
+        ...over.map(overBudget),
         unmeasured.length > 0 && `Routes without a request recipe in the bench: ${unmeasured.join(', ')}.`,
       ],
     };
@@ -61,19 +49,14 @@ export const callsPart: BenchPart = {
 
 async function measure(env: BenchEnvironment, c: EndpointCase, n: number) {
   await c.prepare(n);
-  const stack: number[] = [];
-  const floor: number[] = [];
+  const [stack, floor]: [number[], number[]] = [[], []];
   const runStack = async () => {
-    const t = performance.now();
-    const res = await env.client.send(c.request());
-    stack.push(performance.now() - t);
+    const [res, took] = await timed(() => env.client.send(c.request()));
+    stack.push(took);
     if (res.status !== c.status)
       throw new Error(`${c.label}: expected ${c.status}, got ${res.status} ${res.body}`);
   };
-  const runFloor = async () => {
-    const t = performance.now();
-    if (c.floor) floor.push(await c.floor.run().then(() => performance.now() - t));
-  };
+  const runFloor = async () => void (c.floor && floor.push((await timed(c.floor.run))[1]));
   const before = (await env.proxy.snapshot()).counts;
   for (let i = 0; i < n; i++) {
     if (i % FLOOR_EVERY) await runStack();
@@ -85,9 +68,10 @@ async function measure(env: BenchEnvironment, c: EndpointCase, n: number) {
     Object.entries(after)
       .filter(([k]) => categories.includes(k.split(':')[0]!))
       .reduce((a, [k, v]) => a + v - (before[k] ?? 0), 0) / n;
+  const refused = c.refused.length ? ` (refused on replay: ${c.refused.join(', ')})` : '';
   return {
     ...{ key: c.key, label: c.label, n, floorN: floor.length },
-    floorOps: `${c.floor?.ops ?? 'none (no DynamoDB call)'}${c.refused.length ? ` (refused on replay: ${c.refused.join(', ')})` : ''}`,
+    floorOps: `${c.floor?.ops ?? 'none (no DynamoDB call)'}${refused}`,
     ...{ p50: percentile(stack, 50), p99: percentile(stack, 99) },
     ...{ floorP50: percentile(floor, 50), floorP99: percentile(floor, 99) },
     /** Id-block reservations per request over the run (the handlers', amortised). */
@@ -101,14 +85,12 @@ export type LatencyRow = Awaited<ReturnType<typeof measure>>;
 export const latencyPart: BenchPart = {
   name: 'latency',
   title: '2. Latency through the local gateway vs the DynamoDB floor',
-  stack: true,
   async run({ env, cases }) {
     const measured: LatencyRow[] = [];
     for (const c of cases.filter((x) => x.timed)) {
-      measured.push(await measure(env, c, settings.latencyRequests));
-      console.log(
-        `   ${c.label}: p50 ${ms(measured.at(-1)!.p50)} ms, floor ${ms(measured.at(-1)!.floorP50)} ms`,
-      );
+      const r = await measure(env, c, settings.latencyRequests);
+      measured.push(r);
+      console.log(`   ${c.label}: p50 ${ms(r.p50)} ms, floor ${ms(r.floorP50)} ms`);
     }
     const ratio = (r: LatencyRow) => r.p50 / r.floorP50;
     const floored = measured.filter((r) => r.floorN > 0);
@@ -117,26 +99,17 @@ export const latencyPart: BenchPart = {
     const ids = measured.filter((r) => r.idBlocks > 0);
     const row = (r: LatencyRow) =>
       `${r.label} | ${r.n} (${r.floorN}) | ${ms(r.p50)} | ${ms(r.floorP50)} | ${r.floorN ? ratio(r).toFixed(2) : 'n/a'} | ${r.floorN ? yes(ratio(r) <= GOAL) : '—'} | ${ms(r.p99)} | ${ms(r.floorP99)}`;
+    const points = measured.map((r): Point => [r.key, r.p50, r.floorP50]);
     return {
       body: [
         `${settings.latencyRequests} sequential requests per endpoint over one keep-alive connection, after a warm-up, through the local gateway (payload 2.0 event, authorizer, middy handler, validation, serialisation). The floor is the DynamoDB requests the stack made for one request of the endpoint (the local authorizer’s api-key GetItem included), recorded by the counting proxy and replayed as recorded through a bare AWS SDK client with keep-alive (\`scripts/bench/floor.ts\`): the same operations, keys, item sizes, consistency and order (calls that overlapped are sent together), without our code. A replayed write meets the state the recorded one left, so a write guarded by a condition (a new item’s Put, a Delete of an item now gone) is refused: the same round trip (DynamoDB reads the item and evaluates the condition), no write; the floor column names them. Floor runs are interleaved with the requests (one per ${FLOOR_EVERY}) so both see the same background load, and both go through the proxy. The second table names the requests each floor replays, and counts every stack DynamoDB call during the run per request, background work it set off and id blocks included.`,
-        rows(
-          [
-            `endpoint | n (floor n) | p50 ms | floor p50 | ratio p50 | ≤ ${GOAL} | p99 ms | floor p99`,
-            ...measured.map(row),
-          ].join('\n'),
-        ),
-        rows(
-          [
-            'endpoint | floor: DynamoDB requests replayed | stack calls/request',
-            ...measured.map((r) => `${r.label} | ${r.floorOps} | ${r.stackCalls.toFixed(2)}`),
-          ].join('\n'),
-        ),
-        chart(
-          'p50 latency: bars through the gateway, line the floor',
-          'ms',
-          measured.map((r) => [r.key, r.p50, r.floorP50]),
-        ),
+        rows(`
+endpoint | n (floor n) | p50 ms | floor p50 | ratio p50 | ≤ ${GOAL} | p99 ms | floor p99
+${measured.map(row).join('\n')}`),
+        rows(`
+endpoint | floor: DynamoDB requests replayed | stack calls/request
+${measured.map((r) => `${r.label} | ${r.floorOps} | ${r.stackCalls.toFixed(2)}`).join('\n')}`),
+        chart('p50 latency: bars through the gateway, line the floor', 'ms', points),
         ids.length > 0 &&
           `Id-block reservations: ${ids.map((r) => `${r.label} ${r.idBlocks.toFixed(3)}`).join(', ')} per request.`,
       ],
@@ -161,50 +134,26 @@ async function floorRate(run: () => Promise<unknown>, connections: number, secon
   return done / ((performance.now() - started) / 1000);
 }
 
-/**
- * Part 3: each counting endpoint on one fresh hot link (every request raises the same counter:
- * the exact-counter test and the worst case for conflicts), autocannon in amount mode in a child
- * process (`load-worker.ts`): a calibration run sets the rate, the main run fills the duration at
- * it. The floor is the endpoint's recorded DynamoDB requests run by as many concurrent loops.
- */
+/** Part 3: each counting endpoint on one fresh hot link, autocannon at a calibrated rate; counters exact. */
 export const loadPart: BenchPart = {
   name: 'load',
   title: '3. Throughput under load, and exact counters',
-  stack: true,
   async run({ env, fixtures, cases }) {
     const headers = { 'api-key': env.apiKey, 'content-type': 'application/json', 'user-agent': BROWSER };
     const call = env.client.call<{ referral_code: string; total_clicks: number }>;
-    const runs: Array<
-      Record<'main' | 'calibration', LoadResult> &
-        Record<'floorPerSecond' | 'clicks' | 'cancelled', number> & {
-          c: EndpointCase;
-          accepted: (r: LoadResult) => number;
-          others: (r: LoadResult) => number;
-        }
-    > = [];
-    for (const [key, method, path, body] of [
+    const action = { action_type: 'purchase', metadata: { source: 'load' } };
+    const runs = [];
+    for (const [key, method, path] of [
       ['Visit', 'GET', '/r/'],
-      [
-        'CreateLinkAction',
-        'POST',
-        '/api/v1/action/referral_link',
-        { action_type: 'purchase', metadata: { source: 'load' } },
-      ],
+      ['CreateLinkAction', 'POST', '/api/v1/action/referral_link'],
     ] as const) {
       const c = cases.find((x) => x.key === key)!;
       const floorPerSecond = await floorRate(c.floor!.run, CONNECTIONS, FLOOR_SECONDS);
-      const code = (await call('POST', '/api/v1/referral_link', { campaign_id: fixtures.campaign_id }))
-        .referral_code;
-      const url = `${env.stack.baseUrl}${path}${body ? '' : code}`;
-      const payload = body && JSON.stringify({ referral_code: code, ...body });
-      const job = (amount: number) => ({
-        method,
-        url,
-        headers,
-        body: payload,
-        connections: CONNECTIONS,
-        amount,
-      });
+      const link = { campaign_id: fixtures.campaign_id };
+      const { referral_code: code } = await call('POST', '/api/v1/referral_link', link);
+      const url = `${env.stack.baseUrl}${path}${method === 'GET' ? code : ''}`;
+      const body = method === 'POST' ? JSON.stringify({ referral_code: code, ...action }) : undefined;
+      const job = (amount: number) => ({ method, url, headers, body, connections: CONNECTIONS, amount });
       const accepted = (r: LoadResult) => r.statuses[c.status] ?? 0;
       const others = (r: LoadResult) => Object.values(r.statuses).reduce((a, n) => a + n, 0) - accepted(r);
       const calibration = await runLoad(job(CONNECTIONS * 8));
@@ -216,38 +165,30 @@ export const loadPart: BenchPart = {
       // A visit reaches total_clicks through the table stream, about a second after its 302.
       const clicksNow = async () =>
         (await call('GET', `/api/v1/referral_link?referral_code=${code}`)).total_clicks;
-      const all = accepted(calibration) + accepted(main);
-      await waitUntil(async () => (await clicksNow()) >= all, 60_000, 100);
+      const expected = accepted(calibration) + accepted(main);
+      await waitUntil(async () => (await clicksNow()) >= expected, 60_000, 100);
+      const [errors, other] = [main.errors + calibration.errors, others(main) + others(calibration)];
+      const [sent, perSecond] = [accepted(main) + others(main), accepted(main) / (main.durationMs / 1000)];
       const clicks = await clicksNow();
-      runs.push({ c, main, calibration, floorPerSecond, clicks, cancelled, accepted, others });
+      const ok = accepted(main);
+      runs.push({ c, main, floorPerSecond, clicks, expected, cancelled, errors, other, sent, ok, perSecond });
       // The next run starts with the webhook pipeline idle, not working through this one's events.
       await waitPipelineIdle(env);
     }
-    const perSecond = (r: (typeof runs)[number]) => r.accepted(r.main) / (r.main.durationMs / 1000);
-    const expected = (r: (typeof runs)[number]) => r.accepted(r.calibration) + r.accepted(r.main);
-    const row = (r: (typeof runs)[number]) => {
-      const [main, other] = [r.main, r.others(r.main) + r.others(r.calibration)];
-      return `${r.c.label} | ${CONNECTIONS} | ${(main.durationMs / 1000).toFixed(1)} | ${r.accepted(main) + r.others(main)} | ${r.accepted(main)} (${r.c.status}) | ${perSecond(r).toFixed(0)} | ${main.errors + r.calibration.errors} | ${other} | ${main.latency.p50} / ${main.latency.p99} | ${(r.cancelled / Math.max(1, r.accepted(main))).toFixed(2)} | ${r.floorPerSecond.toFixed(0)} | ${r.clicks} vs ${expected(r)}: ${r.clicks === expected(r) ? 'PASS' : 'FAIL'}`;
-    };
+    type Run = (typeof runs)[number];
+    const row = (r: Run) =>
+      `${r.c.label} | ${CONNECTIONS} | ${sec(r.main.durationMs)} | ${r.sent} | ${r.ok} (${r.c.status}) | ${r.perSecond.toFixed(0)} | ${r.errors} | ${r.other} | ${r.main.latency.p50} / ${r.main.latency.p99} | ${(r.cancelled / Math.max(1, r.ok)).toFixed(2)} | ${r.floorPerSecond.toFixed(0)} | ${r.clicks} vs ${r.expected}: ${r.clicks === r.expected ? 'PASS' : 'FAIL'}`;
+    const check = (r: Run) =>
+      `${r.c.label}: total_clicks against the accepted requests; errors and other statuses | ${r.clicks} vs ${r.expected}; ${r.errors + r.other} | equal; 0 | ${r.clicks === r.expected && r.errors + r.other === 0}`;
     return {
       body: [
         `autocannon in a child process, ${CONNECTIONS} connections against the local gateway, each endpoint on one fresh hot link (every request raises the same counter), the webhook pipeline idle at the start. autocannon runs in amount mode (a calibration run sets the rate, the main run sends what fills ${settings.loadSeconds} s at it), so every request is answered and "accepted" is exact: the link’s total_clicks must equal the accepted responses of both runs. "Cancelled tx" counts transactions DynamoDB Local rejected for a concurrent one (retried). The floor is the endpoint’s recorded DynamoDB requests (the latency floor’s replay, its conditional writes refused) run by as many concurrent loops for ${FLOOR_SECONDS} s. Everything shares the same cores here; in AWS each request gets its own Lambda.`,
-        rows(
-          [
-            'endpoint | connections | seconds | requests | accepted | req/s | errors | other statuses | p50 / p99 ms | cancelled tx per request | floor ops/s | total_clicks = accepted',
-            ...runs.map(row),
-          ].join('\n'),
-        ),
+        rows(`
+endpoint | connections | seconds | requests | accepted | req/s | errors | other statuses | p50 / p99 ms | cancelled tx per request | floor ops/s | total_clicks = accepted
+${runs.map(row).join('\n')}`),
       ],
-      summary: `Throughput: ${runs.map((r) => `${r.c.label} ${perSecond(r).toFixed(0)} req/s`).join('; ')} (floors: ${runs.map((r) => `${r.floorPerSecond.toFixed(0)} ops/s`).join(', ')}); counters ${runs.every((r) => r.clicks === expected(r)) ? 'exact in every run' : 'WRONG'}.`,
-      checks: checks(
-        runs
-          .map((r) => {
-            const errors = r.main.errors + r.calibration.errors + r.others(r.main) + r.others(r.calibration);
-            return `${r.c.label}: total_clicks against the accepted requests; errors and other statuses | ${r.clicks} vs ${expected(r)}; ${errors} | equal; 0 | ${r.clicks === expected(r) && errors === 0}`;
-          })
-          .join('\n'),
-      ),
+      summary: `Throughput: ${runs.map((r) => `${r.c.label} ${r.perSecond.toFixed(0)} req/s`).join('; ')} (floors: ${runs.map((r) => `${r.floorPerSecond.toFixed(0)} ops/s`).join(', ')}); counters ${runs.every((r) => r.clicks === r.expected) ? 'exact in every run' : 'WRONG'}.`,
+      checks: checks(runs.map(check).join('\n')),
     };
   },
 };

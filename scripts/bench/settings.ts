@@ -1,12 +1,9 @@
 /**
- * The bench's scales: each has a value for the default run (`npm run bench`, sized to finish within
- * about 10 minutes on 2 shared cores) and one for `--full` (the reference scales, the old default),
- * and an environment variable that overrides both. Tune the default column on a quiet machine from
- * the seconds each part took (the report's machine table lists them).
+ * The bench's scales: the default run's (within about 10 minutes on 2 cores; tune it on a quiet
+ * machine from the seconds per part), `--full`'s (the reference), and a variable overriding both.
  */
 export const full = process.argv.includes('--full');
-
-/** name: environment variable, default run, `--full`, what it sets. */
+/** name: environment variable, default run, `--full`, what it sets (the part's number). */
 const SCALES = {
   coldStartPairs: ['BENCH_COLD_PAIRS', 3, 20, 'imports of each function, each paired with its floor (4)'],
   latencyRequests: ['BENCH_LATENCY_N', 60, 1000, 'sequential requests per endpoint (2)'],
@@ -15,12 +12,7 @@ const SCALES = {
   hotlinkLinks: ['BENCH_HOTLINK_LINKS', 50, 100, 'links the hot-link runs spread visits over (3b)'],
   burstVisits: ['BENCH_BURST_VISITS', 3_000, 10_000, 'visits of the burst written into the table (3b)'],
   freshnessRate: ['BENCH_FRESHNESS_RATE', 50, 50, 'visits/s of the freshness and cost runs (3c, 7)'],
-  freshnessSeconds: [
-    'BENCH_FRESHNESS_SECONDS',
-    60,
-    90,
-    'length of the spread and the hot freshness runs (3c)',
-  ],
+  freshnessSeconds: ['BENCH_FRESHNESS_SECONDS', 30, 90, 'length of the spread and hot freshness runs (3c)'],
   freshnessLinks: ['BENCH_FRESHNESS_LINKS', 500, 500, 'links of the spread freshness run (3c)'],
   trickleVisits: ['BENCH_TRICKLE_VISITS', 10, 100, 'visits one a second on one link, each alone (3c)'],
   webhookEvents: ['BENCH_WEBHOOK_EVENTS', 40, 200, 'actions timed to their delivery (5)'],
@@ -37,19 +29,14 @@ const SCALES = {
   dashboardSamples: ['BENCH_DASHBOARD_SAMPLES', 3, 15, 'browser samples (8)'],
 } as const satisfies Record<string, readonly [string, number, number, string]>;
 
-function scale([name, quick, reference]: readonly [string, number, number, string]): number {
-  const value = Number(process.env[name] || (full ? reference : quick));
-  if (!(value > 0)) throw new Error(`${name} must be a positive number, got "${process.env[name]}"`);
-  return value;
-}
+export const settings = Object.fromEntries(
+  Object.entries(SCALES).map(([key, [name, quick, reference]]) => {
+    const value = Number(process.env[name] || (full ? reference : quick));
+    if (!(value > 0)) throw new Error(`${name} must be a positive number, got "${process.env[name]}"`);
+    return [key, value];
+  }),
+) as { [K in keyof typeof SCALES]: number };
 
-export const settings = Object.fromEntries(Object.entries(SCALES).map(([k, s]) => [k, scale(s)])) as {
-  [K in keyof typeof SCALES]: number;
-};
-
-export const help = Object.values(SCALES)
-  .map(
-    ([name, quick, reference, what]) =>
-      `  ${name.padEnd(24)} ${`${quick} / ${reference}`.padEnd(16)} ${what}`,
-  )
-  .join('\n');
+const helpLine = ([name, quick, reference, what]: (typeof SCALES)[keyof typeof SCALES]) =>
+  `  ${name.padEnd(24)} ${`${quick} / ${reference}`.padEnd(16)} ${what}`;
+export const help = Object.values(SCALES).map(helpLine).join('\n');

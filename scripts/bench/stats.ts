@@ -1,49 +1,32 @@
 /** Statistics and number formats of the bench: nearest-rank percentiles over sorted copies. */
 export function percentile(values: readonly number[], p: number): number {
-  if (values.length === 0) return Number.NaN;
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted.length ? sorted[rank]! : NaN;
 }
-
 export const median = (values: readonly number[]) => percentile(values, 50);
-
-/** The percentiles every part reports, and the maximum. */
-export const spread = (values: readonly number[]) => ({
-  p50: percentile(values, 50),
-  p95: percentile(values, 95),
-  p99: percentile(values, 99),
-  max: percentile(values, 100),
-});
+export function spread(values: readonly number[]) {
+  const [p50, p95, p99, max] = [50, 95, 99, 100].map((p) => percentile(values, p));
+  return { p50: p50!, p95: p95!, p99: p99!, max: max! };
+}
 
 /** Milliseconds with a precision that suits the magnitude. */
-export function ms(value: number): string {
-  if (!Number.isFinite(value)) return 'n/a';
-  return value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(2);
-}
-
+export const ms = (v: number) =>
+  !Number.isFinite(v) ? 'n/a' : v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2);
+export const sec = (milliseconds: number) => (milliseconds / 1000).toFixed(1);
 export const kib = (bytes: number) => (bytes / 1024).toFixed(1);
 export const pct = (value: number, floor: number) =>
   `${value >= floor ? '+' : ''}${(((value - floor) / floor) * 100).toFixed(0)} %`;
+export const signed = (v: number) => `${v >= 0 ? '+' : ''}${ms(v)}`;
 export const usd = (v: number) =>
   v >= 0.1 ? `$${v.toFixed(2)}` : v >= 0.001 ? `$${v.toFixed(3)}` : v > 0 ? `$${v.toFixed(4)}` : '$0';
 export const yes = (ok: boolean) => (ok ? 'yes' : 'NO');
-
 export const sleep = (milliseconds: number) => new Promise<void>((r) => setTimeout(r, milliseconds));
-
-/** Two page latencies (or their floors) closer than this factor count as the same. */
-const PAGE_NOISE = 1.25;
-
-/**
- * A deep page against the first: the same within noise, or different (and whether the bare
- * DynamoDB floor differs too, which puts it on DynamoDB Local rather than on our code).
- */
+/** A deep page against the first (within 1.25×: the same), and whether the floor differs too. */
 export function pageVerdict(ratio: number, floorRatio: number): string {
-  const near = (x: number) => x <= PAGE_NOISE && x >= 1 / PAGE_NOISE;
-  return near(ratio)
-    ? 'same within noise'
-    : near(floorRatio)
-      ? 'DIFFERENT'
-      : 'different, and so is the floor';
+  const near = (x: number) => x <= 1.25 && x >= 1 / 1.25;
+  if (near(ratio)) return 'same within noise';
+  return near(floorRatio) ? 'DIFFERENT' : 'different, and so is the floor';
 }
 
 /** A seeded generator (mulberry32): the same traffic every run. */
@@ -58,14 +41,17 @@ export function random(seed: number) {
   };
 }
 
-/** Each of `runs` timed `samples` times, interleaved (a round over all of them at a time), so all share the same load. */
+/** What `run` gave, and the milliseconds it took. */
+export async function timed<T>(run: () => Promise<T>): Promise<[T, number]> {
+  const started = performance.now();
+  const value = await run();
+  return [value, performance.now() - started];
+}
+
+/** Each of `runs` timed `samples` times, a round over all of them at a time, so all share the same load. */
 export async function interleaved(runs: Record<string, () => Promise<unknown>>, samples: number) {
   const times: Record<string, number[]> = Object.fromEntries(Object.keys(runs).map((k) => [k, []]));
   for (let s = 0; s < samples; s++)
-    for (const [key, run] of Object.entries(runs)) {
-      const started = performance.now();
-      await run();
-      times[key]!.push(performance.now() - started);
-    }
+    for (const [key, run] of Object.entries(runs)) times[key]!.push((await timed(run))[1]);
   return times;
 }

@@ -1,51 +1,40 @@
-/**
- * Parts 5 and 5b: webhooks through the local pipeline as `npm start` runs it, to the tests'
- * receiver (`tools/webhook-receiver.ts`), each delivery verified with `standardwebhooks` as a
- * customer would; the floor is the last hop alone, through the delivery's own HTTP client.
- */
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+/** Parts 5 and 5b: webhooks through the local pipeline, verified as a customer would, beside the last hop. */
 import { Webhook } from 'standardwebhooks';
 import { newActionItem } from '../../lib/db/entities/action.ts';
-import { linkFromItem, linkKey } from '../../lib/db/entities/link.ts';
 import { attemptLogPartition } from '../../lib/db/entities/webhook-attempt.ts';
 import { actionEventId } from '../../lib/domain/webhook-events.ts';
 import { postWebhook } from '../../lib/webhooks/http.ts';
 import { checkDestination } from '../../lib/webhooks/ssrf.ts';
 import { partitionItems, putItems } from '../../tools/table.ts';
 import { mapLimit, waitUntil } from '../../tools/wait.ts';
-import {
-  type ReceivedRequest,
-  type Responder,
-  startWebhookReceiver,
-  type WebhookReceiver,
-} from '../../tools/webhook-receiver.ts';
+import * as receiver from '../../tools/webhook-receiver.ts';
 import { type BenchEnvironment, reserveIds } from './environment.ts';
 import { type BenchPart, checks, rows } from './report.ts';
 import { settings } from './settings.ts';
-import { ms, sleep, spread } from './stats.ts';
+import { ms, signed, sleep, spread, timed } from './stats.ts';
+import { storedLink } from './traffic.ts';
 
+type Receiver = receiver.WebhookReceiver;
 /** Issue 15: the attempt log may add at most this to the delivery p50, locally. */
 const LOG_GOAL_MS = 10;
 /** Contract: another campaign's first attempt starts within 1 s of its event, whatever others do. */
 const ISOLATION_GOAL_MS = 1000;
 const [WEBHOOK_PACE_MS, ISOLATION_PACE_MS] = [25, 200];
-
-const idOf = (r: ReceivedRequest) => String(r.headers['webhook-id']);
+const idOf = (r: receiver.ReceivedRequest) => String(r.headers['webhook-id']);
 /** The first arrival of each webhook-id, once all of `ids` have arrived or `timeoutMs` passed. */
-async function arrivals(rx: WebhookReceiver, ids: string[], timeoutMs: number) {
+async function arrivals(rx: Receiver, ids: string[], timeoutMs: number) {
   const byId = () => new Map(rx.requests.toReversed().map((r) => [idOf(r), r]));
   await waitUntil(() => ids.every((id) => byId().has(id)), timeoutMs, 50);
   return byId();
 }
 
-/** An action as the API answers it: what its event id is made of. */
+const USER_ACTION = '/api/v1/action/referred_user';
 type BenchAction = { id: number; referral_link: { campaign_id: string } };
 const eventIdOf = (a: BenchAction) => actionEventId(a.id, a.referral_link.campaign_id);
-const linkAction = (env: BenchEnvironment, code: string, metadata?: object) =>
-  env.client.call<BenchAction>('POST', '/api/v1/action/referral_link', {
-    ...{ referral_code: code, action_type: 'purchase' },
-    ...(metadata && { metadata }),
-  });
+const linkAction = (env: BenchEnvironment, code: string, metadata?: object) => {
+  const action = { referral_code: code, action_type: 'purchase', ...(metadata && { metadata }) };
+  return env.client.call<BenchAction>('POST', '/api/v1/action/referral_link', action);
+};
 
 /** A campaign whose webhook_url is `url` (set through PATCH, as a customer would), and a link of it. */
 async function webhookCampaign(env: BenchEnvironment, name: string, url: string) {
@@ -58,28 +47,19 @@ async function webhookCampaign(env: BenchEnvironment, name: string, url: string)
 
 /** `n` actions on the link of `code`, written straight into the table as the API writes them: their event ids. */
 async function writeActions(env: BenchEnvironment, code: string, n: number): Promise<string[]> {
-  const { Item } = await env.table.db.send(new GetCommand({ TableName: env.table.name, Key: linkKey(code) }));
-  const first = await reserveIds(env, 'action', n);
-  const [link, at] = [linkFromItem(Item ?? {}), new Date().toISOString()];
-  const action = (i: number) => ({
-    id: first + i,
-    at,
-    action_type: 'purchase',
-    metadata: { n: i },
-    referred_user: null,
+  const [link, first] = [await storedLink(env, code), await reserveIds(env, 'action', n)];
+  const at = new Date().toISOString();
+  const items = Array.from({ length: n }, (_, i) => {
+    const action = { id: first + i, at, action_type: 'purchase', metadata: { n: i }, referred_user: null };
+    return newActionItem(link, action).item;
   });
-  const items = Array.from({ length: n }, (_, i) => newActionItem(link, action(i)).item);
   await putItems(items, env.table);
   return items.map((item) => item.event_id);
 }
 
+type Send = (i: number) => Promise<BenchAction>;
 /** Actions one every `paceMs` while `more(i)`, each timed from its 201 to the arrival of its delivery. */
-async function paced(
-  rx: WebhookReceiver,
-  paceMs: number,
-  send: (i: number) => Promise<BenchAction>,
-  more: (i: number) => boolean,
-) {
+async function paced(rx: Receiver, paceMs: number, send: Send, more: (i: number) => boolean) {
   const sent = new Map<string, number>();
   for (let i = 0; more(i); i++) {
     const started = performance.now();
@@ -97,45 +77,27 @@ const summary = (runs: Paced[]) => ({
   missing: runs.reduce((n, r) => n + r.missing, 0),
 });
 const latencies = (s: ReturnType<typeof summary>) => `${ms(s.p50)} / ${ms(s.p95)} / ${ms(s.max)} ms`;
-
 /**
- * Issue 15: the delivery latency with the attempt log and without it, in one run. The log is
- * written after the POST (`logAttempt` in lib/webhooks/deliver.ts), so it cannot delay the arrival
- * it logs, but it holds the invocation, and with it the campaign's FIFO group, a few milliseconds
- * longer. Quarters alternate on, off, off, on against drift; the log is switched off by taking
- * `recordAttempt` from the first-attempt function's deps in this process (the bench's stack runs
- * the handlers here), and how many of each half's events the log holds proves the switch.
+ * Issue 15: delivery latency with the attempt log on and off (quarters on, off, off, on: against
+ * drift), switched in the delivery's deps of this process; the log's content proves the switch.
  */
-async function withAndWithoutLog(
-  env: BenchEnvironment,
-  rx: WebhookReceiver,
-  campaignId: string,
-  events: number,
-  send: (i: number) => Promise<BenchAction>,
-) {
-  // The stack's own instance of the module (loaded by then; a static import would read the
-  // function's environment before the stack has set it).
+async function logOnAndOff(env: BenchEnvironment, rx: Receiver, campaign: string, n: number, send: Send) {
+  // The stack's own instance (a static import would read the function's environment before the stack set it).
   const { deps } = await import('../../functions/queue/deliver-webhook.ts');
   const record = deps.recordAttempt;
-  const on: Paced[] = [];
-  const off: Paced[] = [];
+  const [on, off]: [Paced[], Paced[]] = [[], []];
   try {
     for (const logged of [true, false, false, true]) {
       deps.recordAttempt = logged ? record : undefined;
       const start = [...on, ...off].reduce((n, r) => n + r.ids.length, 0);
-      const quarter = await paced(
-        rx,
-        WEBHOOK_PACE_MS,
-        (i) => send(start + i),
-        (i) => i < Math.ceil(events / 4),
-      );
-      (logged ? on : off).push(quarter);
+      const more = (i: number) => i < Math.ceil(n / 4);
+      (logged ? on : off).push(await paced(rx, WEBHOOK_PACE_MS, (i) => send(start + i), more));
     }
   } finally {
     deps.recordAttempt = record;
   }
   await sleep(500);
-  const pk = attemptLogPartition(env.tenant, campaignId);
+  const pk = attemptLogPartition(env.tenant, campaign);
   const logged = new Set((await partitionItems(pk, '', env.table)).map((item) => String(item.event_id)));
   const inLog = (runs: Paced[]) => runs.flatMap((r) => r.ids).filter((id) => logged.has(id)).length;
   return { on: summary(on), off: summary(off), onLogged: inLog(on), offLogged: inLog(off) };
@@ -144,31 +106,23 @@ async function withAndWithoutLog(
 export const webhooksPart: BenchPart = {
   name: 'webhooks',
   title: '5. Webhooks: from the 201 to the signed delivery',
-  stack: true,
   async run({ env }) {
-    const rx = await startWebhookReceiver();
+    const rx = await receiver.startWebhookReceiver();
     try {
       const { id: campaignId, secret, code } = await webhookCampaign(env, 'Webhooks', `${rx.url}/hooks`);
       const { webhookEvents: events, webhookBacklog: backlog } = settings;
       const send = (i: number) => linkAction(env, code, { n: i });
-      const {
-        on: latency,
-        off: unlogged,
-        onLogged,
-        offLogged,
-      } = await withAndWithoutLog(env, rx, campaignId, events, send);
+      const logs = await logOnAndOff(env, rx, campaignId, events, send);
+      const { on: latency, off: unlogged, onLogged, offLogged } = logs;
       const logCost = latency.p50 - unlogged.p50;
+      const few = Math.min(200, events);
       const user = { referral_code: code, referred_user_id: 'bench-user' };
       const signup = await env.client.call<{ id: number }>('POST', '/api/v1/referred_user', user);
       await arrivals(rx, [`evt_referred_user_${signup.id}`], 30_000);
+      const byUser = { campaign_id: campaignId, referred_user_id: 'bench-user', action_type: 'purchase' };
       const userAction = (i: number) =>
-        env.client.call<BenchAction>('POST', '/api/v1/action/referred_user', {
-          ...{ campaign_id: campaignId, referred_user_id: 'bench-user' },
-          ...{ action_type: 'purchase', metadata: { n: i } },
-        });
-      const userLatency = summary([
-        await paced(rx, WEBHOOK_PACE_MS, userAction, (i) => i < Math.min(200, events)),
-      ]);
+        env.client.call<BenchAction>('POST', USER_ACTION, { ...byUser, metadata: { n: i } });
+      const userLatency = summary([await paced(rx, WEBHOOK_PACE_MS, userAction, (i) => i < few)]);
 
       // Floor: a delivered body, signed and POSTed straight to the receiver, one at a time and 10 at a time.
       const signer = new Webhook(secret);
@@ -176,29 +130,21 @@ export const webhooksPart: BenchPart = {
       const destination = await checkDestination(`${rx.url}/hooks`, { allowPrivate: true });
       if (!destination.ok) throw new Error(destination.message);
       const post = async (id: string) => {
-        const now = new Date();
+        const [now, headers] = [new Date(), { 'content-type': 'application/json', 'webhook-id': id }];
         const timestamp = String(Math.floor(now.getTime() / 1000));
-        const headers = {
-          'content-type': 'application/json',
-          'webhook-id': id,
-          'webhook-timestamp': timestamp,
-        };
-        await postWebhook(destination, { ...headers, 'webhook-signature': signer.sign(id, now, body) }, body);
+        const signature = { 'webhook-timestamp': timestamp, 'webhook-signature': signer.sign(id, now, body) };
+        await postWebhook(destination, { ...headers, ...signature }, body);
       };
       const floorTimes: number[] = [];
-      for (let i = 0; i < Math.min(200, events); i++) {
+      for (let i = 0; i < few; i++) {
         const t = performance.now();
         await post(`floor_${i}`);
         floorTimes.push(rx.requests.findLast((r) => idOf(r) === `floor_${i}`)!.at - t);
       }
       const floor = spread(floorTimes);
-      const floorStart = performance.now();
-      await mapLimit(
-        Array.from({ length: backlog }, (_, i) => `floor_backlog_${i}`),
-        10,
-        post,
-      );
-      const floorPerSecond = backlog / ((performance.now() - floorStart) / 1000);
+      const ids = Array.from({ length: backlog }, (_, i) => `floor_backlog_${i}`);
+      const [, floorMs] = await timed(() => mapLimit(ids, 10, post));
+      const floorPerSecond = backlog / (floorMs / 1000);
 
       // The contract's default metadata (`{}`).
       const emptyIds: string[] = [];
@@ -212,7 +158,7 @@ export const webhooksPart: BenchPart = {
       const times = backlogIds.flatMap((id) => got.get(id)?.at ?? []);
       const [first, last] = [Math.min(...times), Math.max(...times)];
       const deliveries = rx.requests.filter((r) => !idOf(r).startsWith('floor_'));
-      const verifies = (r: ReceivedRequest) => {
+      const verifies = (r: receiver.ReceivedRequest) => {
         try {
           signer.verify(r.body, r.headers as Record<string, string>);
           return true;
@@ -227,7 +173,6 @@ export const webhooksPart: BenchPart = {
       const emptyDelivered = emptyIds.filter((id) => got.has(id)).length;
       const perSecond = times.length / ((last - first) / 1000);
       const afterWrite = times.filter((t) => t > writeEnd).length / ((last - writeEnd) / 1000);
-      const signed = (v: number) => `${v >= 0 ? '+' : ''}${ms(v)}`;
       return {
         body: [
           'Through the local pipeline as `npm start` runs it: table stream → stream poller → stream consumer → local SQS → queue poller → delivery → the tests’ node:http receiver (the campaign’s webhook_url). Latency: actions through the API, each timed from its 201 to its delivery. Backlog: action items written straight into the table (`newActionItem`, exactly like the handler’s), drained by the pipeline. Every delivery is verified with `standardwebhooks`. The floor is the last hop alone: the same body signed and POSTed to the same receiver through the delivery’s own HTTP client (`postWebhook`). Most of the latency is polling (the local stream poller reads every 150 ms); in AWS the mappings poll continuously. An action’s event (endpoints 5 and 12) is fed and queued from its link’s stream record.',
@@ -259,7 +204,7 @@ actions without metadata delivered | ${emptyDelivered} of ${emptyIds.length} | a
   },
 };
 
-const BAD_RECEIVERS: Array<[name: string, behaviour: string, respond: Responder]> = [
+const BAD_RECEIVERS: Array<[name: string, behaviour: string, respond: receiver.Responder]> = [
   ['slow', 'answers 200 after 20 s', () => ({ status: 200, delayMs: 20_000 })],
   ['silent', 'never answers (15 s timeout)', () => 'silence'],
   ['failing', 'answers 500 at once', () => ({ status: 500 })],
@@ -267,20 +212,17 @@ const BAD_RECEIVERS: Array<[name: string, behaviour: string, respond: Responder]
 ];
 
 /**
- * Isolation (contract: a receiver that is slow, times out or fails never delays another
- * campaign's deliveries): a healthy campaign's actions, paced, alone and then beside four bad
- * receivers with a backlog each. Run last of the webhook parts: the bad campaigns are deleted
- * afterwards, but their retries stay scheduled (5 min and more) until their next attempt drops them.
+ * Part 5b: a healthy campaign's deliveries alone, then beside four bad receivers with a backlog
+ * each. Run after the other webhook parts: the bad campaigns' retries stay scheduled for minutes.
  */
 export const isolationPart: BenchPart = {
   name: 'isolation',
   title: '5b. Isolation: a healthy campaign beside slow and failing receivers',
-  stack: true,
   async run({ env }) {
     const { isolationSeconds: seconds, isolationBacklog: backlog } = settings;
-    const made: Array<{ id: string; code: string; rx: WebhookReceiver }> = [];
-    const campaign = async (name: string, respond?: Responder) => {
-      const rx = await startWebhookReceiver(respond);
+    const made: Array<{ id: string; code: string; rx: Receiver }> = [];
+    const campaign = async (name: string, respond?: receiver.Responder) => {
+      const rx = await receiver.startWebhookReceiver(respond);
       made.push({ ...(await webhookCampaign(env, `Isolation: ${name}`, `${rx.url}/hooks`)), rx });
       return made.at(-1)!;
     };
@@ -289,12 +231,11 @@ export const isolationPart: BenchPart = {
       const run = async () => {
         const end = performance.now() + seconds * 1000;
         const until = () => performance.now() < end;
-        return summary([
-          await paced(healthy.rx, ISOLATION_PACE_MS, () => linkAction(env, healthy.code), until),
-        ]);
+        const send = () => linkAction(env, healthy.code);
+        return summary([await paced(healthy.rx, ISOLATION_PACE_MS, send, until)]);
       };
       const alone = await run();
-      const bad = [];
+      const bad: Array<{ name: string; behaviour: string; rx: Receiver; code: string }> = [];
       for (const [name, behaviour, respond] of BAD_RECEIVERS)
         bad.push({ name, behaviour, ...(await campaign(name, respond)) });
       await Promise.all(bad.map((b) => writeActions(env, b.code, backlog)));
@@ -302,7 +243,9 @@ export const isolationPart: BenchPart = {
       await Promise.all(bad.map((b) => b.rx.waitFor(1, 30_000)));
       const since = Date.now();
       const beside = await run();
-      const early = (rx: WebhookReceiver) => rx.requests.filter((r) => r.receivedAt < since + 14_000).length;
+      const early = (rx: Receiver) => rx.requests.filter((r) => r.receivedAt < since + 14_000).length;
+      const badRow = (b: (typeof bad)[number]) =>
+        `${b.name} | ${b.behaviour} | ${b.rx.requests.length} | ${early(b.rx)}`;
       return {
         body: [
           `A healthy campaign's actions, one every ${ISOLATION_PACE_MS} ms for ${seconds} s, each timed from its 201 to its first attempt: alone, then while ${bad.length} other campaigns' receivers misbehave with ${backlog} pending events each. Contract: under ${ISOLATION_GOAL_MS} ms whatever the others do (the lanes of lib/webhooks/lanes.ts).`,
@@ -313,23 +256,19 @@ p50 | ${ms(alone.p50)} ms | ${ms(beside.p50)} ms
 p99 | ${ms(alone.p99)} ms | ${ms(beside.p99)} ms
 max | ${ms(alone.max)} ms | ${ms(beside.max)} ms
 not delivered | ${alone.missing} | ${beside.missing}`),
-          rows(
-            [
-              'bad receiver | behaviour | requests in the run | in its first 14 s (before any 15 s timeout)',
-              ...bad.map((b) => `${b.name} | ${b.behaviour} | ${b.rx.requests.length} | ${early(b.rx)}`),
-            ].join('\n'),
-          ),
+          rows(`
+bad receiver | behaviour | requests in the run | in its first 14 s (before any 15 s timeout)
+${bad.map(badRow).join('\n')}`),
         ],
         summary: `Webhook isolation: first attempt p50 ${ms(beside.p50)} ms, p99 ${ms(beside.p99)} ms beside ${bad.length} bad receivers (alone: p50 ${ms(alone.p50)} ms, p99 ${ms(alone.p99)} ms).`,
-        checks: checks(
-          `beside slow and failing receivers, a healthy campaign's first attempt after its 201: max (not delivered) | ${ms(beside.max)} ms (${beside.missing}) | under ${ISOLATION_GOAL_MS} ms (0) | ${beside.max < ISOLATION_GOAL_MS && beside.missing === 0}`,
-        ),
+        checks: checks(`
+beside slow and failing receivers, a healthy campaign's first attempt after its 201: max (not delivered) | ${ms(beside.max)} ms (${beside.missing}) | under ${ISOLATION_GOAL_MS} ms (0) | ${beside.max < ISOLATION_GOAL_MS && beside.missing === 0}`),
       };
     } finally {
       // Deleted campaigns get no more attempts; closed receivers fail the ones in flight at once.
-      await Promise.all(
-        made.map((c) => env.client.send({ method: 'DELETE', path: `/api/v1/campaign?id=${c.id}` })),
-      );
+      const remove = (c: { id: string }) =>
+        env.client.send({ method: 'DELETE', path: `/api/v1/campaign?id=${c.id}` });
+      await Promise.all(made.map(remove));
       await Promise.all(made.map((c) => c.rx.close()));
     }
   },
