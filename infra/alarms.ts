@@ -179,44 +179,50 @@ export class Alarms extends Construct {
       this.iteratorAgeAlarms.push(alarm);
     }
 
+    /** An alarm at the first count of a business metric in 5 minutes, notifying the topic. */
+    const businessMetricAlarm = (
+      alarmId: string,
+      metric: typeof WEBHOOK_DISABLED_METRIC | typeof COUNTING_PARKED_METRIC,
+      alarmName: string,
+      alarmDescription: string,
+    ) => {
+      const alarm = new cloudwatch.Alarm(this, alarmId, {
+        alarmName,
+        alarmDescription,
+        metric: new cloudwatch.Metric({
+          namespace: metric.namespace,
+          metricName: metric.metricName,
+          dimensionsMap: { service: metric.service, stage: props.stage },
+          period: fiveMinutes,
+          statistic: cloudwatch.Stats.SUM,
+        }),
+        threshold: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+      notify(alarm);
+      return alarm;
+    };
+
     // A customer's endpoint failed every attempt for 3 days and its webhook was disabled
     // (lib/webhooks/failures.ts): worth a look, and maybe a word with the customer.
-    this.webhookDisabledAlarm = new cloudwatch.Alarm(this, 'WebhookEndpointsDisabled', {
-      alarmName: `${prefix}-webhook-endpoints-disabled`,
-      alarmDescription: `A campaign's webhook (${props.stage}) was disabled after failing every attempt for 3 days; the log line "webhook disabled" names the campaign`,
-      metric: new cloudwatch.Metric({
-        namespace: WEBHOOK_DISABLED_METRIC.namespace,
-        metricName: WEBHOOK_DISABLED_METRIC.metricName,
-        dimensionsMap: { service: WEBHOOK_DISABLED_METRIC.service, stage: props.stage },
-        period: fiveMinutes,
-        statistic: cloudwatch.Stats.SUM,
-      }),
-      threshold: 1,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      evaluationPeriods: 1,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-    });
-    notify(this.webhookDisabledAlarm);
+    this.webhookDisabledAlarm = businessMetricAlarm(
+      'WebhookEndpointsDisabled',
+      WEBHOOK_DISABLED_METRIC,
+      `${prefix}-webhook-endpoints-disabled`,
+      `A campaign's webhook (${props.stage}) was disabled after failing every attempt for 3 days; the log line "webhook disabled" names the campaign`,
+    );
 
     // The counting consumer parked work DynamoDB refuses as it is (an item past a limit, an
     // attribute of the wrong type): nothing waits for it, but its counts are missing until an
     // operator runs it again (`npm run parked`, docs/deploying.md).
-    this.countingParkedAlarm = new cloudwatch.Alarm(this, 'CountingWorkParked', {
-      alarmName: `${prefix}-counting-work-parked`,
-      alarmDescription: `The stream's counting consumer (${props.stage}) parked work DynamoDB refuses; the log line "counting work parked" says what, and \`npm run parked\` lists it`,
-      metric: new cloudwatch.Metric({
-        namespace: COUNTING_PARKED_METRIC.namespace,
-        metricName: COUNTING_PARKED_METRIC.metricName,
-        dimensionsMap: { service: COUNTING_PARKED_METRIC.service, stage: props.stage },
-        period: fiveMinutes,
-        statistic: cloudwatch.Stats.SUM,
-      }),
-      threshold: 1,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      evaluationPeriods: 1,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-    });
-    notify(this.countingParkedAlarm);
+    this.countingParkedAlarm = businessMetricAlarm(
+      'CountingWorkParked',
+      COUNTING_PARKED_METRIC,
+      `${prefix}-counting-work-parked`,
+      `The stream's counting consumer (${props.stage}) parked work DynamoDB refuses; the log line "counting work parked" says what, and \`npm run parked\` lists it`,
+    );
     for (const { label, fn, routeClass } of props.latencyFunctions) {
       const thresholdMs = props.latencyP99Ms[routeClass];
       this.latencyAlarms.push(

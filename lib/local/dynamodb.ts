@@ -247,7 +247,8 @@ export async function ensureTable(
         }
       }
       // An index the definition dropped (GSI4, the rankings before issue 27) only costs writes.
-      for (const name of retiredIndexes(existing)) {
+      const retired = retiredIndexes(existing);
+      for (const name of retired) {
         options.onStep?.(`removing the index ${name} of ${tableName}: the table no longer uses it`);
         await client.send(
           new UpdateTableCommand({
@@ -260,7 +261,7 @@ export async function ensureTable(
       // One a start cut short left being created with the right definition: wait for it.
       for (const index of existing.GlobalSecondaryIndexes ?? []) {
         const name = index.IndexName ?? '';
-        if (retiredIndexes(existing).includes(name)) continue;
+        if (retired.includes(name)) continue;
         if (index.IndexStatus === 'ACTIVE' || stale.includes(name as IndexName)) continue;
         await waitForIndex(client, tableName, name, 'created', (i) => i?.IndexStatus === 'ACTIVE');
       }
