@@ -12,7 +12,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DynamoCounter } from '../../lib/local/dynamodb-counter.ts';
+import type { DynamoCounter, ItemAccesses } from '../../lib/local/dynamodb-counter.ts';
 import { mapLimit } from '../../tools/wait.ts';
 import { api, TENANT_A } from '../support/api.ts';
 import { BROWSER_UA, createCampaign, createLink } from '../support/records.ts';
@@ -73,17 +73,21 @@ async function burst(code: string, campaignId: string, n: number) {
   const answers = await Promise.all(Array.from({ length: n }, () => visit(code)));
   const accessed = counter.tracked();
   const readsOf = (key: { PK: string; SK: string }) =>
-    accessed
-      .filter((a) => a.pk === key.PK && a.sk === key.SK)
-      .flatMap((a) => Object.entries(a.counts))
-      .filter(([access]) => access.startsWith('GetItem'))
-      .reduce((sum, [, count]) => sum + count, 0);
+    getItemReads(accessed, (a) => a.pk === key.PK && a.sk === key.SK);
   return {
     answers,
     linkReads: readsOf(linkKey(code)),
     campaignReads: readsOf(campaignKey(TENANT_A.tenant, campaignId)),
   };
 }
+
+/** The GetItem reads among the tracked accesses of the items that `match`. */
+const getItemReads = (accessed: readonly ItemAccesses[], match: (a: ItemAccesses) => boolean) =>
+  accessed
+    .filter(match)
+    .flatMap((a) => Object.entries(a.counts))
+    .filter(([access]) => access.startsWith('GetItem'))
+    .reduce((sum, [, count]) => sum + count, 0);
 
 /**
  * Bursts of visits until one is served from the cache entirely (no link or campaign read): the
@@ -138,16 +142,10 @@ describe('the hot-link cache of GET /r/{code}', () => {
       const ms = Date.now() - started;
       expect(answers.map((a) => a.status)).toEqual(answers.map(() => 302));
       const accessed = counter.tracked();
-      const reads = (match: (a: { pk: string; sk: string }) => boolean) =>
-        accessed
-          .filter(match)
-          .flatMap((a) => Object.entries(a.counts))
-          .filter(([access]) => access.startsWith('GetItem'))
-          .reduce((sum, [, count]) => sum + count, 0);
       rounds.push({
         ms,
-        linkReads: reads((a) => a.pk.startsWith('LINK#')),
-        campaignReads: reads((a) => a.pk === key.PK && a.sk === key.SK),
+        linkReads: getItemReads(accessed, (a) => a.pk.startsWith('LINK#')),
+        campaignReads: getItemReads(accessed, (a) => a.pk === key.PK && a.sk === key.SK),
         bound: 8 * (Math.ceil(ms / HOT_LINK_CACHE_MS) + 1),
       });
       expect(rounds.at(-1)!.linkReads).toBe(order.length);

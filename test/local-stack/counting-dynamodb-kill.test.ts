@@ -16,6 +16,7 @@
 
 import { afterAll, describe, expect, it } from 'vitest';
 import { createDocumentClient } from '../../lib/aws/clients.ts';
+import type { SeriesPoint } from '../../lib/db/entities/analytics.ts';
 import { freePort } from '../../lib/local/ports.ts';
 import { LOCAL_TABLE_NAME } from '../../lib/local/stack.ts';
 import { campaignItems, type Table, visitItems } from '../../tools/table.ts';
@@ -62,14 +63,8 @@ async function startOn(dir: string) {
   return { s, api: apiAt(info.baseUrl, KEY), dynamodbEndpoint: info.dynamodbEndpoint };
 }
 
-interface Metrics {
-  visits: number;
-  unique_visits: number;
-  bot_visits: number;
-  referred_users: number;
-  actions: number;
-  actions_by_type: Record<string, number>;
-}
+/** The campaign's totals (endpoint 16): a series point's counts. */
+type Metrics = Omit<SeriesPoint, 'bucket'>;
 
 /** A committed visit or action, as its item in the table says. */
 interface Committed {
