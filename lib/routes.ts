@@ -262,9 +262,10 @@ const rows: readonly RowInput[] = [
     handler: 'http/post-referred-user',
     auth: true,
     // The link by code (GetItem) or id (Query of GSI1 for its code, then GetItem for its counters),
-    // an id block, one transaction of the referred user's Put, the link's Update and the
-    // campaign's ConditionCheck (and the answer's Put).
-    dynamo: ['GetItem', 'PutItem', 'UpdateItem', 'ConditionCheckItem'],
+    // or by click id the click's visit, its campaign and its link in one BatchGetItem; an id
+    // block, one transaction of the referred user's Put, the link's Update and the campaign's
+    // ConditionCheck (and the answer's Put).
+    dynamo: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'ConditionCheckItem'],
     queryIndexes: ['GSI1'],
     dynamoCalls: 3,
     throttle: 'api',
@@ -306,7 +307,8 @@ const rows: readonly RowInput[] = [
     handler: 'http/visit',
     auth: false,
     // Two round trips of two calls: the link by code (GetItem) beside the visitor marker's UpdateItem
-    // (people only), then the visit's PutItem beside the campaign's existence (GetItem). A repeat
+    // (people only), then the visit's PutItem beside the campaign's read (GetItem: it exists, and
+    // its `click_ids`; a visit item is also the click an `rfclid` names, so no call more). A repeat
     // visit of the same visitor within the hour reads the earlier visit's item in between (GetItem:
     // it counts only if it was written), hence 5; should that one be missing (a double click in
     // flight, or a request that died after its marker), it is read again until it may no longer be

@@ -44,6 +44,8 @@ export const CAMPAIGN_LIST_ATTRIBUTES = [
   'webhook_events',
   'webhook_status',
   'webhook_disabled_reason',
+  'click_ids',
+  'attribution_window_days',
 ] as const;
 
 /** What the api-key CLI lists through GSI1 (`lib/db/api-keys.ts`); `tenant`, `created_at` come with the links'. */

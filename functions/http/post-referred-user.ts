@@ -1,6 +1,6 @@
 import { storedAnswer } from '../../lib/db/idempotency.ts';
 import { createReferredUser } from '../../lib/db/referred-users.ts';
-import { linkTargetOf } from '../../lib/domain/link-rules.ts';
+import { signupTargetOf } from '../../lib/domain/link-rules.ts';
 import { httpHandler } from '../../lib/http/handler.ts';
 import { BusinessMetric, countEvent, metricsMiddleware } from '../../lib/observability/metrics.ts';
 import { CreateReferredUser } from '../../lib/operations/compiled.ts';
@@ -10,7 +10,7 @@ export const handler = httpHandler(
   async ({ tenant, body, idempotency }) => {
     const referredUser = await createReferredUser(
       tenant,
-      linkTargetOf(body),
+      signupTargetOf(body),
       body.referred_user_id,
       idempotency,
     );

@@ -1,5 +1,6 @@
 import { isbot } from 'isbot';
 import { newAction } from '../../lib/db/actions.ts';
+import type { ClickSettings } from '../../lib/db/entities/campaign.ts';
 import {
   campaignKnownLive,
   hotLinkFor,
@@ -8,7 +9,8 @@ import {
 } from '../../lib/db/hot-links.ts';
 import { findLink, type LinkItem, linkNotFound, toLink } from '../../lib/db/links.ts';
 import { isUniqueVisit, markVisitor, recordBotVisit, recordVisit } from '../../lib/db/visits.ts';
-import { toAsciiUrl } from '../../lib/domain/url.ts';
+import { CLICK_ID_PARAM, encodeClickId, newClickSecret } from '../../lib/domain/click-ids.ts';
+import { toAsciiUrl, withParamAfterRfa } from '../../lib/domain/url.ts';
 import { httpHandler } from '../../lib/http/handler.ts';
 import { Visit } from '../../lib/operations/compiled.ts';
 
@@ -22,6 +24,10 @@ const MAX_HEADER_CHARS = 1024;
  * never in `total_clicks`. Unique visits are told by a keyed hash of IP address and user agent;
  * no IP address is stored. A malformed code is a 404 like an unknown one. A visit is unique when
  * no written visit of the same visitor and link came in the hour before (`isUniqueVisit`).
+ *
+ * Every human visit item is also a click (it keeps a secret); when its campaign has `click_ids`
+ * on, the `Location` names it (`rfclid`). The setting comes from the campaign read the visit makes
+ * anyway, beside its Put (or from the hot-link cache): no call more.
  */
 // No `request` line for a redirect (`requestLog`): its access log line has the status and latency.
 export const handler = httpHandler({ ...Visit, requestLog: 'errors' }, async ({ event, path }) => {
@@ -41,34 +47,46 @@ export const handler = httpHandler({ ...Visit, requestLog: 'errors' }, async ({ 
     const visit = { at: now.getTime(), vid: action.id };
     // The visitor's marker is written beside the link read: a marker of an unknown code is harmless.
     const [link, before] = await Promise.all([
-      hot ?? readLink(code),
+      hot?.link ?? readLink(code),
       markVisitor(code, event.requestContext.http.sourceIp, userAgent ?? '', visit, now),
     ]);
     if (!link) throw linkNotFound();
     const unique = await isUniqueVisit(link, before, visit);
     // The campaign's existence is read from here (unless its link or itself is hot): what a
     // cached entry's age counts from.
-    const live = hot !== undefined || campaignKnownLive(link, now.getTime());
+    const known = hot?.campaign ?? campaignKnownLive(link, now.getTime());
     const checkedAt = Date.now();
-    if (!(await recordVisit(link, action, unique, live))) throw linkNotFound();
-    remember(link, hot, live, checkedAt);
-    return redirectTo(link);
+    const secret = newClickSecret();
+    const campaign = await recordVisit(link, action, unique, known, secret);
+    if (!campaign) throw linkNotFound();
+    remember(link, hot !== undefined, known, campaign, checkedAt);
+    const clickId = campaign.clickIds
+      ? encodeClickId({ campaignId: link.campaign_id, visitId: action.id, code: link.referral_code, secret })
+      : undefined;
+    return redirectTo(link, clickId);
   }
-  const link = hot ?? (await readLink(code));
+  const link = hot?.link ?? (await readLink(code));
   if (!link) throw linkNotFound();
-  const live = hot !== undefined || campaignKnownLive(link, now.getTime());
+  const known = hot?.campaign ?? campaignKnownLive(link, now.getTime());
   const checkedAt = Date.now();
   // A deleted campaign's links are gone for everyone.
-  if (!(await recordBotVisit(link, now, live))) throw linkNotFound();
-  remember(link, hot, live, checkedAt);
+  const campaign = await recordBotVisit(link, now, known);
+  if (!campaign) throw linkNotFound();
+  remember(link, hot !== undefined, known, campaign, checkedAt);
   return redirectTo(link);
 });
 
 /** What a visit that read its link or its campaign keeps for the next visits (`lib/db/hot-links.ts`). */
-function remember(link: LinkItem, hot: LinkItem | undefined, live: boolean, checkedAt: number) {
+function remember(
+  link: LinkItem,
+  hot: boolean,
+  known: ClickSettings | undefined,
+  campaign: ClickSettings,
+  checkedAt: number,
+) {
   if (hot) return;
-  rememberHotLink(link, checkedAt);
-  if (!live) rememberLiveCampaign(link, checkedAt);
+  rememberHotLink(link, campaign, checkedAt);
+  if (!known) rememberLiveCampaign(link, campaign, checkedAt);
 }
 
 /**
@@ -82,8 +100,13 @@ function readLink(code: string) {
   return findLink({ code }, undefined);
 }
 
-/** The `Location` is made from the link as read, so a visit is recorded only for a request that gets its redirect. */
-function redirectTo(link: LinkItem) {
-  const location = toAsciiUrl(toLink(link).referral_link ?? '');
+/**
+ * The `Location` is made from the link as read, so a visit is recorded only for a request that gets
+ * its redirect; a click id goes right after `rfa`.
+ */
+function redirectTo(link: LinkItem, clickId?: string) {
+  const referralLink = toLink(link).referral_link ?? '';
+  const target = clickId ? withParamAfterRfa(referralLink, CLICK_ID_PARAM, clickId) : referralLink;
+  const location = toAsciiUrl(target);
   return { status: 302, headers: { location, 'cache-control': 'no-store' } };
 }

@@ -61,6 +61,9 @@ export async function newAction(
       id: referredUser.id,
       created_at: referredUser.created_at,
       referred_user_id: referredUser.referred_user_id,
+      ...(referredUser.click_id !== undefined
+        ? { click_id: referredUser.click_id, clicked_at: referredUser.clicked_at }
+        : {}),
     },
   };
 }

@@ -2,7 +2,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { CampaignChanges } from '../domain/campaign-rules.ts';
+import type { CampaignChanges, CampaignCreateInput } from '../domain/campaign-rules.ts';
+import { DEFAULT_ATTRIBUTION_WINDOW_DAYS } from '../domain/click-ids.ts';
 import { ApiError, campaignNotFound } from '../domain/errors.ts';
 import type { IdempotentRequest } from '../domain/idempotency.ts';
 import type { Campaign } from '../domain/schemas.ts';
@@ -11,10 +12,13 @@ import { PREVIOUS_SECRET_SECONDS, WEBHOOK_EVENT_TYPES } from '../domain/webhook-
 import {
   CAMPAIGN_LIST_INDEX,
   CAMPAIGN_ORDER,
+  CLICK_SETTINGS_ATTRIBUTES,
+  type ClickSettings,
   campaignFromItem,
   campaignIdOfOrder,
   campaignKey,
   campaignListPartition,
+  clickSettingsOf,
   newCampaignItem,
 } from './entities/campaign.ts';
 import { decoder } from './entities/decode.ts';
@@ -37,7 +41,7 @@ export function newWebhookSecret(): string {
  */
 export async function createCampaign(
   tenant: string,
-  input: { url: string; name: string },
+  input: CampaignCreateInput,
   idempotency?: IdempotentRequest,
 ): Promise<Campaign> {
   const now = new Date();
@@ -51,6 +55,8 @@ export async function createCampaign(
     webhook_events: [...WEBHOOK_EVENT_TYPES],
     webhook_status: 'enabled',
     webhook_disabled_reason: null,
+    click_ids: input.click_ids ?? false,
+    attribution_window_days: input.attribution_window_days ?? DEFAULT_ATTRIBUTION_WINDOW_DAYS,
   };
   const item = newCampaignItem(tenant, campaign, now);
   const put = { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(PK)' };
@@ -94,6 +100,14 @@ export async function updateCampaign(
       sets.push('webhook_secret = if_not_exists(webhook_secret, :secret)');
       values[':secret'] = newWebhookSecret();
     }
+  }
+  if (changes.click_ids !== undefined) {
+    sets.push('click_ids = :click_ids');
+    values[':click_ids'] = changes.click_ids;
+  }
+  if (changes.attribution_window_days !== undefined) {
+    sets.push('attribution_window_days = :window_days');
+    values[':window_days'] = changes.attribution_window_days;
   }
   if (changes.webhook_events !== undefined) {
     sets.push('webhook_events = :webhook_events');
@@ -195,6 +209,26 @@ export async function campaignExists(tenant: string, campaignId: string): Promis
 }
 
 /**
+ * The campaign's click settings (`click_ids`, the window), strongly consistent; undefined when it
+ * does not exist. One GetItem, billed as `campaignExists` is (by the item's size, whatever the
+ * projection): the redirect reads this where it only checked that the campaign exists.
+ */
+export async function campaignClickSettings(
+  tenant: string,
+  campaignId: string,
+): Promise<ClickSettings | undefined> {
+  const { Item } = await db.send(
+    new GetCommand({
+      TableName: tableName,
+      Key: campaignKey(tenant, campaignId),
+      ConsistentRead: true,
+      ProjectionExpression: ['PK', ...CLICK_SETTINGS_ATTRIBUTES].join(', '),
+    }),
+  );
+  return Item && clickSettingsOf(Item);
+}
+
+/**
  * Which of the campaigns at `keys` exist, read eventually consistent (the counting consumer's
  * check, which the purge of a campaign deleted meanwhile backs up): the GetItem of one campaign's
  * key alone, or one BatchGetItem of them all.
@@ -221,6 +255,15 @@ export async function putForLiveCampaign(
   campaignId: string,
   item: { PK: string; SK: string },
 ): Promise<'written' | 'exists' | 'campaign_gone'> {
+  return (await putBesideCampaign(tenant, campaignId, item)).outcome;
+}
+
+/** `putForLiveCampaign`, also answering the campaign's click settings (none when it is gone). */
+export async function putBesideCampaign(
+  tenant: string,
+  campaignId: string,
+  item: { PK: string; SK: string },
+): Promise<{ outcome: 'written' | 'exists' | 'campaign_gone'; campaign?: ClickSettings }> {
   const put = db
     .send(
       new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(PK)' }),
@@ -232,12 +275,12 @@ export async function putForLiveCampaign(
         throw err;
       },
     );
-  const [exists, outcome] = await Promise.all([campaignExists(tenant, campaignId), put]);
-  if (exists) return outcome;
+  const [campaign, outcome] = await Promise.all([campaignClickSettings(tenant, campaignId), put]);
+  if (campaign) return { outcome, campaign };
   if (outcome === 'written') {
     await db.send(new DeleteCommand({ TableName: tableName, Key: { PK: item.PK, SK: item.SK } }));
   }
-  return 'campaign_gone';
+  return { outcome: 'campaign_gone' };
 }
 
 /**

@@ -6,6 +6,7 @@
  * an ordinary link of a deleted campaign answers 404 at once; a hot one may redirect for up to a
  * second more (docs/decisions.md, "The public redirect", says why that is acceptable).
  */
+import type { ClickSettings } from './entities/campaign.ts';
 import type { LinkItem } from './entities/link.ts';
 
 /**
@@ -20,6 +21,8 @@ export const HOT_LINK_CACHE_MS = 1_000;
 
 interface Cached {
   link: LinkItem;
+  /** Its campaign's click settings, as that read found them (a PATCH shows within the entry's age). */
+  campaign: ClickSettings;
   /**
    * When the read that found its campaign was sent (epoch ms): its age counts from there. The link
    * was read before it, but a link's item changes only in its counters while its campaign lives
@@ -36,8 +39,8 @@ let windowStart = 0;
 let current = new Map<string, number>();
 let previous = new Map<string, number>();
 const cached = new Map<string, Cached>();
-/** Campaigns of hot traffic spread over their links: when their existence was last read. */
-const liveCampaigns = new Map<string, number>();
+/** Campaigns of hot traffic spread over their links: when their existence was last read, and their click settings. */
+const liveCampaigns = new Map<string, { readAt: number; campaign: ClickSettings }>();
 
 function roll(now: number): void {
   if (now - windowStart < 1_000) return;
@@ -45,7 +48,7 @@ function roll(now: number): void {
   current = new Map();
   windowStart = now - (now % 1_000);
   for (const [code, entry] of cached) if (now - entry.readAt >= HOT_LINK_CACHE_MS) cached.delete(code);
-  for (const [campaign, readAt] of liveCampaigns)
+  for (const [campaign, { readAt }] of liveCampaigns)
     if (now - readAt >= HOT_LINK_CACHE_MS) liveCampaigns.delete(campaign);
 }
 
@@ -65,24 +68,29 @@ const campaignOf = (link: LinkItem) => `C ${link.tenant}\u0000${link.campaign_id
  * a campaign's links is as hot on its one campaign item as a viral link, so the existence check is
  * kept per campaign too (a link is still read per visit unless its own code is hot).
  */
-export function campaignKnownLive(link: LinkItem, now: number): boolean {
+export function campaignKnownLive(link: LinkItem, now: number): ClickSettings | undefined {
   roll(now);
   const campaign = campaignOf(link);
   current.set(campaign, (current.get(campaign) ?? 0) + 1);
-  const readAt = liveCampaigns.get(campaign);
-  return readAt !== undefined && isHot(campaign) && now - readAt < HOT_LINK_CACHE_MS;
+  const entry = liveCampaigns.get(campaign);
+  return entry !== undefined && isHot(campaign) && now - entry.readAt < HOT_LINK_CACHE_MS
+    ? entry.campaign
+    : undefined;
 }
 
-/** Keep that `link`'s campaign was found to exist by a read sent at `readAt`, if the campaign is hot. */
-export function rememberLiveCampaign(link: LinkItem, readAt: number): void {
-  if (isHot(campaignOf(link))) liveCampaigns.set(campaignOf(link), readAt);
+/**
+ * Keep that `link`'s campaign was found to exist, with `campaign`'s click settings, by a read sent
+ * at `readAt`, if the campaign is hot.
+ */
+export function rememberLiveCampaign(link: LinkItem, campaign: ClickSettings, readAt: number): void {
+  if (isHot(campaignOf(link))) liveCampaigns.set(campaignOf(link), { readAt, campaign });
 }
 
 /**
  * Count a visit of `code` and return its cached link when the code is hot and the entry younger
  * than `HOT_LINK_CACHE_MS`; undefined means: read the link and its campaign.
  */
-export function hotLinkFor(code: string, now: number): LinkItem | undefined {
+export function hotLinkFor(code: string, now: number): Omit<Cached, 'readAt'> | undefined {
   roll(now);
   current.set(code, (current.get(code) ?? 0) + 1);
   const entry = cached.get(code);
@@ -91,13 +99,13 @@ export function hotLinkFor(code: string, now: number): LinkItem | undefined {
     cached.delete(code);
     return undefined;
   }
-  return entry.link;
+  return { link: entry.link, campaign: entry.campaign };
 }
 
 /**
  * Keep `link`, whose campaign was found to exist by a read sent at `readAt`, if its code is hot. Only links of live campaigns: an unknown code or a deleted campaign is never cached, so a
  * link created a moment ago cannot be answered 404 from here.
  */
-export function rememberHotLink(link: LinkItem, readAt: number): void {
-  if (isHot(link.referral_code)) cached.set(link.referral_code, { link, readAt });
+export function rememberHotLink(link: LinkItem, campaign: ClickSettings, readAt: number): void {
+  if (isHot(link.referral_code)) cached.set(link.referral_code, { link, campaign, readAt });
 }

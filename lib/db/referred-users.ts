@@ -1,16 +1,20 @@
+import { decodeClickId, clickExpired as isClickExpired, sameSecret } from '../domain/click-ids.ts';
 import { ApiError, campaignNotFound } from '../domain/errors.ts';
 import type { IdempotentRequest } from '../domain/idempotency.ts';
-import { selfReferral } from '../domain/link-rules.ts';
+import { clickExpired, clickNotFound, selfReferral } from '../domain/link-rules.ts';
 import type { ReferredUser } from '../domain/link-schemas.ts';
+import { formatTimestamp } from '../domain/time.ts';
 import { eventAttributes } from '../domain/webhook-events.ts';
 import { campaignExists, campaignStillExists } from './campaigns.ts';
-import { campaignKey } from './entities/campaign.ts';
+import { campaignKey, clickSettingsOf } from './entities/campaign.ts';
+import { isLinkItem, type LinkItem, linkFromItem, linkKey } from './entities/link.ts';
 import {
   newReferredUserItem,
   referredUserFromItem,
   referredUserKey,
   toReferredUser,
 } from './entities/referred-user.ts';
+import { clickOfVisitItem, visitKey } from './entities/visit.ts';
 import { rememberAnswer } from './idempotency.ts';
 import { nextId } from './ids.ts';
 import { countOn, findLink, findLinkByCode, linkNotFound } from './links.ts';
@@ -25,26 +29,35 @@ export const referredUserNotFound = () =>
   new ApiError('referred_user_not_found', 'No such referred user in this campaign.');
 
 /**
- * Endpoint 10. Two round trips: the link read, then one transaction that writes the referred
- * user only if the id is new in the campaign, raises the link's `total_referrals`, checks the
- * campaign still exists, and carries the `referred_user.created` event for the webhook stream.
+ * Endpoint 10. Two round trips: the link read (by click id: the click's visit item, its campaign
+ * and its link in one batch), then one transaction that writes the referred user only if the id is
+ * new in the campaign, raises the link's `total_referrals`, checks the campaign still exists, and
+ * carries the `referred_user.created` event for the webhook stream.
  */
 export async function createReferredUser(
   tenant: string,
-  target: { code: string } | { id: number },
+  target: { code: string } | { id: number } | { click: string },
   referredUserId: string,
   idempotency?: IdempotentRequest,
 ): Promise<ReferredUser> {
-  const link = await findLink(target, tenant);
-  if (!link) throw linkNotFound();
+  const now = new Date();
+  let link: LinkItem | undefined;
+  let click: { id: string; clickedAt: string } | undefined;
+  if ('click' in target) {
+    ({ link, click } = await findClick(tenant, target.click, now));
+  } else {
+    link = await findLink(target, tenant);
+    if (!link) throw linkNotFound();
+  }
+  // A deleted campaign (or its link) is the click's 404 on that path, the link's on the others.
+  const gone = click ? clickNotFound : linkNotFound;
   if (link.referrer_id !== null && link.referrer_id === referredUserId) {
-    // Only on this error path: a link of a deleted campaign is 404, not 422.
-    if (!(await campaignExists(tenant, link.campaign_id))) throw linkNotFound();
+    // Only on this error path: a link of a deleted campaign is 404, not 422 (the click path read it).
+    if (!click && !(await campaignExists(tenant, link.campaign_id))) throw gone();
     throw selfReferral();
   }
   const id = await nextId('referred_user');
-  const now = new Date();
-  const record = newReferredUserItem(link, { id, referredUserId, now });
+  const record = newReferredUserItem(link, { id, referredUserId, now, click });
   const referredUser = toReferredUser(record, link, { referrals: 1 });
   const result = await transactWrite(
     [
@@ -65,10 +78,40 @@ export async function createReferredUser(
   );
   if (!result.ok) {
     // A link or campaign that is gone wins over a duplicate: a deleted campaign's links are 404.
-    if (result.failed.has(1) || result.failed.has(2)) throw linkNotFound();
+    if (result.failed.has(1) || result.failed.has(2)) throw gone();
     throw new ApiError('referred_user_exists', 'This referred_user_id already exists in the campaign.');
   }
   return referredUser;
+}
+
+/**
+ * The link a click id names, read with the click's visit item and its campaign in one strongly
+ * consistent BatchGetItem: the id carries the campaign, the visit and the code, the api key the
+ * tenant. Anything that does not add up is 404 `click_not_found`, told apart from nothing else:
+ * a string the redirect did not make, a visit of another tenant (its key is in that tenant's
+ * partition), a wrong secret, a deleted campaign (gone at once, before its purge), a code issued
+ * again since. A click older than its campaign's window now is 422 `click_expired`.
+ */
+async function findClick(
+  tenant: string,
+  clickId: string,
+  now: Date,
+): Promise<{ link: LinkItem; click: { id: string; clickedAt: string } }> {
+  const named = decodeClickId(clickId);
+  if (!named) throw clickNotFound();
+  const [visitItem, campaignItem, linkItem] = await getItems([
+    visitKey(tenant, named.campaignId, named.visitId),
+    campaignKey(tenant, named.campaignId),
+    linkKey(named.code),
+  ]);
+  const click = clickOfVisitItem(visitItem);
+  if (!click || click.code !== named.code || !sameSecret(click.secret, named.secret)) throw clickNotFound();
+  if (!campaignItem || !isLinkItem(linkItem)) throw clickNotFound();
+  const link = linkFromItem(linkItem);
+  if (link.tenant !== tenant || link.campaign_id !== named.campaignId) throw clickNotFound();
+  const { windowDays } = clickSettingsOf(campaignItem);
+  if (isClickExpired(click.clickedMs, windowDays, now.getTime())) throw clickExpired(windowDays);
+  return { link, click: { id: clickId, clickedAt: formatTimestamp(new Date(click.clickedMs)) } };
 }
 
 /** Endpoint 11: the record and its campaign in one batch read, then the live link. */

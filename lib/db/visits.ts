@@ -23,7 +23,8 @@ import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/l
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { DeadlineExceededError, remainingMs } from '../aws/deadline.ts';
 import { config } from '../config.ts';
-import { campaignExists, putForLiveCampaign } from './campaigns.ts';
+import { campaignClickSettings, putBesideCampaign } from './campaigns.ts';
+import type { ClickSettings } from './entities/campaign.ts';
 import type { LinkAction, LinkItem } from './entities/link.ts';
 import {
   LOST_VISIT_TYPE,
@@ -243,34 +244,50 @@ async function putVisit(item: { PK: string; SK: string }): Promise<void> {
 }
 
 /**
- * A human visit of `link`: its action item (and event). False when the campaign is gone.
- * `campaignLive`: the campaign was seen to exist a moment ago (a hot link, `hot-links.ts`), so
- * it is not read again.
+ * A human visit of `link`: its action item (and event), a click with `clickSecret`. Answers its
+ * campaign's click settings, or undefined when the campaign is gone. `known`: the campaign was
+ * seen a moment ago (a hot link, `hot-links.ts`) with these settings, so it is not read again.
  */
 export async function recordVisit(
   link: LinkItem,
   action: LinkAction,
   unique: boolean,
-  campaignLive = false,
-): Promise<boolean> {
+  known?: ClickSettings,
+  clickSecret?: string,
+): Promise<ClickSettings | undefined> {
   // The event's link shows the counter as read plus this visit, like every write's response.
-  const { item } = newVisitItem({ ...link, total_clicks: link.total_clicks + 1 }, action, unique);
-  if (campaignLive) {
+  const { item } = newVisitItem(
+    { ...link, total_clicks: link.total_clicks + 1 },
+    action,
+    unique,
+    clickSecret,
+  );
+  if (known) {
     await putVisit(item);
-    return true;
+    return known;
   }
-  const [exists] = await Promise.all([campaignExists(link.tenant, link.campaign_id), putVisit(item)]);
-  if (exists) return true;
+  const [campaign] = await Promise.all([
+    campaignClickSettings(link.tenant, link.campaign_id),
+    putVisit(item),
+  ]);
+  if (campaign) return campaign;
   await db.send(new DeleteCommand({ TableName: tableName, Key: { PK: item.PK, SK: item.SK } }));
-  return false;
+  return undefined;
 }
 
-/** A bot's visit (or a HEAD): counted apart, no action and no event. False when the campaign is gone. */
-export async function recordBotVisit(link: LinkItem, now: Date, campaignLive = false): Promise<boolean> {
+/**
+ * A bot's visit (or a HEAD): counted apart, no action and no event. Answers its campaign's click
+ * settings (for the hot-link cache), or undefined when the campaign is gone.
+ */
+export async function recordBotVisit(
+  link: LinkItem,
+  now: Date,
+  known?: ClickSettings,
+): Promise<ClickSettings | undefined> {
   const item = newBotVisitItem(link, now);
-  if (campaignLive) {
+  if (known) {
     await db.send(new PutCommand({ TableName: tableName, Item: item }));
-    return true;
+    return known;
   }
-  return (await putForLiveCampaign(link.tenant, link.campaign_id, item)) !== 'campaign_gone';
+  return (await putBesideCampaign(link.tenant, link.campaign_id, item)).campaign;
 }

@@ -7,10 +7,24 @@ import type { WebhookEventType } from './webhook-events.ts';
  * Apply the field rules to a schema-valid create body. The schema has checked the lengths and
  * characters (`schemas.ts`); what is left is the URL's syntax and the trimming.
  */
-export function campaignCreateInput(body: CreateCampaignBody): { url: string; name: string } {
+export interface CampaignCreateInput {
+  url: string;
+  name: string;
+  click_ids?: boolean;
+  attribution_window_days?: number;
+}
+
+export function campaignCreateInput(body: CreateCampaignBody): CampaignCreateInput {
   const url = normalizeCampaignUrl(body.url);
   if (!url.ok) throw validationError([{ field: 'url', message: url.message }]);
-  return { url: url.url, name: body.name.trim() };
+  return {
+    url: url.url,
+    name: body.name.trim(),
+    ...(body.click_ids !== undefined ? { click_ids: body.click_ids } : {}),
+    ...(body.attribution_window_days !== undefined
+      ? { attribution_window_days: body.attribution_window_days }
+      : {}),
+  };
 }
 
 export interface WebhookUrlPolicy {
@@ -30,6 +44,8 @@ export interface CampaignChanges {
   webhook_url?: string | null;
   webhook_events?: WebhookEventType[];
   webhook_status?: 'enabled' | 'disabled';
+  click_ids?: boolean;
+  attribution_window_days?: number;
 }
 
 export function campaignUpdateInput(body: UpdateCampaignBody, policy: WebhookUrlPolicy): CampaignChanges {
@@ -48,6 +64,8 @@ export function campaignUpdateInput(body: UpdateCampaignBody, policy: WebhookUrl
   }
   if (body.webhook_status !== undefined) out.webhook_status = body.webhook_status as 'enabled' | 'disabled';
   if (body.name !== undefined) out.name = body.name.trim();
+  if (body.click_ids !== undefined) out.click_ids = body.click_ids;
+  if (body.attribution_window_days !== undefined) out.attribution_window_days = body.attribution_window_days;
   if (body.webhook_url === null) out.webhook_url = null;
   else if (body.webhook_url !== undefined) {
     const check = checkWebhookUrl(body.webhook_url, policy);

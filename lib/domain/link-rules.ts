@@ -31,6 +31,30 @@ export function linkTargetOf(body: {
   return hasCode ? { code: body.referral_code! } : { id: body.referral_link_id! };
 }
 
+/** Endpoint 10 takes exactly one of `referral_code`, `referral_link_id` and `click_id`. */
+export function signupTargetOf(body: {
+  referral_code?: string;
+  referral_link_id?: number;
+  click_id?: string;
+}): { code: string } | { id: number } | { click: string } {
+  const given = [body.referral_code, body.referral_link_id, body.click_id].filter((v) => v !== undefined);
+  if (given.length !== 1) {
+    throw validationError([
+      {
+        field: 'referral_code',
+        message: 'exactly one of referral_code, referral_link_id and click_id is required',
+      },
+    ]);
+  }
+  if (body.click_id !== undefined) return { click: body.click_id };
+  return linkTargetOf(body);
+}
+
+export const clickNotFound = () => new ApiError('click_not_found', 'No such click.');
+
+export const clickExpired = (days: number) =>
+  new ApiError('click_expired', `The click is older than the campaign's attribution window of ${days} days.`);
+
 export function selfReferral(): ApiError {
   return new ApiError('self_referral', 'A referred user cannot be the referrer of the link.');
 }

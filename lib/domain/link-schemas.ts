@@ -77,8 +77,16 @@ export const LinkTarget = {
   referral_link_id: Type.Optional(LinkId),
 };
 
+/** What a signup may name instead of a link: a click (`rfclid` of the redirect). */
+const ClickIdField = Type.String({
+  minLength: 1,
+  maxLength: 256,
+  description:
+    "The click id the redirect gave the visitor (`rfclid`), kept by your site: the referred user is created on that click's link and records the click. Unknown, of another account or of a deleted campaign: 404 `click_not_found`; older than the campaign's `attribution_window_days`: 422 `click_expired`.",
+});
+
 export const CreateReferredUserBody = Type.Object(
-  { ...LinkTarget, referred_user_id: UserId },
+  { ...LinkTarget, click_id: Type.Optional(ClickIdField), referred_user_id: UserId },
   { additionalProperties: false },
 );
 export type CreateReferredUserBody = Static<typeof CreateReferredUserBody>;
@@ -121,6 +129,12 @@ export const ReferredUser = Type.Object(
     created_at: Timestamp,
     referral_link: ReferralLink,
     referred_user_id: Type.String(),
+    click_id: Type.Union([Type.String(), Type.Null()], {
+      description: 'The click id the signup was made with; null for a signup by code or link id.',
+    }),
+    clicked_at: Type.Union([Timestamp, Type.Null()], {
+      description: 'When that click (the visit) happened; null without a click id.',
+    }),
   },
   { additionalProperties: false },
 );

@@ -4,6 +4,7 @@
  * the OpenAPI document.
  */
 import { type Static, Type } from '@sinclair/typebox';
+import { DEFAULT_ATTRIBUTION_WINDOW_DAYS, MAX_ATTRIBUTION_WINDOW_DAYS } from './click-ids.ts';
 import { Text } from './schema-kinds.ts';
 import { MAX_URL_LENGTH } from './url.ts';
 
@@ -33,6 +34,16 @@ const CampaignName = Text({
   description: 'Internal name of the campaign, stored trimmed.',
 });
 
+const ClickIds = Type.Boolean({
+  description:
+    'Whether a counted visit through `/r/{code}` adds a click id, `rfclid=<id>`, to its redirect after `rfa` (not for bots or `HEAD`). Send it back as `click_id` on signup. Off by default.',
+});
+const AttributionWindowDays = Type.Integer({
+  minimum: 1,
+  maximum: MAX_ATTRIBUTION_WINDOW_DAYS,
+  description: `Days a click id can attribute a signup: an older click is 422 \`click_expired\`. The window in force at signup time counts. ${DEFAULT_ATTRIBUTION_WINDOW_DAYS} by default.`,
+});
+
 export const CreateCampaignBody = Type.Object(
   {
     url: Text({
@@ -43,6 +54,8 @@ export const CreateCampaignBody = Type.Object(
         'Base URL of the referral links, stored trimmed; `https://` is put in front when it has no scheme, and it must then be an absolute http(s) URL with a host.',
     }),
     name: CampaignName,
+    click_ids: Type.Optional(ClickIds),
+    attribution_window_days: Type.Optional(AttributionWindowDays),
   },
   { additionalProperties: false },
 );
@@ -78,6 +91,8 @@ export const UpdateCampaignBody = Type.Object(
           'A webhook status: `enabled` (re-enables a disabled webhook and restarts its failure clock) or `disabled` (no deliveries; events are still recorded in the feed)',
       }),
     ),
+    click_ids: Type.Optional(ClickIds),
+    attribution_window_days: Type.Optional(AttributionWindowDays),
     url: Type.Optional(
       Type.Unknown({ description: 'Not allowed: a campaign URL is immutable (400 url_immutable)' }),
     ),
@@ -112,6 +127,8 @@ export const Campaign = Type.Object(
     webhook_disabled_reason: Type.Union([Type.String(), Type.Null()], {
       description: 'Why the webhook is disabled; null while enabled.',
     }),
+    click_ids: ClickIds,
+    attribution_window_days: AttributionWindowDays,
   },
   { additionalProperties: false },
 );

@@ -60,6 +60,17 @@ export function buildReferralLink(campaignUrl: string, code: string): string {
   return `${beforeHash}?${param}${hash}`;
 }
 
+/**
+ * A referral link (`buildReferralLink`'s) with `<param>=<value>` added right after its `rfa`: `rfa`
+ * is its query's last parameter, before any fragment (a code holds no `#`).
+ */
+export function withParamAfterRfa(referralLink: string, param: string, value: string): string {
+  const hashAt = referralLink.indexOf('#');
+  const beforeHash = hashAt === -1 ? referralLink : referralLink.slice(0, hashAt);
+  const hash = hashAt === -1 ? '' : referralLink.slice(hashAt);
+  return `${beforeHash}&${param}=${encodeURIComponent(value)}${hash}`;
+}
+
 const ASCII_PRINTABLE = /^[\x20-\x7e]*$/;
 
 /**

@@ -115,7 +115,7 @@ export interface paths {
     put?: never;
     /**
      * Create a campaign
-     * @description Creates a campaign. `url` is trimmed and gets `https://` in front when it has no scheme; it must then be an absolute http(s) URL. `webhook_url` and `webhook_secret` start as null.
+     * @description Creates a campaign. `url` is trimmed and gets `https://` in front when it has no scheme; it must then be an absolute http(s) URL. `webhook_url` and `webhook_secret` start as null. `click_ids` (default false) makes the redirect give each counted visit a click id (`rfclid`), which a signup can send back within `attribution_window_days` (1–365, default 90).
      */
     post: operations['CreateCampaign'];
     /**
@@ -131,7 +131,7 @@ export interface paths {
     head: operations['GetCampaignHead'];
     /**
      * Update a campaign
-     * @description Changes the name and/or the webhook URL of a campaign (`null` clears the webhook URL). The first `webhook_url` set creates the `webhook_secret`, which stays the same afterwards. `webhook_events` chooses the event types sent (a non-empty array of distinct types; the others stay in the events feed) and `webhook_status` enables a disabled webhook again (`enabled`, restarting its failure clock) or stops deliveries (`disabled`). The campaign `url` is immutable: sending it is 400 `url_immutable`.
+     * @description Changes the name and/or the webhook URL of a campaign (`null` clears the webhook URL). The first `webhook_url` set creates the `webhook_secret`, which stays the same afterwards. `webhook_events` chooses the event types sent (a non-empty array of distinct types; the others stay in the events feed) and `webhook_status` enables a disabled webhook again (`enabled`, restarting its failure clock) or stops deliveries (`disabled`). `click_ids` and `attribution_window_days` turn click ids on or off and set how long a click can attribute a signup (the window in force at signup time counts). The campaign `url` is immutable: sending it is 400 `url_immutable`.
      */
     patch: operations['UpdateCampaign'];
     trace?: never;
@@ -175,7 +175,7 @@ export interface paths {
     put?: never;
     /**
      * Create a referred user (a signup through a link)
-     * @description Records a signup through a link, given by exactly one of `referral_code` and `referral_link_id`. Raises the link's `total_referrals` by one, atomically with the record, and sends a `referred_user.created` webhook. A `referred_user_id` belongs to at most one link per campaign.
+     * @description Records a signup through a link, given by exactly one of `referral_code`, `referral_link_id` and `click_id`. With `click_id` (the `rfclid` a visit's redirect carried, for a campaign with `click_ids` on), the referred user is created on that click's link and records `click_id` and `clicked_at`; an unknown click, or one of another account or of a deleted campaign, is 404 `click_not_found`, and a click older than the campaign's `attribution_window_days` is 422 `click_expired`. Raises the link's `total_referrals` by one, atomically with the record, and sends a `referred_user.created` webhook. A `referred_user_id` belongs to at most one link per campaign.
      */
     post: operations['CreateReferredUser'];
     delete?: never;
@@ -217,7 +217,7 @@ export interface paths {
     };
     /**
      * Redirect a visitor to the link and record a visit
-     * @description Public, no key: redirects to the link's `referral_link` and records a `visit` action whose metadata holds the `user_agent` and `referer` of the request when present (no IP address is stored). The visit reaches the link's `total_clicks` and the analytics through the table stream, within a second or two. `HEAD` requests and link-preview or crawler user agents are redirected and counted apart as bot visits (analytics only), never as actions.
+     * @description Public, no key: redirects to the link's `referral_link` and records a `visit` action whose metadata holds the `user_agent` and `referer` of the request when present (no IP address is stored). When the campaign has `click_ids` on, the `Location` of a counted visit also carries `rfclid=<click id>` right after `rfa`, to be sent back as `click_id` on signup. The visit reaches the link's `total_clicks` and the analytics through the table stream, within a second or two. `HEAD` requests and link-preview or crawler user agents are redirected and counted apart as bot visits (analytics only), never as actions.
      */
     get: operations['Visit'];
     put?: never;
@@ -586,6 +586,10 @@ export interface components {
       webhook_status: 'enabled' | 'disabled';
       /** @description Why the webhook is disabled; null while enabled. */
       webhook_disabled_reason: string | null;
+      /** @description Whether a counted visit through `/r/{code}` adds a click id, `rfclid=<id>`, to its redirect after `rfa` (not for bots or `HEAD`). Send it back as `click_id` on signup. Off by default. */
+      click_ids: boolean;
+      /** @description Days a click id can attribute a signup: an older click is 422 `click_expired`. The window in force at signup time counts. 90 by default. */
+      attribution_window_days: number;
     };
     ReferralLink: {
       id: number;
@@ -602,6 +606,10 @@ export interface components {
       created_at: components['schemas']['Timestamp'];
       referral_link: components['schemas']['ReferralLink'];
       referred_user_id: string;
+      /** @description The click id the signup was made with; null for a signup by code or link id. */
+      click_id: string | null;
+      /** @description When that click (the visit) happened; null without a click id. */
+      clicked_at: components['schemas']['Timestamp'] | null;
     };
     Action: {
       id: number;
@@ -630,6 +638,10 @@ export interface components {
       url: string;
       /** @description Internal name of the campaign, stored trimmed. Lengths in Unicode code points, counted after trimming, no control characters. */
       name: string;
+      /** @description Whether a counted visit through `/r/{code}` adds a click id, `rfclid=<id>`, to its redirect after `rfa` (not for bots or `HEAD`). Send it back as `click_id` on signup. Off by default. */
+      click_ids?: boolean;
+      /** @description Days a click id can attribute a signup: an older click is 422 `click_expired`. The window in force at signup time counts. 90 by default. */
+      attribution_window_days?: number;
     };
     UpdateCampaignBody: {
       /** @description Internal name of the campaign, stored trimmed. Lengths in Unicode code points, counted after trimming, no control characters. */
@@ -640,6 +652,10 @@ export interface components {
       webhook_events?: string[];
       /** @description A webhook status: `enabled` (re-enables a disabled webhook and restarts its failure clock) or `disabled` (no deliveries; events are still recorded in the feed) */
       webhook_status?: string;
+      /** @description Whether a counted visit through `/r/{code}` adds a click id, `rfclid=<id>`, to its redirect after `rfa` (not for bots or `HEAD`). Send it back as `click_id` on signup. Off by default. */
+      click_ids?: boolean;
+      /** @description Days a click id can attribute a signup: an older click is 422 `click_expired`. The window in force at signup time counts. 90 by default. */
+      attribution_window_days?: number;
       /** @description Not allowed: a campaign URL is immutable (400 url_immutable) */
       url?: unknown;
     };
@@ -655,6 +671,8 @@ export interface components {
       referral_code?: string;
       /** @description A referral link id */
       referral_link_id?: number;
+      /** @description The click id the redirect gave the visitor (`rfclid`), kept by your site: the referred user is created on that click's link and records the click. Unknown, of another account or of a deleted campaign: 404 `click_not_found`; older than the campaign's `attribution_window_days`: 422 `click_expired`. */
+      click_id?: string;
       /** @description An id of your own. Lengths in Unicode code points, no control characters. */
       referred_user_id: string;
     };
@@ -1017,8 +1035,8 @@ export interface components {
      */
     XPollCursor: string;
     /**
-     * @description The referral link: the campaign URL with `rfa=<code>` added.
-     * @example https://shop.example.com/welcome?rfa=K7TX4M2Q
+     * @description The referral link: the campaign URL with `rfa=<code>` added; when the campaign has `click_ids` on and the visit is counted (not a bot, not `HEAD`), `rfclid=<click id>` right after it.
+     * @example https://shop.example.com/welcome?rfa=K7TX4M2Q&rfclid=AT8MW34qTUwbmo5tX048KxoAAAAAABWam3Vq9TzR1xYb0Kc7LwJp2ks3VFg0TTJR
      */
     Location: string;
     /**
@@ -1737,7 +1755,9 @@ export interface operations {
            *           "total_clicks": 3,
            *           "total_referrals": 1
            *         },
-           *         "referred_user_id": "user_51d7e0"
+           *         "referred_user_id": "user_51d7e0",
+           *         "click_id": "AT8MW34qTUwbmo5tX048KxoAAAAAABWam3Vq9TzR1xYb0Kc7LwJp2ks3VFg0TTJR",
+           *         "clicked_at": "2026-11-23_09-38-12"
            *       }
            *     }
            */
@@ -1828,7 +1848,9 @@ export interface operations {
            *         "referred_user.created"
            *       ],
            *       "webhook_status": "enabled",
-           *       "webhook_disabled_reason": null
+           *       "webhook_disabled_reason": null,
+           *       "click_ids": true,
+           *       "attribution_window_days": 90
            *     }
            */
           'application/json': components['schemas']['Campaign'];
@@ -1880,7 +1902,8 @@ export interface operations {
         /**
          * @example {
          *       "url": "https://shop.example.com/welcome",
-         *       "name": "Spring referral promo"
+         *       "name": "Spring referral promo",
+         *       "click_ids": true
          *     }
          */
         'application/json': components['schemas']['CreateCampaignBody'];
@@ -1908,7 +1931,9 @@ export interface operations {
            *         "referred_user.created"
            *       ],
            *       "webhook_status": "enabled",
-           *       "webhook_disabled_reason": null
+           *       "webhook_disabled_reason": null,
+           *       "click_ids": true,
+           *       "attribution_window_days": 90
            *     }
            */
           'application/json': components['schemas']['Campaign'];
@@ -2135,7 +2160,9 @@ export interface operations {
            *         "referred_user.created"
            *       ],
            *       "webhook_status": "enabled",
-           *       "webhook_disabled_reason": null
+           *       "webhook_disabled_reason": null,
+           *       "click_ids": true,
+           *       "attribution_window_days": 90
            *     }
            */
           'application/json': components['schemas']['Campaign'];
@@ -2217,7 +2244,9 @@ export interface operations {
            *           "referred_user.created"
            *         ],
            *         "webhook_status": "enabled",
-           *         "webhook_disabled_reason": null
+           *         "webhook_disabled_reason": null,
+           *         "click_ids": false,
+           *         "attribution_window_days": 90
            *       },
            *       {
            *         "id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
@@ -2231,7 +2260,9 @@ export interface operations {
            *           "referred_user.created"
            *         ],
            *         "webhook_status": "enabled",
-           *         "webhook_disabled_reason": null
+           *         "webhook_disabled_reason": null,
+           *         "click_ids": true,
+           *         "attribution_window_days": 90
            *       }
            *     ]
            */
@@ -2378,7 +2409,9 @@ export interface operations {
            *         "total_clicks": 3,
            *         "total_referrals": 1
            *       },
-           *       "referred_user_id": "user_51d7e0"
+           *       "referred_user_id": "user_51d7e0",
+           *       "click_id": "AT8MW34qTUwbmo5tX048KxoAAAAAABWam3Vq9TzR1xYb0Kc7LwJp2ks3VFg0TTJR",
+           *       "clicked_at": "2026-11-23_09-38-12"
            *     }
            */
           'application/json': components['schemas']['ReferredUser'];
@@ -2447,7 +2480,7 @@ export interface operations {
       content: {
         /**
          * @example {
-         *       "referral_code": "K7TX4M2Q",
+         *       "click_id": "AT8MW34qTUwbmo5tX048KxoAAAAAABWam3Vq9TzR1xYb0Kc7LwJp2ks3VFg0TTJR",
          *       "referred_user_id": "user_51d7e0"
          *     }
          */
@@ -2477,7 +2510,9 @@ export interface operations {
            *         "total_clicks": 3,
            *         "total_referrals": 1
            *       },
-           *       "referred_user_id": "user_51d7e0"
+           *       "referred_user_id": "user_51d7e0",
+           *       "click_id": "AT8MW34qTUwbmo5tX048KxoAAAAAABWam3Vq9TzR1xYb0Kc7LwJp2ks3VFg0TTJR",
+           *       "clicked_at": "2026-11-23_09-38-12"
            *     }
            */
           'application/json': components['schemas']['ReferredUser'];
@@ -2503,7 +2538,25 @@ export interface operations {
         };
       };
       401: components['responses']['unauthorized'];
-      404: components['responses']['referral_link_not_found'];
+      /**
+       * @description `referral_link_not_found`: No referral link with this id or code exists for the caller.
+       *
+       *     `click_not_found`: No click with this `click_id` exists for the caller: unknown, forged, truncated, of another account or of a deleted campaign.
+       */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error?: {
+              /** @enum {string} */
+              code?: 'referral_link_not_found' | 'click_not_found';
+            };
+          } & components['schemas']['ErrorResponse'];
+        };
+      };
       /**
        * @description `idempotency_key_in_progress`: A request with the same `Idempotency-Key` has been committed but its answer is not stored yet (a moment, for an action of a referred user); retry in a second.
        *
@@ -2529,6 +2582,8 @@ export interface operations {
        * @description `idempotency_key_reused`: The `Idempotency-Key` was used before, within 24 hours, with another method, path or body.
        *
        *     `self_referral`: The `referred_user_id` equals the link's `referrer_id`.
+       *
+       *     `click_expired`: The click is older than its campaign's `attribution_window_days` at signup time: sign the user up by `referral_code` or `referral_link_id` instead, if you know it.
        */
       422: {
         headers: {
@@ -2539,7 +2594,7 @@ export interface operations {
           'application/json': {
             error?: {
               /** @enum {string} */
-              code?: 'idempotency_key_reused' | 'self_referral';
+              code?: 'idempotency_key_reused' | 'self_referral' | 'click_expired';
             };
           } & components['schemas']['ErrorResponse'];
         };
@@ -3600,7 +3655,9 @@ export interface operations {
            *             "total_clicks": 3,
            *             "total_referrals": 1
            *           },
-           *           "referred_user_id": "user_51d7e0"
+           *           "referred_user_id": "user_51d7e0",
+           *           "click_id": "AT8MW34qTUwbmo5tX048KxoAAAAAABWam3Vq9TzR1xYb0Kc7LwJp2ks3VFg0TTJR",
+           *           "clicked_at": "2026-11-23_09-38-12"
            *         }
            *       }
            *     ]
@@ -3910,7 +3967,9 @@ export interface operations {
            *         "referred_user.created"
            *       ],
            *       "webhook_status": "enabled",
-           *       "webhook_disabled_reason": null
+           *       "webhook_disabled_reason": null,
+           *       "click_ids": true,
+           *       "attribution_window_days": 90
            *     }
            */
           'application/json': components['schemas']['Campaign'];
@@ -4601,7 +4660,7 @@ export interface operations {
         'webhook-timestamp': string;
         /**
          * @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the campaign's `webhook_secret` after `whsec_`. For 24 h after a secret rotation it holds two signatures, space-separated (new secret first): accept the request when either verifies. The example is the signature of the example body, sent as compact JSON, with the example campaign's secret.
-         * @example v1,4WW2BzLcnl08G4mVSPiUOORyMbvHRvKQ1LyKvWpYWoI=
+         * @example v1,B8In0SF0tF/EXJk47O6zS6ezUFWEW7R8V3WGxVv0ERo=
          */
         'webhook-signature': string;
       };
@@ -4628,7 +4687,9 @@ export interface operations {
          *           "total_clicks": 3,
          *           "total_referrals": 1
          *         },
-         *         "referred_user_id": "user_51d7e0"
+         *         "referred_user_id": "user_51d7e0",
+         *         "click_id": "AT8MW34qTUwbmo5tX048KxoAAAAAABWam3Vq9TzR1xYb0Kc7LwJp2ks3VFg0TTJR",
+         *         "clicked_at": "2026-11-23_09-38-12"
          *       }
          *     }
          */

@@ -104,7 +104,8 @@ const headerComponents: Record<string, JsonSchema> = {
     example: examples.feedCursor,
   },
   Location: {
-    description: 'The referral link: the campaign URL with `rfa=<code>` added.',
+    description:
+      'The referral link: the campaign URL with `rfa=<code>` added; when the campaign has `click_ids` on and the visit is counted (not a bot, not `HEAD`), `rfclid=<click id>` right after it.',
     required: true,
     schema: { type: 'string', format: 'uri' },
     example: examples.location,

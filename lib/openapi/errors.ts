@@ -83,6 +83,14 @@ export const errorMeanings: Record<ErrorCode, { when: string; example: string }>
     when: "The `referred_user_id` equals the link's `referrer_id`.",
     example: 'A referrer cannot refer themselves.',
   },
+  click_not_found: {
+    when: 'No click with this `click_id` exists for the caller: unknown, forged, truncated, of another account or of a deleted campaign.',
+    example: 'No such click.',
+  },
+  click_expired: {
+    when: "The click is older than its campaign's `attribution_window_days` at signup time: sign the user up by `referral_code` or `referral_link_id` instead, if you know it.",
+    example: "The click is older than the campaign's attribution window of 90 days.",
+  },
   rate_limited: {
     when: 'Too many requests on this route: its request-rate budget is spent for now. Retry after `retry-after` seconds. A deployed stage\'s throttling is answered by API Gateway itself, with its own body `{"message":"Too Many Requests"}` and no `retry-after`.',
     example: 'Too many requests.',

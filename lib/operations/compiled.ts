@@ -173,11 +173,13 @@ export const CreateCampaign: CompiledOperationOf<typeof operations.CreateCampaig
             (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
             kind('Text', 0, value['url']) &&
             kind('Text', 1, value['name']) &&
-            Object.getOwnPropertyNames(value).length === 2
+            (value['click_ids'] !== undefined ? ((typeof value['click_ids'] === 'boolean')) : true) &&
+            (value['attribution_window_days'] !== undefined ? (Number.isInteger(value['attribution_window_days']) && value['attribution_window_days'] <= 365 && value['attribution_window_days'] >= 1) : true) &&
+            Object.getOwnPropertyNames(value).every(key => ['url', 'name', 'click_ids', 'attribution_window_days'].includes(key))
           )
         }
       })(/* @__PURE__ */ kindHook([{"minLength":1,"maxLength":2048,"trimmed":true},{"minLength":1,"maxLength":256,"trimmed":true,"noControl":true}])),
-      {"kind":"Object","type":"object","required":["url","name"],"additionalProperties":false,"properties":{"url":{"kind":"Text","type":"string","rules":{"minLength":1,"maxLength":2048,"trimmed":true}},"name":{"kind":"Text","type":"string","rules":{"minLength":1,"maxLength":256,"trimmed":true,"noControl":true}}}},
+      {"kind":"Object","type":"object","required":["url","name"],"additionalProperties":false,"properties":{"url":{"kind":"Text","type":"string","rules":{"minLength":1,"maxLength":2048,"trimmed":true}},"name":{"kind":"Text","type":"string","rules":{"minLength":1,"maxLength":256,"trimmed":true,"noControl":true}},"click_ids":{"kind":"Boolean","type":"boolean"},"attribution_window_days":{"kind":"Integer","type":"integer","minimum":1,"maximum":365}}},
     ),
     optional: false,
     refused: {},
@@ -222,12 +224,14 @@ export const UpdateCampaign: CompiledOperationOf<typeof operations.UpdateCampaig
             (value['webhook_url'] !== undefined ? (((kind('Text', 1, value['webhook_url'])) || ((value['webhook_url'] === null)))) : true) &&
             (value['webhook_events'] !== undefined ? (Array.isArray(value['webhook_events']) && ((array: any[]) => { for(const value of array) if(!(((typeof value === 'string') && local_0.test(value)))) { return false }; return true; })(value['webhook_events'])) : true) &&
             (value['webhook_status'] !== undefined ? ((typeof value['webhook_status'] === 'string') && local_1.test(value['webhook_status'])) : true) &&
+            (value['click_ids'] !== undefined ? ((typeof value['click_ids'] === 'boolean')) : true) &&
+            (value['attribution_window_days'] !== undefined ? (Number.isInteger(value['attribution_window_days']) && value['attribution_window_days'] <= 365 && value['attribution_window_days'] >= 1) : true) &&
             (value['url'] !== undefined ? (true) : true) &&
-            Object.getOwnPropertyNames(value).every(key => ['name', 'webhook_url', 'webhook_events', 'webhook_status', 'url'].includes(key))
+            Object.getOwnPropertyNames(value).every(key => ['name', 'webhook_url', 'webhook_events', 'webhook_status', 'click_ids', 'attribution_window_days', 'url'].includes(key))
           )
         }
       })(/* @__PURE__ */ kindHook([{"minLength":1,"maxLength":256,"trimmed":true,"noControl":true},{"minLength":1,"maxLength":2048,"trimmed":true}])),
-      {"kind":"Object","type":"object","additionalProperties":false,"properties":{"name":{"kind":"Text","type":"string","rules":{"minLength":1,"maxLength":256,"trimmed":true,"noControl":true}},"webhook_url":{"kind":"Union","anyOf":[{"kind":"Text","type":"string","rules":{"minLength":1,"maxLength":2048,"trimmed":true}},{"kind":"Null","type":"null"}]},"webhook_events":{"kind":"Array","type":"array","items":{"kind":"String","type":"string","pattern":"^(action\\.created|referred_user\\.created)$","description":"An event type: action.created or referred_user.created"}},"webhook_status":{"kind":"String","type":"string","pattern":"^(enabled|disabled)$","description":"A webhook status: `enabled` (re-enables a disabled webhook and restarts its failure clock) or `disabled` (no deliveries; events are still recorded in the feed)"},"url":{"kind":"Unknown"}}},
+      {"kind":"Object","type":"object","additionalProperties":false,"properties":{"name":{"kind":"Text","type":"string","rules":{"minLength":1,"maxLength":256,"trimmed":true,"noControl":true}},"webhook_url":{"kind":"Union","anyOf":[{"kind":"Text","type":"string","rules":{"minLength":1,"maxLength":2048,"trimmed":true}},{"kind":"Null","type":"null"}]},"webhook_events":{"kind":"Array","type":"array","items":{"kind":"String","type":"string","pattern":"^(action\\.created|referred_user\\.created)$","description":"An event type: action.created or referred_user.created"}},"webhook_status":{"kind":"String","type":"string","pattern":"^(enabled|disabled)$","description":"A webhook status: `enabled` (re-enables a disabled webhook and restarts its failure clock) or `disabled` (no deliveries; events are still recorded in the feed)"},"click_ids":{"kind":"Boolean","type":"boolean"},"attribution_window_days":{"kind":"Integer","type":"integer","minimum":1,"maximum":365},"url":{"kind":"Unknown"}}},
     ),
     optional: true,
     refused: {"url":{"code":"url_immutable","message":"The url of a campaign cannot be changed; create a new campaign instead."}},
@@ -308,16 +312,17 @@ export const CreateReferredUser: CompiledOperationOf<typeof operations.CreateRef
             (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
             (value['referral_code'] !== undefined ? ((typeof value['referral_code'] === 'string') && local_0.test(value['referral_code'])) : true) &&
             (value['referral_link_id'] !== undefined ? (Number.isInteger(value['referral_link_id']) && value['referral_link_id'] <= 9007199254740991 && value['referral_link_id'] >= 1) : true) &&
+            (value['click_id'] !== undefined ? ((typeof value['click_id'] === 'string') && value['click_id'].length <= 256 && value['click_id'].length >= 1) : true) &&
             kind('Text', 0, value['referred_user_id']) &&
-            Object.getOwnPropertyNames(value).every(key => ['referral_code', 'referral_link_id', 'referred_user_id'].includes(key))
+            Object.getOwnPropertyNames(value).every(key => ['referral_code', 'referral_link_id', 'click_id', 'referred_user_id'].includes(key))
           )
         }
       })(/* @__PURE__ */ kindHook([{"minLength":1,"maxLength":256,"noControl":true}])),
-      {"kind":"Object","type":"object","required":["referred_user_id"],"additionalProperties":false,"properties":{"referral_code":{"kind":"String","type":"string","pattern":"^[A-Za-z0-9_-]{4,32}$","description":"4-32 characters of A-Z a-z 0-9 _ -"},"referral_link_id":{"kind":"Integer","type":"integer","minimum":1,"maximum":9007199254740991},"referred_user_id":{"kind":"Text","type":"string","rules":{"minLength":1,"maxLength":256,"noControl":true}}}},
+      {"kind":"Object","type":"object","required":["referred_user_id"],"additionalProperties":false,"properties":{"referral_code":{"kind":"String","type":"string","pattern":"^[A-Za-z0-9_-]{4,32}$","description":"4-32 characters of A-Z a-z 0-9 _ -"},"referral_link_id":{"kind":"Integer","type":"integer","minimum":1,"maximum":9007199254740991},"click_id":{"kind":"String","type":"string","minLength":1,"maxLength":256},"referred_user_id":{"kind":"Text","type":"string","rules":{"minLength":1,"maxLength":256,"noControl":true}}}},
     ),
     optional: false,
     refused: {},
-    exactlyOne: ["referral_code","referral_link_id"],
+    exactlyOne: ["referral_code","referral_link_id","click_id"],
   },
 };
 

@@ -82,6 +82,8 @@ const Readiness = Type.Object(
 
 /** Endpoints 10 and 12 name their link by exactly one of these (`linkTargetOf` then reads it). */
 const LINK_TARGET = ['referral_code', 'referral_link_id'] as const;
+/** Endpoint 10 also takes a click id instead (`signupTargetOf`). */
+const SIGNUP_TARGET = [...LINK_TARGET, 'click_id'] as const;
 
 const listHeaders = ['link', 'x-next-cursor'] as const;
 
@@ -158,7 +160,7 @@ export const operations = {
   CreateCampaign: {
     tag: tags.campaigns,
     description:
-      'Creates a campaign. `url` is trimmed and gets `https://` in front when it has no scheme; it must then be an absolute http(s) URL. `webhook_url` and `webhook_secret` start as null.',
+      'Creates a campaign. `url` is trimmed and gets `https://` in front when it has no scheme; it must then be an absolute http(s) URL. `webhook_url` and `webhook_secret` start as null. `click_ids` (default false) makes the redirect give each counted visit a click id (`rfclid`), which a signup can send back within `attribution_window_days` (1–365, default 90).',
     request: { body: CreateCampaignBody },
     success: { status: 201, description: 'The new campaign.', schema: Campaign },
     example: { body: ex.createCampaign, response: ex.campaignCreated },
@@ -174,7 +176,7 @@ export const operations = {
   UpdateCampaign: {
     tag: tags.campaigns,
     description:
-      'Changes the name and/or the webhook URL of a campaign (`null` clears the webhook URL). The first `webhook_url` set creates the `webhook_secret`, which stays the same afterwards. `webhook_events` chooses the event types sent (a non-empty array of distinct types; the others stay in the events feed) and `webhook_status` enables a disabled webhook again (`enabled`, restarting its failure clock) or stops deliveries (`disabled`). The campaign `url` is immutable: sending it is 400 `url_immutable`.',
+      'Changes the name and/or the webhook URL of a campaign (`null` clears the webhook URL). The first `webhook_url` set creates the `webhook_secret`, which stays the same afterwards. `webhook_events` chooses the event types sent (a non-empty array of distinct types; the others stay in the events feed) and `webhook_status` enables a disabled webhook again (`enabled`, restarting its failure clock) or stops deliveries (`disabled`). `click_ids` and `attribution_window_days` turn click ids on or off and set how long a click can attribute a signup (the window in force at signup time counts). The campaign `url` is immutable: sending it is 400 `url_immutable`.',
     request: {
       query: CampaignIdQuery,
       body: UpdateCampaignBody,
@@ -214,10 +216,16 @@ export const operations = {
   CreateReferredUser: {
     tag: tags.referredUsers,
     description:
-      "Records a signup through a link, given by exactly one of `referral_code` and `referral_link_id`. Raises the link's `total_referrals` by one, atomically with the record, and sends a `referred_user.created` webhook. A `referred_user_id` belongs to at most one link per campaign.",
-    request: { body: CreateReferredUserBody, bodyExactlyOne: LINK_TARGET },
+      "Records a signup through a link, given by exactly one of `referral_code`, `referral_link_id` and `click_id`. With `click_id` (the `rfclid` a visit's redirect carried, for a campaign with `click_ids` on), the referred user is created on that click's link and records `click_id` and `clicked_at`; an unknown click, or one of another account or of a deleted campaign, is 404 `click_not_found`, and a click older than the campaign's `attribution_window_days` is 422 `click_expired`. Raises the link's `total_referrals` by one, atomically with the record, and sends a `referred_user.created` webhook. A `referred_user_id` belongs to at most one link per campaign.",
+    request: { body: CreateReferredUserBody, bodyExactlyOne: SIGNUP_TARGET },
     success: { status: 201, description: 'The new referred user.', schema: ReferredUser },
-    errors: ['referral_link_not_found', 'referred_user_exists', 'self_referral'],
+    errors: [
+      'referral_link_not_found',
+      'click_not_found',
+      'referred_user_exists',
+      'self_referral',
+      'click_expired',
+    ],
     example: { body: ex.createReferredUser, response: ex.referredUser },
   },
   GetReferredUser: {
@@ -243,7 +251,7 @@ export const operations = {
   Visit: {
     tag: tags.redirect,
     description:
-      "Public, no key: redirects to the link's `referral_link` and records a `visit` action whose metadata holds the `user_agent` and `referer` of the request when present (no IP address is stored). The visit reaches the link's `total_clicks` and the analytics through the table stream, within a second or two. `HEAD` requests and link-preview or crawler user agents are redirected and counted apart as bot visits (analytics only), never as actions.",
+      "Public, no key: redirects to the link's `referral_link` and records a `visit` action whose metadata holds the `user_agent` and `referer` of the request when present (no IP address is stored). When the campaign has `click_ids` on, the `Location` of a counted visit also carries `rfclid=<click id>` right after `rfa`, to be sent back as `click_id` on signup. The visit reaches the link's `total_clicks` and the analytics through the table stream, within a second or two. `HEAD` requests and link-preview or crawler user agents are redirected and counted apart as bot visits (analytics only), never as actions.",
     request: { path: VisitPath, pathNotFound: LINK_NOT_FOUND },
     success: { status: 302, description: 'Redirect to the referral link.', headers: ['location'] },
     example: { path: { referral_code: ex.referralCode } },

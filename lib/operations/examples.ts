@@ -8,6 +8,7 @@
 
 import type { Static } from '@sinclair/typebox';
 import type { AnalyticsSeries, TopList } from '../domain/analytics-schemas.ts';
+import { encodeClickId } from '../domain/click-ids.ts';
 import type {
   Action,
   CreateLinkActionBody,
@@ -48,6 +49,8 @@ const campaignCreated = {
   webhook_events: ['action.created', 'referred_user.created'],
   webhook_status: 'enabled',
   webhook_disabled_reason: null,
+  click_ids: true,
+  attribution_window_days: 90,
 } satisfies Campaign;
 
 const campaignWithWebhook = {
@@ -74,6 +77,8 @@ const summerCampaign = {
   webhook_events: ['action.created', 'referred_user.created'],
   webhook_status: 'enabled',
   webhook_disabled_reason: null,
+  click_ids: false,
+  attribution_window_days: 90,
 } satisfies Campaign;
 
 /** The referrer's link, with its counters as of a given moment of the story. */
@@ -100,12 +105,22 @@ const customLink = {
   total_referrals: 1,
 } satisfies ReferralLink;
 
-/** The signup: its link's `total_referrals` includes it. */
+/** The visit below: its click id, which the redirect added to `Location` (`rfclid`). */
+const clickId = encodeClickId({
+  campaignId,
+  visitId: 5530,
+  code: referralCode,
+  secret: 'm3Vq9TzR1xYb0Kc7LwJp2g',
+});
+
+/** The signup, sent with the visit's click id: its link's `total_referrals` includes it. */
 const referredUser = {
   id: 2207,
   created_at: '2026-11-23_09-41-27',
   referral_link: link(3, 1),
   referred_user_id: referredUserId,
+  click_id: clickId,
+  clicked_at: '2026-11-23_09-38-12',
 } satisfies ReferredUser;
 
 const visitor = {
@@ -226,7 +241,11 @@ export const examples = {
   requestId: 'JBq7LgBLoAMEbwA',
   idempotencyKey: 'order-7731-purchase',
 
-  createCampaign: { url: campaignUrl, name: campaignCreated.name } satisfies CreateCampaignBody,
+  createCampaign: {
+    url: campaignUrl,
+    name: campaignCreated.name,
+    click_ids: true,
+  } satisfies CreateCampaignBody,
   campaignCreated,
   updateCampaign: {
     name: campaignWithWebhook.name,
@@ -273,11 +292,11 @@ export const examples = {
   linkNow: link(12, 3),
   /** A page of a campaign's (or that referrer's) links, oldest first. */
   linkPage: [link(12, 3), customLink],
-  /** The redirect's target. */
-  location: `${campaignUrl}?rfa=${referralCode}`,
+  /** The redirect's target: the campaign has `click_ids` on, so the visit's click id follows `rfa`. */
+  location: `${campaignUrl}?rfa=${referralCode}&rfclid=${clickId}`,
 
   createReferredUser: {
-    referral_code: referralCode,
+    click_id: clickId,
     referred_user_id: referredUserId,
   } satisfies CreateReferredUserBody,
   referredUser,

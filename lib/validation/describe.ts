@@ -90,6 +90,9 @@ function* errorsOf(node: SchemaNode, path: string[], value: unknown): Generator<
     case 'Null':
       if (value !== null) yield error('Expected null');
       return;
+    case 'Boolean':
+      if (typeof value !== 'boolean') yield error('Expected boolean');
+      return;
     case 'Literal':
       if (value !== node.const) {
         yield error(`Expected ${typeof node.const === 'string' ? `'${node.const}'` : String(node.const)}`);

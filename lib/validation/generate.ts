@@ -17,6 +17,7 @@ const PLAIN_KINDS = new Set([
   'String',
   'Integer',
   'Number',
+  'Boolean',
   'Null',
   'Literal',
   'Union',

@@ -40,6 +40,8 @@ describe('POST /api/v1/campaign', () => {
       webhook_events: ['action.created', 'referred_user.created'],
       webhook_status: 'enabled',
       webhook_disabled_reason: null,
+      click_ids: false,
+      attribution_window_days: 90,
     });
   });
 

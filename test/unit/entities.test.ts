@@ -252,8 +252,13 @@ describe('decoding what is read back', () => {
       )[],
       webhook_status: 'enabled' as const,
       webhook_disabled_reason: null,
+      click_ids: true,
+      attribution_window_days: 30,
     };
     expect(campaignFromItem({ ...newCampaignItem('acme', campaign, now) })).toEqual(campaign);
+    // An item of a campaign made before click ids has the defaults.
+    const { click_ids: _, attribution_window_days: __, ...older } = newCampaignItem('acme', campaign, now);
+    expect(campaignFromItem(older)).toEqual({ ...campaign, click_ids: false, attribution_window_days: 90 });
     expect(
       campaignFromItem({ ...newCampaignItem('acme', campaign, now), webhook_url: 'https://h.example' }),
     ).toEqual({

@@ -14,6 +14,8 @@ const campaign = {
   webhook_events: ['action.created', 'referred_user.created'],
   webhook_status: 'enabled',
   webhook_disabled_reason: null,
+  click_ids: false,
+  attribution_window_days: 90,
 };
 const link = {
   id: 7,

@@ -244,7 +244,11 @@ describe('the OpenAPI document', () => {
       content: {
         'application/json': {
           schema: { $ref: '#/components/schemas/CreateCampaignBody' },
-          example: { url: 'https://shop.example.com/welcome', name: 'Spring referral promo' },
+          example: {
+            url: 'https://shop.example.com/welcome',
+            name: 'Spring referral promo',
+            click_ids: true,
+          },
         },
       },
     });

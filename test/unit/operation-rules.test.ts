@@ -79,10 +79,12 @@ describe('operation rules enforced by httpHandler', () => {
     });
   });
 
-  it('exactly one of referral_code and referral_link_id, after the schema passed', async () => {
+  it('exactly one of referral_code, referral_link_id and click_id, after the schema passed', async () => {
     for (const body of [
       { referred_user_id: 'bob' },
       { referred_user_id: 'bob', referral_code: 'ABCD', referral_link_id: 1 },
+      { referred_user_id: 'bob', referral_code: 'ABCD', click_id: 'AQID' },
+      { referred_user_id: 'bob', referral_link_id: 1, click_id: 'AQID' },
     ]) {
       const answer = await call(compiled.CreateReferredUser, event('POST', { body }));
       expect(answer.body?.error, JSON.stringify(body)).toMatchObject({
@@ -90,7 +92,7 @@ describe('operation rules enforced by httpHandler', () => {
         details: [
           {
             field: 'referral_code',
-            message: 'exactly one of referral_code and referral_link_id is required',
+            message: 'exactly one of referral_code, referral_link_id and click_id is required',
           },
         ],
       });

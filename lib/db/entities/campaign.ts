@@ -12,6 +12,7 @@
  * the two kinds of partition can never meet. A campaign written before the list existed has no
  * GSI2 keys until `lib/db/migrations/campaign-list-backfill.ts` gives it its `campaignListKeys`.
  */
+import { DEFAULT_ATTRIBUTION_WINDOW_DAYS } from '../../domain/click-ids.ts';
 import type { Campaign } from '../../domain/schemas.ts';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../domain/webhook-events.ts';
 import { GSI2 } from '../../table-definition.ts';
@@ -71,7 +72,13 @@ export function parseCampaignPartition(pk: string): { tenant: string; campaignId
 export interface CampaignItem
   extends Omit<
     Campaign,
-    'webhook_url' | 'webhook_secret' | 'webhook_events' | 'webhook_status' | 'webhook_disabled_reason'
+    | 'webhook_url'
+    | 'webhook_secret'
+    | 'webhook_events'
+    | 'webhook_status'
+    | 'webhook_disabled_reason'
+    | 'click_ids'
+    | 'attribution_window_days'
   > {
   PK: string;
   SK: typeof CAMPAIGN_SK;
@@ -95,10 +102,21 @@ export interface CampaignItem
   /** The URL that has failed every attempt since `webhook_failing_since` (ISO); cleared by a success. */
   webhook_failing_url?: string;
   webhook_failing_since?: string;
+  /** Absent on campaigns made before click ids: off, and a window of 90 days (`clickSettingsOf`). */
+  click_ids?: boolean;
+  attribution_window_days?: number;
 }
 
-/** A new campaign's item (it has no webhook yet), created at `now` (`created_at` is its second). */
-export function newCampaignItem(tenant: string, campaign: Campaign, now: Date): CampaignItem {
+/**
+ * A new campaign's item (it has no webhook yet), created at `now` (`created_at` is its second).
+ * Click settings left out are the defaults, and are stored so.
+ */
+export function newCampaignItem(
+  tenant: string,
+  campaign: Omit<Campaign, 'click_ids' | 'attribution_window_days'> &
+    Partial<Pick<Campaign, 'click_ids' | 'attribution_window_days'>>,
+  now: Date,
+): CampaignItem {
   return {
     ...campaignKey(tenant, campaign.id),
     ...campaignListKeys(tenant, campaign.id, now.getTime()),
@@ -108,6 +126,26 @@ export function newCampaignItem(tenant: string, campaign: Campaign, now: Date): 
     created_at: campaign.created_at,
     url: campaign.url,
     name: campaign.name,
+    click_ids: campaign.click_ids ?? false,
+    attribution_window_days: campaign.attribution_window_days ?? DEFAULT_ATTRIBUTION_WINDOW_DAYS,
+  };
+}
+
+/** What the redirect and a signup by click id need of a campaign (`click_ids`, the window). */
+export interface ClickSettings {
+  clickIds: boolean;
+  windowDays: number;
+}
+
+/** The campaign attributes `clickSettingsOf` reads: a read's projection. */
+export const CLICK_SETTINGS_ATTRIBUTES = ['click_ids', 'attribution_window_days'] as const;
+
+/** A campaign item's click settings; an item written before they existed has the defaults. */
+export function clickSettingsOf(item: StoredItem): ClickSettings {
+  const days = item.attribution_window_days;
+  return {
+    clickIds: item.click_ids === true,
+    windowDays: typeof days === 'number' && Number.isInteger(days) ? days : DEFAULT_ATTRIBUTION_WINDOW_DAYS,
   };
 }
 
@@ -128,6 +166,8 @@ export function campaignFromItem(item: StoredItem): Campaign {
       item.webhook_status === 'disabled'
         ? (field.nullableString(item, 'webhook_disabled_reason') ?? null)
         : null,
+    click_ids: clickSettingsOf(item).clickIds,
+    attribution_window_days: clickSettingsOf(item).windowDays,
   };
 }
 

@@ -192,7 +192,13 @@ export interface LinkAction {
   at: string;
   action_type: string;
   metadata: Record<string, unknown>;
-  referred_user: { id: number; created_at: string; referred_user_id: string } | null;
+  referred_user: {
+    id: number;
+    created_at: string;
+    referred_user_id: string;
+    click_id?: string;
+    clicked_at?: string;
+  } | null;
   /**
    * The request's `Idempotency-Key` (its hash) and request hash: the stream consumer stores the
    * answer under it with the action's item, and takes the key off the link's `idem_pending`.
@@ -236,6 +242,11 @@ export function linkActionFromItem(item: StoredItem): LinkAction {
       return field.fail(item, at('referred_user'), 'a referred user or null');
     }
     referredUser = { id: user.id, created_at: user.created_at, referred_user_id: user.referred_user_id };
+    // A signup by click id: both are there, or neither (`newAction`).
+    if (typeof user.click_id === 'string' && typeof user.clicked_at === 'string') {
+      referredUser.click_id = user.click_id;
+      referredUser.clicked_at = user.clicked_at;
+    }
   }
   const decoded: LinkAction = { id, at: action.at, action_type, metadata, referred_user: referredUser };
   if (keyed !== undefined) {

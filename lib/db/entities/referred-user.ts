@@ -29,12 +29,18 @@ export interface ReferredUserItem {
   referred_user_id: string;
   link_code: string;
   link_id: number;
+  /** Set on a signup by click id: the click id and its visit's time (contract timestamp). */
+  click_id?: string;
+  clicked_at?: string;
 }
+
+/** A referred user's click, as the item and the API object carry it. */
+export type ReferredUserClick = Pick<ReferredUserItem, 'click_id' | 'clicked_at'>;
 
 /** A new referred user of `link` (its campaign is the link's). */
 export function newReferredUserItem(
   link: LinkItem,
-  input: { id: number; referredUserId: string; now: Date },
+  input: { id: number; referredUserId: string; now: Date; click?: { id: string; clickedAt: string } },
 ): ReferredUserItem {
   return {
     ...referredUserKey(link.tenant, link.campaign_id, input.referredUserId),
@@ -46,6 +52,7 @@ export function newReferredUserItem(
     referred_user_id: input.referredUserId,
     link_code: link.referral_code,
     link_id: link.id,
+    ...(input.click ? { click_id: input.click.id, clicked_at: input.click.clickedAt } : {}),
   };
 }
 
@@ -63,11 +70,18 @@ export function referredUserFromItem(item: StoredItem): ReferredUserItem {
     referred_user_id: field.string(item, 'referred_user_id'),
     link_code: field.string(item, 'link_code'),
     link_id: field.number(item, 'link_id'),
+    ...clickOf(item),
   };
 }
 
+function clickOf(item: StoredItem): ReferredUserClick {
+  const id = field.optionalString(item, 'click_id');
+  const at = field.optionalString(item, 'clicked_at');
+  return id !== undefined && at !== undefined ? { click_id: id, clicked_at: at } : {};
+}
+
 export function toReferredUser(
-  item: Pick<ReferredUserItem, 'id' | 'created_at' | 'referred_user_id'>,
+  item: Pick<ReferredUserItem, 'id' | 'created_at' | 'referred_user_id'> & ReferredUserClick,
   link: LinkItem,
   increments = {},
 ): ReferredUser {
@@ -76,5 +90,7 @@ export function toReferredUser(
     created_at: item.created_at,
     referral_link: toLink(link, increments),
     referred_user_id: item.referred_user_id,
+    click_id: item.click_id ?? null,
+    clicked_at: item.clicked_at ?? null,
   };
 }

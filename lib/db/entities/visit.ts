@@ -10,7 +10,8 @@
  *
  * A visit is an action item (the same attributes, `action.created` event included) in one of its
  * campaign's 16 visit partitions, plus `visit: { unique }` for the rollup consumer
- * (`lib/analytics/`), which adds it to the link's `total_clicks` and the rollups. A bot
+ * (`lib/analytics/`), which adds it to the link's `total_clicks` and the rollups, and
+ * `click_secret`: the visit is the click a click id (`rfclid`) names. A bot
  * visit (a bot's GET, or any HEAD) is no action and no event: a small item only counted, apart.
  *
  * The visitor is an HMAC of IP address and user agent under a key that changes every UTC day and
@@ -44,13 +45,46 @@ export function visitKey(tenant: string, campaignId: string, id: number) {
   };
 }
 
-/** A human visit: the action item, in a visit partition, marked for the rollups. */
-export function newVisitItem(link: LinkItem, action: LinkAction, unique: boolean) {
+/**
+ * The attribute of a human visit that makes it a click: the secret its click id carries
+ * (`lib/domain/click-ids.ts`). Every human visit has one, whatever its campaign's `click_ids`:
+ * the visit is written beside its campaign's read, before the setting is known (22 characters,
+ * within the item's write unit as a rule), and the id is given only when the setting is on.
+ */
+export const CLICK_SECRET = 'click_secret';
+
+/** A human visit: the action item, in a visit partition, marked for the rollups; a click when given a secret. */
+export function newVisitItem(link: LinkItem, action: LinkAction, unique: boolean, clickSecret?: string) {
   const { item, data } = newActionItem(link, action);
   return {
-    item: { ...item, ...visitKey(link.tenant, link.campaign_id, action.id), [VISIT_MARK]: { unique } },
+    item: {
+      ...item,
+      ...visitKey(link.tenant, link.campaign_id, action.id),
+      [VISIT_MARK]: { unique },
+      ...(clickSecret !== undefined ? { [CLICK_SECRET]: clickSecret } : {}),
+    },
     data,
   };
+}
+
+/** A click as its visit item holds it: the link's code, the time, and the secret to match. */
+export interface StoredClick {
+  code: string;
+  clickedMs: number;
+  secret: string;
+}
+
+/**
+ * The click a stored visit item is, or undefined for anything else at a visit's key: a lost visit,
+ * a visit written before click ids, an action that is no visit.
+ */
+export function clickOfVisitItem(item: Record<string, unknown> | undefined): StoredClick | undefined {
+  if (item?.type !== 'action' || typeof item[VISIT_MARK] !== 'object') return undefined;
+  const { link_code: code, event_time: at } = item;
+  const secret = item[CLICK_SECRET];
+  if (typeof code !== 'string' || typeof at !== 'string' || typeof secret !== 'string') return undefined;
+  const clickedMs = Date.parse(at);
+  return Number.isNaN(clickedMs) ? undefined : { code, clickedMs, secret };
 }
 
 export const BOT_VISIT_TTL_SECONDS = 30 * 24 * 60 * 60;
