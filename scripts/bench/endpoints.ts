@@ -8,13 +8,15 @@ import { BROWSER } from './traffic.ts';
 
 /** A campaign, a link of it with a referrer, a referred user and its signup event, and a campaign whose webhook is the gateway's `/health`. */
 type Fixture = 'campaign_id' | 'referral_code' | 'link_id' | 'referrer_id' | 'referred_user_id';
-export type Fixtures = Record<Fixture | 'event_id' | 'hook_campaign_id', string>;
+export type Fixtures = Record<Fixture | 'event_id' | 'hook_campaign_id' | 'click_referral_code', string>;
 type Values = Record<string, string>;
 interface Recipe {
   route: string;
   key?: string;
   note?: string;
   query?(f: Fixtures, fresh: string): Values;
+  /** The path's `{parameters}` when not the fixtures of their names. */
+  path?(f: Fixtures): Values;
   body?(f: Fixtures, fresh: string): unknown;
   headers?: Values;
   /** Makes what one request uses up (a campaign to delete, a referred user without an action). */
@@ -55,6 +57,22 @@ const RECIPES: Recipe[] = [
     route: 'CreateReferredUser',
     body: (f) => ({ ...pick('referral_code')(f), referred_user_id: `u-${uid()}` }),
   },
+  {
+    // A visit of a campaign with click ids on per request: its redirect's `rfclid`.
+    ...{ route: 'CreateReferredUser', key: 'CreateReferredUserByClick', note: 'by click id' },
+    fresh: async (env, f) => {
+      const visit = {
+        method: 'GET',
+        path: `/r/${f.click_referral_code}`,
+        headers: { 'user-agent': BROWSER },
+      };
+      const location = (await env.client.send(visit)).headers.location ?? '';
+      const id = new URL(location).searchParams.get('rfclid');
+      if (!id) throw new Error(`no rfclid in ${location}`);
+      return id;
+    },
+    body: (_, click) => ({ click_id: click, referred_user_id: `u-${uid()}` }),
+  },
   { route: 'GetReferredUser', query: pick('campaign_id', 'referred_user_id') },
   {
     // A new referred user per request: the worst case, which nothing a warm container remembers helps.
@@ -68,6 +86,11 @@ const RECIPES: Recipe[] = [
   },
   { route: 'CreateLinkAction', body: (f) => ({ ...pick('referral_code')(f), ...purchase }) },
   { route: 'Visit', headers: { 'user-agent': BROWSER, referer: 'https://news.example.org/post/1' } },
+  {
+    ...{ route: 'Visit', key: 'VisitClickIds', note: 'campaign with click ids: rfclid in Location' },
+    path: (f) => ({ referral_code: f.click_referral_code }),
+    headers: { 'user-agent': BROWSER, referer: 'https://news.example.org/post/1' },
+  },
   { route: 'GetAnalytics', query: () => ({ granularity: 'day' }) },
   { route: 'GetAnalyticsTop' },
   { route: 'ListWebhookDeliveries' },
@@ -98,7 +121,16 @@ export async function createFixtures(env: BenchEnvironment): Promise<Fixtures> {
   const hook = { webhook_url: `${env.stack.baseUrl}/health` };
   await env.client.call('PATCH', `/api/v1/campaign?id=${hook_campaign_id}`, hook);
   const ids = { campaign_id, link_id: `${link_id}`, event_id: `evt_referred_user_${signup.id}` };
-  return { ...user, ...ids, referrer_id: 'bench', hook_campaign_id };
+  const clicks = await post<{ id: string }>('/api/v1/campaign', {
+    ...{ url: 'https://example.com/clicks', name: 'Click ids', click_ids: true },
+  });
+  const { referral_code: click_referral_code } = await post<{ referral_code: string }>(
+    '/api/v1/referral_link',
+    {
+      campaign_id: clicks.id,
+    },
+  );
+  return { ...user, ...ids, referrer_id: 'bench', hook_campaign_id, click_referral_code };
 }
 
 /** The cases, and the rows not measured. `settle` waits out the background work `prepare` set off. */
@@ -129,7 +161,8 @@ export function endpointCases(env: BenchEnvironment, f: Fixtures, settle: () => 
       request(): RequestSpec {
         const fresh = r.fresh ? pool.shift() : '';
         if (fresh === undefined) throw new Error(`${r.route}: prepare() was not called with enough`);
-        const path = route.path.replace(/\{(\w+)\}/g, (_, name: keyof Fixtures) => f[name]);
+        const params = { ...f, ...r.path?.(f) } as Values;
+        const path = route.path.replace(/\{(\w+)\}/g, (_, name: string) => params[name] ?? '');
         const query = new URLSearchParams(r.query?.(f, fresh)).toString();
         const [body, headers] = [r.body?.(f, fresh), r.headers];
         return { method: route.method, path: query ? `${path}?${query}` : path, body, headers };

@@ -235,12 +235,26 @@ const newReferredUser = async (link: Link): Promise<string> => {
   return id;
 };
 
+/** A counted visit of `link` (its campaign has `click_ids` on) and the click id of its `Location`. */
+const clickOf = async (link: Link): Promise<string> => {
+  const res = await send({
+    method: 'GET',
+    path: `/r/${link.referral_code}`,
+    headers: { 'user-agent': BROWSER_UA },
+  });
+  const id = res.status === 302 && new URL(res.headers.get('location') ?? '').searchParams.get('rfclid');
+  if (!id) throw new Error(`no click id: ${res.status} ${res.headers.get('location')}`);
+  return id;
+};
+
 const data = {} as {
   tenant: string;
   campaignId: string;
   /** A campaign with nothing in it but a webhook URL (no events ever reach that URL). */
   webhookCampaignId: string;
   link: Link;
+  /** A link of a campaign with `click_ids` on: its visits carry `rfclid`. */
+  clickLink: Link;
   referrerId: string;
   referredUserId: string;
   /** A cursor to the second page of the campaign's links (limit 2). */
@@ -419,6 +433,16 @@ const cases: Case[] = [
     }),
   },
   {
+    route: 'CreateReferredUser',
+    label: 'by click id',
+    status: 201,
+    request: async () => ({
+      method: 'POST',
+      path: '/api/v1/referred_user',
+      body: { click_id: await clickOf(data.clickLink), referred_user_id: uid('signup') },
+    }),
+  },
+  {
     route: 'GetReferredUser',
     label: 'fetch',
     status: 200,
@@ -485,6 +509,16 @@ const cases: Case[] = [
       method: 'GET',
       path: `/r/${data.link.referral_code}`,
       headers: { 'user-agent': BROWSER_UA, referer: 'https://news.example.org/post/1' },
+    }),
+  },
+  {
+    route: 'Visit',
+    label: 'browser, campaign with click ids (recorded, rfclid in Location)',
+    status: 302,
+    request: () => ({
+      method: 'GET',
+      path: `/r/${data.clickLink.referral_code}`,
+      headers: { 'user-agent': BROWSER_UA },
     }),
   },
   {
@@ -704,6 +738,17 @@ beforeAll(async () => {
   data.webhookCampaignId = await newCampaign('Webhook target');
   data.referrerId = 'referrer round trips';
   data.link = await newLink(data.campaignId, data.referrerId);
+  const clickCampaignId = (
+    await expectStatus(
+      {
+        method: 'POST',
+        path: '/api/v1/campaign',
+        body: { url: 'https://example.com/clicks', name: 'Round trips: click ids', click_ids: true },
+      },
+      201,
+    )
+  ).id;
+  data.clickLink = await newLink(clickCampaignId, null);
   await newLink(data.campaignId, data.referrerId);
   await newLink(data.campaignId, null);
   const page = await send({
