@@ -52,7 +52,7 @@ const EXPECTED_GRANTS: Record<string, Record<string, string[]>> = {
   UpdateCampaign: { table: [GET, UPDATE] },
   DeleteCampaign: { table: ['dynamodb:DeleteItem'] },
   ListCampaigns: { 'index/GSI2': [QUERY] },
-  CreateReferredUser: { table: [CHECK, GET, PUT, UPDATE], 'index/GSI1': [QUERY] },
+  CreateReferredUser: { table: ['dynamodb:BatchGetItem', CHECK, GET, PUT, UPDATE], 'index/GSI1': [QUERY] },
   GetReferredUser: { table: ['dynamodb:BatchGetItem', GET] },
   CreateLinkAction: { table: [CHECK, GET, PUT, UPDATE], 'index/GSI1': [QUERY] },
   Visit: { table: ['dynamodb:DeleteItem', GET, PUT, UPDATE] },
