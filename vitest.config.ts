@@ -28,7 +28,7 @@ if (!process.env.TEST_START_SLOTS_DIR) {
 
 /**
  * Vitest runs the projects of one `sequence.groupOrder` side by side, sharing one worker count,
- * and the groups one after the other. Three groups (docs/testing.md has the measurements):
+ * and the groups one after the other (docs/testing.md has the measurements):
  *
  * 1. Files that mostly wait (on the table stream's batching window, webhook retries, a JVM's
  *    start): integration, local-stack. More workers than the 2 cores of CI, since a waiting
@@ -36,15 +36,33 @@ if (!process.env.TEST_START_SLOTS_DIR) {
  *    DynamoDB Local answers one request at a time, and with 6 it fell behind the handlers' 4 s
  *    attempt timeout more often (the API answers 503): with 6, 13 tests failed and the tests
  *    took 1,003 s; with 4, 5 and 753 s (two runs on the same machine, busy with other work).
- * 2. Files that compute (unit, infra): one worker per core.
- * 3. Files that time things (emulator: the stand-ins' sub-second figures; faults: answers
- *    against their budgets while DynamoDB is out; latency: the product's own delays under a
- *    flood or a storm of failing receivers): alone, one file at a time, so that no other file of
- *    the run takes the CPU they are measured with.
+ * 2. Files that compute and time nothing (unit, infra): one worker per core. `npm test`
+ *    (scripts/test.ts) runs these projects in a vitest of their own beside the others, at the
+ *    lowest CPU priority, so they take only the CPU the other files leave idle.
+ * 3. The local stand-ins' own promises (emulator): sub-second figures, but files that mostly wait
+ *    on a window or a poll, a fraction of a core together; side by side among themselves only.
+ * 4. Files that time the product under stress (faults: answers against their budgets while
+ *    DynamoDB is out; latency: delays under a flood or a storm of failing receivers): alone, one
+ *    file at a time, so that no other file of the run takes the CPU they are measured with.
  */
 const WAITING = { maxWorkers: 4, sequence: { groupOrder: 0 } };
 const COMPUTING = { maxWorkers: 2, sequence: { groupOrder: 1 } };
-const ALONE = { maxWorkers: 1, sequence: { groupOrder: 2 } };
+const STAND_INS = { maxWorkers: 4, sequence: { groupOrder: 2 } };
+const ALONE = { maxWorkers: 1, sequence: { groupOrder: 3 } };
+
+/**
+ * `npm test` (scripts/test.ts) runs two vitests at once: TEST_PART=computing has only the
+ * projects of the second group, at the lowest CPU priority; TEST_PART=others has the rest.
+ */
+const PART = process.env.TEST_PART;
+const inPart = (project: { test: { sequence: { groupOrder: number } } }) =>
+  !PART || (project.test.sequence.groupOrder === COMPUTING.sequence.groupOrder) === (PART === 'computing');
+
+/**
+ * At the lowest priority these files may wait minutes for a core while the others run: their
+ * timeouts only guard against a hang, and they measure nothing.
+ */
+const COMPUTE_TIMEOUT = PART === 'computing' ? 900_000 : undefined;
 
 export default defineConfig({
   test: {
@@ -105,7 +123,8 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
           // Property tests run thousands of cases: seconds of CPU, more on a shared 2-core machine.
-          testTimeout: 30_000,
+          testTimeout: COMPUTE_TIMEOUT ?? 30_000,
+          hookTimeout: COMPUTE_TIMEOUT ?? 10_000,
           ...COMPUTING,
         },
       },
@@ -120,8 +139,8 @@ export default defineConfig({
           // of every file paying for its own. The files restore any environment they change.
           isolate: false,
           // Synthesis bundles every function with esbuild: slow on two cores.
-          testTimeout: 300_000,
-          hookTimeout: 300_000,
+          testTimeout: COMPUTE_TIMEOUT ?? 300_000,
+          hookTimeout: COMPUTE_TIMEOUT ?? 300_000,
           ...COMPUTING,
         },
       },
@@ -133,9 +152,9 @@ export default defineConfig({
           globalSetup: ['test/emulator/global-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
-          ...ALONE,
+          ...STAND_INS,
         },
       },
-    ],
+    ].filter(inPart),
   },
 });

@@ -2,7 +2,7 @@
  * The rules one shard of the local stream poller keeps (`lib/local/stream-shard.ts`), on records
  * made here with chosen creation times: which invocation is due, when a tumbling window is over,
  * what a failure keeps, where the checkpoint stands. The poller over DynamoDB Local is tested in
- * test/integration/stream-poller*.test.ts and test/faults/stream-poller-outage.test.ts.
+ * test/integration/stream-poller*.test.ts and test/emulator/stream-poller-outage.test.ts.
  */
 
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -223,20 +223,29 @@ describe('kill -9 and Ctrl-C, then a restart on the same DATA_DIR', () => {
       // total_clicks through the stream's rollups, so both settle a moment after the restart):
       // per link, as many distinct events as counted, and never more.
       let seen: unknown;
-      const settled = await eventually('every committed event delivered and counted', async () => {
-        const counted = await linkState();
-        if (!counted) return undefined;
-        const events = distinctEvents(rx.requests);
-        const per = links.map((link) => {
-          const of = [...events.values()].filter((e) => e.data.referral_link.id === link.id);
-          return {
-            clicks: of.filter((e) => e.type === 'action.created').length,
-            referrals: of.filter((e) => e.type === 'referred_user.created').length,
-          };
-        });
-        seen = { counted, per };
-        return JSON.stringify(per) === JSON.stringify(counted) ? { totals: counted, events, per } : undefined;
-      }).catch((err) => {
+      // Each look is eight reads through a stack that is replaying its stream: twice a second; at
+      // the default tenth the polls alone would add 80 requests a second to the stack's work.
+      const settled = await eventually(
+        'every committed event delivered and counted',
+        async () => {
+          const counted = await linkState();
+          if (!counted) return undefined;
+          const events = distinctEvents(rx.requests);
+          const per = links.map((link) => {
+            const of = [...events.values()].filter((e) => e.data.referral_link.id === link.id);
+            return {
+              clicks: of.filter((e) => e.type === 'action.created').length,
+              referrals: of.filter((e) => e.type === 'referred_user.created').length,
+            };
+          });
+          seen = { counted, per };
+          return JSON.stringify(per) === JSON.stringify(counted)
+            ? { totals: counted, events, per }
+            : undefined;
+        },
+        60_000,
+        500,
+      ).catch((err) => {
         throw new Error(
           `counters and delivered events never agreed (${err}; ${unavailable} polls answered 503): ${JSON.stringify(seen)}`,
         );
@@ -252,13 +261,18 @@ describe('kill -9 and Ctrl-C, then a restart on the same DATA_DIR', () => {
         actions: all.filter((e) => e.type === 'action.created' && e.data.action_type !== 'visit').length,
       };
       let analytics: unknown;
-      await eventually('analytics equal the committed interactions', async () => {
-        const res = await apiAt(stack.baseUrl, key)('GET', `/api/v1/analytics/${campaignId}`);
-        if (res.status === 503) return undefined;
-        const { visits, referred_users, actions } = res.body.totals;
-        analytics = { visits, referred_users, actions };
-        return JSON.stringify(analytics) === JSON.stringify(expected) ? true : undefined;
-      }).catch((err) => {
+      await eventually(
+        'analytics equal the committed interactions',
+        async () => {
+          const res = await apiAt(stack.baseUrl, key)('GET', `/api/v1/analytics/${campaignId}`);
+          if (res.status === 503) return undefined;
+          const { visits, referred_users, actions } = res.body.totals;
+          analytics = { visits, referred_users, actions };
+          return JSON.stringify(analytics) === JSON.stringify(expected) ? true : undefined;
+        },
+        60_000,
+        500,
+      ).catch((err) => {
         throw new Error(
           `analytics ${JSON.stringify(analytics)}, committed ${JSON.stringify(expected)} (${err})`,
         );
@@ -398,10 +412,12 @@ describe('kill -9 and Ctrl-C, then a restart on the same DATA_DIR', () => {
               }),
             )
           ).Count ?? 0;
+        // Two counting queries over up to 1,600 items: once a second while the purge runs.
         await eventually(
           'the purge completed',
           async () => ((await linksLeft()) + (await partitionLeft()) === 0 ? true : undefined),
           90_000,
+          1_000,
         ).catch(async (err: Error) => {
           throw new Error(
             `${err.message}; ${await linksLeft()} links and ${await partitionLeft()} items left\n${stack.s.stderr().slice(-4000)}`,
