@@ -79,6 +79,10 @@ export async function post<T>(path: string, body?: unknown, query?: Query): Prom
   return (await (await call('POST', path, query, body)).json()) as T;
 }
 
+export async function del(path: string, query?: Query): Promise<void> {
+  await call('DELETE', path, query);
+}
+
 export async function patch<T>(path: string, body: unknown, query?: Query): Promise<T> {
   return (await (await call('PATCH', path, query, body)).json()) as T;
 }
@@ -99,7 +103,11 @@ export async function page<T>(path: string, query: Query): Promise<Page<T>> {
  */
 type Schemas = components['schemas'];
 export type Campaign = Schemas['Campaign'];
-export type Link = Schemas['ReferralLink'];
+/**
+ * `share_url` (the URL that counts a visit, `/r/{code}` on the stage's public base) is read when the
+ * API sends it; older stacks do not, and the dashboard builds it from its own origin then.
+ */
+export type Link = Schemas['ReferralLink'] & { share_url?: string };
 export type ReferredUser = Schemas['ReferredUser'];
 /** One delivery attempt of the log (endpoint 18); its times are ISO-8601. */
 export type Delivery = Schemas['DeliveryAttempt'];
@@ -122,11 +130,17 @@ export interface Metrics {
   actions: number;
 }
 
+/** With conversions (issue 29), when the API sends them: sales, and their sum in minor units. */
+export interface Sales {
+  conversions: number;
+  revenue: number;
+}
+
 export interface Series {
   granularity: 'hour' | 'day';
   from: string;
   to: string;
-  totals: Metrics;
+  totals: Metrics & Partial<Sales>;
   series: Array<Metrics & { start: string }>;
 }
 

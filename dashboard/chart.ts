@@ -7,12 +7,13 @@ import { html } from 'htm/preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Metrics, Series } from './api.ts';
 import { count, pointLabel } from './format.ts';
+import { NAMES } from './ui.ts';
 
 export const METRICS: Array<{ key: keyof Metrics; label: string; className: string }> = [
-  { key: 'visits', label: 'Visits', className: 's1' },
-  { key: 'unique_visits', label: 'Unique visits', className: 's2' },
-  { key: 'referred_users', label: 'Referred users', className: 's3' },
-  { key: 'actions', label: 'Actions', className: 's4' },
+  { key: 'visits', label: NAMES.visits, className: 's1' },
+  { key: 'unique_visits', label: NAMES.unique_visits, className: 's2' },
+  { key: 'referred_users', label: NAMES.referred_users, className: 's3' },
+  { key: 'actions', label: NAMES.actions, className: 's4' },
 ];
 
 const PAD = { left: 48, right: 16, top: 12, bottom: 28 };

@@ -53,3 +53,43 @@ export function pointLabel(stamp: string, granularity: 'hour' | 'day'): string {
   const day = date.toLocaleDateString('en-US', { month: 'short', day: 'numeric', timeZone: 'UTC' });
   return granularity === 'day' ? day : `${day} ${String(date.getUTCHours()).padStart(2, '0')}:00`;
 }
+
+const clock = (timeZone?: string) =>
+  new Intl.DateTimeFormat('en-US', {
+    month: 'short',
+    day: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
+    ...(timeZone ? { timeZone } : {}),
+  });
+const localClock = clock();
+const utcClock = clock('UTC');
+
+/** The time in the browser's zone and in UTC, side by side: `Nov 22, 09:05 local · Nov 22, 14:05 UTC`. */
+export function localAndUtc(value: string): { local: string; utc: string } {
+  const date = toDate(value);
+  if (Number.isNaN(date.getTime())) return { local: value, utc: value };
+  return { local: localClock.format(date), utc: utcClock.format(date) };
+}
+
+const money = new Map<string, Intl.NumberFormat>();
+
+/** Minor units as money, in the currency when known: `1234` → `12.34` or `$12.34`. */
+export function amount(minor: number, currency?: string): string {
+  const key = currency ?? '';
+  let format = money.get(key);
+  if (!format) {
+    format = new Intl.NumberFormat('en-US', {
+      minimumFractionDigits: 2,
+      maximumFractionDigits: 2,
+      ...(currency ? { style: 'currency', currency } : {}),
+    });
+    money.set(key, format);
+  }
+  return format.format(minor / 100);
+}
+
+/** `part` of `whole` as a percentage, or a dash when there is no whole. */
+export const percent = (part: number, whole: number) =>
+  whole > 0 ? `${(Math.round((part / whole) * 1000) / 10).toLocaleString('en-US')} %` : '—';

@@ -1,11 +1,12 @@
 /**
  * What every page shares: routes, the error note with the API's own message, the focused heading,
- * times with their exact UTC value on hover, a form's submit, the copy button and cursor paging.
+ * times (relative, then local beside UTC), a form's submit, the copy button, share URLs, tables
+ * that say when they scroll, the names of the counts, and cursor paging.
  */
 import { html } from 'htm/preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, page } from './api.ts';
-import { ago, exactUtc, toDate } from './format.ts';
+import { ApiError, type Link, page } from './api.ts';
+import { ago, exactUtc, localAndUtc, toDate } from './format.ts';
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -32,12 +33,85 @@ export function Heading({ children }: { children: unknown }) {
   return html`<h1 tabindex="-1" ref=${ref}>${children}</h1>`;
 }
 
-/** A time as "3 hours ago", the exact UTC time on hover (and for machines, `datetime`). */
+/**
+ * A time as "3 hours ago", then the browser's local time beside UTC ("Nov 22, 09:05 local ·
+ * Nov 22, 14:05 UTC"): the team reads its own clock, the API and the logs speak UTC. The exact
+ * UTC second on hover, and `datetime` for machines.
+ */
 export function Time({ stamp }: { stamp: string }) {
   const date = toDate(stamp);
-  return html`<time datetime=${Number.isNaN(date.getTime()) ? undefined : date.toISOString()} title=${exactUtc(stamp)}
-    >${ago(stamp)}</time
-  >`;
+  const { local, utc } = localAndUtc(stamp);
+  return html`<time class="when" datetime=${Number.isNaN(date.getTime()) ? undefined : date.toISOString()}
+    title=${exactUtc(stamp)}><span class="ago">${ago(stamp)}</span>${' '}<span class="clock"
+      ><span class="local">${local} local</span>${' · '}<span class="utc">${utc} UTC</span></span></time>`;
+}
+
+/** The URL a referrer shares: the API's `share_url` when it sends one, else this stack's `/r/{code}`. */
+export const shareUrlOf = (link: Pick<Link, 'referral_code' | 'share_url'>) =>
+  link.share_url ?? new URL(`r/${encodeURIComponent(link.referral_code)}`, document.baseURI).href;
+
+/**
+ * A share URL that may wrap after a `/` of its address but never inside the code, which a reader
+ * copies or types by eye: the code is one unbreakable piece (`.code`).
+ */
+export function ShareUrl({ url, code }: { url: string; code: string }) {
+  const at = url.lastIndexOf(code);
+  const head = at >= 0 ? url.slice(0, at) : url;
+  const tail = at >= 0 ? url.slice(at) : '';
+  const parts = head.split(/(?<=\/)/);
+  return html`<code class="share">${parts.map((p, i) => html`<span key=${i}>${p}</span><wbr />`)}<span class="code"
+    >${tail}</span></code>`;
+}
+
+/**
+ * A table's box: a sideways scroll when the table is wider than the page, and then a visible cue
+ * saying so (re-checked after every render and on every resize), so no column hides unannounced.
+ * The box is focusable, so the keyboard can scroll it too.
+ */
+export function ScrollBox({ label, children }: { label: string; children: unknown }) {
+  const ref = useRef<HTMLDivElement>(null);
+  const [wide, setWide] = useState(false);
+  const check = () => {
+    const box = ref.current;
+    if (box) setWide(box.scrollWidth > box.clientWidth + 1);
+  };
+  useEffect(check);
+  useEffect(() => {
+    const box = ref.current;
+    if (!box || typeof ResizeObserver === 'undefined') return;
+    const observer = new ResizeObserver(check);
+    observer.observe(box);
+    if (box.firstElementChild) observer.observe(box.firstElementChild);
+    return () => observer.disconnect();
+  }, []);
+  return html`<div class=${wide ? 'scroll-box is-wide' : 'scroll-box'}>
+    ${wide ? html`<p class="scroll-cue">More columns: scroll the table sideways →</p>` : null}
+    <div class="scroll" ref=${ref} tabindex="0" role="region" aria-label=${label}>${children}</div>
+  </div>`;
+}
+
+/**
+ * What the counts are called, everywhere on the dashboard, and what they count. "Clicks" keeps
+ * the API's `total_clicks` (the seed's name): every action on a link, visits included, so it is
+ * at least the visits.
+ */
+export const NAMES = {
+  visits: 'Visits',
+  unique_visits: 'Unique visits',
+  referred_users: 'Signups',
+  actions: 'Actions',
+  clicks: 'Clicks',
+} as const;
+
+export function Glossary() {
+  return html`<details class="glossary"><summary>What the counts mean</summary>
+    <dl class="facts">
+      <dt>${NAMES.visits}</dt><dd>People who followed a share URL (<code>/r/CODE</code>); bots and link previews are not counted.</dd>
+      <dt>${NAMES.unique_visits}</dt><dd>Visits by a visitor who had not visited the same link in the hour before.</dd>
+      <dt>${NAMES.referred_users}</dt><dd>Referred users: sign-ups your app recorded through a link (the API's <code>total_referrals</code>).</dd>
+      <dt>${NAMES.actions}</dt><dd>Actions your app recorded (a purchase, a share…), visits not included.</dd>
+      <dt>${NAMES.clicks}</dt><dd>Everything recorded on a link: its visits plus its actions (the API's <code>total_clicks</code>).</dd>
+    </dl></details>`;
 }
 
 /**

@@ -284,6 +284,21 @@ const rows: readonly RowInput[] = [
     summary: 'Fetch a referred user of a campaign',
   },
   {
+    name: 'ListReferredUsers',
+    method: 'GET',
+    path: '/api/v1/referred_users/{campaign_id}',
+    handler: 'http/list-referred-users',
+    auth: true,
+    // A page of the list read backwards (one Query: GSI2 for the campaign's, GSI1 for a link's,
+    // GSI3 for a referrer's) beside the campaign's existence, then the page's links, whose
+    // counters no index copies (BatchGetItem, one per 100 distinct links).
+    dynamo: ['GetItem', 'BatchGetItem'],
+    queryIndexes: ['GSI1', 'GSI2', 'GSI3'],
+    dynamoCalls: 3,
+    throttle: 'api',
+    summary: "List a campaign's referred users, newest first",
+  },
+  {
     name: 'CreateLinkAction',
     method: 'POST',
     path: '/api/v1/action/referral_link',

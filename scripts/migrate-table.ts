@@ -13,6 +13,9 @@
  * - rankings kept as an item per entity (GSI4) move to the entities' all-time counts and their
  *   campaigns' boards (`lib/db/migrations/rankings-migration.ts`; run it after deploying the
  *   version that reads boards).
+ * - referred users written before their list existed (`GET /api/v1/referred_users/{campaign_id}`)
+ *   get its keys (`lib/db/migrations/referred-user-list-keys.ts`; run it after deploying the version
+ *   that writes them).
  * Each is a Scan of the table and idempotent: run it again, or after an interruption, and it
  * changes only what is still to change. The local stack does both itself when it starts.
  */
@@ -20,6 +23,7 @@
 import { createDocumentClient } from '../lib/aws/clients.ts';
 import { backfillCampaignListKeys } from '../lib/db/migrations/campaign-list-backfill.ts';
 import { migrateRankings } from '../lib/db/migrations/rankings-migration.ts';
+import { backfillReferredUserListKeys } from '../lib/db/migrations/referred-user-list-keys.ts';
 import { backfillSeriesDayTotals } from '../lib/db/migrations/series-day-totals.ts';
 import { describeSeriesMigration, migrateSeriesItems } from '../lib/db/migrations/series-migration.ts';
 import { fail, parseTargetArgs, TARGET_USAGE } from './cli.ts';
@@ -50,6 +54,10 @@ async function main() {
     console.log(`analytics series: ${written} day items given their day totals.`);
     console.log(
       `analytics rankings: ${await migrateRankings(db, values.table)} entries moved to their boards.`,
+    );
+    const referred = await backfillReferredUserListKeys(db, values.table);
+    console.log(
+      `referred-user list: ${referred.found} referred users without list keys found, ${referred.updated} given them.`,
     );
   } finally {
     db.destroy();

@@ -1,8 +1,52 @@
 /** Sign-in and the campaigns page: the account's campaigns, create one, open one by id. */
 import { html } from 'htm/preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
-import { ApiError, type Campaign, get, page, post, session } from '../api.ts';
-import { ErrorNote, go, Heading, inputValue, Time, UUID, useSubmit } from '../ui.ts';
+import { ApiError, type Campaign, get, page, post, type Series, session } from '../api.ts';
+import { count } from '../format.ts';
+import { ErrorNote, go, Heading, inputValue, NAMES, ScrollBox, Time, UUID, useSubmit } from '../ui.ts';
+
+/** At most this many figure requests at a time: a page of 20 campaigns never floods the API. */
+const FIGURES_PARALLEL = 4;
+const FIGURES_DAYS = 30;
+
+type Figures = Series['totals'] | null;
+
+/**
+ * Each listed campaign's figures of the last 30 days: the totals of endpoint 16 with its default
+ * range, one request per campaign (one DynamoDB Query of 30 day items beside the campaign check),
+ * a few at a time, only for the campaigns shown. The cheapest read that has them all: the links'
+ * counters would need every link of every campaign. A campaign whose figures fail shows none.
+ */
+function useFigures(campaigns: Campaign[] | null) {
+  const [figures, setFigures] = useState<Record<string, Figures>>({});
+  const wanted = (campaigns ?? []).map((c) => c.id).join(',');
+  useEffect(() => {
+    let live = true;
+    const queue = (campaigns ?? []).map((c) => c.id).filter((id) => figures[id] === undefined);
+    const work = async () => {
+      for (let id = queue.shift(); id !== undefined && live; id = queue.shift()) {
+        const campaignId = id;
+        const totals = await get<Series>(`analytics/${campaignId}`, { granularity: 'day' }).then(
+          (s) => s.totals,
+          () => null,
+        );
+        if (live) setFigures((shown) => ({ ...shown, [campaignId]: totals }));
+      }
+    };
+    for (let i = 0; i < FIGURES_PARALLEL; i++) work();
+    return () => {
+      live = false;
+    };
+  }, [wanted]);
+  return figures;
+}
+
+const figure = (f: Figures | undefined, key: 'visits' | 'referred_users' | 'actions') =>
+  f === undefined
+    ? html`<span class="muted">…</span>`
+    : f === null
+      ? html`<span class="muted">—</span>`
+      : count(f[key]);
 
 export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
   const [key, setKey] = useState('');
@@ -92,6 +136,7 @@ export function Campaigns() {
       .catch(setError);
   }, []);
   useEffect(() => load(), [load]);
+  const figures = useFigures(list);
   return html`<main id="main">
     <${Heading}>Campaigns<//>
     <section aria-labelledby="list-title" class="card">
@@ -103,15 +148,29 @@ export function Campaigns() {
             : html`<p>Loading…</p>`
           : list.length === 0
             ? html`<p class="empty">No campaign yet. Create one below: its links, visits and signups will show here.</p>`
-            : html`<ul class="campaign-list">
+            : html`<${ScrollBox} label="Your campaigns"><table class="campaigns stack">
+              <caption class="visually-hidden">Your campaigns, newest first, with their figures of the last ${FIGURES_DAYS} days</caption>
+              <thead><tr>
+                <th scope="col">Campaign</th>
+                <th scope="col" class="num">${NAMES.visits}</th><th scope="col" class="num">${NAMES.referred_users}</th>
+                <th scope="col" class="num">${NAMES.actions}</th><th scope="col">Created</th>
+                <th scope="col"><span class="visually-hidden">Settings</span></th>
+              </tr></thead>
+              <tbody>
               ${list.map(
-                (c) => html`<li key=${c.id}>
-                  <a href="#/campaigns/${c.id}">${c.name}</a> <${Time} stamp=${c.created_at} />
-                  <code class="id">${c.id}</code>
-                  <a class="settings-link" href="#/campaigns/${c.id}/settings">Settings<span class="visually-hidden"> of ${c.name}</span></a>
-                </li>`,
+                (c) => html`<tr key=${c.id}>
+                  <td data-label="Campaign"><a class="campaign-name" href="#/campaigns/${c.id}">${c.name}</a>
+                    <br /><code class="id">${c.id}</code></td>
+                  <td class="num" data-label=${`${NAMES.visits}, ${FIGURES_DAYS} days`}>${figure(figures[c.id], 'visits')}</td>
+                  <td class="num" data-label=${`${NAMES.referred_users}, ${FIGURES_DAYS} days`}>${figure(figures[c.id], 'referred_users')}</td>
+                  <td class="num" data-label=${`${NAMES.actions}, ${FIGURES_DAYS} days`}>${figure(figures[c.id], 'actions')}</td>
+                  <td data-label="Created"><${Time} stamp=${c.created_at} /></td>
+                  <td data-label="Settings"><a href="#/campaigns/${c.id}/settings">Settings<span class="visually-hidden"> of ${c.name}</span></a></td>
+                </tr>`,
               )}
-            </ul>`
+              </tbody>
+            </table><//>
+            <p class="hint">Figures of the last ${FIGURES_DAYS} days (UTC). ${NAMES.actions}: what your app recorded, visits not included.</p>`
       }
       ${next && html`<button type="button" onClick=${() => load(next)}>Show more campaigns</button>`}
       <${ErrorNote} error=${error} />

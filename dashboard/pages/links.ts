@@ -4,7 +4,20 @@ import { useEffect, useState } from 'preact/hooks';
 import { type Campaign, get, type Link, post, type Series } from '../api.ts';
 import { Sparkline } from '../chart.ts';
 import { count, toStamp } from '../format.ts';
-import { CopyButton, ErrorNote, inputValue, Loaded, Time, useCursorPages, useSubmit } from '../ui.ts';
+import {
+  CopyButton,
+  ErrorNote,
+  Glossary,
+  inputValue,
+  Loaded,
+  NAMES,
+  ScrollBox,
+  ShareUrl,
+  shareUrlOf,
+  Time,
+  useCursorPages,
+  useSubmit,
+} from '../ui.ts';
 
 const PAGE_SIZE = 25;
 const SPARK_DAYS = 14;
@@ -35,9 +48,6 @@ function CreateLink({ campaign, onCreated }: { campaign: Campaign; onCreated: (l
     <${ErrorNote} error=${error} />
   </section>`;
 }
-
-/** The public address a visitor follows: this stack's `/r/{code}`. */
-const shareUrl = (code: string) => new URL(`r/${encodeURIComponent(code)}`, document.baseURI).href;
 
 /**
  * Each shown link's visits per day over the last 14 days (endpoint 16 with `referral_link_id`):
@@ -86,26 +96,34 @@ export function Links({ campaign }: { campaign: Campaign }) {
     }} />
     ${
       created
-        ? html`<p class="notice" role="status">Link <code>${created.referral_code}</code> created: <code class="share">${shareUrl(created.referral_code)}</code>
-          <${CopyButton} text=${shareUrl(created.referral_code)} label="the new link" /></p>`
+        ? html`<p class="notice" role="status">Link <code>${created.referral_code}</code> created. Give your referrer its share URL:
+          <${ShareUrl} url=${shareUrlOf(created)} code=${created.referral_code} />${' '}
+          <${CopyButton} text=${shareUrlOf(created)} label="the new link" /></p>`
         : null
     }
     <section aria-labelledby="links-title" class="card">
       <h2 id="links-title">Links</h2>
+      <p class="sub">Give each referrer the <strong>share URL</strong> of their link: a visit through it is counted, then
+        lands on the campaign's page.</p>
       <${Loaded} data=${rows} error=${error}
         empty="No link yet. Create one above: each referrer gets their own, and its visits count here.">
-        ${(shown: Link[]) => html`<div class="scroll"><table class="links">
+        ${(shown: Link[]) => html`<${ScrollBox} label="Referral links"><table class="links stack">
             <caption class="visually-hidden">Referral links, oldest first, page ${index + 1}</caption>
             <thead><tr>
-              <th scope="col">Code</th><th scope="col">Visits, ${SPARK_DAYS} days</th>
-              <th scope="col" class="num">Clicks</th><th scope="col" class="num">Referrals</th>
-              <th scope="col">Referrer</th><th scope="col">Created</th><th scope="col">Share link</th>
+              <th scope="col">Link and share URL</th><th scope="col">Referrer</th>
+              <th scope="col">${NAMES.visits}, ${SPARK_DAYS} days</th>
+              <th scope="col" class="num">${NAMES.referred_users}</th><th scope="col" class="num">${NAMES.clicks}</th>
+              <th scope="col">Created</th>
             </tr></thead>
             <tbody>
               ${shown.map(
                 (l) => html`<tr key=${l.id}>
-                  <td><code>${l.referral_code}</code></td>
-                  <td>${
+                  <td data-label="Link"><div class="share-cell">
+                    <${ShareUrl} url=${shareUrlOf(l)} code=${l.referral_code} />
+                    <span data-primary><${CopyButton} text=${shareUrlOf(l)} label=${`the link ${l.referral_code}`} /></span>
+                  </div></td>
+                  <td data-label="Referrer">${l.referrer_id ?? html`<span class="muted">none</span>`}</td>
+                  <td data-label=${`${NAMES.visits}, ${SPARK_DAYS} days`}>${
                     visits[l.id] === undefined
                       ? html`<span class="muted">…</span>`
                       : visits[l.id] === null
@@ -113,18 +131,16 @@ export function Links({ campaign }: { campaign: Campaign }) {
                         : html`<${Sparkline} values=${visits[l.id]}
                             label=${`${l.referral_code}: ${count(visits[l.id]!.reduce((a, b) => a + b, 0))} visits in the last ${SPARK_DAYS} days`} />`
                   }</td>
-                  <td class="num">${count(l.total_clicks)}</td>
-                  <td class="num">${count(l.total_referrals)}</td>
-                  <td>${l.referrer_id ?? html`<span class="muted">none</span>`}</td>
-                  <td><${Time} stamp=${l.created_at} /></td>
-                  <td><div class="share-cell"><code class="share">${shareUrl(l.referral_code)}</code>
-                    <${CopyButton} text=${shareUrl(l.referral_code)} label=${`the link ${l.referral_code}`} /></div></td>
+                  <td class="num" data-label=${NAMES.referred_users}>${count(l.total_referrals)}</td>
+                  <td class="num" data-label=${NAMES.clicks}>${count(l.total_clicks)}</td>
+                  <td data-label="Created"><${Time} stamp=${l.created_at} /></td>
                 </tr>`,
               )}
             </tbody>
-          </table></div>`}
+          </table><//>`}
       <//>
       ${rows && (rows.length > 0 || index > 0) ? pager('Pages of links') : null}
+      <${Glossary} />
     </section>
   `;
 }

@@ -3,8 +3,8 @@ import { html } from 'htm/preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { type Campaign, get, type Series, type TopEntry } from '../api.ts';
 import { Chart } from '../chart.ts';
-import { count, toStamp } from '../format.ts';
-import { ErrorNote, inputValue } from '../ui.ts';
+import { amount, count, percent, toStamp } from '../format.ts';
+import { ErrorNote, Glossary, inputValue, NAMES } from '../ui.ts';
 
 /** Every this many ms the overview asks again, so new visits show without a reload. */
 const REFRESH_MS = 5000;
@@ -59,6 +59,61 @@ function RangePicker({
   </div>`;
 }
 
+/**
+ * The range's funnel: visits, unique visits, signups and actions, each with its share of the step
+ * before, and revenue once the API reports conversions (`totals.revenue`). A bar's width is set
+ * through the CSSOM (Preact's style object), which `style-src 'self'` allows: no inline style.
+ */
+function Funnel({ totals, label }: { totals: Series['totals']; label: string }) {
+  const steps = [
+    { name: NAMES.visits, value: totals.visits, share: null },
+    {
+      name: NAMES.unique_visits,
+      value: totals.unique_visits,
+      share: `${percent(totals.unique_visits, totals.visits)} of visits`,
+    },
+    {
+      name: NAMES.referred_users,
+      value: totals.referred_users,
+      share: `${percent(totals.referred_users, totals.unique_visits)} of unique visits`,
+    },
+    {
+      name: NAMES.actions,
+      value: totals.actions,
+      share:
+        totals.referred_users > 0
+          ? `${(Math.round((totals.actions / totals.referred_users) * 10) / 10).toLocaleString('en-US')} per signup`
+          : '—',
+    },
+  ];
+  const widest = Math.max(1, ...steps.map((s) => s.value));
+  return html`<section aria-labelledby="funnel-title" class="card">
+    <h2 id="funnel-title">Funnel <span class="optional">${label}</span></h2>
+    <ol class="funnel">
+      ${steps.map(
+        (s) => html`<li key=${s.name}>
+          <span class="step">${s.name}</span>
+          <strong class="value">${count(s.value)}</strong>
+          <span class="ratio">${s.share ?? ''}</span>
+          <span class="funnel-bar" aria-hidden="true"><span class="fill" style=${{ width: `${Math.max(0.5, (s.value / widest) * 100)}%` }}></span></span>
+        </li>`,
+      )}
+      ${
+        totals.revenue === undefined
+          ? null
+          : html`<li key="revenue" class="revenue">
+              <span class="step">Revenue</span>
+              <strong class="value">${amount(totals.revenue)}</strong>
+              <span class="ratio">${totals.conversions === undefined ? '' : `${count(totals.conversions)} sales`}</span>
+            </li>`
+      }
+    </ol>
+    <${Glossary} />
+  </section>`;
+}
+
+const metricName = (metric: string) => NAMES[metric as keyof typeof NAMES] ?? metric;
+
 export function Overview({ campaign }: { campaign: Campaign }) {
   const [range, setRange] = useState({
     choice: '30d',
@@ -99,8 +154,13 @@ export function Overview({ campaign }: { campaign: Campaign }) {
   }, [load]);
 
   const empty = series?.series.every((p) => p.visits === 0 && p.referred_users === 0 && p.actions === 0);
+  const rangeLabel =
+    range.choice === 'custom'
+      ? `${range.from} to ${range.to} (UTC days)`
+      : (PRESETS.find((p) => p.value === range.choice)?.label.toLowerCase() ?? '');
   return html`
     <${ErrorNote} error=${error} />
+    ${series ? html`<${Funnel} totals=${series.totals} label=${rangeLabel} />` : null}
     <section aria-labelledby="activity-title" class="card">
       <div class="section-head">
         <h2 id="activity-title">Activity</h2>
@@ -144,7 +204,7 @@ export function Overview({ campaign }: { campaign: Campaign }) {
           <label>by <select value=${metric} onChange=${(e: Event) => setMetric(inputValue(e))}>
             <option value="visits">visits</option>
             <option value="unique_visits">unique visits</option>
-            <option value="referred_users">referred users</option>
+            <option value="referred_users">signups</option>
             <option value="actions">actions</option>
           </select></label>
         </div>
@@ -153,10 +213,10 @@ export function Overview({ campaign }: { campaign: Campaign }) {
         !top
           ? html`<p>Loading…</p>`
           : top.length === 0
-            ? html`<p class="empty">Nobody on the board yet: it fills as soon as a link gets its first ${metric.replace('_', ' ')}.</p>`
+            ? html`<p class="empty">Nobody on the board yet: it fills as soon as a link gets its first ${metricName(metric).toLowerCase().replace(/s$/, '')}.</p>`
             : html`<div class="scroll"><table class="leaderboard">
               <thead><tr><th scope="col" class="num">#</th><th scope="col">${by === 'referrer' ? 'Referrer' : 'Link'}</th>
-                <th scope="col" class="num">${metric.replace('_', ' ')}</th></tr></thead>
+                <th scope="col" class="num">${metricName(metric)}</th></tr></thead>
               <tbody>
                 ${top.map(
                   (e) => html`<tr key=${e.rank}>

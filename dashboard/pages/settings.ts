@@ -1,12 +1,21 @@
 /**
  * A campaign's settings: its name, its webhook (URL, the event types sent, enabled or disabled),
- * a test event sent now, and a new signing secret.
+ * a test event sent now, a new signing secret, and deleting the campaign. The two that cannot be
+ * taken back (a rotation, a deletion) are styled as risky and ask for a confirmation first.
  */
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
-import { type Campaign, EVENT_TYPES, type EventType, patch, post, type WebhookTestResult } from '../api.ts';
+import {
+  type Campaign,
+  del,
+  EVENT_TYPES,
+  type EventType,
+  patch,
+  post,
+  type WebhookTestResult,
+} from '../api.ts';
 import { count } from '../format.ts';
-import { CopyButton, ErrorNote, inputValue, useSubmit } from '../ui.ts';
+import { CopyButton, ErrorNote, go, inputValue, useSubmit } from '../ui.ts';
 
 type Props = { campaign: Campaign; update: (c: Campaign) => void };
 
@@ -121,10 +130,12 @@ function TestWebhook({ campaign }: { campaign: Campaign }) {
 
 function Secret({ campaign, update }: Props) {
   const [fresh, setFresh] = useState<string | null>(null);
+  const [confirming, setConfirming] = useState(false);
   const { busy, error, submit } = useSubmit(async () => {
     const rotated = await post<Campaign>('campaign/rotate_webhook_secret', undefined, { id: campaign.id });
     update(rotated);
     setFresh(rotated.webhook_secret);
+    setConfirming(false);
   });
   return html`<section aria-labelledby="secret-title" class="card">
     <h2 id="secret-title">Signing secret</h2>
@@ -134,8 +145,20 @@ function Secret({ campaign, update }: Props) {
               Deliveries are signed with it (Standard Webhooks). ${' '}
               <${CopyButton} text=${campaign.webhook_secret} label="the signing secret" />
             </p>
-            <p>A new secret takes over at once; for 24 hours deliveries carry signatures of both.</p>
-            <button type="button" disabled=${busy} onClick=${() => submit()}>${busy ? 'Rotating…' : 'Rotate the secret'}</button>`
+            ${
+              confirming
+                ? html`<div class="confirm" role="group" aria-labelledby="rotate-question">
+                    <p id="rotate-question"><strong>Rotate the signing secret?</strong> A new secret takes over at once. For 24
+                      hours deliveries carry signatures of both; after that, a receiver that still checks the old secret
+                      refuses every delivery.</p>
+                    <div class="confirm-buttons">
+                      <button type="button" class="danger" disabled=${busy} onClick=${() => submit()}>
+                        ${busy ? 'Rotating…' : 'Yes, rotate the secret'}</button>
+                      <button type="button" class="secondary" disabled=${busy} onClick=${() => setConfirming(false)}>Cancel</button>
+                    </div>
+                  </div>`
+                : html`<button type="button" class="danger-outline" onClick=${() => setConfirming(true)}>Rotate the secret…</button>`
+            }`
         : html`<p class="empty">None yet: the first webhook URL you save creates it.</p>`
     }
     <${ErrorNote} error=${error} />
@@ -150,11 +173,48 @@ function Secret({ campaign, update }: Props) {
   </section>`;
 }
 
+/**
+ * Deleting the campaign: gone at once from every endpoint with its links (their share URLs stop
+ * working), referred users and events. Confirmed by typing its name, so no stray click does it.
+ */
+function DeleteCampaign({ campaign }: { campaign: Campaign }) {
+  const [confirming, setConfirming] = useState(false);
+  const [typed, setTyped] = useState('');
+  const { busy, error, submit } = useSubmit(async () => {
+    await del('campaign', { id: campaign.id });
+    go('#/');
+  });
+  const matches = typed.trim() === campaign.name.trim();
+  return html`<section aria-labelledby="delete-title" class="card danger-zone">
+    <h2 id="delete-title">Delete the campaign</h2>
+    <p>Deletes the campaign with all its links, referred users, actions and events, at once and for good. Its share
+      URLs stop working; webhooks stop.</p>
+    ${
+      confirming
+        ? html`<form onSubmit=${(e: Event) => (matches ? submit(e) : e.preventDefault())}>
+            <label for="delete-confirm">Type the campaign's name, <strong>${campaign.name}</strong>, to confirm</label>
+            <input id="delete-confirm" autocomplete="off" spellcheck="false" value=${typed}
+              onInput=${(e: Event) => setTyped(inputValue(e))} />
+            <div class="confirm-buttons">
+              <button type="submit" class="danger" disabled=${busy || !matches}>${busy ? 'Deleting…' : 'Delete this campaign'}</button>
+              <button type="button" class="secondary" disabled=${busy} onClick=${() => {
+                setConfirming(false);
+                setTyped('');
+              }}>Cancel</button>
+            </div>
+          </form>`
+        : html`<button type="button" class="danger-outline" onClick=${() => setConfirming(true)}>Delete the campaign…</button>`
+    }
+    <${ErrorNote} error=${error} />
+  </section>`;
+}
+
 export function Settings(props: Props) {
   return html`<div class="two">
       <${Rename} ...${props} />
       <${Secret} ...${props} />
     </div>
     <${Webhook} ...${props} />
-    <${TestWebhook} campaign=${props.campaign} />`;
+    <${TestWebhook} campaign=${props.campaign} />
+    <${DeleteCampaign} campaign=${props.campaign} />`;
 }

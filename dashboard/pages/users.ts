@@ -1,11 +1,112 @@
-/** Look up a referred user of a campaign by the id your app gave it: who referred it, and that link's counters. */
+/**
+ * A campaign's referred users: who signed up, through which link and referrer, and when, newest
+ * first, paged (endpoint 33), narrowed to one link or one referrer; and a look-up by the id your
+ * app gave one.
+ */
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
 import { type Campaign, get, type ReferredUser } from '../api.ts';
 import { count } from '../format.ts';
-import { ErrorNote, inputValue, Time, useSubmit } from '../ui.ts';
+import { ErrorNote, inputValue, Loaded, NAMES, ScrollBox, Time, useCursorPages, useSubmit } from '../ui.ts';
 
-export function ReferredUsers({ campaign }: { campaign: Campaign }) {
+const PAGE_SIZE = 25;
+
+type Filter = { by: 'all' } | { by: 'referrer'; value: string } | { by: 'link'; value: string };
+
+const queryOf = (filter: Filter) =>
+  filter.by === 'referrer'
+    ? { referrer_id: filter.value }
+    : filter.by === 'link'
+      ? { referral_link_id: filter.value }
+      : {};
+
+function UserList({ campaign }: { campaign: Campaign }) {
+  const [filter, setFilter] = useState<Filter>({ by: 'all' });
+  const [by, setBy] = useState<Filter['by']>('all');
+  const [value, setValue] = useState('');
+  const { rows, error, index, pager } = useCursorPages<ReferredUser>(`referred_users/${campaign.id}`, {
+    limit: PAGE_SIZE,
+    ...queryOf(filter),
+  });
+  const apply = (e: Event) => {
+    e.preventDefault();
+    setFilter(by === 'all' || !value.trim() ? { by: 'all' } : { by, value: value.trim() });
+  };
+  const showLink = (user: ReferredUser) => {
+    setBy('link');
+    setValue(String(user.referral_link.id));
+    setFilter({ by: 'link', value: String(user.referral_link.id) });
+  };
+  const showReferrer = (referrer: string) => {
+    setBy('referrer');
+    setValue(referrer);
+    setFilter({ by: 'referrer', value: referrer });
+  };
+  return html`<section aria-labelledby="users-title" class="card">
+    <div class="section-head">
+      <h2 id="users-title">Referred users</h2>
+      <form class="row-form" onSubmit=${apply} aria-label="Filter referred users">
+        <label for="users-by">Show</label>
+        <select id="users-by" value=${by} onChange=${(e: Event) => {
+          const next = inputValue(e) as Filter['by'];
+          setBy(next);
+          if (next === 'all') setFilter({ by: 'all' });
+        }}>
+          <option value="all">everyone</option>
+          <option value="referrer">of one referrer</option>
+          <option value="link">through one link (id)</option>
+        </select>
+        ${
+          by === 'all'
+            ? null
+            : html`<label class="visually-hidden" for="users-filter">${by === 'link' ? 'Link id' : 'Referrer id'}</label>
+              <input id="users-filter" required maxlength="256" spellcheck="false" value=${value}
+                inputmode=${by === 'link' ? 'numeric' : undefined} pattern=${by === 'link' ? '[1-9][0-9]*' : undefined}
+                placeholder=${by === 'link' ? 'link id, e.g. 1042' : 'referrer id'}
+                onInput=${(e: Event) => setValue(inputValue(e))} />
+              <button type="submit" class="secondary">Filter</button>`
+        }
+      </form>
+    </div>
+    <p class="sub">Who signed up through a link, newest first: the <code>referred_user_id</code> your app sent, the link and its
+      referrer.${filter.by === 'all' ? '' : filter.by === 'link' ? ` Only link ${filter.value}.` : ` Only referrer ${filter.value}.`}</p>
+    <${Loaded} data=${rows} error=${error}
+      empty=${
+        filter.by === 'all'
+          ? html`No signup yet. Your app records one with <code>POST /api/v1/referred_user</code> when someone signs up
+              through a link.`
+          : 'Nobody signed up through this filter yet. Choose "everyone" to see them all.'
+      }>
+      ${(shown: ReferredUser[]) => html`<${ScrollBox} label="Referred users"><table class="users stack">
+        <caption class="visually-hidden">Referred users, newest first, page ${index + 1}</caption>
+        <thead><tr>
+          <th scope="col">Referred user</th><th scope="col">Link</th><th scope="col">Referrer</th>
+          <th scope="col">Signed up</th><th scope="col" class="num">Link's ${NAMES.referred_users.toLowerCase()}</th>
+        </tr></thead>
+        <tbody>
+          ${shown.map(
+            (u) => html`<tr key=${u.id}>
+              <td data-label="Referred user" class="wrap"><strong>${u.referred_user_id}</strong></td>
+              <td data-label="Link"><button type="button" class="link-like" onClick=${() => showLink(u)}
+                ><code>${u.referral_link.referral_code}</code><span class="visually-hidden"> (show only this link's)</span></button></td>
+              <td data-label="Referrer">${
+                u.referral_link.referrer_id === null
+                  ? html`<span class="muted">none</span>`
+                  : html`<button type="button" class="link-like" onClick=${() => showReferrer(u.referral_link.referrer_id!)}
+                      >${u.referral_link.referrer_id}<span class="visually-hidden"> (show only this referrer's)</span></button>`
+              }</td>
+              <td data-label="Signed up"><${Time} stamp=${u.created_at} /></td>
+              <td data-label=${`Link's ${NAMES.referred_users.toLowerCase()}`} class="num">${count(u.referral_link.total_referrals)}</td>
+            </tr>`,
+          )}
+        </tbody>
+      </table><//>`}
+    <//>
+    ${rows && (rows.length > 0 || index > 0) ? pager('Pages of referred users') : null}
+  </section>`;
+}
+
+function LookUp({ campaign }: { campaign: Campaign }) {
   const [id, setId] = useState('');
   const [user, setUser] = useState<ReferredUser | null>(null);
   const { busy, error, submit } = useSubmit(async () => {
@@ -39,11 +140,15 @@ export function ReferredUsers({ campaign }: { campaign: Campaign }) {
               <dt>Record id</dt><dd>${user.id}</dd>
               <dt>Link</dt><dd><code>${link.referral_code}</code> (id ${link.id})</dd>
               <dt>Referrer</dt><dd>${link.referrer_id ?? html`<span class="muted">none</span>`}</dd>
-              <dt>Link's clicks</dt><dd>${count(link.total_clicks)}</dd>
-              <dt>Link's referrals</dt><dd>${count(link.total_referrals)}</dd>
-              <dt>Referral link</dt><dd class="wrap">${link.referral_link}</dd>
+              <dt>Link's ${NAMES.clicks.toLowerCase()}</dt><dd>${count(link.total_clicks)}</dd>
+              <dt>Link's ${NAMES.referred_users.toLowerCase()}</dt><dd>${count(link.total_referrals)}</dd>
+              <dt>Landing page</dt><dd class="wrap">${link.referral_link}</dd>
             </dl>
           </section>`
         : null
     }`;
+}
+
+export function ReferredUsers({ campaign }: { campaign: Campaign }) {
+  return html`<${UserList} campaign=${campaign} /><${LookUp} campaign=${campaign} />`;
 }

@@ -1,17 +1,24 @@
 import { decodeClickId, clickExpired as isClickExpired, sameSecret } from '../domain/click-ids.ts';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { ApiError, campaignNotFound } from '../domain/errors.ts';
 import type { IdempotentRequest } from '../domain/idempotency.ts';
 import { clickExpired, clickNotFound, selfReferral } from '../domain/link-rules.ts';
 import type { ReferredUser } from '../domain/link-schemas.ts';
 import { formatTimestamp } from '../domain/time.ts';
 import { eventAttributes } from '../domain/webhook-events.ts';
+import { LINK_COUNTER_ATTRIBUTES, LINK_INDEX_ATTRIBUTES } from '../table-definition.ts';
 import { campaignExists, campaignStillExists } from './campaigns.ts';
 import { campaignKey, clickSettingsOf } from './entities/campaign.ts';
 import { isLinkItem, type LinkItem, linkFromItem, linkKey } from './entities/link.ts';
 import {
+  listedReferredUserFromItem,
   newReferredUserItem,
+  REFERRED_USER_LIST_INDEX,
+  type ReferredUserFilter,
   referredUserFromItem,
   referredUserKey,
+  type ReferredUserClick,
+  referredUserListPartition,
   toReferredUser,
 } from './entities/referred-user.ts';
 import { clickOfVisitItem, visitKey } from './entities/visit.ts';
@@ -19,11 +26,12 @@ import { rememberAnswer } from './idempotency.ts';
 import { nextId } from './ids.ts';
 import { countOn, findLink, findLinkByCode, linkNotFound } from './links.ts';
 import { getItems } from './table/batch.ts';
-import { tableName } from './table/client.ts';
+import { db, tableName } from './table/client.ts';
+import { decodeReferredUserCursor, encodeReferredUserCursor, type Page } from './table/cursor.ts';
 import { transactWrite } from './table/transactions.ts';
 
 /** Referred-user reads and writes; the item, its keys and decoding are `entities/referred-user.ts`. */
-export { type ReferredUserItem, toReferredUser } from './entities/referred-user.ts';
+export { type ReferredUserFilter, type ReferredUserItem, toReferredUser } from './entities/referred-user.ts';
 
 export const referredUserNotFound = () =>
   new ApiError('referred_user_not_found', 'No such referred user in this campaign.');
@@ -130,4 +138,108 @@ export async function getReferredUser(
   const link = await findLinkByCode(item.link_code, tenant);
   if (!link) throw referredUserNotFound();
   return toReferredUser(item, link);
+}
+
+const filterName = (filter: ReferredUserFilter) =>
+  filter.kind === 'link'
+    ? `link:${filter.linkId}`
+    : filter.kind === 'referrer'
+      ? `referrer:${filter.referrerId}`
+      : 'campaign';
+
+/**
+ * Endpoint 33: one page of a campaign's referred users, newest first, whole or one link's or one
+ * referrer's: one Query of that list's index partition read backwards, beside the campaign's
+ * existence, then the page's links (their counters are live, and in no index) in one eventually
+ * consistent BatchGetItem per 100 distinct links. A referred user whose link is no longer a link
+ * of this tenant (a purge ran meanwhile) is left out.
+ *
+ * As for the link lists, a page that stopped at 1 MB carries a cursor: every item is reachable.
+ */
+export async function listReferredUsers(
+  tenant: string,
+  campaignId: string,
+  options: { filter: ReferredUserFilter; limit: number; cursor?: string },
+): Promise<Page<ReferredUser>> {
+  const scope = { tenant, campaignId, filter: filterName(options.filter) };
+  const position = options.cursor ? decodeReferredUserCursor(scope, options.cursor) : undefined;
+  const index = REFERRED_USER_LIST_INDEX[options.filter.kind];
+  const partition = referredUserListPartition(tenant, campaignId, options.filter);
+  const [page, exists] = await Promise.all([
+    db.send(
+      new QueryCommand({
+        TableName: tableName,
+        IndexName: index.indexName,
+        KeyConditionExpression: `${index.partitionKey} = :pk`,
+        ExpressionAttributeValues: { ':pk': partition },
+        ScanIndexForward: false,
+        Limit: options.limit + 1,
+        ExclusiveStartKey: position
+          ? {
+              ...referredUserKey(tenant, campaignId, position.referredUserId),
+              [index.partitionKey]: partition,
+              [index.sortKey]: position.sortKey,
+            }
+          : undefined,
+      }),
+    ),
+    campaignExists(tenant, campaignId),
+  ]);
+  if (!exists) throw campaignNotFound(campaignId);
+  const items = page.Items ?? [];
+  const shown = items.slice(0, options.limit);
+  const last = shown.at(-1);
+  const more = items.length > options.limit || page.LastEvaluatedKey !== undefined;
+  const listed = shown.map(listedReferredUserFromItem);
+  const { links, clicks } = await linksAndClicks(tenant, campaignId, listed);
+  return {
+    items: listed.flatMap((user) => {
+      const link = links.get(user.referral_code);
+      return link ? [toReferredUser({ ...user, ...clicks.get(user.referred_user_id) }, link)] : [];
+    }),
+    nextCursor:
+      more && last
+        ? encodeReferredUserCursor(scope, {
+            sortKey: String(last[index.sortKey]),
+            referredUserId: listedReferredUserFromItem(last).referred_user_id,
+          })
+        : undefined,
+  };
+}
+
+const LIST_LINK_ATTRIBUTES = ['type', ...LINK_INDEX_ATTRIBUTES, ...LINK_COUNTER_ATTRIBUTES];
+const CLICK_ATTRIBUTES = ['click_id', 'clicked_at'];
+
+/**
+ * The page's links, by code (each code once; their counters are in no index), and the clicks of its
+ * referred users, by id, read in the same batch: the indexes project no click (a projection cannot
+ * change once deployed, see docs/data-model.md), so a signup's `click_id` and `clicked_at` come
+ * from its item. Eventually consistent, as fresh as the index copy the page came from.
+ */
+async function linksAndClicks(
+  tenant: string,
+  campaignId: string,
+  listed: Array<{ referral_code: string; referred_user_id: string }>,
+) {
+  const codes = [...new Set(listed.map((u) => u.referral_code))];
+  const links = new Map<string, LinkItem>();
+  const clicks = new Map<string, ReferredUserClick>();
+  if (listed.length === 0) return { links, clicks };
+  const users = listed.map((u) => referredUserKey(tenant, campaignId, u.referred_user_id));
+  const items = await getItems([...codes.map((code) => linkKey(code)), ...users], {
+    consistent: false,
+    attributes: [...LIST_LINK_ATTRIBUTES, ...CLICK_ATTRIBUTES],
+  });
+  codes.forEach((code, i) => {
+    const item = items[i];
+    if (!isLinkItem(item)) return;
+    const link = linkFromItem(item);
+    if (link.tenant === tenant) links.set(code, link);
+  });
+  listed.forEach((user, i) => {
+    const item = items[codes.length + i];
+    if (typeof item?.click_id === 'string' && typeof item.clicked_at === 'string')
+      clicks.set(user.referred_user_id, { click_id: item.click_id, clicked_at: item.clicked_at });
+  });
+  return { links, clicks };
 }

@@ -154,6 +154,25 @@ export const Action = Type.Object(
 export type Action = Static<typeof Action>;
 
 export const ReferralLinkList = Type.Array(ReferralLink);
+export const ReferredUserList = Type.Array(ReferredUser);
+
+/** Endpoint 33's query: a page, and at most one filter (both is 400, checked by the handler). */
+export const ReferredUsersQuery = Type.Object(
+  {
+    ...ListQuery.properties,
+    referral_link_id: Type.Optional(
+      Type.String({
+        pattern: '^[1-9][0-9]{0,15}$',
+        description: 'Only the referred users of this link (its id)',
+      }),
+    ),
+    referrer_id: Type.Optional({
+      ...UserId,
+      description: "Only the referred users of this referrer's links",
+    }),
+  },
+  { additionalProperties: true },
+);
 
 /** Path parameters of the two list routes and of the redirect (see their operations). */
 export const CampaignLinksPath = Type.Object({ campaign_id: Uuid });

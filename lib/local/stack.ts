@@ -7,6 +7,10 @@ import { createDocumentClient } from '../aws/clients.ts';
 import { ApiKeyStore } from '../db/api-keys.ts';
 import { backfillCampaignListKeys } from '../db/migrations/campaign-list-backfill.ts';
 import { migrateRankings, rankingsMigrated } from '../db/migrations/rankings-migration.ts';
+import {
+  backfillReferredUserListKeys,
+  referredUserListMigrated,
+} from '../db/migrations/referred-user-list-keys.ts';
 import { backfillSeriesDayTotals, seriesDayTotalsKept } from '../db/migrations/series-day-totals.ts';
 import {
   describeSeriesMigration,
@@ -468,7 +472,8 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
  * first, so that the rebuilt index lists them all. A table without the series layout's marker
  * may hold analytics series an item per hour and per day: they are moved into day items
  * (`migrateSeriesItems`; on a new table, a Scan of nothing and the marker), and then day items
- * written before they kept their day totals get them (`backfillSeriesDayTotals`). Every step is
+ * written before they kept their day totals get them (`backfillSeriesDayTotals`); referred users
+ * written before their list existed get its keys (`backfillReferredUserListKeys`). Every step is
  * idempotent, and a start cut short does what is left again.
  */
 export async function prepareLocalTable(
@@ -503,6 +508,10 @@ export async function prepareLocalTable(
     if (!(await rankingsMigrated(db, tableName))) {
       const moved = await migrateRankings(db, tableName);
       if (moved > 0) step(`analytics rankings: ${moved} entries moved to their boards`);
+    }
+    if (!(await referredUserListMigrated(db, tableName))) {
+      const { found, updated } = await backfillReferredUserListKeys(db, tableName);
+      if (found > 0) step(`referred-user list: ${updated} of ${found} referred users given their list keys`);
     }
   } finally {
     db.destroy();

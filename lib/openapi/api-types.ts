@@ -188,6 +188,30 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/referred_users/{campaign_id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List a campaign's referred users, newest first
+     * @description Lists a campaign's referred users (its signups), newest first, each as `GET /api/v1/referred_user` returns it, with the live link that brought them. `referral_link_id` or `referrer_id` (at most one) keeps one link's or one referrer's. Paged like every list: while more remain, the response carries a `Link` header with `rel="next"` and `x-next-cursor`; a cursor works only with the filter it was given with. One DynamoDB Query a page whatever the campaign's size.
+     */
+    get: operations['ListReferredUsers'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    /**
+     * List a campaign's referred users, newest first (HEAD: never recorded)
+     * @description The same as `GET /api/v1/referred_users/{campaign_id}` without a body; a `HEAD` request is never recorded.
+     */
+    head: operations['ListReferredUsersHead'];
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/action/referral_link': {
     parameters: {
       query?: never;
@@ -2658,6 +2682,212 @@ export interface operations {
        *
        *     `referred_user_not_found`: No referred user with this id exists in the campaign.
        */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `payload_too_large`: The body is over 32 KiB. */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `rate_limited`: Too many requests on this route: its request-rate budget is spent for now. Retry after `retry-after` seconds. A deployed stage's throttling is answered by API Gateway itself, with its own body `{"message":"Too Many Requests"}` and no `retry-after`. */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `request_headers_too_large`: The request line and headers together are too large (over 16 KiB locally; API Gateway answers its own error over its 10 KiB limit). */
+      431: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `internal_error`: Anything unexpected; the message is generic and nothing internal is exposed. */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `service_unavailable`: A dependency (DynamoDB, SQS) throttled, failed or did not answer in time; `Retry-After` says when to retry. The write may or may not have happened: retry with the same `Idempotency-Key`. */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  ListReferredUsers: {
+    parameters: {
+      query?: {
+        /**
+         * @description an integer from 1 to 1000, the most items of the page (100 when omitted)
+         * @example 100
+         */
+        limit?: string;
+        /**
+         * @description a cursor from x-next-cursor
+         * @example WzQsIjAwMTc5NTUxMjE2NzAwMCMwMDAwMDAwMDAwMDAyMzExIiwidXNlcl84YzIxZmEiLCJKREUzMEJOOVJhZHQiXQ
+         */
+        cursor?: string;
+        /**
+         * @description Only the referred users of this link (its id)
+         * @example 1042
+         */
+        referral_link_id?: string;
+        /**
+         * @description Only the referred users of this referrer's links
+         * @example user_8f3a2c
+         */
+        referrer_id?: string;
+      };
+      header?: never;
+      path: {
+        /**
+         * @description A UUID
+         * @example 3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
+         */
+        campaign_id: components['schemas']['Uuid'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page of referred users (possibly empty). */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          link: components['headers']['Link'];
+          'x-next-cursor': components['headers']['XNextCursor'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example [
+           *       {
+           *         "id": 2311,
+           *         "created_at": "2026-11-24_16-02-47",
+           *         "referral_link": {
+           *           "id": 1043,
+           *           "created_at": "2026-11-22_14-09-55",
+           *           "referral_code": "ANNA-SPRING",
+           *           "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *           "referrer_id": "user_8f3a2c",
+           *           "referral_link": "https://shop.example.com/welcome?rfa=ANNA-SPRING",
+           *           "total_clicks": 4,
+           *           "total_referrals": 1
+           *         },
+           *         "referred_user_id": "user_8c21fa"
+           *       },
+           *       {
+           *         "id": 2207,
+           *         "created_at": "2026-11-23_09-41-27",
+           *         "referral_link": {
+           *           "id": 1042,
+           *           "created_at": "2026-11-22_14-07-31",
+           *           "referral_code": "K7TX4M2Q",
+           *           "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *           "referrer_id": "user_8f3a2c",
+           *           "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *           "total_clicks": 12,
+           *           "total_referrals": 3
+           *         },
+           *         "referred_user_id": "user_51d7e0"
+           *       }
+           *     ]
+           */
+          'application/json': components['schemas']['ReferredUser'][];
+        };
+      };
+      400: components['responses']['validation_failed'];
+      401: components['responses']['unauthorized'];
+      404: components['responses']['campaign_not_found'];
+      413: components['responses']['payload_too_large'];
+      429: components['responses']['rate_limited'];
+      431: components['responses']['request_headers_too_large'];
+      500: components['responses']['internal_error'];
+      503: components['responses']['service_unavailable'];
+    };
+  };
+  ListReferredUsersHead: {
+    parameters: {
+      query?: {
+        /**
+         * @description an integer from 1 to 1000, the most items of the page (100 when omitted)
+         * @example 100
+         */
+        limit?: string;
+        /**
+         * @description a cursor from x-next-cursor
+         * @example WzQsIjAwMTc5NTUxMjE2NzAwMCMwMDAwMDAwMDAwMDAyMzExIiwidXNlcl84YzIxZmEiLCJKREUzMEJOOVJhZHQiXQ
+         */
+        cursor?: string;
+        /**
+         * @description Only the referred users of this link (its id)
+         * @example 1042
+         */
+        referral_link_id?: string;
+        /**
+         * @description Only the referred users of this referrer's links
+         * @example user_8f3a2c
+         */
+        referrer_id?: string;
+      };
+      header?: never;
+      path: {
+        /**
+         * @description A UUID
+         * @example 3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
+         */
+        campaign_id: components['schemas']['Uuid'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page of referred users (possibly empty). */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          link: components['headers']['Link'];
+          'x-next-cursor': components['headers']['XNextCursor'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `validation_failed`: A field or parameter is missing, of the wrong type, too long, malformed (including a malformed UUID) or unknown; `details` names each one. */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `unauthorized`: The `api-key` header is missing, unknown or revoked (the same body in all three cases). */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `campaign_not_found`: No campaign with this id exists for the caller (a campaign of another tenant is not found either). */
       404: {
         headers: {
           'x-request-id': components['headers']['XRequestId'];

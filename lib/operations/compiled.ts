@@ -349,6 +349,47 @@ export const GetReferredUser: CompiledOperationOf<typeof operations.GetReferredU
   },
 };
 
+/** GET /api/v1/referred_users/{campaign_id}: List a campaign's referred users, newest first. */
+export const ListReferredUsers: CompiledOperationOf<typeof operations.ListReferredUsers> = {
+  name: "ListReferredUsers",
+  auth: true,
+  query: {
+    validate: /* @__PURE__ */ validator(
+      /* @__PURE__ */ ((kind: KindHook) => {
+        const local_0 = /^(?:[1-9][0-9]{0,2}|1000)$/;
+        const local_1 = /^[A-Za-z0-9_-]+$/;
+        const local_2 = /^[1-9][0-9]{0,15}$/;
+        return function check(value: any): boolean {
+          return (
+            (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+            (value['limit'] !== undefined ? ((typeof value['limit'] === 'string') && local_0.test(value['limit'])) : true) &&
+            (value['cursor'] !== undefined ? ((typeof value['cursor'] === 'string') && value['cursor'].length <= 1024 && local_1.test(value['cursor'])) : true) &&
+            (value['referral_link_id'] !== undefined ? ((typeof value['referral_link_id'] === 'string') && local_2.test(value['referral_link_id'])) : true) &&
+            (value['referrer_id'] !== undefined ? (kind('Text', 0, value['referrer_id'])) : true)
+          )
+        }
+      })(/* @__PURE__ */ kindHook([{"minLength":1,"maxLength":256,"noControl":true}])),
+      {"kind":"Object","type":"object","additionalProperties":true,"properties":{"limit":{"kind":"String","type":"string","pattern":"^(?:[1-9][0-9]{0,2}|1000)$","description":"an integer from 1 to 1000, the most items of the page (100 when omitted)"},"cursor":{"kind":"String","type":"string","pattern":"^[A-Za-z0-9_-]+$","maxLength":1024,"description":"a cursor from x-next-cursor"},"referral_link_id":{"kind":"String","type":"string","pattern":"^[1-9][0-9]{0,15}$","description":"Only the referred users of this link (its id)"},"referrer_id":{"kind":"Text","type":"string","rules":{"minLength":1,"maxLength":256,"noControl":true}}}},
+    ),
+    required: [],
+  },
+  path: {
+    validate: /* @__PURE__ */ validator(
+      /* @__PURE__ */ (() => {
+        const local_0 = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+        return function check(value: any): boolean {
+          return (
+            (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+            (typeof value['campaign_id'] === 'string') &&
+            local_0.test(value['campaign_id'])
+          )
+        }
+      })(),
+      {"kind":"Object","type":"object","required":["campaign_id"],"properties":{"campaign_id":{"kind":"String","type":"string","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$","description":"A UUID"}}},
+    ),
+  },
+};
+
 /** POST /api/v1/action/referral_link: Record an action on a referral link. */
 export const CreateLinkAction: CompiledOperationOf<typeof operations.CreateLinkAction> = {
   name: "CreateLinkAction",

@@ -24,6 +24,8 @@ import {
   ReferralLink,
   ReferralLinkList,
   ReferredUser,
+  ReferredUserList,
+  ReferredUsersQuery,
   ReferrerLinksPath,
   VisitPath,
 } from '../domain/link-schemas.ts';
@@ -237,6 +239,30 @@ export const operations = {
     example: {
       query: { campaign_id: ex.campaignId, referred_user_id: ex.referredUserId },
       response: ex.referredUser,
+    },
+  },
+  ListReferredUsers: {
+    tag: tags.referredUsers,
+    description:
+      "Lists a campaign's referred users (its signups), newest first, each as `GET /api/v1/referred_user` returns it, with the live link that brought them. `referral_link_id` or `referrer_id` (at most one) keeps one link's or one referrer's. Paged like every list: while more remain, the response carries a `Link` header with `rel=\"next\"` and `x-next-cursor`; a cursor works only with the filter it was given with. One DynamoDB Query a page whatever the campaign's size.",
+    request: { path: CampaignLinksPath, query: ReferredUsersQuery },
+    success: {
+      status: 200,
+      description: 'One page of referred users (possibly empty).',
+      schema: ReferredUserList,
+      headers: listHeaders,
+    },
+    errors: ['campaign_not_found'],
+    example: {
+      path: { campaign_id: ex.campaignId },
+      query: {
+        limit: '100',
+        cursor: ex.referredUserCursor,
+        referral_link_id: ex.linkId,
+        referrer_id: ex.referrerId,
+      },
+      sampleQuery: ['limit'],
+      response: ex.referredUserPage,
     },
   },
   CreateLinkAction: {

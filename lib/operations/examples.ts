@@ -300,6 +300,21 @@ export const examples = {
     referred_user_id: referredUserId,
   } satisfies CreateReferredUserBody,
   referredUser,
+  /** A page of the campaign's referred users, newest first, each with its link as it is now. */
+  referredUserPage: [
+    {
+      id: 2311,
+      created_at: '2026-11-24_16-02-47',
+      referral_link: customLink,
+      referred_user_id: 'user_8c21fa',
+      click_id: null,
+      clicked_at: null,
+    },
+    { ...referredUser, referral_link: link(12, 3) },
+  ] satisfies ReferredUser[],
+  /** A cursor of the referred-user list, as `x-next-cursor` gives one. */
+  referredUserCursor:
+    'WzQsIjAwMTc5NTUxMjE2NzAwMCMwMDAwMDAwMDAwMDAyMzExIiwidXNlcl84YzIxZmEiLCJKREUzMEJOOVJhZHQiXQ',
 
   createUserAction: {
     campaign_id: campaignId,

@@ -220,6 +220,7 @@ describe('alarms', () => {
       ListCampaigns: 500,
       CreateReferredUser: 500,
       GetReferredUser: 500,
+      ListReferredUsers: 500,
       CreateLinkAction: 500,
       GetAnalytics: 500,
       GetAnalyticsTop: 500,

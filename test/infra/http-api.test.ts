@@ -261,6 +261,8 @@ describe('HTTP API throttling and CORS (stack properties from context)', () => {
       'POST /api/v1/referred_user': API,
       'GET /api/v1/referred_user': API,
       'HEAD /api/v1/referred_user': API,
+      'GET /api/v1/referred_users/{campaign_id}': API,
+      'HEAD /api/v1/referred_users/{campaign_id}': API,
       'POST /api/v1/action/referral_link': API,
       'GET /api/v1/analytics/{campaign_id}': API,
       'HEAD /api/v1/analytics/{campaign_id}': API,

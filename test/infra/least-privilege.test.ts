@@ -54,6 +54,12 @@ const EXPECTED_GRANTS: Record<string, Record<string, string[]>> = {
   ListCampaigns: { 'index/GSI2': [QUERY] },
   CreateReferredUser: { table: ['dynamodb:BatchGetItem', CHECK, GET, PUT, UPDATE], 'index/GSI1': [QUERY] },
   GetReferredUser: { table: ['dynamodb:BatchGetItem', GET] },
+  ListReferredUsers: {
+    table: ['dynamodb:BatchGetItem', GET],
+    'index/GSI1': [QUERY],
+    'index/GSI2': [QUERY],
+    'index/GSI3': [QUERY],
+  },
   CreateLinkAction: { table: [CHECK, GET, PUT, UPDATE], 'index/GSI1': [QUERY] },
   Visit: { table: ['dynamodb:DeleteItem', GET, PUT, UPDATE] },
   GetAnalytics: { table: [GET, QUERY] },

@@ -76,6 +76,12 @@ describe('openapi-fetch with the generated types', () => {
     expect(listed.map((l) => [l.id, l.total_clicks, l.total_referrals])).toEqual([[link.id, 1, 1]]);
     expect(response.headers.get('x-next-cursor')).toBeNull();
 
+    // The campaign's referred users (endpoint 33), one referrer's, typed down to the link.
+    const { data: referred } = await client.GET('/api/v1/referred_users/{campaign_id}', {
+      params: { path: { campaign_id: campaign.id }, query: { referrer_id: 'alice', limit: '10' } },
+    });
+    expect((referred ?? []).map((u) => [u.referred_user_id, u.referral_link.id])).toEqual([['bob', link.id]]);
+
     // Analytics: the signup and the purchase, counted by the stream a moment later.
     type Series =
       paths['/api/v1/analytics/{campaign_id}']['get']['responses'][200]['content']['application/json'];

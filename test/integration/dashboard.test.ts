@@ -5,10 +5,15 @@
  * the chart's totals (over several ranges), the leaderboard and the link's mini chart; rename the
  * campaign, point its webhook at a local receiver, send a test event, see the deliveries, redeliver
  * one (the receiver gets the same webhook-id again), look up a referred user, read the events feed
- * and rotate the secret. Along the way: the key never reaches the URL, a cookie or
- * localStorage; the page answers with its strict CSP and breaks no rule of it; it asks no other
- * origin for anything; axe-core finds no serious or critical violation on any page; and every page
- * is written to `test-output/` at 390 and 1440 px wide.
+ * and rotate the secret (after a confirmation, styled as risky); see the campaign list's figures,
+ * the overview's funnel, the referred users listed newest first and filtered, the events newest
+ * first and filtered by type, times in local time beside UTC, and delete a campaign after typing
+ * its name. Along the way: the key never reaches the URL, a cookie or localStorage; the page
+ * answers with its strict CSP and breaks no rule of it; it asks no other origin for anything;
+ * axe-core finds no serious or critical violation on any page; at 390 and 1440 px no table is
+ * wider than its box without a visible scroll cue, every primary action (Copy, Redeliver) is in
+ * view, and no share URL breaks inside its code; and every page is written to `test-output/` at
+ * both widths.
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -85,6 +90,41 @@ describe('the dashboard in Chromium', () => {
     return all.filter((v) => v.impact === 'serious' || v.impact === 'critical');
   }
 
+  /**
+   * What a reader would miss at this width: a table wider than its box with no visible cue that it
+   * scrolls, a primary action (`[data-primary]`: Copy, Redeliver) outside the page or its table's
+   * visible box, a share URL broken inside its code (its `.code` on more than one line).
+   */
+  async function layoutProblems(page: Page): Promise<string[]> {
+    // The scroll cue appears after the box is measured (a ResizeObserver): give it a frame.
+    await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))');
+    return (await page.evaluate(`(() => {
+      const problems = [];
+      const width = document.documentElement.clientWidth;
+      const shown = (e) => {
+        const r = e.getBoundingClientRect();
+        return r.width > 0 && r.height > 0 && getComputedStyle(e).visibility !== 'hidden';
+      };
+      for (const table of document.querySelectorAll('table')) {
+        if (table.closest('.visually-hidden, details:not([open])')) continue;
+        const box = table.closest('.scroll') ?? table.parentElement;
+        if (table.getBoundingClientRect().width <= box.clientWidth + 1) continue;
+        const cue = table.closest('.scroll-box')?.querySelector('.scroll-cue');
+        if (!cue || !shown(cue)) problems.push('table.' + table.className + ' is wider than its box, with no scroll cue');
+      }
+      for (const action of document.querySelectorAll('[data-primary]')) {
+        const r = action.getBoundingClientRect();
+        const box = action.closest('.scroll')?.getBoundingClientRect() ?? { left: 0, right: width };
+        if (!shown(action) || r.left < Math.max(0, box.left) - 1 || r.right > Math.min(width, box.right) + 1)
+          problems.push('out of view: ' + action.textContent.trim());
+      }
+      for (const code of document.querySelectorAll('.share .code')) {
+        if (code.getClientRects().length !== 1) problems.push('share URL broken inside its code: ' + code.textContent);
+      }
+      return problems;
+    })()`)) as string[];
+  }
+
   /** axe on the page, then a full-page screenshot at each width. */
   async function checkAndShoot(page: Page, name: string): Promise<void> {
     for (const [label, size] of Object.entries(WIDTHS)) {
@@ -100,12 +140,18 @@ describe('the dashboard in Chromium', () => {
       expect(overflow, `${name} at ${size.width} px: wider than the page`).toEqual([]);
       const pageWidth = (await page.evaluate('document.documentElement.scrollWidth')) as number;
       expect(pageWidth, `${name} at ${size.width} px: page width`).toBeLessThanOrEqual(size.width);
+      expect(await layoutProblems(page), `${name} at ${size.width} px: layout`).toEqual([]);
     }
     await page.setViewportSize(WIDTHS.desktop);
   }
 
   it('signs in, creates a campaign and a link, and shows visits in the chart and the leaderboard', async () => {
-    const context = await browser.newContext({ viewport: WIDTHS.desktop, locale: 'en-US' });
+    // A zone away from UTC, so that local time and UTC differ on the page.
+    const context = await browser.newContext({
+      viewport: WIDTHS.desktop,
+      locale: 'en-US',
+      timezoneId: 'America/New_York',
+    });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], {
       origin: new URL(baseUrl()).origin,
     });
@@ -142,7 +188,7 @@ describe('the dashboard in Chromium', () => {
     await page.getByRole('heading', { name: 'Campaigns', level: 1 }).waitFor();
     // The account's campaigns (GET /api/v1/campaigns): none yet, the account is new.
     await expect.poll(() => page.getByText('No campaign yet').count()).toBe(1);
-    expect(await page.locator('.campaign-list li').count()).toBe(0);
+    expect(await page.locator('table.campaigns tbody tr').count()).toBe(0);
     await checkAndShoot(page, 'campaigns-start');
 
     // Create a campaign: the app opens its overview.
@@ -158,8 +204,12 @@ describe('the dashboard in Chromium', () => {
     await checkAndShoot(page, 'overview-empty');
     // The list shows it first (newest first), and leads back to it.
     await page.getByRole('link', { name: 'Campaigns', exact: true }).first().click();
-    await expect.poll(() => page.locator('.campaign-list li').first().textContent()).toContain(name);
-    await page.locator('.campaign-list li').first().getByRole('link', { name, exact: true }).click();
+    const campaignRows = page.locator('table.campaigns tbody tr');
+    await expect.poll(() => campaignRows.first().textContent()).toContain(name);
+    // Its name before its id.
+    const firstRow = (await campaignRows.first().textContent()) ?? '';
+    expect(firstRow.indexOf(name)).toBeLessThan(firstRow.indexOf(campaignId!));
+    await campaignRows.first().getByRole('link', { name, exact: true }).click();
     await page.getByRole('heading', { name, level: 1 }).waitFor();
 
     // The campaign's tabs.
@@ -193,6 +243,21 @@ describe('the dashboard in Chromium', () => {
     await expect.poll(() => leader.textContent(), { timeout: 15_000 }).toContain(code);
     // The ranking is its own rollup: it may reach 3 a moment after the series.
     await expect.poll(() => leader.locator('td').last().textContent(), { timeout: 15_000 }).toBe('3');
+    // The funnel: visits, unique visits (one visitor: 1), signups, actions; no revenue without conversions.
+    const step = (label: string) =>
+      page
+        .locator('ol.funnel li')
+        .filter({ has: page.locator('.step', { hasText: new RegExp(`^${label}$`) }) });
+    await expect.poll(() => step('Visits').locator('.value').textContent()).toBe('3');
+    expect(await step('Unique visits').locator('.value').textContent()).toBe('1');
+    expect(await step('Unique visits').locator('.ratio').textContent()).toBe('33.3 % of visits');
+    expect(await step('Signups').locator('.value').textContent()).toBe('0');
+    expect(await page.locator('ol.funnel li.revenue').count()).toBe(0);
+    // Each bar is scaled to the widest step: visits 3, unique visits 1.
+    const visitsBar = (await step('Visits').locator('.fill').boundingBox())?.width ?? 0;
+    const uniqueBar = (await step('Unique visits').locator('.fill').boundingBox())?.width ?? 0;
+    expect(visitsBar).toBeGreaterThan(100);
+    expect(uniqueBar / visitsBar).toBeCloseTo(1 / 3, 1);
     // The range: by hour over the last 7 days (hours are served for 7 days at most), by day over 90,
     // and custom whole UTC days: the same three visits each time.
     const chartTitle = page.locator('figure.chart title');
@@ -304,20 +369,57 @@ describe('the dashboard in Chromium', () => {
     await page.getByRole('heading', { name: 'dash-user', level: 2 }).waitFor();
     const facts = page.locator('dl.facts');
     expect(await facts.textContent()).toContain(code);
-    expect(await facts.locator('dt:has-text("Link\'s referrals") + dd').textContent()).toBe('1');
+    expect(await facts.locator('dt:has-text("Link\'s signups") + dd').textContent()).toBe('1');
     expect(await facts.locator('dt:has-text("Referrer") + dd').textContent()).toBe('ada');
     await checkAndShoot(page, 'referred-user');
 
-    // The events feed: the three visits (not sent, but recorded) and the signup, oldest first.
+    // The list of referred users, newest first: who, through which link and referrer, when (local
+    // time beside UTC); a second signup through another link of another referrer, then filtered.
+    const other = await api('POST', '/api/v1/referral_link', {
+      key: account.key,
+      body: { campaign_id: campaignId, referrer_id: 'grace' },
+    });
+    await createReferredUser(other.body.referral_code, 'dash-user-2', account.key);
+    await page.reload();
+    const userRows = page.locator('table.users tbody tr');
+    await expect.poll(() => userRows.count(), { timeout: 15_000 }).toBe(2);
+    expect(await userRows.first().textContent()).toContain('dash-user-2');
+    expect(await userRows.nth(1).textContent()).toMatch(new RegExp(`dash-user.*${code}.*ada`));
+    const local = await userRows.first().locator('.when .local').textContent();
+    const utc = await userRows.first().locator('.when .utc').textContent();
+    expect(local).toMatch(/ local$/);
+    expect(utc).toMatch(/ UTC$/);
+    expect(local!.replace(' local', '')).not.toBe(utc!.replace(' UTC', ''));
+    await checkAndShoot(page, 'referred-users');
+    await userRows.nth(1).getByRole('button', { name: /ada/ }).click();
+    await expect.poll(() => userRows.count(), { timeout: 15_000 }).toBe(1);
+    expect(await userRows.first().textContent()).toContain('dash-user');
+    expect(await page.getByLabel('Show', { exact: true }).inputValue()).toBe('referrer');
+
+    // The events feed, newest first: the signups on top, then the three visits, each with its type.
+    // The feed is written by the table stream: wait until it holds the second signup too.
+    await eventually(
+      'five events in the feed',
+      async () =>
+        (await api('GET', `/api/v1/events/${campaignId}?limit=10`, { key: account.key })).body.length === 5 ||
+        undefined,
+      20_000,
+    );
     await tab('Events').click();
     const events = page.locator('ol.events > li');
-    await expect.poll(() => events.count()).toBe(4);
-    expect(await events.last().textContent()).toContain(signupEvent);
-    expect(await events.filter({ hasText: 'action.created' }).count()).toBe(3);
-    await events.last().getByText('Body').click();
+    await expect.poll(() => events.count(), { timeout: 15_000 }).toBe(5);
+    expect(await events.first().locator('.kind').textContent()).toBe('signup');
+    expect(await events.nth(1).textContent()).toContain(signupEvent);
+    expect(await events.last().locator('.kind').textContent()).toBe('visit');
+    await page.getByLabel('Type').selectOption('visit');
+    await expect.poll(() => events.count()).toBe(3);
+    await page.getByLabel('Type').selectOption('signup');
+    await expect.poll(() => events.count()).toBe(2);
+    await events.nth(1).getByText('Body').click();
     await expect
-      .poll(() => events.last().locator('pre').textContent())
+      .poll(() => events.nth(1).locator('pre').textContent())
       .toContain('"referred_user_id": "dash-user"');
+    await page.getByLabel('Type').selectOption('');
     await page.getByRole('button', { name: 'Check for newer events' }).click();
     await page.getByText('No newer event yet.').waitFor();
     await checkAndShoot(page, 'events');
@@ -325,7 +427,21 @@ describe('the dashboard in Chromium', () => {
     // Rotate the secret: the new one shown once, copied.
     await tab('Settings').click();
     const before = (await campaignNow()).webhook_secret;
-    await page.getByRole('button', { name: 'Rotate the secret' }).click();
+    // A risky action: not styled like Rename, and it asks first (Cancel changes nothing).
+    const rotate = page.getByRole('button', { name: 'Rotate the secret…' });
+    const colours = async (name: string) =>
+      page.getByRole('button', { name, exact: true }).evaluate((b) => {
+        type Styles = { getComputedStyle: (e: unknown) => { color: string; backgroundColor: string } };
+        const style = (globalThis as unknown as Styles).getComputedStyle(b);
+        return `${style.color} on ${style.backgroundColor}`;
+      });
+    expect(await colours('Rotate the secret…')).not.toBe(await colours('Rename'));
+    await rotate.click();
+    await page.getByRole('button', { name: 'Cancel' }).first().click();
+    expect((await campaignNow()).webhook_secret).toBe(before);
+    await rotate.click();
+    await checkAndShoot(page, 'settings-rotate-confirm');
+    await page.getByRole('button', { name: 'Yes, rotate the secret' }).click();
     const fresh = page.locator('code.secret');
     await fresh.waitFor();
     const secret = await fresh.textContent();
@@ -336,10 +452,40 @@ describe('the dashboard in Chromium', () => {
     await expect.poll(() => page.evaluate('navigator.clipboard.readText()')).toBe(secret);
     await checkAndShoot(page, 'settings-rotated');
 
-    // Back on the campaigns page, the campaign is listed.
+    // Back on the campaigns page, the campaign is listed with its figures of the last 30 days.
     await page.getByRole('link', { name: 'Campaigns' }).first().click();
     await page.getByRole('link', { name: renamed, exact: true }).waitFor();
+    const listed = page.locator('table.campaigns tbody tr').filter({ hasText: renamed });
+    await expect.poll(() => listed.locator('td').nth(1).textContent(), { timeout: 15_000 }).toBe('3');
+    await expect.poll(() => listed.locator('td').nth(2).textContent(), { timeout: 15_000 }).toBe('2');
     await checkAndShoot(page, 'campaigns');
+
+    // Delete a campaign: only once its name is typed; then it is gone from the API and the list.
+    const doomedName = `Doomed ${Date.now()}`;
+    const doomed = await api('POST', '/api/v1/campaign', {
+      key: account.key,
+      body: { url: 'https://example.com', name: doomedName },
+    });
+    await page.goto(`${baseUrl()}/dashboard#/campaigns/${doomed.body.id}/settings`);
+    await page.getByRole('heading', { name: doomedName, level: 1 }).waitFor();
+    await page.getByRole('button', { name: 'Delete the campaign…' }).click();
+    const confirmDelete = page.getByRole('button', { name: 'Delete this campaign' });
+    expect(await confirmDelete.isDisabled()).toBe(true);
+    await page.getByLabel(/Type the campaign's name/).fill('not its name');
+    expect(await confirmDelete.isDisabled()).toBe(true);
+    expect((await api('GET', `/api/v1/campaign?id=${doomed.body.id}`, { key: account.key })).status).toBe(
+      200,
+    );
+    await page.getByLabel(/Type the campaign's name/).fill(doomedName);
+    await confirmDelete.click();
+    await page.getByRole('heading', { name: 'Campaigns', level: 1 }).waitFor();
+    await expect
+      .poll(
+        async () => (await api('GET', `/api/v1/campaign?id=${doomed.body.id}`, { key: account.key })).status,
+      )
+      .toBe(404);
+    await page.getByRole('link', { name: renamed, exact: true }).waitFor();
+    expect(await page.getByRole('link', { name: doomedName }).count()).toBe(0);
 
     // The key: in this tab's sessionStorage only.
     expect(page.url()).not.toContain(account.key);

@@ -261,6 +261,8 @@ const data = {} as {
   secondPage: string;
   /** A cursor to the second page of the account's campaigns (limit 1). */
   campaignsSecondPage: string;
+  /** A cursor to the second page of the campaign's referred users (limit 1). */
+  referredUsersSecondPage: string;
   /** A campaign whose webhook URL refuses connections (port 9), for the test event and rotation. */
   hookCampaignId: string;
   /** An event of `campaignId` in its feed, and a poll cursor of the feed. */
@@ -410,6 +412,39 @@ const cases: Case[] = [
     request: () => ({
       method: 'GET',
       path: `/api/v1/referral_link/${data.campaignId}/${encodeURIComponent(data.referrerId)}`,
+    }),
+  },
+  {
+    route: 'ListReferredUsers',
+    label: 'first page, whole campaign',
+    status: 200,
+    request: () => ({ method: 'GET', path: `/api/v1/referred_users/${data.campaignId}` }),
+  },
+  {
+    route: 'ListReferredUsers',
+    label: 'second page by cursor',
+    status: 200,
+    request: () => ({
+      method: 'GET',
+      path: `/api/v1/referred_users/${data.campaignId}?limit=1&cursor=${data.referredUsersSecondPage}`,
+    }),
+  },
+  {
+    route: 'ListReferredUsers',
+    label: "one link's",
+    status: 200,
+    request: () => ({
+      method: 'GET',
+      path: `/api/v1/referred_users/${data.campaignId}?referral_link_id=${data.link.id}`,
+    }),
+  },
+  {
+    route: 'ListReferredUsers',
+    label: "one referrer's",
+    status: 200,
+    request: () => ({
+      method: 'GET',
+      path: `/api/v1/referred_users/${data.campaignId}?referrer_id=${encodeURIComponent(data.referrerId)}`,
     }),
   },
   {
@@ -765,6 +800,13 @@ beforeAll(async () => {
   }
   data.campaignsSecondPage = campaignsCursor;
   data.referredUserId = await newReferredUser(data.link);
+  await newReferredUser(data.link);
+  const referred = await send({ method: 'GET', path: `/api/v1/referred_users/${data.campaignId}?limit=1` });
+  const referredCursor = referred.headers.get('x-next-cursor');
+  if (referred.status !== 200 || !referredCursor) {
+    throw new Error(`no second page of referred users: ${referred.status} ${referred.text}`);
+  }
+  data.referredUsersSecondPage = referredCursor;
   data.hookCampaignId = await newCampaign('Webhook operations');
   await expectStatus(
     {

@@ -84,6 +84,7 @@ describe('DynamoDB call budgets of the route table', () => {
       CreateLinkAction: 3,
       ListCampaignLinks: 3,
       ListReferrerLinks: 3,
+      ListReferredUsers: 3,
       CreateReferredUser: 3,
     };
     for (const route of routes) {

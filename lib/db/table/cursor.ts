@@ -128,3 +128,54 @@ export function decodeSortKeyCursor(scope: SortKeyScope, cursor: string, valid: 
   }
   return sortKey;
 }
+
+/**
+ * Cursors of a campaign's referred users (endpoint 33), whole or filtered by a link or a referrer:
+ * the index position (creation time and id) and the `referred_user_id` (the table key every index
+ * start key also needs), tagged with the list, the filter included, so that a cursor of the whole
+ * list is a 400 on a link's and the other way round.
+ */
+export interface ReferredUserScope {
+  tenant: string;
+  campaignId: string;
+  /** `campaign`, `link:<id>` or `referrer:<id>`. */
+  filter: string;
+}
+
+export interface ReferredUserPosition {
+  sortKey: string;
+  referredUserId: string;
+}
+
+const REFERRED_USER_VERSION = 4;
+
+function referredUserTag(scope: ReferredUserScope): string {
+  const identity = JSON.stringify([
+    'referred_users',
+    scope.tenant,
+    scope.campaignId.toLowerCase(),
+    scope.filter,
+  ]);
+  return createHash('sha256').update(identity, 'utf8').digest('base64url').slice(0, 12);
+}
+
+export function encodeReferredUserCursor(scope: ReferredUserScope, position: ReferredUserPosition): string {
+  const body = [REFERRED_USER_VERSION, position.sortKey, position.referredUserId, referredUserTag(scope)];
+  return Buffer.from(JSON.stringify(body), 'utf8').toString('base64url');
+}
+
+export function decodeReferredUserCursor(scope: ReferredUserScope, cursor: string): ReferredUserPosition {
+  const [sortKey, referredUserId, tag] = cursorFields(cursor, REFERRED_USER_VERSION, 4);
+  if (
+    typeof sortKey !== 'string' ||
+    typeof referredUserId !== 'string' ||
+    typeof tag !== 'string' ||
+    !SORT_KEY.test(sortKey) ||
+    referredUserId.length === 0 ||
+    referredUserId.length > 1024 ||
+    tag !== referredUserTag(scope)
+  ) {
+    throw invalid();
+  }
+  return { sortKey, referredUserId };
+}
