@@ -203,5 +203,7 @@ describe('the local stream poller while DynamoDB Local is killed under a failing
     await holdsFor(2_000, () => calls.length > handedBefore);
     expect(calls.length).toBe(handedBefore);
     client.destroy();
-  });
+    // Two JVM starts, a kill and waits of seconds each: the 3 minutes it had in `faults`, above
+    // the emulator project's minute for files of one poller on a running DynamoDB Local.
+  }, 180_000);
 });
