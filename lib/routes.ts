@@ -247,11 +247,12 @@ const rows: readonly RowInput[] = [
     path: '/api/v1/campaigns',
     handler: 'http/list-campaigns',
     auth: true,
-    // One Query of GSI2 (the tenant's campaign partition), which projects the whole campaign
-    // object; nothing is read from the table itself.
-    dynamo: [],
+    // One Query of GSI2 (the tenant's campaign partition), which projects the campaign object as
+    // first deployed, then the page's attributes added since (`CAMPAIGN_ITEM_ATTRIBUTES`) in one
+    // BatchGetItem per 100 campaigns.
+    dynamo: ['BatchGetItem'],
     queryIndexes: ['GSI2'],
-    dynamoCalls: 1,
+    dynamoCalls: 2,
     throttle: 'api',
     summary: "List the account's campaigns, newest first",
   },

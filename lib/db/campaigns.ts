@@ -9,6 +9,7 @@ import type { IdempotentRequest } from '../domain/idempotency.ts';
 import type { Campaign } from '../domain/schemas.ts';
 import { formatTimestamp } from '../domain/time.ts';
 import { PREVIOUS_SECRET_SECONDS, WEBHOOK_EVENT_TYPES } from '../domain/webhook-events.ts';
+import { CAMPAIGN_ITEM_ATTRIBUTES } from '../table-definition.ts';
 import {
   CAMPAIGN_LIST_INDEX,
   CAMPAIGN_ORDER,
@@ -154,8 +155,8 @@ const listField = decoder('campaign list entry');
 /**
  * One page of the tenant's campaigns, newest first: one Query of GSI2's campaign partition, read
  * backwards, of limit + 1 entries (the extra one only tells whether another page exists). The
- * index projects every attribute of the API's campaign object, so nothing else is read, whatever
- * the number of campaigns. No campaign check is needed: the partition is the key's own tenant's.
+ * index projects the API's campaign object as it was first deployed; the attributes added since
+ * are read from the items, one BatchGetItem per 100 campaigns shown. No campaign check is needed: the partition is the key's own tenant's.
  *
  * As with the link lists, a Query stops at 1 MB, so a page of large campaigns (long URLs) can end
  * before `limit` and still carries a cursor. The cursor holds the last entry's sort key, from which
@@ -189,8 +190,14 @@ export async function listCampaigns(
   const shown = items.slice(0, options.limit);
   const last = shown.at(-1);
   const more = items.length > options.limit || page.LastEvaluatedKey !== undefined;
+  // What the index does not project (`CAMPAIGN_ITEM_ATTRIBUTES`) comes from the items, as fresh
+  // as the index copy. A campaign deleted in between keeps what the index had (its defaults).
+  const later = await getItems(
+    shown.map((item) => campaignKey(tenant, listField.string(item, 'id'))),
+    { consistent: false, attributes: CAMPAIGN_ITEM_ATTRIBUTES },
+  );
   return {
-    items: shown.map(campaignFromItem),
+    items: shown.map((item, i) => campaignFromItem({ ...item, ...later[i] })),
     nextCursor: more && last ? encodeSortKeyCursor(scope, listField.string(last, index.sortKey)) : undefined,
   };
 }

@@ -51,7 +51,7 @@ const EXPECTED_GRANTS: Record<string, Record<string, string[]>> = {
   GetCampaign: { table: [GET] },
   UpdateCampaign: { table: [GET, UPDATE] },
   DeleteCampaign: { table: ['dynamodb:DeleteItem'] },
-  ListCampaigns: { 'index/GSI2': [QUERY] },
+  ListCampaigns: { table: ['dynamodb:BatchGetItem'], 'index/GSI2': [QUERY] },
   CreateReferredUser: { table: ['dynamodb:BatchGetItem', CHECK, GET, PUT, UPDATE], 'index/GSI1': [QUERY] },
   GetReferredUser: { table: ['dynamodb:BatchGetItem', GET] },
   ListReferredUsers: {
