@@ -1,5 +1,5 @@
-import { decodeClickId, clickExpired as isClickExpired, sameSecret } from '../domain/click-ids.ts';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { decodeClickId, clickExpired as isClickExpired, sameSecret } from '../domain/click-ids.ts';
 import { ApiError, campaignNotFound } from '../domain/errors.ts';
 import type { IdempotentRequest } from '../domain/idempotency.ts';
 import { clickExpired, clickNotFound, selfReferral } from '../domain/link-rules.ts';
@@ -14,10 +14,10 @@ import {
   listedReferredUserFromItem,
   newReferredUserItem,
   REFERRED_USER_LIST_INDEX,
+  type ReferredUserClick,
   type ReferredUserFilter,
   referredUserFromItem,
   referredUserKey,
-  type ReferredUserClick,
   referredUserListPartition,
   toReferredUser,
 } from './entities/referred-user.ts';
