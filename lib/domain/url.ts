@@ -60,6 +60,15 @@ export function buildReferralLink(campaignUrl: string, code: string): string {
   return `${beforeHash}?${param}${hash}`;
 }
 
+/**
+ * The URL a referrer shares, the one that records a visit: `{public base}/r/{code}`. Codes are
+ * `A-Z a-z 0-9 _ -`, which a path keeps as they are; encoded all the same, so that no stored code
+ * could ever change the path.
+ */
+export function buildShareUrl(publicBase: string, code: string): string {
+  return `${publicBase}/r/${encodeURIComponent(code)}`;
+}
+
 const ASCII_PRINTABLE = /^[\x20-\x7e]*$/;
 
 /**

@@ -594,6 +594,12 @@ export interface components {
       campaign_id: components['schemas']['Uuid'];
       referrer_id: string | null;
       referral_link: string | null;
+      /**
+       * Format: uri
+       * @description The URL to give referrers: `{public base}/r/{referral_code}`, which redirects to `referral_link` and records the visit. The public base is the stage's custom domain when one is configured, else the API's own URL.
+       * @example https://go.example.com/r/ABC623KC
+       */
+      share_url: string;
       total_clicks: number;
       total_referrals: number;
     };
@@ -1071,6 +1077,7 @@ export interface operations {
            *       "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
            *       "referrer_id": "user_8f3a2c",
            *       "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *       "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
            *       "total_clicks": 12,
            *       "total_referrals": 3
            *     }
@@ -1147,6 +1154,7 @@ export interface operations {
            *       "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
            *       "referrer_id": "user_8f3a2c",
            *       "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *       "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
            *       "total_clicks": 0,
            *       "total_referrals": 0
            *     }
@@ -1347,6 +1355,7 @@ export interface operations {
            *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
            *         "referrer_id": "user_8f3a2c",
            *         "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *         "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
            *         "total_clicks": 12,
            *         "total_referrals": 3
            *       },
@@ -1357,6 +1366,7 @@ export interface operations {
            *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
            *         "referrer_id": "user_8f3a2c",
            *         "referral_link": "https://shop.example.com/welcome?rfa=ANNA-SPRING",
+           *         "share_url": "http://127.0.0.1:3000/r/ANNA-SPRING",
            *         "total_clicks": 4,
            *         "total_referrals": 1
            *       }
@@ -1528,6 +1538,7 @@ export interface operations {
            *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
            *         "referrer_id": "user_8f3a2c",
            *         "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *         "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
            *         "total_clicks": 12,
            *         "total_referrals": 3
            *       },
@@ -1538,6 +1549,7 @@ export interface operations {
            *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
            *         "referrer_id": "user_8f3a2c",
            *         "referral_link": "https://shop.example.com/welcome?rfa=ANNA-SPRING",
+           *         "share_url": "http://127.0.0.1:3000/r/ANNA-SPRING",
            *         "total_clicks": 4,
            *         "total_referrals": 1
            *       }
@@ -1721,6 +1733,7 @@ export interface operations {
            *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
            *         "referrer_id": "user_8f3a2c",
            *         "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *         "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
            *         "total_clicks": 4,
            *         "total_referrals": 1
            *       },
@@ -1734,6 +1747,7 @@ export interface operations {
            *           "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
            *           "referrer_id": "user_8f3a2c",
            *           "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *           "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
            *           "total_clicks": 3,
            *           "total_referrals": 1
            *         },
@@ -2375,6 +2389,7 @@ export interface operations {
            *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
            *         "referrer_id": "user_8f3a2c",
            *         "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *         "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
            *         "total_clicks": 3,
            *         "total_referrals": 1
            *       },
@@ -2474,6 +2489,7 @@ export interface operations {
            *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
            *         "referrer_id": "user_8f3a2c",
            *         "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *         "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
            *         "total_clicks": 3,
            *         "total_referrals": 1
            *       },
@@ -2705,6 +2721,7 @@ export interface operations {
            *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
            *         "referrer_id": "user_8f3a2c",
            *         "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *         "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
            *         "total_clicks": 5,
            *         "total_referrals": 1
            *       },
@@ -3576,6 +3593,7 @@ export interface operations {
            *             "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
            *             "referrer_id": "user_8f3a2c",
            *             "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *             "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
            *             "total_clicks": 3,
            *             "total_referrals": 0
            *           },
@@ -3597,6 +3615,7 @@ export interface operations {
            *             "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
            *             "referrer_id": "user_8f3a2c",
            *             "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *             "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
            *             "total_clicks": 3,
            *             "total_referrals": 1
            *           },
@@ -4522,7 +4541,7 @@ export interface operations {
         'webhook-timestamp': string;
         /**
          * @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the campaign's `webhook_secret` after `whsec_`. For 24 h after a secret rotation it holds two signatures, space-separated (new secret first): accept the request when either verifies. The example is the signature of the example body, sent as compact JSON, with the example campaign's secret.
-         * @example v1,1vtEbQ3vyQbbI3z1ft7HrDJcGdqZ8/KWk0uwMsg7Pn8=
+         * @example v1,DiZCGGM86X2NMHzOmRsCDPzEdKLRyKB77T43TLfEddo=
          */
         'webhook-signature': string;
       };
@@ -4551,6 +4570,7 @@ export interface operations {
          *           "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
          *           "referrer_id": "user_8f3a2c",
          *           "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+         *           "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
          *           "total_clicks": 3,
          *           "total_referrals": 0
          *         },
@@ -4601,7 +4621,7 @@ export interface operations {
         'webhook-timestamp': string;
         /**
          * @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the campaign's `webhook_secret` after `whsec_`. For 24 h after a secret rotation it holds two signatures, space-separated (new secret first): accept the request when either verifies. The example is the signature of the example body, sent as compact JSON, with the example campaign's secret.
-         * @example v1,4WW2BzLcnl08G4mVSPiUOORyMbvHRvKQ1LyKvWpYWoI=
+         * @example v1,di4CbC2M+Ul7wKZ2iptuCtwk2pdx99dJkj8o9AVLiVo=
          */
         'webhook-signature': string;
       };
@@ -4625,6 +4645,7 @@ export interface operations {
          *           "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
          *           "referrer_id": "user_8f3a2c",
          *           "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+         *           "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
          *           "total_clicks": 3,
          *           "total_referrals": 1
          *         },
