@@ -595,7 +595,6 @@ export interface components {
       referrer_id: string | null;
       referral_link: string | null;
       /**
-       * Format: uri
        * @description The URL to give referrers: `{public base}/r/{referral_code}`, which redirects to `referral_link` and records the visit. The public base is the stage's custom domain when one is configured, else the API's own URL.
        * @example https://go.example.com/r/ABC623KC
        */
