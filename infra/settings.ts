@@ -42,6 +42,21 @@ export interface StackSettings {
    * omitted.
    */
   readonly kms?: { readonly create: true } | { readonly keyArn: string };
+  /**
+   * The API served on a domain of the operator's (`-c domainName=go.example.com -c
+   * certificateArn=…`), which every link's `share_url` is then built on; with `-c hostedZoneId`
+   * and `-c hostedZoneName`, the alias records in that Route 53 zone too.
+   */
+  readonly customDomain?: CustomDomainSettings;
+}
+
+export interface CustomDomainSettings {
+  /** The host name, e.g. `go.example.com`. */
+  readonly domainName: string;
+  /** An ACM certificate for the name, in the stack's region (a regional endpoint's). */
+  readonly certificateArn: string;
+  /** A public hosted zone that gets the A and AAAA alias records; none when omitted. */
+  readonly hostedZone?: { readonly id: string; readonly name: string };
 }
 
 /** The context keys, as an operator types them. */
@@ -55,6 +70,10 @@ export const CONTEXT_KEYS = {
   costTags: 'costTags',
   kms: 'kms',
   kmsKey: 'kmsKey',
+  domainName: 'domainName',
+  certificateArn: 'certificateArn',
+  hostedZoneId: 'hostedZoneId',
+  hostedZoneName: 'hostedZoneName',
 } as const;
 
 /** The context keys of each route class's latency threshold, e.g. `-c apiLatencyP99Ms=400`. */
@@ -143,6 +162,12 @@ export function readStackSettings(node: Node): StackSettings {
     tracing: parseBoolean(CONTEXT_KEYS.tracing, ctx(CONTEXT_KEYS.tracing)),
     costTags: parseCostTags(ctx(CONTEXT_KEYS.costTags)),
     kms: parseKms(ctx(CONTEXT_KEYS.kms), ctx(CONTEXT_KEYS.kmsKey)),
+    customDomain: parseCustomDomain({
+      domainName: ctx(CONTEXT_KEYS.domainName),
+      certificateArn: ctx(CONTEXT_KEYS.certificateArn),
+      hostedZoneId: ctx(CONTEXT_KEYS.hostedZoneId),
+      hostedZoneName: ctx(CONTEXT_KEYS.hostedZoneName),
+    }),
   };
 }
 
@@ -269,4 +294,62 @@ export function parseKms(
     );
   }
   return { keyArn: arn };
+}
+
+/** A DNS name of at least two labels, lowercase, without a trailing dot (what API Gateway takes). */
+const HOST_NAME =
+  /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+
+/**
+ * `-c domainName` with `-c certificateArn` (both or neither), and optionally `-c hostedZoneId`
+ * with `-c hostedZoneName` (both or neither; the zone given by its attributes, so synth still
+ * needs no lookup). The domain must be the zone's name or under it.
+ */
+export function parseCustomDomain(values: {
+  domainName: unknown;
+  certificateArn: unknown;
+  hostedZoneId: unknown;
+  hostedZoneName: unknown;
+}): CustomDomainSettings | undefined {
+  const k = CONTEXT_KEYS;
+  const text = (value: unknown) => (isUnset(value) ? undefined : String(value).trim());
+  const domainName = text(values.domainName)?.toLowerCase().replace(/\.$/, '');
+  const certificateArn = text(values.certificateArn);
+  const zoneId = text(values.hostedZoneId);
+  const zoneName = text(values.hostedZoneName)?.toLowerCase().replace(/\.$/, '');
+  if (!domainName && !certificateArn) {
+    if (zoneId || zoneName) {
+      throw new Error(
+        `-c ${k.hostedZoneId} and -c ${k.hostedZoneName} need -c ${k.domainName} and -c ${k.certificateArn}`,
+      );
+    }
+    return undefined;
+  }
+  if (!domainName || !certificateArn) {
+    throw new Error(`-c ${k.domainName} and -c ${k.certificateArn} go together: give both, or neither`);
+  }
+  if (!HOST_NAME.test(domainName)) {
+    throw new Error(
+      `-c ${k.domainName}: ${JSON.stringify(domainName)} is not a domain name like go.example.com`,
+    );
+  }
+  if (
+    !Token.isUnresolved(certificateArn) &&
+    !/^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate\/[A-Za-z0-9-]+$/.test(certificateArn)
+  ) {
+    throw new Error(
+      `-c ${k.certificateArn}: ${JSON.stringify(certificateArn)} is not an ACM certificate ARN (arn:aws:acm:<region>:<account>:certificate/<id>)`,
+    );
+  }
+  if (!zoneId && !zoneName) return { domainName, certificateArn };
+  if (!zoneId || !zoneName) {
+    throw new Error(`-c ${k.hostedZoneId} and -c ${k.hostedZoneName} go together: give both, or neither`);
+  }
+  if (!/^Z[A-Z0-9]{1,31}$/.test(zoneId)) {
+    throw new Error(`-c ${k.hostedZoneId}: ${JSON.stringify(zoneId)} is not a Route 53 hosted zone id (Z…)`);
+  }
+  if (domainName !== zoneName && !domainName.endsWith(`.${zoneName}`)) {
+    throw new Error(`-c ${k.domainName}: ${domainName} is not in the hosted zone ${zoneName}`);
+  }
+  return { domainName, certificateArn, hostedZone: { id: zoneId, name: zoneName } };
 }

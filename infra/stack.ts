@@ -9,6 +9,7 @@ import { type RouteRow, routes as routeTable, type ThrottleClass } from '../lib/
 import { tableDefinition } from '../lib/table-definition.ts';
 import { DEFAULT_ROUTE_THROTTLES, type RouteThrottles } from '../lib/throttling.ts';
 import { Alarms, type LatencyMonitoredFunction, type MonitoredFunction } from './alarms.ts';
+import { CustomDomain } from './custom-domain.ts';
 import { ApiFunctions, type FunctionDefaults } from './functions.ts';
 import { ReferralHttpApi } from './http-api.ts';
 import { addNagSuppressions } from './nag.ts';
@@ -53,6 +54,8 @@ export interface ReferralApiStackProps extends StackProps {
   readonly costTags?: Readonly<Record<string, string>>;
   /** A customer-managed key for the table and the log groups, made here or an existing one. */
   readonly kms?: StackSettings['kms'];
+  /** The API on a domain of the operator's, `share_url` built on it; the execute-api URL when omitted. */
+  readonly customDomain?: StackSettings['customDomain'];
 }
 
 /**
@@ -69,6 +72,12 @@ export class ReferralApiStack extends Stack {
   readonly tracing: boolean;
   readonly functions: ApiFunctions;
   readonly api: ReferralHttpApi;
+  readonly customDomain?: CustomDomain;
+  /**
+   * What every link's `share_url` starts with (`PUBLIC_BASE_URL` of every function): the custom
+   * domain's `https://<name>` when one is set, else the API's own `https://<id>.execute-api…`.
+   */
+  readonly publicBaseUrl: string;
   readonly webhooks: Webhooks;
   readonly purge: Purge;
   readonly rollups: Rollups;
@@ -125,6 +134,15 @@ export class ReferralApiStack extends Stack {
       logEncryptionKey: this.dataKey,
     });
 
+    this.customDomain = props.customDomain
+      ? new CustomDomain(this, 'CustomDomain', {
+          ...props.customDomain,
+          httpApi: this.api.httpApi,
+          stage: this.api.stage,
+        })
+      : undefined;
+    this.publicBaseUrl = this.customDomain?.url ?? this.api.httpApi.apiEndpoint;
+
     this.alarmTopic = props.alarmTopicArn
       ? sns.Topic.fromTopicArn(this, 'AlarmTopic', props.alarmTopicArn)
       : undefined;
@@ -165,10 +183,27 @@ export class ReferralApiStack extends Stack {
       alarmTopic: this.alarmTopic,
     });
 
+    // Every function, not only those that return links today: the stream and queue functions write
+    // the link objects of webhook bodies and the feed too, and a new one needs nothing added here.
+    // (The API's endpoint is the API's Ref alone: no function is needed to make it, so no cycle.)
+    for (const fn of this.allFunctions) fn.addEnvironment('PUBLIC_BASE_URL', this.publicBaseUrl);
+
     const output = (id: string, value: string, description: string) =>
       new CfnOutput(this, id, { value, description: `${description} (${props.stage})` });
     output('Stage', props.stage, 'Deployment stage');
     output('ApiUrl', this.api.url, 'Base URL of the HTTP API');
+    output(
+      'PublicBaseUrl',
+      this.publicBaseUrl,
+      'Base of every share_url: the custom domain, else the API URL',
+    );
+    if (this.customDomain && !props.customDomain?.hostedZone) {
+      output(
+        'CustomDomainTarget',
+        this.customDomain.regionalDomainName,
+        `Point a CNAME (or alias) record of ${props.customDomain?.domainName} at this name`,
+      );
+    }
     output('TableName', this.table.tableName, 'DynamoDB table');
     output(
       'WebhookFirstAttemptQueueUrl',
@@ -314,6 +349,7 @@ export function addReferralApiStack(
     tracing: settings.tracing,
     costTags: settings.costTags,
     kms: settings.kms,
+    customDomain: settings.customDomain,
     description: `Referral tracking API (${stage})`,
   });
 }

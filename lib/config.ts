@@ -24,9 +24,36 @@ function optional(name: string): string | undefined {
   return value === undefined || value === '' ? undefined : value;
 }
 
+/**
+ * `PUBLIC_BASE_URL` as a public base: an absolute http(s) URL without query or fragment, kept
+ * without its trailing slashes so that a path can follow it.
+ */
+function publicBase(name: string): string {
+  const value = required(name).replace(/\/+$/, '');
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (!url || !/^https?:$/.test(url.protocol) || url.search || url.hash || value.includes('#')) {
+    throw new Error(`${name} must be an absolute http(s) URL without query or fragment, got "${value}"`);
+  }
+  return value;
+}
+
 export const config = {
   get tableName(): string {
     return required('TABLE_NAME');
+  },
+  /**
+   * What every link's `share_url` starts with: the stage's custom domain when it has one, else the
+   * API's own URL (the stack sets it on every function), locally the gateway's
+   * `http://127.0.0.1:{PORT}` (the local stack sets it once its port is bound). Read when a link
+   * object is made, so a function or script that makes none does not need it.
+   */
+  get publicBaseUrl(): string {
+    return publicBase('PUBLIC_BASE_URL');
   },
   /** The `service` of every log line and metric. */
   get serviceName(): string {

@@ -32,6 +32,8 @@ async function main() {
   const requestLog = (process.env.LOCAL_REQUEST_LOG ?? 'on').toLowerCase() !== 'off';
   const settings: LocalStackSettings = {
     ...settingsFromEnv(),
+    onListening: (baseUrl) =>
+      console.log(`[${since()}] port bound: ${baseUrl} answers 503 (Retry-After) until the stack is ready`),
     onStep: (step) => console.log(`[${since()}] ${step}…`),
     onRequest: requestLog
       ? (r) => console.log(`${r.method} ${r.path} ${r.status} ${r.ms.toFixed(1)} ms ${r.requestId}`)

@@ -23,6 +23,7 @@ import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/l
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { DeadlineExceededError, remainingMs } from '../aws/deadline.ts';
 import { config } from '../config.ts';
+import { parseTimestamp } from '../domain/time.ts';
 import { campaignClickSettings, putBesideCampaign } from './campaigns.ts';
 import type { ClickSettings } from './entities/campaign.ts';
 import type { LinkAction, LinkItem } from './entities/link.ts';
@@ -179,9 +180,21 @@ async function markLost(link: LinkItem, visit: MarkedVisit): Promise<VisitState>
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
+ * The marker is keyed by code, since it is written beside the link's read, before the link is
+ * known; a code issued again after its campaign's purge is another link under the same key. What
+ * is unique per link life is its creation: a visit marked before the link's creation second is a
+ * visit of an earlier link of the code (or a 404 of a code then unissued), never of this one, so
+ * it is left out without a read. Markers written before this rule hold times too: they need
+ * nothing.
+ */
+function visitsOfLinkSince(link: LinkItem): number {
+  return parseTimestamp(link.created_at)?.getTime() ?? 0;
+}
+
+/**
  * Whether `own`, a visit of `link`, is unique: no written visit of the same visitor and link in
- * the previous hour. The marker's earlier visits of the code are candidates; each counts only once
- * its item is found (another link's, of a code issued again, never does).
+ * the previous hour. The marker's earlier visits of the code since the link was created are
+ * candidates; each counts only once its item is found.
  *
  * The newest is read first (one GetItem: most repeat visits end there). One still missing was
  * either lost (its request died after the marker) or is on its way (a double click): it is read
@@ -194,9 +207,14 @@ export async function isUniqueVisit(
   before: MarkerBefore,
   own: MarkedVisit,
 ): Promise<boolean> {
-  if ('legacySeen' in before) return own.at - before.legacySeen >= UNIQUE_WINDOW_MS;
+  const since = visitsOfLinkSince(link);
+  if ('legacySeen' in before) {
+    return before.legacySeen < since || own.at - before.legacySeen >= UNIQUE_WINDOW_MS;
+  }
   // Its own id too: a marker update retried after a lost answer returns the visit's own first write.
-  let pending = before.visits.filter((v) => v.vid !== own.vid && own.at - v.at < UNIQUE_WINDOW_MS);
+  let pending = before.visits.filter(
+    (v) => v.vid !== own.vid && v.at >= since && own.at - v.at < UNIQUE_WINDOW_MS,
+  );
   const read = new Set<MarkedVisit>();
   let pauseMs = FIRST_POLL_MS;
   for (;;) {

@@ -116,6 +116,11 @@ export const ReferralLink = Type.Object(
     campaign_id: Uuid,
     referrer_id: Type.Union([Type.String(), Type.Null()]),
     referral_link: Type.Union([Type.String(), Type.Null()]),
+    share_url: Type.String({
+      description:
+        "The URL to give referrers: `{public base}/r/{referral_code}`, which redirects to `referral_link` and records the visit. The public base is the stage's custom domain when one is configured, else the API's own URL.",
+      examples: ['https://go.example.com/r/ABC623KC'],
+    }),
     total_clicks: Type.Integer({ minimum: 0 }),
     total_referrals: Type.Integer({ minimum: 0 }),
   },

@@ -71,6 +71,15 @@ export function withParamAfterRfa(referralLink: string, param: string, value: st
   return `${beforeHash}&${param}=${encodeURIComponent(value)}${hash}`;
 }
 
+/**
+ * The URL a referrer shares, the one that records a visit: `{public base}/r/{code}`. Codes are
+ * `A-Z a-z 0-9 _ -`, which a path keeps as they are; encoded all the same, so that no stored code
+ * could ever change the path.
+ */
+export function buildShareUrl(publicBase: string, code: string): string {
+  return `${publicBase}/r/${encodeURIComponent(code)}`;
+}
+
 const ASCII_PRINTABLE = /^[\x20-\x7e]*$/;
 
 /**

@@ -9,7 +9,7 @@ import type {
 } from 'aws-lambda';
 import { ApiError } from '../domain/errors.ts';
 import { urlSafeRequestId } from '../http/request.ts';
-import { errorResponse, originOf } from '../http/responses.ts';
+import { errorResponse, JSON_CONTENT_TYPE, originOf, RETRY_AFTER_SECONDS } from '../http/responses.ts';
 import {
   DEFAULT_ROUTE_KEY,
   type RouteDefinition,
@@ -158,6 +158,45 @@ export function createGateway(options: GatewayOptions): Server {
     const handler = await handlerFor(route);
     return normalize(await handler(event, context));
   }
+}
+
+/**
+ * What the gateway answers before the stack is ready (`npm start` binds its port first, then
+ * starts DynamoDB Local, which takes seconds): at once, from the route table alone, never waiting
+ * for the stack. `GET /health` says it is starting; every other request gets the contract's 503
+ * `service_unavailable`. Both carry `Retry-After`, so a client or a health check tries again.
+ */
+export function answerWhileStarting(req: IncomingMessage, res: ServerResponse): void {
+  const requestId = newRequestId();
+  const echoedId = urlSafeRequestId(requestId);
+  const url = req.url ?? '/';
+  const q = url.indexOf('?');
+  const method = (req.method ?? 'GET').toUpperCase();
+  const resolved = resolveRoute(method, q === -1 ? url : url.slice(0, q), routes);
+  const health = resolved.kind === 'match' && resolved.match.route.name === 'Health';
+  const retryAfter = String(RETRY_AFTER_SECONDS);
+  const result: APIGatewayProxyStructuredResultV2 = health
+    ? {
+        statusCode: 503,
+        headers: {
+          'content-type': JSON_CONTENT_TYPE,
+          'cache-control': 'no-store',
+          'retry-after': retryAfter,
+          'x-request-id': echoedId,
+        },
+        body: JSON.stringify({ status: 'starting' }),
+      }
+    : errorResponse(
+        new ApiError(
+          'service_unavailable',
+          `The service is starting; retry in ${retryAfter} second${retryAfter === '1' ? '' : 's'}.`,
+        ),
+        echoedId,
+        { origin: originOf('http', req.headers.host), headers: { 'cache-control': 'no-store' } },
+      );
+  // The request's body is not wanted: dropped, so the connection stays usable.
+  req.resume();
+  writeResult(res, result, requestId);
 }
 
 function readBody(req: IncomingMessage): Promise<Buffer | 'too_large'> {

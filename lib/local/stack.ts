@@ -41,7 +41,13 @@ import {
 } from '../webhooks/stream-filter.ts';
 import { ensureTable, type RunningDynamo, startDynamoLocal } from './dynamodb.ts';
 import { LocalStackError } from './errors.ts';
-import { type AuthorizerHandler, createGateway, type LambdaHandler, lambdaContext } from './gateway.ts';
+import {
+  type AuthorizerHandler,
+  answerWhileStarting,
+  createGateway,
+  type LambdaHandler,
+  lambdaContext,
+} from './gateway.ts';
 import { type RunningQueue, startLocalQueue } from './queue.ts';
 import { type QueueHandler, startQueuePoller } from './queue-poller.ts';
 import { type StreamHandler, startStreamPoller } from './stream-poller.ts';
@@ -67,6 +73,8 @@ export interface LocalStackSettings {
   throttles?: RouteThrottles | false;
   /** Told each step of the start (Java's first start takes seconds), for `npm start` to print. */
   onStep?: (step: string) => void;
+  /** Told the base URL as soon as the port is bound, before the rest starts (`npm start` prints it). */
+  onListening?: (baseUrl: string) => void;
   /** Told every answered request, for `npm start`'s one line per request (`LOCAL_REQUEST_LOG`). */
   onRequest?: (line: RequestLogLine) => void;
   /**
@@ -227,11 +235,9 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
     stoppers.length = 0;
   };
 
-  // Take the port first: a port in use should fail before Java is started.
-  let ready!: () => void;
-  const readyPromise = new Promise<void>((r) => {
-    ready = r;
-  });
+  // Take the port first: a port in use should fail before Java is started, and a request sent
+  // while the rest starts is answered at once (503 with Retry-After, `answerWhileStarting`)
+  // instead of waiting for seconds.
   let dispatch: Server | undefined;
   const { createServer } = await import('node:http');
   const onRequest = settings.onRequest;
@@ -258,7 +264,8 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
         }),
       );
     }
-    readyPromise.then(() => dispatch?.emit('request', req, res));
+    if (dispatch) dispatch.emit('request', req, res);
+    else answerWhileStarting(req, res);
   });
   // What API Gateway answers itself (oversized or malformed request lines and headers) still
   // gets the contract's error body here, instead of Node's bare 431/400. Node's parser refuses a
@@ -300,6 +307,10 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
         server.closeAllConnections();
       }),
   );
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : settings.port;
+  const baseUrl = `http://${host}:${port}`;
+  settings.onListening?.(baseUrl);
 
   try {
     let dynamo: RunningDynamo | undefined;
@@ -323,6 +334,8 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
       TABLE_NAME: LOCAL_TABLE_NAME,
       DYNAMODB_ENDPOINT: endpoint,
       STAGE: 'local',
+      // Every link's share_url: this gateway's own address, as the contract says for the local stack.
+      PUBLIC_BASE_URL: baseUrl,
       ALLOW_PRIVATE_WEBHOOKS: process.env.ALLOW_PRIVATE_WEBHOOKS ?? 'true',
       WEBHOOK_QUEUE_URL: queue.webhookQueueUrl,
       WEBHOOK_RETRY_QUEUE_URL: queue.webhookRetryQueueUrl,
@@ -424,16 +437,13 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
     });
     stoppers.push(() => purgePoller.stop());
 
-    dispatch = createGateway({
+    const gateway = createGateway({
       authorizer,
       fallback,
       throttles: settings.throttles,
       loadHandler: async (route: RouteDefinition) => (await load(route.handler)).handler as LambdaHandler,
     });
 
-    const address = server.address();
-    const port = typeof address === 'object' && address ? address.port : settings.port;
-    const baseUrl = `http://${host}:${port}`;
     if (settings.stateFile !== false) {
       const state = stateFile(settings.dataDir);
       mkdirSync(join(state, '..'), { recursive: true });
@@ -448,7 +458,8 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
       );
       stoppers.unshift(async () => rmSync(state, { force: true }));
     }
-    ready();
+    // Ready: from here on requests reach the handlers.
+    dispatch = gateway;
 
     return {
       baseUrl,

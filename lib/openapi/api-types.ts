@@ -622,6 +622,11 @@ export interface components {
       campaign_id: components['schemas']['Uuid'];
       referrer_id: string | null;
       referral_link: string | null;
+      /**
+       * @description The URL to give referrers: `{public base}/r/{referral_code}`, which redirects to `referral_link` and records the visit. The public base is the stage's custom domain when one is configured, else the API's own URL.
+       * @example https://go.example.com/r/ABC623KC
+       */
+      share_url: string;
       total_clicks: number;
       total_referrals: number;
     };
@@ -1113,6 +1118,7 @@ export interface operations {
            *       "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
            *       "referrer_id": "user_8f3a2c",
            *       "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *       "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
            *       "total_clicks": 12,
            *       "total_referrals": 3
            *     }
@@ -1189,6 +1195,7 @@ export interface operations {
            *       "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
            *       "referrer_id": "user_8f3a2c",
            *       "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *       "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
            *       "total_clicks": 0,
            *       "total_referrals": 0
            *     }
@@ -1389,6 +1396,7 @@ export interface operations {
            *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
            *         "referrer_id": "user_8f3a2c",
            *         "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *         "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
            *         "total_clicks": 12,
            *         "total_referrals": 3
            *       },
@@ -1399,6 +1407,7 @@ export interface operations {
            *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
            *         "referrer_id": "user_8f3a2c",
            *         "referral_link": "https://shop.example.com/welcome?rfa=ANNA-SPRING",
+           *         "share_url": "http://127.0.0.1:3000/r/ANNA-SPRING",
            *         "total_clicks": 4,
            *         "total_referrals": 1
            *       }
@@ -1570,6 +1579,7 @@ export interface operations {
            *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
            *         "referrer_id": "user_8f3a2c",
            *         "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *         "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
            *         "total_clicks": 12,
            *         "total_referrals": 3
            *       },
@@ -1580,6 +1590,7 @@ export interface operations {
            *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
            *         "referrer_id": "user_8f3a2c",
            *         "referral_link": "https://shop.example.com/welcome?rfa=ANNA-SPRING",
+           *         "share_url": "http://127.0.0.1:3000/r/ANNA-SPRING",
            *         "total_clicks": 4,
            *         "total_referrals": 1
            *       }
@@ -1763,6 +1774,7 @@ export interface operations {
            *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
            *         "referrer_id": "user_8f3a2c",
            *         "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *         "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
            *         "total_clicks": 4,
            *         "total_referrals": 1
            *       },
@@ -1776,6 +1788,7 @@ export interface operations {
            *           "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
            *           "referrer_id": "user_8f3a2c",
            *           "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *           "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
            *           "total_clicks": 3,
            *           "total_referrals": 1
            *         },
@@ -2430,6 +2443,7 @@ export interface operations {
            *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
            *         "referrer_id": "user_8f3a2c",
            *         "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *         "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
            *         "total_clicks": 3,
            *         "total_referrals": 1
            *       },
@@ -2531,6 +2545,7 @@ export interface operations {
            *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
            *         "referrer_id": "user_8f3a2c",
            *         "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *         "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
            *         "total_clicks": 3,
            *         "total_referrals": 1
            *       },
@@ -2790,10 +2805,13 @@ export interface operations {
            *           "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
            *           "referrer_id": "user_8f3a2c",
            *           "referral_link": "https://shop.example.com/welcome?rfa=ANNA-SPRING",
+           *           "share_url": "http://127.0.0.1:3000/r/ANNA-SPRING",
            *           "total_clicks": 4,
            *           "total_referrals": 1
            *         },
-           *         "referred_user_id": "user_8c21fa"
+           *         "referred_user_id": "user_8c21fa",
+           *         "click_id": null,
+           *         "clicked_at": null
            *       },
            *       {
            *         "id": 2207,
@@ -2805,10 +2823,13 @@ export interface operations {
            *           "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
            *           "referrer_id": "user_8f3a2c",
            *           "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *           "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
            *           "total_clicks": 12,
            *           "total_referrals": 3
            *         },
-           *         "referred_user_id": "user_51d7e0"
+           *         "referred_user_id": "user_51d7e0",
+           *         "click_id": "AT8MW34qTUwbmo5tX048KxoAAAAAABWam3Vq9TzR1xYb0Kc7LwJp2ks3VFg0TTJR",
+           *         "clicked_at": "2026-11-23_09-38-12"
            *       }
            *     ]
            */
@@ -2990,6 +3011,7 @@ export interface operations {
            *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
            *         "referrer_id": "user_8f3a2c",
            *         "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *         "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
            *         "total_clicks": 5,
            *         "total_referrals": 1
            *       },
@@ -3861,6 +3883,7 @@ export interface operations {
            *             "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
            *             "referrer_id": "user_8f3a2c",
            *             "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *             "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
            *             "total_clicks": 3,
            *             "total_referrals": 0
            *           },
@@ -3882,6 +3905,7 @@ export interface operations {
            *             "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
            *             "referrer_id": "user_8f3a2c",
            *             "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *             "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
            *             "total_clicks": 3,
            *             "total_referrals": 1
            *           },
@@ -4811,7 +4835,7 @@ export interface operations {
         'webhook-timestamp': string;
         /**
          * @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the campaign's `webhook_secret` after `whsec_`. For 24 h after a secret rotation it holds two signatures, space-separated (new secret first): accept the request when either verifies. The example is the signature of the example body, sent as compact JSON, with the example campaign's secret.
-         * @example v1,1vtEbQ3vyQbbI3z1ft7HrDJcGdqZ8/KWk0uwMsg7Pn8=
+         * @example v1,DiZCGGM86X2NMHzOmRsCDPzEdKLRyKB77T43TLfEddo=
          */
         'webhook-signature': string;
       };
@@ -4840,6 +4864,7 @@ export interface operations {
          *           "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
          *           "referrer_id": "user_8f3a2c",
          *           "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+         *           "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
          *           "total_clicks": 3,
          *           "total_referrals": 0
          *         },
@@ -4890,7 +4915,7 @@ export interface operations {
         'webhook-timestamp': string;
         /**
          * @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the campaign's `webhook_secret` after `whsec_`. For 24 h after a secret rotation it holds two signatures, space-separated (new secret first): accept the request when either verifies. The example is the signature of the example body, sent as compact JSON, with the example campaign's secret.
-         * @example v1,B8In0SF0tF/EXJk47O6zS6ezUFWEW7R8V3WGxVv0ERo=
+         * @example v1,pmlVA15xGZ0cfHRGgaQUvdP5yQaD4bjmkabSKoeoMAk=
          */
         'webhook-signature': string;
       };
@@ -4914,6 +4939,7 @@ export interface operations {
          *           "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
          *           "referrer_id": "user_8f3a2c",
          *           "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+         *           "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
          *           "total_clicks": 3,
          *           "total_referrals": 1
          *         },

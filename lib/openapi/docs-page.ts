@@ -8,6 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { REDOC_ASSET } from '../domain/page-schemas.ts';
+import { LOCAL_BASE_URL } from '../operations/examples.ts';
 import type { OpenApiDocument } from './document.ts';
 import { codeDir, loadRedoc } from './redoc-asset.ts';
 
@@ -34,8 +35,17 @@ const REDOC_OPTIONS = {
   theme: { colors: { primary: { main: '#2f5d8a' } } },
 };
 
-const bootstrap = `(function () {
-  var spec = JSON.parse(document.getElementById('openapi-document').textContent);
+/**
+ * The page's own script. The document's examples and `curl` samples name the local stack's
+ * default address (`LOCAL_BASE_URL`); the page puts the address it was served from in its place
+ * (the API's base is the page's directory: `/docs` is at its root), so a sample copied from any
+ * stage, or from a local stack on another port, calls that very server. Done in the browser, so
+ * the page stays one cached, pre-compressed file whatever the host.
+ */
+export const DOCS_BOOTSTRAP = `(function () {
+  var base = new URL('.', location.href).href.replace(/\\/$/, '');
+  var text = document.getElementById('openapi-document').textContent;
+  var spec = JSON.parse(text.split(${JSON.stringify(LOCAL_BASE_URL)}).join(base));
   Redoc.init(spec, ${JSON.stringify(REDOC_OPTIONS)}, document.getElementById('redoc'));
 })();`;
 
@@ -51,7 +61,7 @@ const sha256Source = (source: string) => `'sha256-${createHash('sha256').update(
  */
 export const DOCS_CSP = [
   "default-src 'none'",
-  `script-src 'self' ${sha256Source(bootstrap)}`,
+  `script-src 'self' ${sha256Source(DOCS_BOOTSTRAP)}`,
   "style-src 'self' 'unsafe-inline'",
   "img-src 'self' data:",
   "font-src 'self' data:",
@@ -79,7 +89,7 @@ export function renderDocsPage(document: OpenApiDocument): string {
 <div id="redoc"></div>
 <script type="application/json" id="openapi-document">${jsonForScript(document)}</script>
 <script src="${scriptUrl}"></script>
-<script>${bootstrap}</script>
+<script>${DOCS_BOOTSTRAP}</script>
 </body>
 </html>
 `;

@@ -90,6 +90,7 @@ const link = (total_clicks: number, total_referrals: number) =>
     campaign_id: campaignId,
     referrer_id: referrerId,
     referral_link: `${campaignUrl}?rfa=${referralCode}`,
+    share_url: `${LOCAL_BASE_URL}/r/${referralCode}`,
     total_clicks,
     total_referrals,
   }) satisfies ReferralLink;
@@ -101,6 +102,7 @@ const customLink = {
   campaign_id: campaignId,
   referrer_id: referrerId,
   referral_link: `${campaignUrl}?rfa=${customCode}`,
+  share_url: `${LOCAL_BASE_URL}/r/${customCode}`,
   total_clicks: 4,
   total_referrals: 1,
 } satisfies ReferralLink;

@@ -52,6 +52,7 @@ describe('campaign purge (infra/purge.ts)', () => {
       TABLE_NAME: { Ref: id(s.stack.table) },
       PURGE_QUEUE_URL: { Ref: id(s.stack.purge.queue) },
       PURGE_SWEEP_DELAY_SECONDS: '60',
+      PUBLIC_BASE_URL: { 'Fn::GetAtt': [id(s.stack.api.httpApi), 'ApiEndpoint'] },
     });
   });
 

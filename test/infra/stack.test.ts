@@ -97,13 +97,14 @@ describe('app and stages', () => {
     }
   });
 
-  it('outputs the stage, the API URL, the table name, the queue URLs and the first-key command', () => {
+  it('outputs the stage, the API URL, the public base, the table name, the queue URLs and the first-key command', () => {
     const tableId = logicalIdOf(dev.stack.table);
     const outputs = dev.json.Outputs ?? {};
     expect(Object.keys(outputs).sort()).toEqual(
       [
         'Stage',
         'ApiUrl',
+        'PublicBaseUrl',
         'TableName',
         'WebhookFirstAttemptQueueUrl',
         'WebhookRetryQueueUrl',

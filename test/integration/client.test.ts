@@ -1,15 +1,19 @@
 /**
  * A customer's typed client: types generated from the document by openapi-typescript
  * (lib/openapi/api-types.ts, `npm run openapi:types`) and openapi-fetch, through the whole flow.
- * docs/typed-client.md shows the same lines. Each response is also checked against
- * the document, like every response of the integration tests.
+ * Each response is also checked against the document, like every response of the integration
+ * tests. And docs/typed-client.md's snippet, as a customer copies it, type-checked and run.
  */
+import { execFile } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import createClient, { type Middleware } from 'openapi-fetch';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { components, paths } from '../../lib/openapi/api-types.ts';
 import { waitUntil } from '../../tools/wait.ts';
 import { baseUrl, TENANT_A } from '../support/api.ts';
 import { ResponseValidator } from '../support/response-validator.ts';
+import { ROOT } from '../support/stack-process.ts';
 
 type ReferralLink = components['schemas']['ReferralLink'];
 
@@ -44,6 +48,8 @@ describe('openapi-fetch with the generated types', () => {
     });
     if (!link) throw new Error('no link');
     expect(link.referral_link).toBe(`https://example.com/spring?rfa=${link.referral_code}`);
+    // What a referrer shares: the visit that counts, on the API's own address here.
+    expect(link.share_url).toBe(`${baseUrl()}/r/${link.referral_code}`);
 
     // A retry-safe signup: the typed client knows the Idempotency-Key header.
     const signupKey = crypto.randomUUID();
@@ -109,5 +115,68 @@ describe('openapi-fetch with the generated types', () => {
     const missing = await client.GET('/api/v1/campaign', { params: { query: { id: crypto.randomUUID() } } });
     expect(missing.response.status).toBe(404);
     expect(missing.error?.error.code).toBe('campaign_not_found');
+  }, 120_000);
+});
+
+/** Run a command in the repository; its exit code and output. */
+function run(command: string, args: string[], env: NodeJS.ProcessEnv = process.env) {
+  return new Promise<{ code: number; stdout: string; stderr: string }>((resolveRun) => {
+    execFile(command, args, { cwd: ROOT, env, encoding: 'utf8', timeout: 60_000 }, (error, stdout, stderr) =>
+      resolveRun({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+const snippetDirs: string[] = [];
+afterAll(() => {
+  for (const dir of snippetDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("docs/typed-client.md's snippet", () => {
+  it('compiles, runs against the stack, runs again (a fresh Idempotency-Key each run), and fails loudly', async () => {
+    const doc = readFileSync(join(ROOT, 'docs/typed-client.md'), 'utf8');
+    const snippet = /<!-- typed-client:snippet -->\n```ts\n([\s\S]*?)```/.exec(doc)?.[1];
+    if (!snippet) throw new Error('docs/typed-client.md has no typed-client:snippet block');
+    expect(snippet).toContain("'https://<your-api>'");
+    // Inside the repository, so that it finds openapi-fetch in node_modules as a customer's would.
+    mkdirSync(join(ROOT, 'test-output'), { recursive: true });
+    const dir = mkdtempSync(join(ROOT, 'test-output', 'typed-client-'));
+    snippetDirs.push(dir);
+    // The types a customer generates with openapi-typescript: the committed ones are exactly that.
+    copyFileSync(join(ROOT, 'lib/openapi/api-types.ts'), join(dir, 'api-types.ts'));
+    const file = join(dir, 'snippet.ts');
+    writeFileSync(file, snippet.replace("'https://<your-api>'", JSON.stringify(baseUrl())));
+
+    const tsc = await run(process.execPath, [
+      join(ROOT, 'node_modules/typescript/bin/tsc'),
+      '--noEmit',
+      '--strict',
+      '--skipLibCheck',
+      '--target',
+      'es2022',
+      '--module',
+      'esnext',
+      '--moduleResolution',
+      'bundler',
+      '--lib',
+      'es2022,dom',
+      '--types',
+      'node',
+      file,
+    ]);
+    expect(tsc.stdout + tsc.stderr, 'the snippet type-checks').toBe('');
+
+    const runSnippet = (key: string) =>
+      run(process.execPath, ['--import', 'tsx', file], { ...process.env, API_KEY: key });
+    for (const attempt of ['first', 'second']) {
+      const out = await runSnippet(TENANT_A.key);
+      expect(out.code, `${attempt} run: ${out.stderr}`).toBe(0);
+      expect(out.stdout, attempt).toMatch(new RegExp(`^alice shares ${baseUrl()}/r/[A-Z2-9]{8}$`, 'm'));
+      expect(out.stdout, attempt).toContain(': 1 clicks, 1 signups');
+    }
+    // A failed call is an exception with its status, not a silent `undefined`.
+    const refused = await runSnippet('rk_not-a-key-000000000000000');
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(/Error: 401 /);
   }, 120_000);
 });

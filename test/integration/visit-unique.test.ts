@@ -21,6 +21,8 @@ configureInProcessHandlers();
 const entities = await import('../../lib/db/entities/visit.ts');
 const { findLinkByCode } = await import('../../lib/db/links.ts');
 const { recordVisit } = await import('../../lib/db/visits.ts');
+const { linkKey } = await import('../../lib/db/entities/link.ts');
+const { formatTimestamp } = await import('../../lib/domain/time.ts');
 const { DeadlineExceededError } = await import('../../lib/aws/deadline.ts');
 
 /** The run's gateway takes the source address from the socket: every test request is this one. */
@@ -72,6 +74,23 @@ async function setMarker(code: string, userAgent: string, visits: Array<{ at: nu
   );
 }
 
+/**
+ * The link as if created `ms` ago (a direct write: the API makes no older link): a visit counts
+ * only visits marked since its link was created, and these tests mark visits of the last hour.
+ * Done before the link's first visit, which would keep it as read for a second (hot-links.ts).
+ */
+async function backdate(code: string, ms = 60 * 60_000) {
+  const { db, name } = table();
+  await db.send(
+    new UpdateCommand({
+      TableName: name,
+      Key: linkKey(code),
+      UpdateExpression: 'SET created_at = :at',
+      ExpressionAttributeValues: { ':at': formatTimestamp(new Date(Date.now() - ms)) },
+    }),
+  );
+}
+
 async function itemAt(campaign: string, vid: number) {
   const { db, name } = table();
   const { Item } = await db.send(
@@ -91,6 +110,7 @@ beforeAll(async () => {
 describe('unique visits count written visits only', () => {
   it('a visit whose item was never written does not make the next one a repeat; it is made lost', async () => {
     const link = await createLink(campaignId);
+    await backdate(link.referral_code);
     const ua = newVisitor();
     expect((await visit(link.referral_code, ua)).status).toBe(302);
     // That visit written, then one whose request died after its marker, ten minutes ago.
@@ -105,6 +125,7 @@ describe('unique visits count written visits only', () => {
 
   it('a lost visit does not hide a written one before it in the hour', async () => {
     const link = await createLink(campaignId);
+    await backdate(link.referral_code);
     const ua = newVisitor();
     expect((await visit(link.referral_code, ua)).status).toBe(302);
     const [first] = await storedVisits(link.referral_code);
@@ -146,6 +167,7 @@ describe('unique visits count written visits only', () => {
 
   it('a visit made lost can no longer be written: its request gets a 503, never a late count', async () => {
     const link = await createLink(campaignId);
+    await backdate(link.referral_code);
     const ua = newVisitor();
     const stalled = unusedVisitId();
     // Its marker 5.9 s ago: the next visit waits for it only a moment, then makes it lost.
@@ -181,6 +203,7 @@ describe('unique visits count written visits only', () => {
     await createLink(old.id, { referral_code: code });
     const ua = newVisitor();
     expect((await visit(code, ua)).status).toBe(302);
+    const [oldVisit] = await storedVisits(code, old.id);
     expect((await api('DELETE', `/api/v1/campaign?id=${old.id}`)).status).toBe(204);
     const reserved = await waitUntil(async () => (await linkItem(code))?.type === 'code_reservation', 60_000);
     expect(reserved, `the purge left no reservation for ${code}`).toBe(true);
@@ -190,5 +213,28 @@ describe('unique visits count written visits only', () => {
     expect((await visit(code, ua)).status).toBe(302);
     expect((await visit(code, ua)).status).toBe(302);
     expect((await storedVisits(code, fresh.id)).map((v) => v.unique)).toEqual([true, false]);
+    // The old link's visit, marked before the new link was created, was not even a candidate:
+    // neither read nor made lost in the new campaign (it used to be, after waiting for it).
+    expect(oldVisit).toBeDefined();
+    expect(await itemAt(fresh.id, oldVisit!.id)).toBeUndefined();
   }, 90_000);
+
+  it('a visit marked before its link existed (a 404 of a code not yet issued) is no earlier visit', async () => {
+    const code = `uniq_${Date.now().toString(36)}_n`;
+    const ua = newVisitor();
+    // The marker is written beside the link's read, so even a 404 leaves one.
+    expect((await visit(code, ua)).status).toBe(404);
+    const noticed = await table().db.send(
+      new GetCommand({ TableName: table().name, Key: await markerKey(code, ua), ConsistentRead: true }),
+    );
+    const before = entities.markerBeforeOf(noticed.Item);
+    const marked = 'visits' in before ? before.visits[0] : undefined;
+    expect(marked).toBeDefined();
+    // Issued in a later second than that visit.
+    await waitUntil(async () => formatTimestamp(new Date()) !== formatTimestamp(new Date(marked!.at)), 2_000);
+    await createLink(campaignId, { referral_code: code });
+    expect((await visit(code, ua)).status).toBe(302);
+    expect((await storedVisits(code)).map((v) => v.unique)).toEqual([true]);
+    expect(await itemAt(campaignId, marked!.vid)).toBeUndefined();
+  });
 });

@@ -77,7 +77,13 @@ describe("the README's walkthrough", () => {
 
       // The receiver's lines come as deliveries arrive: in any order among the others.
       const isReceiver = (line: string) => line.startsWith('webhook ');
-      const expected = substitute(block('output'), ':4000/', `:${receiverPort}/`).trimEnd().split('\n');
+      const expected = substitute(
+        substitute(block('output'), ':4000/', `:${receiverPort}/`),
+        'http://127.0.0.1:3000/r/',
+        `${baseUrl}/r/`,
+      )
+        .trimEnd()
+        .split('\n');
       const actual = run.stdout.trimEnd().split('\n');
       const inOrder = (lines: string[]) => lines.filter((l) => !isReceiver(l));
       expect(inOrder(actual).length, run.stdout).toBe(inOrder(expected).length);

@@ -56,6 +56,54 @@ async function stopWith(s: Started, signal: NodeJS.Signals, dir: string, toGroup
 
 afterAll(cleanUpStacks);
 
+/** The contract's budget for an answer while starting. */
+const STARTING_ANSWER_MS = 100;
+
+/**
+ * Once `npm start` says its port is bound and before it is ready: `/health` answers 503
+ * `{ status: 'starting' }` and every other route 503 `service_unavailable`, all with Retry-After,
+ * each within 100 ms (a request used to wait until the stack was ready: a `/health` waited 23 s).
+ */
+async function answersWhileStarting(s: Started, port: number) {
+  const [, base] = await s.waitFor(/port bound: (http:\/\/\S+) answers 503/);
+  expect(base).toBe(`http://127.0.0.1:${port}`);
+  const send = async (method: string, path: string, init: RequestInit = {}) => {
+    const started = performance.now();
+    const res = await fetch(`${base}${path}`, { method, ...init });
+    const text = await res.text();
+    return { res, text, ms: performance.now() - started };
+  };
+  // The first request also loads this worker's HTTP client: answered, but not timed.
+  expect((await send('GET', '/health')).res.status).toBe(503);
+  const answers = {
+    health: await send('GET', '/health'),
+    healthHead: await send('HEAD', '/health'),
+    keyed: await send('GET', '/api/v1/campaigns', { headers: { 'api-key': 'rk_any-key-0000000000000000' } }),
+    write: await send('POST', '/api/v1/campaign', {
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ url: 'example.com', name: 'too early' }),
+    }),
+    visit: await send('GET', '/r/ABCD2345'),
+    unknown: await send('GET', '/no/such/route'),
+  };
+  expect(s.stdout(), 'all answered before the stack was ready').not.toContain('Press Ctrl-C to stop.');
+  for (const [name, { res, ms }] of Object.entries(answers)) {
+    expect(res.status, name).toBe(503);
+    expect(res.headers.get('retry-after'), name).toBe('1');
+    expect(res.headers.get('x-request-id'), name).toBeTruthy();
+    expect(ms, `${name} answered in ${ms.toFixed(1)} ms`).toBeLessThan(STARTING_ANSWER_MS);
+  }
+  expect(JSON.parse(answers.health.text)).toEqual({ status: 'starting' });
+  expect(answers.health.res.headers.get('cache-control')).toBe('no-store');
+  expect(answers.healthHead.text).toBe('');
+  for (const name of ['keyed', 'write', 'visit', 'unknown'] as const) {
+    const body = JSON.parse(answers[name].text);
+    expect(body.error.code, name).toBe('service_unavailable');
+    expect(body.error.message, name).toMatch(/starting/);
+    expect(Object.keys(body.error), name).toEqual(['code', 'message', 'doc_url']);
+  }
+}
+
 // Starts that share a DATA_DIR run one after the other inside one test, and the tests run
 // alongside each other, which keeps this file's wall time near that of its longest test.
 describe('npm start (scripts/start.ts)', () => {
@@ -67,7 +115,14 @@ describe('npm start (scripts/start.ts)', () => {
       // First start: a key is generated, printed and works; SIGTERM stops everything.
       let port = await freePort();
       const s = await start({ PORT: String(port), DATA_DIR: dataDir });
+      // While DynamoDB Local starts (seconds), the bound port answers at once.
+      await answersWhileStarting(s, port);
       const { baseUrl, keys } = await ready(s);
+      expect(s.stdout(), 'the port was bound before DynamoDB Local was started').toMatch(
+        /port bound: [^\n]*\n(?:.*\n)*?\[[\d.]+ s\] starting DynamoDB Local/,
+      );
+      const up = await fetch(`${baseUrl}/health`);
+      expect([up.status, await up.json()]).toEqual([200, { status: 'ok' }]);
       expect(baseUrl).toBe(`http://127.0.0.1:${port}`);
       expect(keys).toHaveLength(1);
       expect(keys[0]?.tenant).toBe('dev');
@@ -84,6 +139,13 @@ describe('npm start (scripts/start.ts)', () => {
       });
       expect(created.status).toBe(201);
       const campaignId = created.body.id as string;
+      // The link to share is on this gateway's own address (the port chosen for this start).
+      const link = await apiAt(baseUrl, firstKey)('POST', '/api/v1/referral_link', {
+        body: { campaign_id: campaignId, referral_code: 'SHARE-ME_1' },
+      });
+      expect(link.body.share_url).toBe(`http://127.0.0.1:${port}/r/SHARE-ME_1`);
+      const shared = await fetch(link.body.share_url as string, { redirect: 'manual' });
+      expect([shared.status, shared.headers.get('location')]).toEqual([302, link.body.referral_link]);
       expect(
         (await apiAt(baseUrl, 'rk_not-a-key-000000000000000')('GET', `/api/v1/campaign?id=${campaignId}`))
           .status,

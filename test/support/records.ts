@@ -22,6 +22,7 @@ export type LinkBody = {
   campaign_id: string;
   referrer_id: string | null;
   referral_link: string | null;
+  share_url: string;
   total_clicks: number;
   total_referrals: number;
 };

@@ -162,6 +162,7 @@ export function configureInProcessHandlers(): void {
   Object.assign(process.env, {
     DYNAMODB_ENDPOINT: stack.dynamodbEndpoint,
     TABLE_NAME: stack.tableName,
+    PUBLIC_BASE_URL: stack.baseUrl,
     AWS_ENDPOINT_URL_SQS: stack.queueEndpoint,
     WEBHOOK_QUEUE_URL: stack.queueUrls.webhookQueueUrl,
     WEBHOOK_RETRY_QUEUE_URL: stack.queueUrls.webhookRetryQueueUrl,

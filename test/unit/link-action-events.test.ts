@@ -11,6 +11,9 @@ import { EVENT_FROM_LINK } from '../../lib/domain/webhook-events.ts';
 import { eventRecordsOf } from '../../lib/webhooks/link-action-events.ts';
 import { isEventRecord, messageFromStreamRecord } from '../../lib/webhooks/stream.ts';
 
+// What the stack gives every function: the base of each link's share_url in the event.
+process.env.PUBLIC_BASE_URL = 'https://go.example.com';
+
 const link = {
   PK: 'LINK#ABCD2345',
   SK: 'LINK',
@@ -51,6 +54,8 @@ describe('events of actions committed on their link', () => {
           expect(second!.eventName).toBe('INSERT');
           expect(second!.dynamodb!.SequenceNumber).toBe('200');
           expect(isEventRecord(second!)).toBe(true);
+          const body = JSON.parse(String((second!.dynamodb!.NewImage!.event_json as { S?: string }).S));
+          expect(body.referral_link.share_url).toBe('https://go.example.com/r/ABCD2345');
           // The same event as the item the consumer writes from this record.
           const { item } = newActionItem(linkFromItem(link), JSON.parse(storedLinkAction(action).json));
           expect(messageFromStreamRecord(second!)).toEqual(

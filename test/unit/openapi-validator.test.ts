@@ -24,6 +24,7 @@ const link = {
   campaign_id: campaign.id,
   referrer_id: null,
   referral_link: 'https://example.com?rfa=ABC623KC',
+  share_url: 'https://go.example.com/r/ABC623KC',
   total_clicks: 0,
   total_referrals: 0,
 };

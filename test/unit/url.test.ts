@@ -1,7 +1,10 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { config } from '../../lib/config.ts';
+import { CODE_PATTERN } from '../../lib/domain/field-rules.ts';
 import {
   buildReferralLink,
+  buildShareUrl,
   checkHttpUrl,
   MAX_URL_LENGTH,
   normalizeCampaignUrl,
@@ -171,5 +174,44 @@ describe('toAsciiUrl: the redirect Location is ASCII', () => {
         expect(new URL(ascii).href).toBe(new URL(url).href);
       }),
     );
+  });
+});
+
+describe('share_url', () => {
+  const saved = process.env.PUBLIC_BASE_URL;
+  afterEach(() => {
+    if (saved === undefined) delete process.env.PUBLIC_BASE_URL;
+    else process.env.PUBLIC_BASE_URL = saved;
+  });
+
+  it('is {public base}/r/{code}, every code of the contract left as it is (nothing to percent-encode)', () => {
+    expect(buildShareUrl('https://go.example.com', 'ABC623KC')).toBe('https://go.example.com/r/ABC623KC');
+    fc.assert(
+      fc.property(fc.stringMatching(new RegExp(CODE_PATTERN)), (code) => {
+        const url = buildShareUrl('http://127.0.0.1:3000', code);
+        expect(url).toBe(`http://127.0.0.1:3000/r/${code}`);
+        expect(new URL(url).pathname).toBe(`/r/${code}`);
+      }),
+    );
+    // Were a stored code ever anything else, it could not leave its path segment.
+    expect(buildShareUrl('https://go.example.com', 'a/b?c#d')).toBe('https://go.example.com/r/a%2Fb%3Fc%23d');
+  });
+
+  it('takes its base from PUBLIC_BASE_URL, without a trailing slash; a missing or malformed one fails loudly', () => {
+    process.env.PUBLIC_BASE_URL = 'https://go.example.com/';
+    expect(config.publicBaseUrl).toBe('https://go.example.com');
+    process.env.PUBLIC_BASE_URL = 'https://abc123.execute-api.eu-west-1.amazonaws.com';
+    expect(config.publicBaseUrl).toBe('https://abc123.execute-api.eu-west-1.amazonaws.com');
+    delete process.env.PUBLIC_BASE_URL;
+    expect(() => config.publicBaseUrl).toThrow(/PUBLIC_BASE_URL/);
+    for (const bad of [
+      'go.example.com',
+      'ftp://go.example.com',
+      'https://go.example.com/?x=1',
+      'https://go.example.com/#x',
+    ]) {
+      process.env.PUBLIC_BASE_URL = bad;
+      expect(() => config.publicBaseUrl, bad).toThrow(/PUBLIC_BASE_URL must be/);
+    }
   });
 });

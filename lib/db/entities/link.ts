@@ -10,10 +10,11 @@
  * Keys, item shapes, decoding and the link's indexes, with no I/O, so tools (tests, the bench) can
  * build and read items exactly as the API does; the reads and writes are `lib/db/links.ts`.
  */
+import { config } from '../../config.ts';
 import { stringifyJson } from '../../domain/json.ts';
 import type { ReferralLink } from '../../domain/link-schemas.ts';
 import { formatTimestamp } from '../../domain/time.ts';
-import { buildReferralLink } from '../../domain/url.ts';
+import { buildReferralLink, buildShareUrl } from '../../domain/url.ts';
 import {
   GSI1,
   GSI2,
@@ -269,6 +270,7 @@ export function toLink(
     campaign_id: item.campaign_id,
     referrer_id: item.referrer_id ?? null,
     referral_link: buildReferralLink(item.campaign_url, item.referral_code),
+    share_url: buildShareUrl(config.publicBaseUrl, item.referral_code),
     total_clicks: item.total_clicks + (increments.clicks ?? 0),
     total_referrals: item.total_referrals + (increments.referrals ?? 0),
   };
