@@ -26,7 +26,12 @@ export const LINK_INDEX_ATTRIBUTES = [
 ] as const;
 
 /** A link's counters: on its item only, never in an index (see `LINK_INDEX_ATTRIBUTES`). */
-export const LINK_COUNTER_ATTRIBUTES = ['total_clicks', 'total_referrals'] as const;
+export const LINK_COUNTER_ATTRIBUTES = [
+  'total_clicks',
+  'total_referrals',
+  'total_conversions',
+  'total_revenue',
+] as const;
 
 /**
  * The campaign attributes GSI2 also projects, for the tenant's campaign list
@@ -44,6 +49,7 @@ export const CAMPAIGN_LIST_ATTRIBUTES = [
   'webhook_events',
   'webhook_status',
   'webhook_disabled_reason',
+  'currency',
 ] as const;
 
 /** What the api-key CLI lists through GSI1 (`lib/db/api-keys.ts`); `tenant`, `created_at` come with the links'. */

@@ -2,7 +2,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { CampaignChanges } from '../domain/campaign-rules.ts';
+import { type CampaignChanges, currencyLocked } from '../domain/campaign-rules.ts';
 import { ApiError, campaignNotFound } from '../domain/errors.ts';
 import type { IdempotentRequest } from '../domain/idempotency.ts';
 import type { Campaign } from '../domain/schemas.ts';
@@ -11,6 +11,7 @@ import { PREVIOUS_SECRET_SECONDS, WEBHOOK_EVENT_TYPES } from '../domain/webhook-
 import {
   CAMPAIGN_LIST_INDEX,
   CAMPAIGN_ORDER,
+  CURRENCY_LOCK,
   campaignFromItem,
   campaignIdOfOrder,
   campaignKey,
@@ -37,7 +38,7 @@ export function newWebhookSecret(): string {
  */
 export async function createCampaign(
   tenant: string,
-  input: { url: string; name: string },
+  input: { url: string; name: string; currency: string },
   idempotency?: IdempotentRequest,
 ): Promise<Campaign> {
   const now = new Date();
@@ -51,6 +52,7 @@ export async function createCampaign(
     webhook_events: [...WEBHOOK_EVENT_TYPES],
     webhook_status: 'enabled',
     webhook_disabled_reason: null,
+    currency: input.currency,
   };
   const item = newCampaignItem(tenant, campaign, now);
   const put = { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(PK)' };
@@ -99,6 +101,17 @@ export async function updateCampaign(
     sets.push('webhook_events = :webhook_events');
     values[':webhook_events'] = changes.webhook_events;
   }
+  let condition = 'attribute_exists(PK)';
+  if (changes.currency !== undefined) {
+    sets.push('#currency = :currency');
+    names['#currency'] = 'currency';
+    names['#locked'] = CURRENCY_LOCK;
+    values[':currency'] = changes.currency;
+    // The first conversion locks the currency in its own transaction (`lib/db/conversions.ts`), so
+    // this condition and that transaction never both pass with different currencies. Naming the
+    // currency the campaign already has is no change, and allowed.
+    condition += ' AND (attribute_not_exists(#locked) OR #currency = :currency)';
+  }
   if (changes.webhook_status === 'enabled') {
     // Re-enabled: the failure clock starts again with the next failed attempt.
     removes.push('webhook_status', 'webhook_disabled_reason', 'webhook_failing_url', 'webhook_failing_since');
@@ -122,15 +135,19 @@ export async function updateCampaign(
         TableName: tableName,
         Key: campaignKey(tenant, id),
         UpdateExpression: update,
-        ConditionExpression: 'attribute_exists(PK)',
+        ConditionExpression: condition,
         ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
         ExpressionAttributeValues: Object.keys(values).length ? values : undefined,
         ReturnValues: 'ALL_NEW',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
     return campaignFromItem(Attributes ?? {});
   } catch (err) {
-    if (err instanceof ConditionalCheckFailedException) throw campaignNotFound(id);
+    if (err instanceof ConditionalCheckFailedException) {
+      if (err.Item) throw currencyLocked();
+      throw campaignNotFound(id);
+    }
     throw err;
   }
 }

@@ -1,4 +1,5 @@
 import { ApiError, validationError } from './errors.ts';
+import { DEFAULT_CURRENCY } from './field-rules.ts';
 import type { CreateCampaignBody, UpdateCampaignBody } from './schemas.ts';
 import { checkHttpUrl, normalizeCampaignUrl } from './url.ts';
 import type { WebhookEventType } from './webhook-events.ts';
@@ -7,11 +8,18 @@ import type { WebhookEventType } from './webhook-events.ts';
  * Apply the field rules to a schema-valid create body. The schema has checked the lengths and
  * characters (`schemas.ts`); what is left is the URL's syntax and the trimming.
  */
-export function campaignCreateInput(body: CreateCampaignBody): { url: string; name: string } {
+export function campaignCreateInput(body: CreateCampaignBody): {
+  url: string;
+  name: string;
+  currency: string;
+} {
   const url = normalizeCampaignUrl(body.url);
   if (!url.ok) throw validationError([{ field: 'url', message: url.message }]);
-  return { url: url.url, name: body.name.trim() };
+  return { url: url.url, name: body.name.trim(), currency: body.currency ?? DEFAULT_CURRENCY };
 }
+
+export const currencyLocked = () =>
+  new ApiError('currency_locked', 'The currency of a campaign cannot change once it has a conversion.');
 
 export interface WebhookUrlPolicy {
   /** Local stack only: allow `http` and private addresses. */
@@ -30,6 +38,7 @@ export interface CampaignChanges {
   webhook_url?: string | null;
   webhook_events?: WebhookEventType[];
   webhook_status?: 'enabled' | 'disabled';
+  currency?: string;
 }
 
 export function campaignUpdateInput(body: UpdateCampaignBody, policy: WebhookUrlPolicy): CampaignChanges {
@@ -48,6 +57,7 @@ export function campaignUpdateInput(body: UpdateCampaignBody, policy: WebhookUrl
   }
   if (body.webhook_status !== undefined) out.webhook_status = body.webhook_status as 'enabled' | 'disabled';
   if (body.name !== undefined) out.name = body.name.trim();
+  if (body.currency !== undefined) out.currency = body.currency;
   if (body.webhook_url === null) out.webhook_url = null;
   else if (body.webhook_url !== undefined) {
     const check = checkWebhookUrl(body.webhook_url, policy);

@@ -4,6 +4,7 @@
  * the OpenAPI document.
  */
 import { type Static, Type } from '@sinclair/typebox';
+import { CURRENCY_PATTERN } from './currencies.ts';
 import { Text } from './schema-kinds.ts';
 import { MAX_URL_LENGTH } from './url.ts';
 
@@ -19,10 +20,19 @@ export const Timestamp = Type.String({
 
 export const MAX_NAME_LENGTH = 256;
 
+/** An ISO 4217 code as the API takes it: upper case, one of the list (`currencies.ts`). */
+export const currencyField = (more = '') =>
+  Type.String({
+    pattern: CURRENCY_PATTERN,
+    description: `An ISO 4217 currency code in upper case, e.g. \`USD\`, \`EUR\`, \`JPY\`.${more}`,
+    examples: ['USD', 'EUR'],
+  });
+
 /** A subscribable event type (a pattern rather than literals: the validators describe patterns). */
 export const WebhookEventTypeField = Type.String({
-  pattern: '^(action\\.created|referred_user\\.created)$',
-  description: 'An event type: action.created or referred_user.created',
+  pattern: '^(action\\.created|referred_user\\.created|conversion\\.created|conversion\\.refunded)$',
+  description:
+    'An event type: action.created, referred_user.created, conversion.created or conversion.refunded',
 });
 
 const CampaignName = Text({
@@ -43,6 +53,9 @@ export const CreateCampaignBody = Type.Object(
         'Base URL of the referral links, stored trimmed; `https://` is put in front when it has no scheme, and it must then be an absolute http(s) URL with a host.',
     }),
     name: CampaignName,
+    currency: Type.Optional(
+      currencyField(' Amounts of its conversions are in its minor unit. `USD` when omitted.'),
+    ),
   },
   { additionalProperties: false },
 );
@@ -78,6 +91,9 @@ export const UpdateCampaignBody = Type.Object(
           'A webhook status: `enabled` (re-enables a disabled webhook and restarts its failure clock) or `disabled` (no deliveries; events are still recorded in the feed)',
       }),
     ),
+    currency: Type.Optional(
+      currencyField(" Only until the campaign's first conversion (then 409 `currency_locked`)."),
+    ),
     url: Type.Optional(
       Type.Unknown({ description: 'Not allowed: a campaign URL is immutable (400 url_immutable)' }),
     ),
@@ -100,7 +116,12 @@ export const Campaign = Type.Object(
       Type.Null(),
     ]),
     webhook_events: Type.Array(
-      Type.Union([Type.Literal('action.created'), Type.Literal('referred_user.created')]),
+      Type.Union([
+        Type.Literal('action.created'),
+        Type.Literal('referred_user.created'),
+        Type.Literal('conversion.created'),
+        Type.Literal('conversion.refunded'),
+      ]),
       {
         description: 'The event types sent to `webhook_url` (all by default).',
       },
@@ -111,6 +132,11 @@ export const Campaign = Type.Object(
     }),
     webhook_disabled_reason: Type.Union([Type.String(), Type.Null()], {
       description: 'Why the webhook is disabled; null while enabled.',
+    }),
+    currency: Type.String({
+      pattern: '^[A-Z]{3}$',
+      description:
+        "The ISO 4217 code of the campaign's conversions (`USD` unless set); fixed from its first conversion on.",
     }),
   },
   { additionalProperties: false },

@@ -3,6 +3,7 @@
  * the events feed, redelivery, the test event and the secret rotation.
  */
 import { Type } from '@sinclair/typebox';
+import { Conversion } from './conversion-schemas.ts';
 import { Action, ListQuery, ReferredUser } from './link-schemas.ts';
 import { Uuid } from './schemas.ts';
 
@@ -38,6 +39,8 @@ export const DeliveryAttempt = Type.Object(
     event_type: Type.Union([
       Type.Literal('action.created'),
       Type.Literal('referred_user.created'),
+      Type.Literal('conversion.created'),
+      Type.Literal('conversion.refunded'),
       Type.Literal('webhook.test'),
     ]),
     attempt: Type.Integer({
@@ -65,7 +68,7 @@ export const DeliveryAttempt = Type.Object(
 
 export const DeliveryAttemptList = Type.Array(DeliveryAttempt);
 
-const eventOf = (type: string, data: typeof Action | typeof ReferredUser) =>
+const eventOf = (type: string, data: typeof Action | typeof ReferredUser | typeof Conversion) =>
   Type.Object(
     {
       id: Type.String({ description: 'The event id, the `webhook-id` of its deliveries' }),
@@ -78,7 +81,12 @@ const eventOf = (type: string, data: typeof Action | typeof ReferredUser) =>
   );
 
 export const FeedEvent = Type.Union(
-  [eventOf('action.created', Action), eventOf('referred_user.created', ReferredUser)],
+  [
+    eventOf('action.created', Action),
+    eventOf('referred_user.created', ReferredUser),
+    eventOf('conversion.created', Conversion),
+    eventOf('conversion.refunded', Conversion),
+  ],
   {
     description: 'An event: exactly the body of its webhook, with its `id`.',
   },

@@ -252,6 +252,7 @@ describe('decoding what is read back', () => {
       )[],
       webhook_status: 'enabled' as const,
       webhook_disabled_reason: null,
+      currency: 'USD',
     };
     expect(campaignFromItem({ ...newCampaignItem('acme', campaign, now) })).toEqual(campaign);
     expect(

@@ -273,12 +273,23 @@ export function compareBoardEntries(a: BoardEntry, b: BoardEntry): number {
   return b.value - a.value || a.reachMs - b.reachMs || (a.k < b.k ? -1 : a.k > b.k ? 1 : 0);
 }
 
-/** `board` with `entries` merged in: each entity at the higher of its two counts (ties keep the earlier reach). */
-export function mergedEntries(board: readonly BoardEntry[], entries: readonly BoardEntry[]): BoardEntry[] {
+/**
+ * `board` with `entries` merged in: each entity at the higher of its two counts (ties keep the
+ * earlier reach); with `replace` (a ranking whose counts can fall, `FALLING_TOP_METRICS`), at the
+ * count offered, which is read after the write that changed it, and off the board at 0 or below.
+ */
+export function mergedEntries(
+  board: readonly BoardEntry[],
+  entries: readonly BoardEntry[],
+  replace = false,
+): BoardEntry[] {
   const byKey = new Map(board.map((e) => [e.k, e]));
   for (const entry of entries) {
     const before = byKey.get(entry.k);
-    if (!before || entry.value > before.value) byKey.set(entry.k, entry);
+    if (replace) {
+      if (entry.value > 0) byKey.set(entry.k, entry);
+      else byKey.delete(entry.k);
+    } else if (!before || entry.value > before.value) byKey.set(entry.k, entry);
   }
   return [...byKey.values()].sort(compareBoardEntries).slice(0, BOARD_SIZE);
 }
@@ -475,7 +486,19 @@ export function dayPointFromItem(item: StoredItem): SeriesPoint {
 }
 
 /** Rankings of endpoint 17. */
-export const TOP_METRICS = ['referred_users', 'visits', 'unique_visits', 'actions'] as const;
+export const TOP_METRICS = [
+  'referred_users',
+  'visits',
+  'unique_visits',
+  'actions',
+  'conversions',
+  'revenue',
+] as const;
+/**
+ * Rankings whose counts can also fall (a refund lowers a revenue): an offered count replaces the
+ * board's instead of only raising it (`mergedEntries`).
+ */
+export const FALLING_TOP_METRICS: ReadonlySet<TopMetric> = new Set(['revenue']);
 export type TopMetric = (typeof TOP_METRICS)[number];
 export type TopBy = 'referrer' | 'referral_link';
 
@@ -485,6 +508,8 @@ export const TOP_METRIC_KEY: Record<TopMetric, string> = {
   visits: 'v',
   unique_visits: 'u',
   actions: 'a',
+  conversions: 'c',
+  revenue: 'm',
 };
 
 /** A ranking's entry as endpoint 17 answers it (`readTop`). */
@@ -507,6 +532,8 @@ export const LINK_TOTALS: Record<TopMetric, { count: string; reach: string }> = 
   unique_visits: { count: 'an_u', reach: 'an_ut' },
   actions: { count: 'an_a', reach: 'an_at' },
   referred_users: { count: 'total_referrals', reach: 'an_rt' },
+  conversions: { count: 'total_conversions', reach: 'an_ct' },
+  revenue: { count: 'total_revenue', reach: 'an_mt' },
 };
 /** A referrer's all-time counts on its totals item (`referrerTotalsKey`), likewise. */
 export const REFERRER_TOTALS: Record<TopMetric, { count: string; reach: string }> = {
@@ -514,4 +541,6 @@ export const REFERRER_TOTALS: Record<TopMetric, { count: string; reach: string }
   unique_visits: { count: 'u', reach: 'ut' },
   actions: { count: 'a', reach: 'at' },
   referred_users: { count: 'r', reach: 'rt' },
+  conversions: { count: 'c', reach: 'ct' },
+  revenue: { count: 'm', reach: 'mt' },
 };

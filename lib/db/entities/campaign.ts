@@ -12,6 +12,7 @@
  * the two kinds of partition can never meet. A campaign written before the list existed has no
  * GSI2 keys until `lib/db/migrations/campaign-list-backfill.ts` gives it its `campaignListKeys`.
  */
+import { DEFAULT_CURRENCY } from '../../domain/field-rules.ts';
 import type { Campaign } from '../../domain/schemas.ts';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../domain/webhook-events.ts';
 import { GSI2 } from '../../table-definition.ts';
@@ -95,10 +96,29 @@ export interface CampaignItem
   /** The URL that has failed every attempt since `webhook_failing_since` (ISO); cleared by a success. */
   webhook_failing_url?: string;
   webhook_failing_since?: string;
+  /**
+   * Set by the campaign's first conversion, in its transaction (`lib/db/conversions.ts`): from then
+   * on a PATCH of `currency` is 409. Not projected into GSI2, so setting it writes no index copy.
+   */
+  currency_locked?: true;
 }
 
-/** A new campaign's item (it has no webhook yet), created at `now` (`created_at` is its second). */
-export function newCampaignItem(tenant: string, campaign: Campaign, now: Date): CampaignItem {
+/** The attribute the first conversion sets: `currency` may change only while it is absent. */
+export const CURRENCY_LOCK = 'currency_locked';
+
+/** A stored campaign's currency: a campaign stored before currencies existed counts in the default. */
+export const currencyOfItem = (item: StoredItem): string =>
+  typeof item.currency === 'string' ? item.currency : DEFAULT_CURRENCY;
+
+/**
+ * A new campaign's item (it has no webhook yet), created at `now` (`created_at` is its second); in
+ * the default currency unless it names one.
+ */
+export function newCampaignItem(
+  tenant: string,
+  campaign: Omit<Campaign, 'currency'> & { currency?: string },
+  now: Date,
+): CampaignItem {
   return {
     ...campaignKey(tenant, campaign.id),
     ...campaignListKeys(tenant, campaign.id, now.getTime()),
@@ -108,6 +128,7 @@ export function newCampaignItem(tenant: string, campaign: Campaign, now: Date): 
     created_at: campaign.created_at,
     url: campaign.url,
     name: campaign.name,
+    currency: campaign.currency ?? DEFAULT_CURRENCY,
   };
 }
 
@@ -128,6 +149,7 @@ export function campaignFromItem(item: StoredItem): Campaign {
       item.webhook_status === 'disabled'
         ? (field.nullableString(item, 'webhook_disabled_reason') ?? null)
         : null,
+    currency: currencyOfItem(item),
   };
 }
 
