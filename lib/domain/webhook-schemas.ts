@@ -24,9 +24,9 @@ export const WebhookDeliveriesQuery = Type.Object(
 export const EventIdPath = Type.Object({
   event_id: Type.String({
     pattern:
-      '^evt_[a-z_]{1,32}_[1-9][0-9]{0,15}(_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})?$',
+      '^(?:evt_[a-z_]{1,32}_[1-9][0-9]{0,15}(_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})?|evt_conversion_cv_[A-Za-z0-9_-]{40}|evt_refund_cv_[A-Za-z0-9_-]{40}_[1-9][0-9]{0,5})$',
     description:
-      'An event id, the webhook-id of its deliveries: evt_action_<action id>_<campaign id> (e.g. evt_action_5531_3f0c2a9e-4b1d-4c5e-9f00-0123456789ab; evt_action_<action id> for actions recorded before this form) or evt_referred_user_<referred user id>',
+      'An event id, the webhook-id of its deliveries: evt_action_<action id>_<campaign id> (e.g. evt_action_5531_3f0c2a9e-4b1d-4c5e-9f00-0123456789ab; evt_action_<action id> for actions recorded before this form), evt_referred_user_<referred user id>, evt_conversion_<conversion id> or evt_refund_<conversion id>_<refund number>',
   }),
 });
 

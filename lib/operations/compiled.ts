@@ -446,7 +446,7 @@ export const GetAnalyticsTop: CompiledOperationOf<typeof operations.GetAnalytics
   query: {
     validate: /* @__PURE__ */ validator(
       /* @__PURE__ */ (() => {
-        const local_0 = /^(referred_users|visits|unique_visits|actions)$/;
+        const local_0 = /^(referred_users|visits|unique_visits|actions|conversions|revenue)$/;
         const local_1 = /^(referrer|referral_link)$/;
         const local_2 = /^(?:[1-9][0-9]?|100)$/;
         return function check(value: any): boolean {
@@ -458,7 +458,7 @@ export const GetAnalyticsTop: CompiledOperationOf<typeof operations.GetAnalytics
           )
         }
       })(),
-      {"kind":"Object","type":"object","additionalProperties":true,"properties":{"metric":{"kind":"String","type":"string","pattern":"^(referred_users|visits|unique_visits|actions)$","description":"What to rank by (default `referred_users`)"},"by":{"kind":"String","type":"string","pattern":"^(referrer|referral_link)$","description":"Rank referrers (default) or referral links"},"limit":{"kind":"String","type":"string","pattern":"^(?:[1-9][0-9]?|100)$","description":"How many, 1–100 (default 10)"}}},
+      {"kind":"Object","type":"object","additionalProperties":true,"properties":{"metric":{"kind":"String","type":"string","pattern":"^(referred_users|visits|unique_visits|actions|conversions|revenue)$","description":"What to rank by (default `referred_users`)"},"by":{"kind":"String","type":"string","pattern":"^(referrer|referral_link)$","description":"Rank referrers (default) or referral links"},"limit":{"kind":"String","type":"string","pattern":"^(?:[1-9][0-9]?|100)$","description":"How many, 1–100 (default 10)"}}},
     ),
     required: [],
   },
@@ -564,7 +564,7 @@ export const RedeliverEvent: CompiledOperationOf<typeof operations.RedeliverEven
   path: {
     validate: /* @__PURE__ */ validator(
       /* @__PURE__ */ (() => {
-        const local_0 = /^evt_[a-z_]{1,32}_[1-9][0-9]{0,15}(_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})?$/;
+        const local_0 = /^(?:evt_[a-z_]{1,32}_[1-9][0-9]{0,15}(_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})?|evt_conversion_cv_[A-Za-z0-9_-]{40}|evt_refund_cv_[A-Za-z0-9_-]{40}_[1-9][0-9]{0,5})$/;
         return function check(value: any): boolean {
           return (
             (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
@@ -573,7 +573,7 @@ export const RedeliverEvent: CompiledOperationOf<typeof operations.RedeliverEven
           )
         }
       })(),
-      {"kind":"Object","type":"object","required":["event_id"],"properties":{"event_id":{"kind":"String","type":"string","pattern":"^evt_[a-z_]{1,32}_[1-9][0-9]{0,15}(_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})?$","description":"An event id, the webhook-id of its deliveries: evt_action_<action id>_<campaign id> (e.g. evt_action_5531_3f0c2a9e-4b1d-4c5e-9f00-0123456789ab; evt_action_<action id> for actions recorded before this form) or evt_referred_user_<referred user id>"}}},
+      {"kind":"Object","type":"object","required":["event_id"],"properties":{"event_id":{"kind":"String","type":"string","pattern":"^(?:evt_[a-z_]{1,32}_[1-9][0-9]{0,15}(_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})?|evt_conversion_cv_[A-Za-z0-9_-]{40}|evt_refund_cv_[A-Za-z0-9_-]{40}_[1-9][0-9]{0,5})$","description":"An event id, the webhook-id of its deliveries: evt_action_<action id>_<campaign id> (e.g. evt_action_5531_3f0c2a9e-4b1d-4c5e-9f00-0123456789ab; evt_action_<action id> for actions recorded before this form), evt_referred_user_<referred user id>, evt_conversion_<conversion id> or evt_refund_<conversion id>_<refund number>"}}},
     ),
   },
 };

@@ -219,25 +219,29 @@ const dayMetrics = (
   users: number,
   purchases: number,
   shares: number,
+  sales = 0,
+  revenue = 0,
 ) => ({
   visits,
   unique_visits: unique,
   bot_visits: bots,
   referred_users: users,
   actions: purchases + shares,
+  conversions: sales,
+  revenue,
   actions_by_type: { ...(purchases ? { purchase: purchases } : {}), ...(shares ? { share: shares } : {}) },
 });
 const analyticsDays = [
   { start: '2026-11-20_00-00-00', ...dayMetrics(41, 33, 6, 4, 1, 2) },
   { start: '2026-11-21_00-00-00', ...dayMetrics(0, 0, 0, 0, 0, 0) },
-  { start: '2026-11-22_00-00-00', ...dayMetrics(58, 47, 9, 7, 3, 0) },
+  { start: '2026-11-22_00-00-00', ...dayMetrics(58, 47, 9, 7, 3, 0, 2, 7480) },
 ];
 const analyticsSeries = {
   campaign_id: campaignId,
   granularity: 'day' as const,
   from: '2026-11-20_00-00-00',
   to: '2026-11-22_23-59-59',
-  totals: dayMetrics(99, 80, 15, 11, 4, 2),
+  totals: dayMetrics(99, 80, 15, 11, 4, 2, 2, 7480),
   series: analyticsDays,
 } satisfies Static<typeof AnalyticsSeries>;
 

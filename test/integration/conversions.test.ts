@@ -4,6 +4,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Conversion } from '../../lib/domain/conversion-schemas.ts';
+import { eventually } from '../../tools/wait.ts';
 import { api, TENANT_B } from '../support/api.ts';
 import { expectError, expectShape, expectValidation } from '../support/assertions.ts';
 import {
@@ -330,5 +331,97 @@ describe('GET /api/v1/conversions/{campaign_id}', () => {
       404,
       'campaign_not_found',
     );
+  });
+});
+
+describe('events and analytics', () => {
+  it('a sale and a refund are in the events feed, and webhooks subscribe to them', async () => {
+    const c = await createCampaign({ name: 'feed' });
+    const patched = await api('PATCH', `/api/v1/campaign?id=${c.id}`, {
+      body: { webhook_events: ['conversion.created', 'conversion.refunded'] },
+    });
+    expect(patched.status, patched.text).toBe(200);
+    expect(patched.body.webhook_events).toEqual(['conversion.created', 'conversion.refunded']);
+    const l = await createLink(c.id, { referrer_id: 'feed-ref' });
+    await createReferredUser(l.referral_code, 'feed-buyer');
+    const sale = await convert({ campaign_id: c.id, referred_user_id: 'feed-buyer', amount: 800 });
+    const back = await refund(sale.body.id, { amount: 200 });
+    const events = await eventually(
+      'conversion events in the feed',
+      async () => {
+        const res = await api<Array<{ id: string; type: string; data: ConversionBody }>>(
+          'GET',
+          `/api/v1/events/${c.id}`,
+        );
+        return res.body.length >= 3 ? res.body : undefined;
+      },
+      15_000,
+    );
+    expect(events.map((e) => e.type)).toEqual([
+      'referred_user.created',
+      'conversion.created',
+      'conversion.refunded',
+    ]);
+    expect(events[1]!.data).toEqual(sale.body);
+    expect(events[2]!.data).toEqual(back.body);
+    // An event is redelivered by its id, as any other.
+    const again = await api('POST', `/api/v1/events/${events[2]!.id}/redeliver`);
+    expect(again.status, again.text).toBe(202);
+  });
+
+  it('conversions and net revenue in series, totals and the rankings', async () => {
+    const c = await createCampaign({ name: 'revenue' });
+    const big = await createLink(c.id, { referrer_id: 'big-seller' });
+    const small = await createLink(c.id, { referrer_id: 'small-seller' });
+    await createReferredUser(big.referral_code, 'b1');
+    await createReferredUser(small.referral_code, 's1');
+    const first = await convert({ campaign_id: c.id, referred_user_id: 'b1', amount: 5000 });
+    await convert({ campaign_id: c.id, referred_user_id: 's1', amount: 3000 });
+    await convert({ campaign_id: c.id, referred_user_id: 's1', amount: 1000 });
+    // A refund drops the first seller below the second.
+    expect((await refund(first.body.id, { amount: 2000 })).status).toBe(200);
+    const series = await eventually(
+      'revenue in the series',
+      async () => {
+        const res = await api('GET', `/api/v1/analytics/${c.id}?granularity=hour`);
+        return res.body.totals.revenue === 7000 ? res.body : undefined;
+      },
+      15_000,
+    );
+    expect(series.totals.conversions).toBe(3);
+    const byReferrer = await eventually(
+      'revenue of one referrer',
+      async () => {
+        const res = await api('GET', `/api/v1/analytics/${c.id}?referrer_id=big-seller`);
+        return res.body.totals.revenue === 3000 ? res.body : undefined;
+      },
+      20_000,
+    );
+    expect(byReferrer.totals.conversions).toBe(1);
+    const top = await eventually(
+      'the revenue ranking',
+      async () => {
+        const res = await api('GET', `/api/v1/analytics/${c.id}/top?metric=revenue`);
+        expect(res.status, res.text).toBe(200);
+        return res.body.length === 2 && res.body[1].value === 3000 ? res.body : undefined;
+      },
+      20_000,
+    );
+    expect(top).toEqual([
+      { rank: 1, referrer_id: 'small-seller', value: 4000 },
+      { rank: 2, referrer_id: 'big-seller', value: 3000 },
+    ]);
+    const links = await eventually(
+      'the links by conversions',
+      async () => {
+        const res = await api('GET', `/api/v1/analytics/${c.id}/top?metric=conversions&by=referral_link`);
+        return res.body.length === 2 ? res.body : undefined;
+      },
+      20_000,
+    );
+    expect(links.map((r: { referral_code: string; value: number }) => [r.referral_code, r.value])).toEqual([
+      [small.referral_code, 2],
+      [big.referral_code, 1],
+    ]);
   });
 });

@@ -37,8 +37,20 @@ import { campaignPartition } from './campaign.ts';
 import { decoder, type StoredItem } from './decode.ts';
 
 export type Granularity = 'hour' | 'day';
-/** Series attributes: visits, unique visits, bot visits, referred users, actions (non-visit). */
-export const SERIES_METRICS = ['visits', 'unique_visits', 'bot_visits', 'referred_users', 'actions'] as const;
+/**
+ * Series attributes: visits, unique visits, bot visits, referred users, actions (non-visit),
+ * conversions and revenue (minor units, net: a refund subtracts in the hour it happens, so an
+ * hour's revenue can be below zero).
+ */
+export const SERIES_METRICS = [
+  'visits',
+  'unique_visits',
+  'bot_visits',
+  'referred_users',
+  'actions',
+  'conversions',
+  'revenue',
+] as const;
 export type SeriesMetric = (typeof SERIES_METRICS)[number];
 /** A metric's letter in a series item's attribute names (`<hour><letter>`). */
 const METRIC_LETTER: Record<SeriesMetric, string> = {
@@ -47,6 +59,8 @@ const METRIC_LETTER: Record<SeriesMetric, string> = {
   bot_visits: 'b',
   referred_users: 'r',
   actions: 'a',
+  conversions: 'c',
+  revenue: 'm',
 };
 const LETTER_METRIC = new Map(Object.entries(METRIC_LETTER).map(([m, l]) => [l, m as SeriesMetric]));
 /** Actions by type are attributes of their own, `<hour>t:<action type>` (types are any 1–64 chars). */
@@ -387,6 +401,8 @@ export interface SeriesPoint {
   bot_visits: number;
   referred_users: number;
   actions: number;
+  conversions: number;
+  revenue: number;
   actions_by_type: Record<string, number>;
 }
 
@@ -420,6 +436,8 @@ export const zeroCounts = (): Omit<SeriesPoint, 'bucket'> => ({
   bot_visits: 0,
   referred_users: 0,
   actions: 0,
+  conversions: 0,
+  revenue: 0,
   actions_by_type: {},
 });
 
