@@ -14,6 +14,7 @@ const campaign = {
   webhook_events: ['action.created', 'referred_user.created'],
   webhook_status: 'enabled',
   webhook_disabled_reason: null,
+  currency: 'USD',
 };
 const link = {
   id: 7,
@@ -24,6 +25,8 @@ const link = {
   referral_link: 'https://example.com?rfa=ABC623KC',
   total_clicks: 0,
   total_referrals: 0,
+  total_conversions: 0,
+  total_revenue: 0,
 };
 
 const response = (overrides: Partial<ObservedResponse> & { body?: unknown }): ObservedResponse => {
