@@ -422,9 +422,10 @@ const rows: readonly RowInput[] = [
     // The referred user and the campaign (BatchGetItem), the link (GetItem), an id block now and
     // then (UpdateItem), then one transaction: the record's, its pointers' and its external id's
     // Puts, the link's Update and the campaign's ConditionCheck (its Update for the first one, which
-    // locks the currency), with a key the answer's Put; a replay reads it (GetItem).
+    // locks the currency), with a key the answer's Put; a replay reads it (GetItem) after its
+    // transaction failed on the key, hence 4.
     dynamo: ['BatchGetItem', 'GetItem', 'PutItem', 'UpdateItem', 'ConditionCheckItem'],
-    dynamoCalls: 3,
+    dynamoCalls: 4,
     throttle: 'api',
     summary: 'Record a conversion (a sale) of a referred user',
   },
@@ -436,9 +437,10 @@ const rows: readonly RowInput[] = [
     auth: true,
     // The conversion and its campaign (BatchGetItem), its link (GetItem), then one transaction: the
     // conversion's compare-and-set Update, the refund's Put, the link's Update and the campaign's
-    // ConditionCheck (and the answer's Put). A refund that lost a race to another reads again.
+    // ConditionCheck (and the answer's Put); a replay reads it (GetItem), hence 4. A refund that
+    // lost a race to another reads again (not counted: the budget is of one uncontended request).
     dynamo: ['BatchGetItem', 'GetItem', 'PutItem', 'UpdateItem', 'ConditionCheckItem'],
-    dynamoCalls: 3,
+    dynamoCalls: 4,
     throttle: 'api',
     summary: 'Refund part or all of a conversion',
   },
