@@ -319,9 +319,18 @@ describe('GET /api/v1/conversions/{campaign_id}', () => {
 
   it('a deleted campaign: its conversions are gone at once, refunds 404', async () => {
     const c = await createCampaign({ name: 'doomed' });
-    const l = await createLink(c.id);
+    const l = await createLink(c.id, { referrer_id: 'doomed-ref' });
     await createReferredUser(l.referral_code, 'doomed-buyer');
-    const sale = await convert({ campaign_id: c.id, referred_user_id: 'doomed-buyer', amount: 50 });
+    const sale = await convert({
+      campaign_id: c.id,
+      referred_user_id: 'doomed-buyer',
+      amount: 50,
+      external_id: 'doomed-order',
+    });
+    expect((await refund(sale.body.id, { amount: 10 })).status).toBe(200);
+    expect((await campaignItems('tenant-a', c.id, 'CV')).map((i) => String(i.SK).slice(0, 4)).sort()).toEqual(
+      ['CV#0', 'CVF#', 'CVR#', 'CVU#', 'CVX#'],
+    );
     expect((await api('DELETE', `/api/v1/campaign?id=${c.id}`)).status).toBe(204);
     expectError(await refund(sale.body.id), 404, 'conversion_not_found');
     expectError(await api('GET', `/api/v1/conversion?id=${sale.body.id}`), 404, 'conversion_not_found');
@@ -330,6 +339,13 @@ describe('GET /api/v1/conversions/{campaign_id}', () => {
       await convert({ campaign_id: c.id, referred_user_id: 'doomed-buyer', amount: 50 }),
       404,
       'campaign_not_found',
+    );
+    // The purge takes every conversion item (records, pointers, external ids, refunds) with the
+    // partition, and the lookup items of their events with the feed.
+    await eventually(
+      'the purge of the conversion items',
+      async () => ((await campaignItems('tenant-a', c.id, 'CV')).length === 0 ? true : undefined),
+      30_000,
     );
   });
 });
