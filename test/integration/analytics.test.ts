@@ -25,6 +25,8 @@ interface Metrics {
   bot_visits: number;
   referred_users: number;
   actions: number;
+  conversions: number;
+  revenue: number;
   actions_by_type: Record<string, number>;
 }
 interface Series {
