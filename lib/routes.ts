@@ -432,6 +432,63 @@ const rows: readonly RowInput[] = [
     summary: "Replace the campaign's webhook signing secret",
   },
   {
+    name: 'CreateConversion',
+    method: 'POST',
+    path: '/api/v1/conversion',
+    handler: 'http/post-conversion',
+    auth: true,
+    // The referred user and the campaign (BatchGetItem), the link (GetItem), an id block now and
+    // then (UpdateItem), then one transaction: the record's, its pointers' and its external id's
+    // Puts, the link's Update and the campaign's ConditionCheck (its Update for the first one, which
+    // locks the currency), with a key the answer's Put; a replay reads it (GetItem) after its
+    // transaction failed on the key, hence 4.
+    dynamo: ['BatchGetItem', 'GetItem', 'PutItem', 'UpdateItem', 'ConditionCheckItem'],
+    dynamoCalls: 4,
+    throttle: 'api',
+    summary: 'Record a conversion (a sale) of a referred user',
+  },
+  {
+    name: 'RefundConversion',
+    method: 'POST',
+    path: '/api/v1/conversion/{id}/refund',
+    handler: 'http/post-conversion-refund',
+    auth: true,
+    // The conversion and its campaign (BatchGetItem), its link (GetItem), then one transaction: the
+    // conversion's compare-and-set Update, the refund's Put, the link's Update and the campaign's
+    // ConditionCheck (and the answer's Put); a replay reads it (GetItem), hence 4. A refund that
+    // lost a race to another reads again (not counted: the budget is of one uncontended request).
+    dynamo: ['BatchGetItem', 'GetItem', 'PutItem', 'UpdateItem', 'ConditionCheckItem'],
+    dynamoCalls: 4,
+    throttle: 'api',
+    summary: 'Refund part or all of a conversion',
+  },
+  {
+    name: 'GetConversion',
+    method: 'GET',
+    path: '/api/v1/conversion',
+    handler: 'http/get-conversion',
+    auth: true,
+    // The conversion and its campaign (BatchGetItem: its id names both keys), then its link (GetItem).
+    dynamo: ['BatchGetItem', 'GetItem'],
+    dynamoCalls: 2,
+    throttle: 'api',
+    summary: 'Fetch a conversion',
+  },
+  {
+    name: 'ListConversions',
+    method: 'GET',
+    path: '/api/v1/conversions/{campaign_id}',
+    handler: 'http/list-conversions',
+    auth: true,
+    // One Query of the campaign's partition (its records, or a filter's pointers) beside the
+    // campaign's existence (GetItem), then the page's links, and a filtered page's records, in one
+    // BatchGetItem per 100 keys. No index.
+    dynamo: ['GetItem', 'Query', 'BatchGetItem'],
+    dynamoCalls: 3,
+    throttle: 'api',
+    summary: "List a campaign's conversions, newest first",
+  },
+  {
     name: 'Health',
     method: 'GET',
     path: '/health',

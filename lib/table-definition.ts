@@ -26,12 +26,17 @@ export const LINK_INDEX_ATTRIBUTES = [
 ] as const;
 
 /** A link's counters: on its item only, never in an index (see `LINK_INDEX_ATTRIBUTES`). */
-export const LINK_COUNTER_ATTRIBUTES = ['total_clicks', 'total_referrals'] as const;
+export const LINK_COUNTER_ATTRIBUTES = [
+  'total_clicks',
+  'total_referrals',
+  'total_conversions',
+  'total_revenue',
+] as const;
 
 /**
  * The campaign attributes GSI2 also projects, for the tenant's campaign list
- * (`lib/db/entities/campaign.ts`): with the links' `id` and `created_at`, everything the API's
- * campaign object needs (`campaignFromItem`), so a page is one Query with no read of the items.
+ * (`lib/db/entities/campaign.ts`): with the links' `id` and `created_at`, the API's campaign object
+ * as first deployed (`campaignFromItem`; what it gained since is `CAMPAIGN_ITEM_ATTRIBUTES`).
  * The delivery state a campaign item also holds (slow lane, failing since, previous secret) is not
  * copied: the delivery writes it often, and an update that changes no projected attribute costs
  * no index write.
@@ -52,7 +57,7 @@ export const CAMPAIGN_LIST_ATTRIBUTES = [
  * refuses), so the projections above are frozen (`test/unit/index-projections.test.ts`) and the
  * campaign list reads these from the items: one BatchGetItem per 100 campaigns of a page.
  */
-export const CAMPAIGN_ITEM_ATTRIBUTES = ['click_ids', 'attribution_window_days'] as const;
+export const CAMPAIGN_ITEM_ATTRIBUTES = ['click_ids', 'attribution_window_days', 'currency'] as const;
 
 /** What the api-key CLI lists through GSI1 (`lib/db/api-keys.ts`); `tenant`, `created_at` come with the links'. */
 const API_KEY_INDEX_ATTRIBUTES = ['key_hash', 'revoked_at'] as const;

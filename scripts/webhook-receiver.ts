@@ -27,13 +27,26 @@ interface WebhookBody {
   data: {
     action_type?: string;
     referred_user_id?: string;
-    referral_link?: { referral_code?: string; total_clicks?: number; total_referrals?: number };
+    amount?: number;
+    refunded_amount?: number;
+    currency?: string;
+    referral_link?: {
+      referral_code?: string;
+      total_clicks?: number;
+      total_referrals?: number;
+      total_conversions?: number;
+      total_revenue?: number;
+    };
   };
 }
 
 /** What happened, on which link, and the link's counters as the event carries them. */
-function summary({ data }: WebhookBody): string {
+function summary({ type, data }: WebhookBody): string {
   const link = data.referral_link;
+  if (type.startsWith('conversion.')) {
+    const refunded = data.refunded_amount ? `, ${data.refunded_amount} refunded` : '';
+    return `conversion of ${data.amount} ${data.currency}${refunded} on ${link?.referral_code} (total_conversions ${link?.total_conversions}, total_revenue ${link?.total_revenue})`;
+  }
   const what =
     data.action_type !== undefined
       ? `action "${data.action_type}"`

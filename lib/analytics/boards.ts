@@ -15,6 +15,7 @@ import { readBoard as readStoredBoard, writeBoard } from '../db/counting.ts';
 import {
   type BoardEntry,
   boardKey,
+  FALLING_TOP_METRICS,
   LINK_TOTALS,
   mergedEntries,
   REFERRER_TOTALS,
@@ -64,7 +65,8 @@ export async function mergeBoards(candidates: BoardCandidates): Promise<void> {
   const { tenant, campaignId } = candidates;
   const offered = new Map<string, BoardEntry[]>();
   const offer = (by: TopBy, metric: TopMetric, entry: BoardEntry) => {
-    if (entry.value <= 0) return;
+    // A falling ranking is offered its zeros too: they take the entity off the board.
+    if (entry.value <= 0 && !FALLING_TOP_METRICS.has(metric)) return;
     const id = `${by}#${metric}`;
     const list = offered.get(id);
     if (list) list.push(entry);
@@ -105,18 +107,22 @@ export async function mergeBoards(candidates: BoardCandidates): Promise<void> {
   await allSettledOrThrow(
     [...offered].map(([id, entries]) => {
       const [by, metric] = id.split('#') as [TopBy, TopMetric];
-      return mergeInto(boardKey(tenant, campaignId, by, metric), entries);
+      return mergeInto(boardKey(tenant, campaignId, by, metric), entries, FALLING_TOP_METRICS.has(metric));
     }),
   );
 }
 
 const MAX_CONFLICTS = 10;
 
-async function mergeInto(key: { PK: string; SK: string }, entries: readonly BoardEntry[]): Promise<void> {
+async function mergeInto(
+  key: { PK: string; SK: string },
+  entries: readonly BoardEntry[],
+  replace: boolean,
+): Promise<void> {
   const id = keyString(key);
   let board = cached.get(id) ?? (await readBoard(key));
   for (let attempt = 0; ; attempt++) {
-    const merged = mergedEntries(board.entries, entries);
+    const merged = mergedEntries(board.entries, entries, replace);
     if (sameEntries(merged, board.entries)) return;
     if (await writeBoard(key, board.version, merged)) {
       remember(id, { version: board.version + 1, entries: merged });

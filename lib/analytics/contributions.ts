@@ -14,13 +14,17 @@ export interface Contribution {
   campaignId: string;
   atMs: number;
   link: { id: number; code: string; url: string | null; referrerId: string | null };
-  kind: 'visit' | 'bot_visit' | 'action' | 'referred_user';
+  kind: 'visit' | 'bot_visit' | 'action' | 'referred_user' | 'conversion' | 'refund';
+  /** Minor units: a conversion's amount, or what a refund gave back. */
+  amount?: number;
   unique: boolean;
   /** The action type of an action. */
   actionType?: string;
   /** A visit recorded by `/r/{code}`: its click is not on the link yet (API writes count their own). */
   countsClick: boolean;
 }
+
+const isAmount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -88,6 +92,15 @@ export function contributionOf(record: StreamRecordLike): Contribution | undefin
   const base = { sequence, tenant, campaignId, atMs, link };
   if (item.event_type === 'referred_user.created') {
     return { ...base, kind: 'referred_user', unique: false, countsClick: false };
+  }
+  if (item.event_type === 'conversion.created') {
+    if (!isAmount(data.amount)) return undefined;
+    return { ...base, kind: 'conversion', unique: false, countsClick: false, amount: data.amount };
+  }
+  if (item.event_type === 'conversion.refunded') {
+    // The refund's own amount is on its item: the event's data is the conversion after it.
+    if (!isAmount(item.refund_amount)) return undefined;
+    return { ...base, kind: 'refund', unique: false, countsClick: false, amount: item.refund_amount };
   }
   if (item.event_type !== 'action.created' || typeof data.action_type !== 'string') return undefined;
   const visit = item[VISIT_MARK];

@@ -47,7 +47,17 @@ function seriesMetricsOf(c: Counted): SeriesMetric[] {
       return ['referred_users'];
     case 'action':
       return ['actions'];
+    case 'conversion':
+      return ['conversions', 'revenue'];
+    case 'refund':
+      return ['revenue'];
   }
+}
+
+/** What an interaction adds to `metric`: one, or (revenue) its amount, below zero for a refund. */
+function amountOf(c: Counted, metric: SeriesMetric | TopMetric): number {
+  if (metric !== 'revenue') return 1;
+  return c.kind === 'refund' ? -(c.amount ?? 0) : (c.amount ?? 0);
 }
 
 /** The rankings an interaction raises (bot visits rank nowhere). */
@@ -59,6 +69,10 @@ export function topMetricsOf(c: Counted): TopMetric[] {
       return ['referred_users'];
     case 'action':
       return ['actions'];
+    case 'conversion':
+      return ['conversions', 'revenue'];
+    case 'refund':
+      return ['revenue'];
     case 'bot_visit':
       return [];
   }
@@ -73,8 +87,8 @@ function seriesPart(c: Counted, withMetrics: boolean, withTypes: boolean): Count
   const hour = hourOf(c);
   if (withMetrics)
     for (const metric of seriesMetricsOf(c)) {
-      adds[seriesAttribute(hour, metric)] = 1;
-      adds[dayTotalAttribute(metric)] = 1;
+      adds[seriesAttribute(hour, metric)] = amountOf(c, metric);
+      adds[dayTotalAttribute(metric)] = amountOf(c, metric);
     }
   const part: CountedPart = { seq: String(c.sequence), adds };
   if (withTypes && c.kind === 'action' && c.typeName !== undefined) {
@@ -168,7 +182,7 @@ export function windowItems(c: Counted): WindowItem[] {
     const adds: Record<string, number> = {};
     const latest: Record<string, number> = {};
     for (const metric of metrics) {
-      adds[REFERRER_TOTALS[metric].count] = 1;
+      adds[REFERRER_TOTALS[metric].count] = amountOf(c, metric);
       latest[REFERRER_TOTALS[metric].reach] = c.atMs;
     }
     out.push({

@@ -16,6 +16,8 @@ function add(into: Metrics, point: SeriesPoint): void {
   into.bot_visits += point.bot_visits;
   into.referred_users += point.referred_users;
   into.actions += point.actions;
+  into.conversions += point.conversions;
+  into.revenue += point.revenue;
   for (const [type, n] of Object.entries(point.actions_by_type)) {
     addTypeCount(into.actions_by_type, type, n);
   }

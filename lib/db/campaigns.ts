@@ -2,7 +2,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { CampaignChanges, CampaignCreateInput } from '../domain/campaign-rules.ts';
+import { type CampaignChanges, type CampaignCreateInput, currencyLocked } from '../domain/campaign-rules.ts';
 import { DEFAULT_ATTRIBUTION_WINDOW_DAYS } from '../domain/click-ids.ts';
 import { ApiError, campaignNotFound } from '../domain/errors.ts';
 import type { IdempotentRequest } from '../domain/idempotency.ts';
@@ -15,6 +15,7 @@ import {
   CAMPAIGN_ORDER,
   CLICK_SETTINGS_ATTRIBUTES,
   type ClickSettings,
+  CURRENCY_LOCK,
   campaignFromItem,
   campaignIdOfOrder,
   campaignKey,
@@ -58,6 +59,7 @@ export async function createCampaign(
     webhook_disabled_reason: null,
     click_ids: input.click_ids ?? false,
     attribution_window_days: input.attribution_window_days ?? DEFAULT_ATTRIBUTION_WINDOW_DAYS,
+    currency: input.currency,
   };
   const item = newCampaignItem(tenant, campaign, now);
   const put = { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(PK)' };
@@ -114,6 +116,17 @@ export async function updateCampaign(
     sets.push('webhook_events = :webhook_events');
     values[':webhook_events'] = changes.webhook_events;
   }
+  let condition = 'attribute_exists(PK)';
+  if (changes.currency !== undefined) {
+    sets.push('#currency = :currency');
+    names['#currency'] = 'currency';
+    names['#locked'] = CURRENCY_LOCK;
+    values[':currency'] = changes.currency;
+    // The first conversion locks the currency in its own transaction (`lib/db/conversions.ts`), so
+    // this condition and that transaction never both pass with different currencies. Naming the
+    // currency the campaign already has is no change, and allowed.
+    condition += ' AND (attribute_not_exists(#locked) OR #currency = :currency)';
+  }
   if (changes.webhook_status === 'enabled') {
     // Re-enabled: the failure clock starts again with the next failed attempt.
     removes.push('webhook_status', 'webhook_disabled_reason', 'webhook_failing_url', 'webhook_failing_since');
@@ -137,15 +150,19 @@ export async function updateCampaign(
         TableName: tableName,
         Key: campaignKey(tenant, id),
         UpdateExpression: update,
-        ConditionExpression: 'attribute_exists(PK)',
+        ConditionExpression: condition,
         ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
         ExpressionAttributeValues: Object.keys(values).length ? values : undefined,
         ReturnValues: 'ALL_NEW',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
     return campaignFromItem(Attributes ?? {});
   } catch (err) {
-    if (err instanceof ConditionalCheckFailedException) throw campaignNotFound(id);
+    if (err instanceof ConditionalCheckFailedException) {
+      if (err.Item) throw currencyLocked();
+      throw campaignNotFound(id);
+    }
     throw err;
   }
 }

@@ -94,8 +94,9 @@ async function sumInParallel<T>(
 
 /**
  * Remove what a deleted campaign left: its links (found through the campaign's GSI2 list), each
- * replaced by its code's reservation for the tenant (`reserveCodeOf`), and its referred users and
- * actions (its own partition, whose keys no other campaign can reuse, so plain batch deletes).
+ * replaced by its code's reservation for the tenant (`reserveCodeOf`), and its referred users,
+ * actions, conversions (with their pointers, external ids and refunds) and the lookup items of
+ * their events (its own partition, whose keys no other campaign can reuse, so plain batch deletes).
  * Works in pages until `deadline` (epoch ms) and reports whether it ran out of items, and how many
  * items it deleted or replaced. Refuses to touch a campaign that still exists, so a stray or
  * replayed message can do no harm. Every step is idempotent: a repeated pass is safe.

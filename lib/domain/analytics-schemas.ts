@@ -45,6 +45,11 @@ export const Metrics = Type.Object(
     bot_visits: { ...Count, description: 'Visits by bots and HEAD requests, never in total_clicks' },
     referred_users: { ...Count, description: 'Referred users (signups) created' },
     actions: { ...Count, description: 'Actions of every type other than `visit`' },
+    conversions: { ...Count, description: 'Conversions (sales) recorded' },
+    revenue: Type.Integer({
+      description:
+        "Their amounts net of refunds, in the minor unit of the campaign's currency: a refund subtracts in the hour or day it happens (not the sale's), so a point can be negative.",
+    }),
     actions_by_type: Type.Record(Type.String(), Count, { description: 'Actions per action type' }),
   },
   { additionalProperties: false },
@@ -74,7 +79,7 @@ export const TopQuery = Type.Object(
   {
     metric: Type.Optional(
       Type.String({
-        pattern: '^(referred_users|visits|unique_visits|actions)$',
+        pattern: '^(referred_users|visits|unique_visits|actions|conversions|revenue)$',
         description: 'What to rank by (default `referred_users`)',
         default: 'referred_users',
       }),

@@ -1,4 +1,5 @@
 import { ApiError, validationError } from './errors.ts';
+import { DEFAULT_CURRENCY } from './field-rules.ts';
 import type { CreateCampaignBody, UpdateCampaignBody } from './schemas.ts';
 import { checkHttpUrl, normalizeCampaignUrl } from './url.ts';
 import type { WebhookEventType } from './webhook-events.ts';
@@ -10,6 +11,7 @@ import type { WebhookEventType } from './webhook-events.ts';
 export interface CampaignCreateInput {
   url: string;
   name: string;
+  currency: string;
   click_ids?: boolean;
   attribution_window_days?: number;
 }
@@ -20,12 +22,16 @@ export function campaignCreateInput(body: CreateCampaignBody): CampaignCreateInp
   return {
     url: url.url,
     name: body.name.trim(),
+    currency: body.currency ?? DEFAULT_CURRENCY,
     ...(body.click_ids !== undefined ? { click_ids: body.click_ids } : {}),
     ...(body.attribution_window_days !== undefined
       ? { attribution_window_days: body.attribution_window_days }
       : {}),
   };
 }
+
+export const currencyLocked = () =>
+  new ApiError('currency_locked', 'The currency of a campaign cannot change once it has a conversion.');
 
 export interface WebhookUrlPolicy {
   /** Local stack only: allow `http` and private addresses. */
@@ -46,6 +52,7 @@ export interface CampaignChanges {
   webhook_status?: 'enabled' | 'disabled';
   click_ids?: boolean;
   attribution_window_days?: number;
+  currency?: string;
 }
 
 export function campaignUpdateInput(body: UpdateCampaignBody, policy: WebhookUrlPolicy): CampaignChanges {
@@ -66,6 +73,7 @@ export function campaignUpdateInput(body: UpdateCampaignBody, policy: WebhookUrl
   if (body.name !== undefined) out.name = body.name.trim();
   if (body.click_ids !== undefined) out.click_ids = body.click_ids;
   if (body.attribution_window_days !== undefined) out.attribution_window_days = body.attribution_window_days;
+  if (body.currency !== undefined) out.currency = body.currency;
   if (body.webhook_url === null) out.webhook_url = null;
   else if (body.webhook_url !== undefined) {
     const check = checkWebhookUrl(body.webhook_url, policy);

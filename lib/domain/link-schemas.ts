@@ -123,6 +123,14 @@ export const ReferralLink = Type.Object(
     }),
     total_clicks: Type.Integer({ minimum: 0 }),
     total_referrals: Type.Integer({ minimum: 0 }),
+    total_conversions: Type.Integer({
+      minimum: 0,
+      description: 'Conversions (sales) of its referred users.',
+    }),
+    total_revenue: Type.Integer({
+      minimum: 0,
+      description: "Their amounts net of refunds, in the minor unit of the campaign's currency.",
+    }),
   },
   { additionalProperties: false },
 );

@@ -5,6 +5,7 @@
  */
 import { type Static, Type } from '@sinclair/typebox';
 import { DEFAULT_ATTRIBUTION_WINDOW_DAYS, MAX_ATTRIBUTION_WINDOW_DAYS } from './click-ids.ts';
+import { CURRENCY_PATTERN } from './currencies.ts';
 import { Text } from './schema-kinds.ts';
 import { MAX_URL_LENGTH } from './url.ts';
 
@@ -20,10 +21,19 @@ export const Timestamp = Type.String({
 
 export const MAX_NAME_LENGTH = 256;
 
+/** An ISO 4217 code as the API takes it: upper case, one of the list (`currencies.ts`). */
+export const currencyField = (more = '') =>
+  Type.String({
+    pattern: CURRENCY_PATTERN,
+    description: `An ISO 4217 currency code in upper case, e.g. \`USD\`, \`EUR\`, \`JPY\`.${more}`,
+    examples: ['USD', 'EUR'],
+  });
+
 /** A subscribable event type (a pattern rather than literals: the validators describe patterns). */
 export const WebhookEventTypeField = Type.String({
-  pattern: '^(action\\.created|referred_user\\.created)$',
-  description: 'An event type: action.created or referred_user.created',
+  pattern: '^(action\\.created|referred_user\\.created|conversion\\.created|conversion\\.refunded)$',
+  description:
+    'An event type: action.created, referred_user.created, conversion.created or conversion.refunded',
 });
 
 const CampaignName = Text({
@@ -56,6 +66,9 @@ export const CreateCampaignBody = Type.Object(
     name: CampaignName,
     click_ids: Type.Optional(ClickIds),
     attribution_window_days: Type.Optional(AttributionWindowDays),
+    currency: Type.Optional(
+      currencyField(' Amounts of its conversions are in its minor unit. `USD` when omitted.'),
+    ),
   },
   { additionalProperties: false },
 );
@@ -93,6 +106,9 @@ export const UpdateCampaignBody = Type.Object(
     ),
     click_ids: Type.Optional(ClickIds),
     attribution_window_days: Type.Optional(AttributionWindowDays),
+    currency: Type.Optional(
+      currencyField(" Only until the campaign's first conversion (then 409 `currency_locked`)."),
+    ),
     url: Type.Optional(
       Type.Unknown({ description: 'Not allowed: a campaign URL is immutable (400 url_immutable)' }),
     ),
@@ -115,7 +131,12 @@ export const Campaign = Type.Object(
       Type.Null(),
     ]),
     webhook_events: Type.Array(
-      Type.Union([Type.Literal('action.created'), Type.Literal('referred_user.created')]),
+      Type.Union([
+        Type.Literal('action.created'),
+        Type.Literal('referred_user.created'),
+        Type.Literal('conversion.created'),
+        Type.Literal('conversion.refunded'),
+      ]),
       {
         description: 'The event types sent to `webhook_url` (all by default).',
       },
@@ -129,6 +150,11 @@ export const Campaign = Type.Object(
     }),
     click_ids: ClickIds,
     attribution_window_days: AttributionWindowDays,
+    currency: Type.String({
+      pattern: '^[A-Z]{3}$',
+      description:
+        "The ISO 4217 code of the campaign's conversions (`USD` unless set); fixed from its first conversion on.",
+    }),
   },
   { additionalProperties: false },
 );

@@ -11,10 +11,22 @@
  */
 import { stringifyJson } from './json.ts';
 
-export type WebhookEventType = 'action.created' | 'referred_user.created';
+export type WebhookEventType =
+  | 'action.created'
+  | 'referred_user.created'
+  | 'conversion.created'
+  | 'conversion.refunded';
 
 /** The event types a campaign can subscribe to (`webhook_events`), in the order the API lists them. */
-export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = ['action.created', 'referred_user.created'];
+export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = [
+  'action.created',
+  'referred_user.created',
+  'conversion.created',
+  'conversion.refunded',
+];
+
+export const isWebhookEventType = (t: unknown): t is WebhookEventType =>
+  typeof t === 'string' && (WEBHOOK_EVENT_TYPES as readonly string[]).includes(t);
 
 /** Sent only on demand (`POST /api/v1/campaign/webhook_test`): never in the feed, never retried. */
 export const TEST_EVENT_TYPE = 'webhook.test';
@@ -85,15 +97,38 @@ export function parseActionEventId(eventId: string): { actionId: number; campaig
 export const hasLookupItem = (eventId: string) => parseActionEventId(eventId) === undefined;
 
 export function eventAttributes(
-  type: WebhookEventType,
+  type: 'action.created' | 'referred_user.created',
   id: number,
   tenant: string,
   campaignId: string,
   data: Record<string, unknown>,
   now = new Date(),
 ): EventAttributes {
+  const eventId = type === 'action.created' ? actionEventId(id, campaignId) : `evt_referred_user_${id}`;
+  return eventAttributesWithId(type, eventId, tenant, campaignId, data, now);
+}
+
+/**
+ * A conversion's events: `evt_conversion_<conversion id>` for its creation and
+ * `evt_refund_<conversion id>_<refund number>` for each refund (the conversion id already names
+ * the campaign, so each is unique in the tenant). Found by id through their lookup items, which
+ * the feed writes, like a signup's.
+ */
+export const conversionEventId = (conversionId: string, refundNumber?: number) =>
+  refundNumber === undefined
+    ? `evt_conversion_${conversionId}`
+    : `evt_refund_${conversionId}_${refundNumber}`;
+
+export function eventAttributesWithId(
+  type: WebhookEventType,
+  eventId: string,
+  tenant: string,
+  campaignId: string,
+  data: Record<string, unknown>,
+  now = new Date(),
+): EventAttributes {
   return {
-    event_id: type === 'action.created' ? actionEventId(id, campaignId) : `evt_referred_user_${id}`,
+    event_id: eventId,
     event_type: type,
     event_time: now.toISOString(),
     event_json: stringifyJson(data),

@@ -3,6 +3,7 @@
  * the events feed, redelivery, the test event and the secret rotation.
  */
 import { Type } from '@sinclair/typebox';
+import { Conversion } from './conversion-schemas.ts';
 import { Action, ListQuery, ReferredUser } from './link-schemas.ts';
 import { Uuid } from './schemas.ts';
 
@@ -23,9 +24,9 @@ export const WebhookDeliveriesQuery = Type.Object(
 export const EventIdPath = Type.Object({
   event_id: Type.String({
     pattern:
-      '^evt_[a-z_]{1,32}_[1-9][0-9]{0,15}(_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})?$',
+      '^(?:evt_[a-z_]{1,32}_[1-9][0-9]{0,15}(_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})?|evt_conversion_cv_[A-Za-z0-9_-]{40}|evt_refund_cv_[A-Za-z0-9_-]{40}_[1-9][0-9]{0,5})$',
     description:
-      'An event id, the webhook-id of its deliveries: evt_action_<action id>_<campaign id> (e.g. evt_action_5531_3f0c2a9e-4b1d-4c5e-9f00-0123456789ab; evt_action_<action id> for actions recorded before this form) or evt_referred_user_<referred user id>',
+      'An event id, the webhook-id of its deliveries: evt_action_<action id>_<campaign id> (e.g. evt_action_5531_3f0c2a9e-4b1d-4c5e-9f00-0123456789ab; evt_action_<action id> for actions recorded before this form), evt_referred_user_<referred user id>, evt_conversion_<conversion id> or evt_refund_<conversion id>_<refund number>',
   }),
 });
 
@@ -38,6 +39,8 @@ export const DeliveryAttempt = Type.Object(
     event_type: Type.Union([
       Type.Literal('action.created'),
       Type.Literal('referred_user.created'),
+      Type.Literal('conversion.created'),
+      Type.Literal('conversion.refunded'),
       Type.Literal('webhook.test'),
     ]),
     attempt: Type.Integer({
@@ -65,7 +68,7 @@ export const DeliveryAttempt = Type.Object(
 
 export const DeliveryAttemptList = Type.Array(DeliveryAttempt);
 
-const eventOf = (type: string, data: typeof Action | typeof ReferredUser) =>
+const eventOf = (type: string, data: typeof Action | typeof ReferredUser | typeof Conversion) =>
   Type.Object(
     {
       id: Type.String({ description: 'The event id, the `webhook-id` of its deliveries' }),
@@ -78,7 +81,12 @@ const eventOf = (type: string, data: typeof Action | typeof ReferredUser) =>
   );
 
 export const FeedEvent = Type.Union(
-  [eventOf('action.created', Action), eventOf('referred_user.created', ReferredUser)],
+  [
+    eventOf('action.created', Action),
+    eventOf('referred_user.created', ReferredUser),
+    eventOf('conversion.created', Conversion),
+    eventOf('conversion.refunded', Conversion),
+  ],
   {
     description: 'An event: exactly the body of its webhook, with its `id`.',
   },

@@ -115,7 +115,7 @@ export interface paths {
     put?: never;
     /**
      * Create a campaign
-     * @description Creates a campaign. `url` is trimmed and gets `https://` in front when it has no scheme; it must then be an absolute http(s) URL. `webhook_url` and `webhook_secret` start as null. `click_ids` (default false) makes the redirect give each counted visit a click id (`rfclid`), which a signup can send back within `attribution_window_days` (1–365, default 90).
+     * @description Creates a campaign. `url` is trimmed and gets `https://` in front when it has no scheme; it must then be an absolute http(s) URL. `webhook_url` and `webhook_secret` start as null. `click_ids` (default false) makes the redirect give each counted visit a click id (`rfclid`), which a signup can send back within `attribution_window_days` (1–365, default 90). `currency` (ISO 4217, `USD` when omitted) is the currency of the amounts of its conversions.
      */
     post: operations['CreateCampaign'];
     /**
@@ -131,7 +131,7 @@ export interface paths {
     head: operations['GetCampaignHead'];
     /**
      * Update a campaign
-     * @description Changes the name and/or the webhook URL of a campaign (`null` clears the webhook URL). The first `webhook_url` set creates the `webhook_secret`, which stays the same afterwards. `webhook_events` chooses the event types sent (a non-empty array of distinct types; the others stay in the events feed) and `webhook_status` enables a disabled webhook again (`enabled`, restarting its failure clock) or stops deliveries (`disabled`). `click_ids` and `attribution_window_days` turn click ids on or off and set how long a click can attribute a signup (the window in force at signup time counts). The campaign `url` is immutable: sending it is 400 `url_immutable`.
+     * @description Changes the name and/or the webhook URL of a campaign (`null` clears the webhook URL). The first `webhook_url` set creates the `webhook_secret`, which stays the same afterwards. `webhook_events` chooses the event types sent (a non-empty array of distinct types; the others stay in the events feed) and `webhook_status` enables a disabled webhook again (`enabled`, restarting its failure clock) or stops deliveries (`disabled`). `click_ids` and `attribution_window_days` turn click ids on or off and set how long a click can attribute a signup (the window in force at signup time counts). `currency` can change until the first conversion of the campaign (then 409 `currency_locked`). The campaign `url` is immutable: sending it is 400 `url_immutable`.
      */
     patch: operations['UpdateCampaign'];
     trace?: never;
@@ -412,6 +412,78 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/conversion': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Fetch a conversion
+     * @description Fetches a conversion by `id`, with its link's counters as they are now.
+     */
+    get: operations['GetConversion'];
+    put?: never;
+    /**
+     * Record a conversion (a sale) of a referred user
+     * @description Records a conversion (a sale) of a referred user, found by `referred_user_id` in the campaign. `amount` is an integer in the minor unit of the campaign's `currency` (cents for USD, yen for JPY, fils for KWD), 1 to 10^12; `currency`, when sent, must be the campaign's (422 `currency_mismatch`). `external_id` (your invoice or order id) is unique per campaign: a second conversion with it is 409 `conversion_exists`, a natural idempotency key beside `Idempotency-Key`. Raises the link's `total_conversions` by one and its `total_revenue` by the amount, atomically with the record, locks the campaign's currency, and sends a `conversion.created` webhook.
+     */
+    post: operations['CreateConversion'];
+    delete?: never;
+    options?: never;
+    /**
+     * Fetch a conversion (HEAD: never recorded)
+     * @description The same as `GET /api/v1/conversion` without a body; a `HEAD` request is never recorded.
+     */
+    head: operations['GetConversionHead'];
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/conversion/{id}/refund': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Refund part or all of a conversion
+     * @description Refunds `amount` (minor units) of a conversion, or all that is left of it when `amount` is omitted. Raises its `refunded_amount`, sets its `status` to `partially_refunded` or `refunded`, lowers its link's `total_revenue` by the refund, atomically, and sends a `conversion.refunded` webhook. More than is left (nothing is left of a refunded conversion) is 422 `refund_exceeds_amount`: of simultaneous refunds, those that no longer fit get it, so their sum never passes the amount. A conversion of a deleted campaign is 404.
+     */
+    post: operations['RefundConversion'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/conversions/{campaign_id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List a campaign's conversions, newest first
+     * @description Lists a campaign's conversions, newest first, one page at a time (`Link` and `x-next-cursor` as every list), all of them or, with `referrer_id` or `referred_user_id` (at most one), those of one referrer's links or of one referred user.
+     */
+    get: operations['ListConversions'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    /**
+     * List a campaign's conversions, newest first (HEAD: never recorded)
+     * @description The same as `GET /api/v1/conversions/{campaign_id}` without a body; a `HEAD` request is never recorded.
+     */
+    head: operations['ListConversionsHead'];
+    patch?: never;
+    trace?: never;
+  };
   '/health': {
     parameters: {
       query?: never;
@@ -574,6 +646,46 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  'conversion.created': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A conversion (sale) was recorded
+     * @description Sent for every conversion (sale); `data` is the conversion. Sent as a signed `POST` to the campaign's `webhook_url`; verify it with any Standard Webhooks library (e.g. the `standardwebhooks` npm package) and the campaign's `webhook_secret`. Delivery is at least once, in no particular order.
+     */
+    post: operations['ConversionCreatedWebhook'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'conversion.refunded': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A conversion was refunded, in part or whole
+     * @description Sent for every refund, partial or whole; `data` is the conversion after it (`refunded_amount`, `status`). Sent as a signed `POST` to the campaign's `webhook_url`; verify it with any Standard Webhooks library (e.g. the `standardwebhooks` npm package) and the campaign's `webhook_secret`. Delivery is at least once, in no particular order.
+     */
+    post: operations['ConversionRefundedWebhook'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   'webhook.test': {
     parameters: {
       query?: never;
@@ -605,7 +717,12 @@ export interface components {
       webhook_url: string | null;
       webhook_secret: string | null;
       /** @description The event types sent to `webhook_url` (all by default). */
-      webhook_events: ('action.created' | 'referred_user.created')[];
+      webhook_events: (
+        | 'action.created'
+        | 'referred_user.created'
+        | 'conversion.created'
+        | 'conversion.refunded'
+      )[];
       /** @description `disabled` after 3 days of failing every attempt (or when set so): nothing is sent, events stay in the feed. */
       webhook_status: 'enabled' | 'disabled';
       /** @description Why the webhook is disabled; null while enabled. */
@@ -614,6 +731,8 @@ export interface components {
       click_ids: boolean;
       /** @description Days a click id can attribute a signup: an older click is 422 `click_expired`. The window in force at signup time counts. 90 by default. */
       attribution_window_days: number;
+      /** @description The ISO 4217 code of the campaign's conversions (`USD` unless set); fixed from its first conversion on. */
+      currency: string;
     };
     ReferralLink: {
       id: number;
@@ -629,6 +748,10 @@ export interface components {
       share_url: string;
       total_clicks: number;
       total_referrals: number;
+      /** @description Conversions (sales) of its referred users. */
+      total_conversions: number;
+      /** @description Their amounts net of refunds, in the minor unit of the campaign's currency. */
+      total_revenue: number;
     };
     ReferredUser: {
       id: number;
@@ -649,6 +772,24 @@ export interface components {
       };
       referral_link: components['schemas']['ReferralLink'];
       referred_user: components['schemas']['ReferredUser'] | null;
+    };
+    Conversion: {
+      id: string;
+      created_at: components['schemas']['Timestamp'];
+      campaign_id: components['schemas']['Uuid'];
+      referred_user: components['schemas']['ReferredUser'];
+      referral_link: components['schemas']['ReferralLink'];
+      /** @description In minor units. */
+      amount: number;
+      /** @description The sum of its refunds, in minor units. */
+      refunded_amount: number;
+      currency: string;
+      external_id: string | null;
+      metadata: {
+        [key: string]: unknown;
+      };
+      /** @description `completed` until a refund, then `partially_refunded` or (nothing left) `refunded`. */
+      status: 'completed' | 'partially_refunded' | 'refunded';
     };
     ErrorResponse: {
       error: {
@@ -671,6 +812,12 @@ export interface components {
       click_ids?: boolean;
       /** @description Days a click id can attribute a signup: an older click is 422 `click_expired`. The window in force at signup time counts. 90 by default. */
       attribution_window_days?: number;
+      /**
+       * @description An ISO 4217 currency code in upper case, e.g. `USD`, `EUR`, `JPY`. Amounts of its conversions are in its minor unit. `USD` when omitted.
+       * @example USD
+       * @example EUR
+       */
+      currency?: string;
     };
     UpdateCampaignBody: {
       /** @description Internal name of the campaign, stored trimmed. Lengths in Unicode code points, counted after trimming, no control characters. */
@@ -685,6 +832,12 @@ export interface components {
       click_ids?: boolean;
       /** @description Days a click id can attribute a signup: an older click is 422 `click_expired`. The window in force at signup time counts. 90 by default. */
       attribution_window_days?: number;
+      /**
+       * @description An ISO 4217 currency code in upper case, e.g. `USD`, `EUR`, `JPY`. Only until the campaign's first conversion (then 409 `currency_locked`).
+       * @example USD
+       * @example EUR
+       */
+      currency?: string;
       /** @description Not allowed: a campaign URL is immutable (400 url_immutable) */
       url?: unknown;
     };
@@ -728,6 +881,29 @@ export interface components {
         [key: string]: unknown;
       };
     };
+    CreateConversionBody: {
+      campaign_id: components['schemas']['Uuid'];
+      /** @description An id of your own. Lengths in Unicode code points, no control characters. */
+      referred_user_id: string;
+      /** @description The sale's amount in the minor unit of the campaign's currency (cents for USD, yen for JPY, fils for KWD): an integer from 1 to 10^12. */
+      amount: number;
+      /**
+       * @description An ISO 4217 currency code in upper case, e.g. `USD`, `EUR`, `JPY`. Must be the campaign's (422 `currency_mismatch`) when given.
+       * @example USD
+       * @example EUR
+       */
+      currency?: string;
+      /** @description Your own id of the sale (an invoice, an order): unique per campaign; a second conversion with it is 409 `conversion_exists`. Lengths in Unicode code points, no control characters. */
+      external_id?: string;
+      /** @description Any JSON object of at most 8 KiB as compact UTF-8 JSON, kept and returned as sent; `{}` when omitted. */
+      metadata?: {
+        [key: string]: unknown;
+      };
+    };
+    RefundBody: {
+      /** @description How much to refund, in minor units; all that is left of the conversion when omitted. */
+      amount?: number;
+    };
     /** @description Sent for every action, visits included; `data` is the action. */
     ActionCreatedEvent: {
       /** @constant */
@@ -752,6 +928,30 @@ export interface components {
       campaign_id: components['schemas']['Uuid'];
       data: components['schemas']['ReferredUser'];
     };
+    /** @description Sent for every conversion (sale); `data` is the conversion. */
+    ConversionCreatedEvent: {
+      /** @constant */
+      type: 'conversion.created';
+      /**
+       * Format: date-time
+       * @description When the event happened (ISO-8601, UTC)
+       */
+      timestamp: string;
+      campaign_id: components['schemas']['Uuid'];
+      data: components['schemas']['Conversion'];
+    };
+    /** @description Sent for every refund, partial or whole; `data` is the conversion after it (`refunded_amount`, `status`). */
+    ConversionRefundedEvent: {
+      /** @constant */
+      type: 'conversion.refunded';
+      /**
+       * Format: date-time
+       * @description When the event happened (ISO-8601, UTC)
+       */
+      timestamp: string;
+      campaign_id: components['schemas']['Uuid'];
+      data: components['schemas']['Conversion'];
+    };
     /** @description Sent only on demand by `POST /api/v1/campaign/webhook_test`, to check that the endpoint answers and verifies signatures; never retried and not in the events feed. */
     WebhookTestEvent: {
       /** @constant */
@@ -772,7 +972,12 @@ export interface components {
       id: string;
       /** @description The event: the `webhook-id` of the request */
       event_id: string;
-      event_type: 'action.created' | 'referred_user.created' | 'webhook.test';
+      event_type:
+        | 'action.created'
+        | 'referred_user.created'
+        | 'conversion.created'
+        | 'conversion.refunded'
+        | 'webhook.test';
       /** @description The attempt's number for this event, 1 for the first */
       attempt: number;
       /** @description `succeeded`: a 2xx. `pending`: failed, and the next attempt is due at `next_attempt_at`. `failed`: failed and nothing follows (the last attempt, a 410, a redirect is not followed but retried). */
@@ -819,6 +1024,32 @@ export interface components {
           timestamp: string;
           campaign_id: components['schemas']['Uuid'];
           data: components['schemas']['ReferredUser'];
+        }
+      | {
+          /** @description The event id, the `webhook-id` of its deliveries */
+          id: string;
+          /** @constant */
+          type: 'conversion.created';
+          /**
+           * Format: date-time
+           * @description ISO-8601, UTC
+           */
+          timestamp: string;
+          campaign_id: components['schemas']['Uuid'];
+          data: components['schemas']['Conversion'];
+        }
+      | {
+          /** @description The event id, the `webhook-id` of its deliveries */
+          id: string;
+          /** @constant */
+          type: 'conversion.refunded';
+          /**
+           * Format: date-time
+           * @description ISO-8601, UTC
+           */
+          timestamp: string;
+          campaign_id: components['schemas']['Uuid'];
+          data: components['schemas']['Conversion'];
         };
     WebhookTestResult: {
       /** @description The endpoint answered a 2xx */
@@ -1018,6 +1249,21 @@ export interface components {
         } & components['schemas']['ErrorResponse'];
       };
     };
+    /** @description `currency_locked`: `PATCH /api/v1/campaign` changes `currency` after the campaign's first conversion. */
+    currency_locked: {
+      headers: {
+        'x-request-id': components['headers']['XRequestId'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': {
+          error?: {
+            /** @enum {string} */
+            code?: 'currency_locked';
+          };
+        } & components['schemas']['ErrorResponse'];
+      };
+    };
     /** @description `event_not_found`: No event with this id exists for the caller: unknown, older than 30 days, of a deleted campaign or of another tenant. */
     event_not_found: {
       headers: {
@@ -1029,6 +1275,21 @@ export interface components {
           error?: {
             /** @enum {string} */
             code?: 'event_not_found';
+          };
+        } & components['schemas']['ErrorResponse'];
+      };
+    };
+    /** @description `conversion_not_found`: No conversion with this id exists for the caller: unknown, malformed, of another tenant, or of a deleted campaign. */
+    conversion_not_found: {
+      headers: {
+        'x-request-id': components['headers']['XRequestId'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': {
+          error?: {
+            /** @enum {string} */
+            code?: 'conversion_not_found';
           };
         } & components['schemas']['ErrorResponse'];
       };
@@ -1120,7 +1381,9 @@ export interface operations {
            *       "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
            *       "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
            *       "total_clicks": 12,
-           *       "total_referrals": 3
+           *       "total_referrals": 3,
+           *       "total_conversions": 0,
+           *       "total_revenue": 0
            *     }
            */
           'application/json': components['schemas']['ReferralLink'];
@@ -1197,7 +1460,9 @@ export interface operations {
            *       "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
            *       "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
            *       "total_clicks": 0,
-           *       "total_referrals": 0
+           *       "total_referrals": 0,
+           *       "total_conversions": 0,
+           *       "total_revenue": 0
            *     }
            */
           'application/json': components['schemas']['ReferralLink'];
@@ -1398,7 +1663,9 @@ export interface operations {
            *         "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
            *         "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
            *         "total_clicks": 12,
-           *         "total_referrals": 3
+           *         "total_referrals": 3,
+           *         "total_conversions": 0,
+           *         "total_revenue": 0
            *       },
            *       {
            *         "id": 1043,
@@ -1409,7 +1676,9 @@ export interface operations {
            *         "referral_link": "https://shop.example.com/welcome?rfa=ANNA-SPRING",
            *         "share_url": "http://127.0.0.1:3000/r/ANNA-SPRING",
            *         "total_clicks": 4,
-           *         "total_referrals": 1
+           *         "total_referrals": 1,
+           *         "total_conversions": 0,
+           *         "total_revenue": 0
            *       }
            *     ]
            */
@@ -1581,7 +1850,9 @@ export interface operations {
            *         "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
            *         "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
            *         "total_clicks": 12,
-           *         "total_referrals": 3
+           *         "total_referrals": 3,
+           *         "total_conversions": 0,
+           *         "total_revenue": 0
            *       },
            *       {
            *         "id": 1043,
@@ -1592,7 +1863,9 @@ export interface operations {
            *         "referral_link": "https://shop.example.com/welcome?rfa=ANNA-SPRING",
            *         "share_url": "http://127.0.0.1:3000/r/ANNA-SPRING",
            *         "total_clicks": 4,
-           *         "total_referrals": 1
+           *         "total_referrals": 1,
+           *         "total_conversions": 0,
+           *         "total_revenue": 0
            *       }
            *     ]
            */
@@ -1776,7 +2049,9 @@ export interface operations {
            *         "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
            *         "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
            *         "total_clicks": 4,
-           *         "total_referrals": 1
+           *         "total_referrals": 1,
+           *         "total_conversions": 0,
+           *         "total_revenue": 0
            *       },
            *       "referred_user": {
            *         "id": 2207,
@@ -1790,7 +2065,9 @@ export interface operations {
            *           "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
            *           "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
            *           "total_clicks": 3,
-           *           "total_referrals": 1
+           *           "total_referrals": 1,
+           *           "total_conversions": 0,
+           *           "total_revenue": 0
            *         },
            *         "referred_user_id": "user_51d7e0",
            *         "click_id": "AT8MW34qTUwbmo5tX048KxoAAAAAABWam3Vq9TzR1xYb0Kc7LwJp2ks3VFg0TTJR",
@@ -1882,12 +2159,15 @@ export interface operations {
            *       "webhook_secret": "whsec_FtooWMUa8tBQak0XgbzXVyekr3H2YkLNETyTB1i+q9M=",
            *       "webhook_events": [
            *         "action.created",
-           *         "referred_user.created"
+           *         "referred_user.created",
+           *         "conversion.created",
+           *         "conversion.refunded"
            *       ],
            *       "webhook_status": "enabled",
            *       "webhook_disabled_reason": null,
            *       "click_ids": true,
-           *       "attribution_window_days": 90
+           *       "attribution_window_days": 90,
+           *       "currency": "EUR"
            *     }
            */
           'application/json': components['schemas']['Campaign'];
@@ -1965,12 +2245,15 @@ export interface operations {
            *       "webhook_secret": null,
            *       "webhook_events": [
            *         "action.created",
-           *         "referred_user.created"
+           *         "referred_user.created",
+           *         "conversion.created",
+           *         "conversion.refunded"
            *       ],
            *       "webhook_status": "enabled",
            *       "webhook_disabled_reason": null,
            *       "click_ids": true,
-           *       "attribution_window_days": 90
+           *       "attribution_window_days": 90,
+           *       "currency": "EUR"
            *     }
            */
           'application/json': components['schemas']['Campaign'];
@@ -2194,12 +2477,15 @@ export interface operations {
            *       "webhook_secret": "whsec_FtooWMUa8tBQak0XgbzXVyekr3H2YkLNETyTB1i+q9M=",
            *       "webhook_events": [
            *         "action.created",
-           *         "referred_user.created"
+           *         "referred_user.created",
+           *         "conversion.created",
+           *         "conversion.refunded"
            *       ],
            *       "webhook_status": "enabled",
            *       "webhook_disabled_reason": null,
            *       "click_ids": true,
-           *       "attribution_window_days": 90
+           *       "attribution_window_days": 90,
+           *       "currency": "EUR"
            *     }
            */
           'application/json': components['schemas']['Campaign'];
@@ -2230,6 +2516,7 @@ export interface operations {
       };
       401: components['responses']['unauthorized'];
       404: components['responses']['campaign_not_found'];
+      409: components['responses']['currency_locked'];
       413: components['responses']['payload_too_large'];
       415: components['responses']['unsupported_media_type'];
       429: components['responses']['rate_limited'];
@@ -2278,12 +2565,15 @@ export interface operations {
            *         "webhook_secret": null,
            *         "webhook_events": [
            *           "action.created",
-           *           "referred_user.created"
+           *           "referred_user.created",
+           *           "conversion.created",
+           *           "conversion.refunded"
            *         ],
            *         "webhook_status": "enabled",
            *         "webhook_disabled_reason": null,
            *         "click_ids": false,
-           *         "attribution_window_days": 90
+           *         "attribution_window_days": 90,
+           *         "currency": "EUR"
            *       },
            *       {
            *         "id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
@@ -2294,12 +2584,15 @@ export interface operations {
            *         "webhook_secret": "whsec_FtooWMUa8tBQak0XgbzXVyekr3H2YkLNETyTB1i+q9M=",
            *         "webhook_events": [
            *           "action.created",
-           *           "referred_user.created"
+           *           "referred_user.created",
+           *           "conversion.created",
+           *           "conversion.refunded"
            *         ],
            *         "webhook_status": "enabled",
            *         "webhook_disabled_reason": null,
            *         "click_ids": true,
-           *         "attribution_window_days": 90
+           *         "attribution_window_days": 90,
+           *         "currency": "EUR"
            *       }
            *     ]
            */
@@ -2445,7 +2738,9 @@ export interface operations {
            *         "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
            *         "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
            *         "total_clicks": 3,
-           *         "total_referrals": 1
+           *         "total_referrals": 1,
+           *         "total_conversions": 0,
+           *         "total_revenue": 0
            *       },
            *       "referred_user_id": "user_51d7e0",
            *       "click_id": "AT8MW34qTUwbmo5tX048KxoAAAAAABWam3Vq9TzR1xYb0Kc7LwJp2ks3VFg0TTJR",
@@ -2547,7 +2842,9 @@ export interface operations {
            *         "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
            *         "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
            *         "total_clicks": 3,
-           *         "total_referrals": 1
+           *         "total_referrals": 1,
+           *         "total_conversions": 0,
+           *         "total_revenue": 0
            *       },
            *       "referred_user_id": "user_51d7e0",
            *       "click_id": "AT8MW34qTUwbmo5tX048KxoAAAAAABWam3Vq9TzR1xYb0Kc7LwJp2ks3VFg0TTJR",
@@ -2807,7 +3104,9 @@ export interface operations {
            *           "referral_link": "https://shop.example.com/welcome?rfa=ANNA-SPRING",
            *           "share_url": "http://127.0.0.1:3000/r/ANNA-SPRING",
            *           "total_clicks": 4,
-           *           "total_referrals": 1
+           *           "total_referrals": 1,
+           *           "total_conversions": 0,
+           *           "total_revenue": 0
            *         },
            *         "referred_user_id": "user_8c21fa",
            *         "click_id": null,
@@ -2825,7 +3124,9 @@ export interface operations {
            *           "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
            *           "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
            *           "total_clicks": 12,
-           *           "total_referrals": 3
+           *           "total_referrals": 3,
+           *           "total_conversions": 0,
+           *           "total_revenue": 0
            *         },
            *         "referred_user_id": "user_51d7e0",
            *         "click_id": "AT8MW34qTUwbmo5tX048KxoAAAAAABWam3Vq9TzR1xYb0Kc7LwJp2ks3VFg0TTJR",
@@ -3013,7 +3314,9 @@ export interface operations {
            *         "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
            *         "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
            *         "total_clicks": 5,
-           *         "total_referrals": 1
+           *         "total_referrals": 1,
+           *         "total_conversions": 0,
+           *         "total_revenue": 0
            *       },
            *       "referred_user": null
            *     }
@@ -3220,6 +3523,8 @@ export interface operations {
            *         "bot_visits": 15,
            *         "referred_users": 11,
            *         "actions": 6,
+           *         "conversions": 2,
+           *         "revenue": 7480,
            *         "actions_by_type": {
            *           "purchase": 4,
            *           "share": 2
@@ -3233,6 +3538,8 @@ export interface operations {
            *           "bot_visits": 6,
            *           "referred_users": 4,
            *           "actions": 3,
+           *           "conversions": 0,
+           *           "revenue": 0,
            *           "actions_by_type": {
            *             "purchase": 1,
            *             "share": 2
@@ -3245,6 +3552,8 @@ export interface operations {
            *           "bot_visits": 0,
            *           "referred_users": 0,
            *           "actions": 0,
+           *           "conversions": 0,
+           *           "revenue": 0,
            *           "actions_by_type": {}
            *         },
            *         {
@@ -3254,6 +3563,8 @@ export interface operations {
            *           "bot_visits": 9,
            *           "referred_users": 7,
            *           "actions": 3,
+           *           "conversions": 2,
+           *           "revenue": 7480,
            *           "actions_by_type": {
            *             "purchase": 3
            *           }
@@ -3285,6 +3596,10 @@ export interface operations {
               referred_users: number;
               /** @description Actions of every type other than `visit` */
               actions: number;
+              /** @description Conversions (sales) recorded */
+              conversions: number;
+              /** @description Their amounts net of refunds, in the minor unit of the campaign's currency: a refund subtracts in the hour or day it happens (not the sale's), so a point can be negative. */
+              revenue: number;
               /** @description Actions per action type */
               actions_by_type: {
                 [key: string]: number;
@@ -3307,6 +3622,10 @@ export interface operations {
               referred_users: number;
               /** @description Actions of every type other than `visit` */
               actions: number;
+              /** @description Conversions (sales) recorded */
+              conversions: number;
+              /** @description Their amounts net of refunds, in the minor unit of the campaign's currency: a refund subtracts in the hour or day it happens (not the sale's), so a point can be negative. */
+              revenue: number;
               /** @description Actions per action type */
               actions_by_type: {
                 [key: string]: number;
@@ -3885,7 +4204,9 @@ export interface operations {
            *             "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
            *             "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
            *             "total_clicks": 3,
-           *             "total_referrals": 0
+           *             "total_referrals": 0,
+           *             "total_conversions": 0,
+           *             "total_revenue": 0
            *           },
            *           "referred_user": null
            *         }
@@ -3907,7 +4228,9 @@ export interface operations {
            *             "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
            *             "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
            *             "total_clicks": 3,
-           *             "total_referrals": 1
+           *             "total_referrals": 1,
+           *             "total_conversions": 0,
+           *             "total_revenue": 0
            *           },
            *           "referred_user_id": "user_51d7e0",
            *           "click_id": "AT8MW34qTUwbmo5tX048KxoAAAAAABWam3Vq9TzR1xYb0Kc7LwJp2ks3VFg0TTJR",
@@ -4046,7 +4369,7 @@ export interface operations {
       };
       path: {
         /**
-         * @description An event id, the webhook-id of its deliveries: evt_action_<action id>_<campaign id> (e.g. evt_action_5531_3f0c2a9e-4b1d-4c5e-9f00-0123456789ab; evt_action_<action id> for actions recorded before this form) or evt_referred_user_<referred user id>
+         * @description An event id, the webhook-id of its deliveries: evt_action_<action id>_<campaign id> (e.g. evt_action_5531_3f0c2a9e-4b1d-4c5e-9f00-0123456789ab; evt_action_<action id> for actions recorded before this form), evt_referred_user_<referred user id>, evt_conversion_<conversion id> or evt_refund_<conversion id>_<refund number>
          * @example evt_action_5531_3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
          */
         event_id: string;
@@ -4218,12 +4541,15 @@ export interface operations {
            *       "webhook_secret": "whsec_q2Wc7m0p1rJt3yH9bQe8ZkVfXo4LaNdS6uGiE5TwBvM=",
            *       "webhook_events": [
            *         "action.created",
-           *         "referred_user.created"
+           *         "referred_user.created",
+           *         "conversion.created",
+           *         "conversion.refunded"
            *       ],
            *       "webhook_status": "enabled",
            *       "webhook_disabled_reason": null,
            *       "click_ids": true,
-           *       "attribution_window_days": 90
+           *       "attribution_window_days": 90,
+           *       "currency": "EUR"
            *     }
            */
           'application/json': components['schemas']['Campaign'];
@@ -4275,6 +4601,737 @@ export interface operations {
       431: components['responses']['request_headers_too_large'];
       500: components['responses']['internal_error'];
       503: components['responses']['service_unavailable'];
+    };
+  };
+  GetConversion: {
+    parameters: {
+      query: {
+        /**
+         * @description A conversion id, as the API gave it (`cv_` and 40 characters).
+         * @example cv_PwxbfipNTBuajm1fTjwrGgGiB-vqZwAAAAAAAAE3
+         */
+        id: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The conversion. */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "cv_PwxbfipNTBuajm1fTjwrGgGiB-vqZwAAAAAAAAE3",
+           *       "created_at": "2026-11-23_10-20-31",
+           *       "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *       "referred_user": {
+           *         "id": 2207,
+           *         "created_at": "2026-11-23_09-41-27",
+           *         "referral_link": {
+           *           "id": 1042,
+           *           "created_at": "2026-11-22_14-07-31",
+           *           "referral_code": "K7TX4M2Q",
+           *           "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *           "referrer_id": "user_8f3a2c",
+           *           "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *           "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
+           *           "total_clicks": 5,
+           *           "total_referrals": 1,
+           *           "total_conversions": 1,
+           *           "total_revenue": 3490
+           *         },
+           *         "referred_user_id": "user_51d7e0",
+           *         "click_id": "AT8MW34qTUwbmo5tX048KxoAAAAAABWam3Vq9TzR1xYb0Kc7LwJp2ks3VFg0TTJR",
+           *         "clicked_at": "2026-11-23_09-38-12"
+           *       },
+           *       "referral_link": {
+           *         "id": 1042,
+           *         "created_at": "2026-11-22_14-07-31",
+           *         "referral_code": "K7TX4M2Q",
+           *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *         "referrer_id": "user_8f3a2c",
+           *         "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *         "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
+           *         "total_clicks": 5,
+           *         "total_referrals": 1,
+           *         "total_conversions": 1,
+           *         "total_revenue": 3490
+           *       },
+           *       "amount": 4990,
+           *       "refunded_amount": 1500,
+           *       "currency": "EUR",
+           *       "external_id": "ord_7731",
+           *       "metadata": {
+           *         "plan": "annual"
+           *       },
+           *       "status": "partially_refunded"
+           *     }
+           */
+          'application/json': components['schemas']['Conversion'];
+        };
+      };
+      /**
+       * @description `validation_failed`: A field or parameter is missing, of the wrong type, too long, malformed (including a malformed UUID) or unknown; `details` names each one.
+       *
+       *     `missing_parameter`: A required query parameter is absent.
+       */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error?: {
+              /** @enum {string} */
+              code?: 'validation_failed' | 'missing_parameter';
+            };
+          } & components['schemas']['ErrorResponse'];
+        };
+      };
+      401: components['responses']['unauthorized'];
+      404: components['responses']['conversion_not_found'];
+      413: components['responses']['payload_too_large'];
+      429: components['responses']['rate_limited'];
+      431: components['responses']['request_headers_too_large'];
+      500: components['responses']['internal_error'];
+      503: components['responses']['service_unavailable'];
+    };
+  };
+  CreateConversion: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Makes a retry safe: the first request with a key runs and its 2xx answer is stored with its write, kept at least 24 hours; a retry with the same key, method, path and body (as parsed JSON) gets that answer again, with `Idempotent-Replayed: true`, and writes nothing. Scoped to your account. Another request with a used key is 422 `idempotency_key_reused`.
+         * @example order-7731-purchase
+         */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+         *       "referred_user_id": "user_51d7e0",
+         *       "amount": 4990,
+         *       "currency": "EUR",
+         *       "external_id": "ord_7731",
+         *       "metadata": {
+         *         "plan": "annual"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['CreateConversionBody'];
+      };
+    };
+    responses: {
+      /** @description The new conversion. */
+      201: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          'idempotent-replayed': components['headers']['IdempotentReplayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "cv_PwxbfipNTBuajm1fTjwrGgGiB-vqZwAAAAAAAAE3",
+           *       "created_at": "2026-11-23_10-20-31",
+           *       "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *       "referred_user": {
+           *         "id": 2207,
+           *         "created_at": "2026-11-23_09-41-27",
+           *         "referral_link": {
+           *           "id": 1042,
+           *           "created_at": "2026-11-22_14-07-31",
+           *           "referral_code": "K7TX4M2Q",
+           *           "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *           "referrer_id": "user_8f3a2c",
+           *           "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *           "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
+           *           "total_clicks": 5,
+           *           "total_referrals": 1,
+           *           "total_conversions": 1,
+           *           "total_revenue": 4990
+           *         },
+           *         "referred_user_id": "user_51d7e0",
+           *         "click_id": "AT8MW34qTUwbmo5tX048KxoAAAAAABWam3Vq9TzR1xYb0Kc7LwJp2ks3VFg0TTJR",
+           *         "clicked_at": "2026-11-23_09-38-12"
+           *       },
+           *       "referral_link": {
+           *         "id": 1042,
+           *         "created_at": "2026-11-22_14-07-31",
+           *         "referral_code": "K7TX4M2Q",
+           *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *         "referrer_id": "user_8f3a2c",
+           *         "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *         "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
+           *         "total_clicks": 5,
+           *         "total_referrals": 1,
+           *         "total_conversions": 1,
+           *         "total_revenue": 4990
+           *       },
+           *       "amount": 4990,
+           *       "refunded_amount": 0,
+           *       "currency": "EUR",
+           *       "external_id": "ord_7731",
+           *       "metadata": {
+           *         "plan": "annual"
+           *       },
+           *       "status": "completed"
+           *     }
+           */
+          'application/json': components['schemas']['Conversion'];
+        };
+      };
+      /**
+       * @description `invalid_json`: The body is not parseable JSON, or not a JSON object.
+       *
+       *     `validation_failed`: A field or parameter is missing, of the wrong type, too long, malformed (including a malformed UUID) or unknown; `details` names each one.
+       */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error?: {
+              /** @enum {string} */
+              code?: 'invalid_json' | 'validation_failed';
+            };
+          } & components['schemas']['ErrorResponse'];
+        };
+      };
+      401: components['responses']['unauthorized'];
+      /**
+       * @description `campaign_not_found`: No campaign with this id exists for the caller (a campaign of another tenant is not found either).
+       *
+       *     `referred_user_not_found`: No referred user with this id exists in the campaign.
+       */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error?: {
+              /** @enum {string} */
+              code?: 'campaign_not_found' | 'referred_user_not_found';
+            };
+          } & components['schemas']['ErrorResponse'];
+        };
+      };
+      /**
+       * @description `idempotency_key_in_progress`: A request with the same `Idempotency-Key` has been committed but its answer is not stored yet (a moment, for an action of a referred user); retry in a second.
+       *
+       *     `conversion_exists`: The `external_id` is already used by a conversion of that campaign.
+       */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error?: {
+              /** @enum {string} */
+              code?: 'idempotency_key_in_progress' | 'conversion_exists';
+            };
+          } & components['schemas']['ErrorResponse'];
+        };
+      };
+      413: components['responses']['payload_too_large'];
+      415: components['responses']['unsupported_media_type'];
+      /**
+       * @description `idempotency_key_reused`: The `Idempotency-Key` was used before, within 24 hours, with another method, path or body.
+       *
+       *     `currency_mismatch`: The conversion's `currency` is not its campaign's.
+       */
+      422: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error?: {
+              /** @enum {string} */
+              code?: 'idempotency_key_reused' | 'currency_mismatch';
+            };
+          } & components['schemas']['ErrorResponse'];
+        };
+      };
+      429: components['responses']['rate_limited'];
+      431: components['responses']['request_headers_too_large'];
+      500: components['responses']['internal_error'];
+      503: components['responses']['service_unavailable'];
+    };
+  };
+  GetConversionHead: {
+    parameters: {
+      query: {
+        /**
+         * @description A conversion id, as the API gave it (`cv_` and 40 characters).
+         * @example cv_PwxbfipNTBuajm1fTjwrGgGiB-vqZwAAAAAAAAE3
+         */
+        id: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The conversion. */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /**
+       * @description `validation_failed`: A field or parameter is missing, of the wrong type, too long, malformed (including a malformed UUID) or unknown; `details` names each one.
+       *
+       *     `missing_parameter`: A required query parameter is absent.
+       */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `unauthorized`: The `api-key` header is missing, unknown or revoked (the same body in all three cases). */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `conversion_not_found`: No conversion with this id exists for the caller: unknown, malformed, of another tenant, or of a deleted campaign. */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `payload_too_large`: The body is over 32 KiB. */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `rate_limited`: Too many requests on this route: its request-rate budget is spent for now. Retry after `retry-after` seconds. A deployed stage's throttling is answered by API Gateway itself, with its own body `{"message":"Too Many Requests"}` and no `retry-after`. */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `request_headers_too_large`: The request line and headers together are too large (over 16 KiB locally; API Gateway answers its own error over its 10 KiB limit). */
+      431: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `internal_error`: Anything unexpected; the message is generic and nothing internal is exposed. */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `service_unavailable`: A dependency (DynamoDB, SQS) throttled, failed or did not answer in time; `Retry-After` says when to retry. The write may or may not have happened: retry with the same `Idempotency-Key`. */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  RefundConversion: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Makes a retry safe: the first request with a key runs and its 2xx answer is stored with its write, kept at least 24 hours; a retry with the same key, method, path and body (as parsed JSON) gets that answer again, with `Idempotent-Replayed: true`, and writes nothing. Scoped to your account. Another request with a used key is 422 `idempotency_key_reused`.
+         * @example order-7731-purchase
+         */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        /**
+         * @description A conversion id, as the API gave it (`cv_` and 40 characters).
+         * @example cv_PwxbfipNTBuajm1fTjwrGgGiB-vqZwAAAAAAAAE3
+         */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        /**
+         * @example {
+         *       "amount": 1500
+         *     }
+         */
+        'application/json': components['schemas']['RefundBody'];
+      };
+    };
+    responses: {
+      /** @description The conversion after the refund. */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          'idempotent-replayed': components['headers']['IdempotentReplayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "cv_PwxbfipNTBuajm1fTjwrGgGiB-vqZwAAAAAAAAE3",
+           *       "created_at": "2026-11-23_10-20-31",
+           *       "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *       "referred_user": {
+           *         "id": 2207,
+           *         "created_at": "2026-11-23_09-41-27",
+           *         "referral_link": {
+           *           "id": 1042,
+           *           "created_at": "2026-11-22_14-07-31",
+           *           "referral_code": "K7TX4M2Q",
+           *           "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *           "referrer_id": "user_8f3a2c",
+           *           "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *           "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
+           *           "total_clicks": 5,
+           *           "total_referrals": 1,
+           *           "total_conversions": 1,
+           *           "total_revenue": 3490
+           *         },
+           *         "referred_user_id": "user_51d7e0",
+           *         "click_id": "AT8MW34qTUwbmo5tX048KxoAAAAAABWam3Vq9TzR1xYb0Kc7LwJp2ks3VFg0TTJR",
+           *         "clicked_at": "2026-11-23_09-38-12"
+           *       },
+           *       "referral_link": {
+           *         "id": 1042,
+           *         "created_at": "2026-11-22_14-07-31",
+           *         "referral_code": "K7TX4M2Q",
+           *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *         "referrer_id": "user_8f3a2c",
+           *         "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *         "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
+           *         "total_clicks": 5,
+           *         "total_referrals": 1,
+           *         "total_conversions": 1,
+           *         "total_revenue": 3490
+           *       },
+           *       "amount": 4990,
+           *       "refunded_amount": 1500,
+           *       "currency": "EUR",
+           *       "external_id": "ord_7731",
+           *       "metadata": {
+           *         "plan": "annual"
+           *       },
+           *       "status": "partially_refunded"
+           *     }
+           */
+          'application/json': components['schemas']['Conversion'];
+        };
+      };
+      /**
+       * @description `invalid_json`: The body is not parseable JSON, or not a JSON object.
+       *
+       *     `validation_failed`: A field or parameter is missing, of the wrong type, too long, malformed (including a malformed UUID) or unknown; `details` names each one.
+       */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error?: {
+              /** @enum {string} */
+              code?: 'invalid_json' | 'validation_failed';
+            };
+          } & components['schemas']['ErrorResponse'];
+        };
+      };
+      401: components['responses']['unauthorized'];
+      404: components['responses']['conversion_not_found'];
+      409: components['responses']['idempotency_key_in_progress'];
+      413: components['responses']['payload_too_large'];
+      415: components['responses']['unsupported_media_type'];
+      /**
+       * @description `idempotency_key_reused`: The `Idempotency-Key` was used before, within 24 hours, with another method, path or body.
+       *
+       *     `refund_exceeds_amount`: The refund is more than what is left of the conversion (nothing is left of a refunded one); of simultaneous refunds, those that came too late.
+       */
+      422: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error?: {
+              /** @enum {string} */
+              code?: 'idempotency_key_reused' | 'refund_exceeds_amount';
+            };
+          } & components['schemas']['ErrorResponse'];
+        };
+      };
+      429: components['responses']['rate_limited'];
+      431: components['responses']['request_headers_too_large'];
+      500: components['responses']['internal_error'];
+      503: components['responses']['service_unavailable'];
+    };
+  };
+  ListConversions: {
+    parameters: {
+      query?: {
+        /**
+         * @description an integer from 1 to 1000, the most items of the page (100 when omitted)
+         * @example 100
+         */
+        limit?: string;
+        /**
+         * @description a cursor from x-next-cursor
+         * @example WzMsIkNWIzAwMTc5NTQyOTIzMTIwNyMwMDAwMDAwMDAwMDAwMzExIiwiZXhhbXBsZXRhZzEyIl0
+         */
+        cursor?: string;
+        /**
+         * @description Only the conversions of this referrer's links.
+         * @example user_8f3a2c
+         */
+        referrer_id?: string;
+        /**
+         * @description Only the conversions of this referred user.
+         * @example user_51d7e0
+         */
+        referred_user_id?: string;
+      };
+      header?: never;
+      path: {
+        /**
+         * @description A UUID
+         * @example 3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
+         */
+        campaign_id: components['schemas']['Uuid'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page of conversions (possibly empty). */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          link: components['headers']['Link'];
+          'x-next-cursor': components['headers']['XNextCursor'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example [
+           *       {
+           *         "id": "cv_PwxbfipNTBuajm1fTjwrGgGiB-vqZwAAAAAAAAE3",
+           *         "created_at": "2026-11-23_10-20-31",
+           *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *         "referred_user": {
+           *           "id": 2207,
+           *           "created_at": "2026-11-23_09-41-27",
+           *           "referral_link": {
+           *             "id": 1042,
+           *             "created_at": "2026-11-22_14-07-31",
+           *             "referral_code": "K7TX4M2Q",
+           *             "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *             "referrer_id": "user_8f3a2c",
+           *             "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *             "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
+           *             "total_clicks": 5,
+           *             "total_referrals": 1,
+           *             "total_conversions": 1,
+           *             "total_revenue": 3490
+           *           },
+           *           "referred_user_id": "user_51d7e0",
+           *           "click_id": "AT8MW34qTUwbmo5tX048KxoAAAAAABWam3Vq9TzR1xYb0Kc7LwJp2ks3VFg0TTJR",
+           *           "clicked_at": "2026-11-23_09-38-12"
+           *         },
+           *         "referral_link": {
+           *           "id": 1042,
+           *           "created_at": "2026-11-22_14-07-31",
+           *           "referral_code": "K7TX4M2Q",
+           *           "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *           "referrer_id": "user_8f3a2c",
+           *           "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+           *           "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
+           *           "total_clicks": 5,
+           *           "total_referrals": 1,
+           *           "total_conversions": 1,
+           *           "total_revenue": 3490
+           *         },
+           *         "amount": 4990,
+           *         "refunded_amount": 1500,
+           *         "currency": "EUR",
+           *         "external_id": "ord_7731",
+           *         "metadata": {
+           *           "plan": "annual"
+           *         },
+           *         "status": "partially_refunded"
+           *       }
+           *     ]
+           */
+          'application/json': components['schemas']['Conversion'][];
+        };
+      };
+      400: components['responses']['validation_failed'];
+      401: components['responses']['unauthorized'];
+      404: components['responses']['campaign_not_found'];
+      413: components['responses']['payload_too_large'];
+      429: components['responses']['rate_limited'];
+      431: components['responses']['request_headers_too_large'];
+      500: components['responses']['internal_error'];
+      503: components['responses']['service_unavailable'];
+    };
+  };
+  ListConversionsHead: {
+    parameters: {
+      query?: {
+        /**
+         * @description an integer from 1 to 1000, the most items of the page (100 when omitted)
+         * @example 100
+         */
+        limit?: string;
+        /**
+         * @description a cursor from x-next-cursor
+         * @example WzMsIkNWIzAwMTc5NTQyOTIzMTIwNyMwMDAwMDAwMDAwMDAwMzExIiwiZXhhbXBsZXRhZzEyIl0
+         */
+        cursor?: string;
+        /**
+         * @description Only the conversions of this referrer's links.
+         * @example user_8f3a2c
+         */
+        referrer_id?: string;
+        /**
+         * @description Only the conversions of this referred user.
+         * @example user_51d7e0
+         */
+        referred_user_id?: string;
+      };
+      header?: never;
+      path: {
+        /**
+         * @description A UUID
+         * @example 3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
+         */
+        campaign_id: components['schemas']['Uuid'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page of conversions (possibly empty). */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          link: components['headers']['Link'];
+          'x-next-cursor': components['headers']['XNextCursor'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `validation_failed`: A field or parameter is missing, of the wrong type, too long, malformed (including a malformed UUID) or unknown; `details` names each one. */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `unauthorized`: The `api-key` header is missing, unknown or revoked (the same body in all three cases). */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `campaign_not_found`: No campaign with this id exists for the caller (a campaign of another tenant is not found either). */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `payload_too_large`: The body is over 32 KiB. */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `rate_limited`: Too many requests on this route: its request-rate budget is spent for now. Retry after `retry-after` seconds. A deployed stage's throttling is answered by API Gateway itself, with its own body `{"message":"Too Many Requests"}` and no `retry-after`. */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `request_headers_too_large`: The request line and headers together are too large (over 16 KiB locally; API Gateway answers its own error over its 10 KiB limit). */
+      431: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `internal_error`: Anything unexpected; the message is generic and nothing internal is exposed. */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `service_unavailable`: A dependency (DynamoDB, SQS) throttled, failed or did not answer in time; `Retry-After` says when to retry. The write may or may not have happened: retry with the same `Idempotency-Key`. */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
     };
   };
   Health: {
@@ -4835,7 +5892,7 @@ export interface operations {
         'webhook-timestamp': string;
         /**
          * @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the campaign's `webhook_secret` after `whsec_`. For 24 h after a secret rotation it holds two signatures, space-separated (new secret first): accept the request when either verifies. The example is the signature of the example body, sent as compact JSON, with the example campaign's secret.
-         * @example v1,DiZCGGM86X2NMHzOmRsCDPzEdKLRyKB77T43TLfEddo=
+         * @example v1,RFv3MYWTUA+DhX+rZHhxZ3MKtu1lG8o3fr8LyPPY87U=
          */
         'webhook-signature': string;
       };
@@ -4866,7 +5923,9 @@ export interface operations {
          *           "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
          *           "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
          *           "total_clicks": 3,
-         *           "total_referrals": 0
+         *           "total_referrals": 0,
+         *           "total_conversions": 0,
+         *           "total_revenue": 0
          *         },
          *         "referred_user": null
          *       }
@@ -4915,7 +5974,7 @@ export interface operations {
         'webhook-timestamp': string;
         /**
          * @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the campaign's `webhook_secret` after `whsec_`. For 24 h after a secret rotation it holds two signatures, space-separated (new secret first): accept the request when either verifies. The example is the signature of the example body, sent as compact JSON, with the example campaign's secret.
-         * @example v1,pmlVA15xGZ0cfHRGgaQUvdP5yQaD4bjmkabSKoeoMAk=
+         * @example v1,dPE9o33brK35/vbycJW5N0OZx+8yIpuYed4T/yIpicM=
          */
         'webhook-signature': string;
       };
@@ -4941,7 +6000,9 @@ export interface operations {
          *           "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
          *           "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
          *           "total_clicks": 3,
-         *           "total_referrals": 1
+         *           "total_referrals": 1,
+         *           "total_conversions": 0,
+         *           "total_revenue": 0
          *         },
          *         "referred_user_id": "user_51d7e0",
          *         "click_id": "AT8MW34qTUwbmo5tX048KxoAAAAAABWam3Vq9TzR1xYb0Kc7LwJp2ks3VFg0TTJR",
@@ -4950,6 +6011,216 @@ export interface operations {
          *     }
          */
         'application/json': components['schemas']['ReferredUserCreatedEvent'];
+      };
+    };
+    responses: {
+      /** @description Gone: the event is not sent again. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Delivered. Only a 2xx answer counts as delivered. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Any other answer, a timeout (15 s) or a connection error is a failure: the event is retried with backoff for about 3 days. Redirects are not followed. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  ConversionCreatedWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description Id of the event, the same on every retry: use it to drop duplicates.
+         * @example evt_conversion_cv_PwxbfipNTBuajm1fTjwrGgGiB-vqZwAAAAAAAAE3
+         */
+        'webhook-id': string;
+        /**
+         * @description Unix time (seconds) of this attempt.
+         * @example 1795429232
+         */
+        'webhook-timestamp': string;
+        /**
+         * @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the campaign's `webhook_secret` after `whsec_`. For 24 h after a secret rotation it holds two signatures, space-separated (new secret first): accept the request when either verifies. The example is the signature of the example body, sent as compact JSON, with the example campaign's secret.
+         * @example v1,ekKCX1gWkuQuJC4mGoFuZtufrODiKKBcZGhle4rDtvE=
+         */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "type": "conversion.created",
+         *       "timestamp": "2026-11-23T10:20:31.207Z",
+         *       "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+         *       "data": {
+         *         "id": "cv_PwxbfipNTBuajm1fTjwrGgGiB-vqZwAAAAAAAAE3",
+         *         "created_at": "2026-11-23_10-20-31",
+         *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+         *         "referred_user": {
+         *           "id": 2207,
+         *           "created_at": "2026-11-23_09-41-27",
+         *           "referral_link": {
+         *             "id": 1042,
+         *             "created_at": "2026-11-22_14-07-31",
+         *             "referral_code": "K7TX4M2Q",
+         *             "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+         *             "referrer_id": "user_8f3a2c",
+         *             "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+         *             "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
+         *             "total_clicks": 5,
+         *             "total_referrals": 1,
+         *             "total_conversions": 1,
+         *             "total_revenue": 4990
+         *           },
+         *           "referred_user_id": "user_51d7e0",
+         *           "click_id": "AT8MW34qTUwbmo5tX048KxoAAAAAABWam3Vq9TzR1xYb0Kc7LwJp2ks3VFg0TTJR",
+         *           "clicked_at": "2026-11-23_09-38-12"
+         *         },
+         *         "referral_link": {
+         *           "id": 1042,
+         *           "created_at": "2026-11-22_14-07-31",
+         *           "referral_code": "K7TX4M2Q",
+         *           "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+         *           "referrer_id": "user_8f3a2c",
+         *           "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+         *           "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
+         *           "total_clicks": 5,
+         *           "total_referrals": 1,
+         *           "total_conversions": 1,
+         *           "total_revenue": 4990
+         *         },
+         *         "amount": 4990,
+         *         "refunded_amount": 0,
+         *         "currency": "EUR",
+         *         "external_id": "ord_7731",
+         *         "metadata": {
+         *           "plan": "annual"
+         *         },
+         *         "status": "completed"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['ConversionCreatedEvent'];
+      };
+    };
+    responses: {
+      /** @description Gone: the event is not sent again. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Delivered. Only a 2xx answer counts as delivered. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Any other answer, a timeout (15 s) or a connection error is a failure: the event is retried with backoff for about 3 days. Redirects are not followed. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  ConversionRefundedWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description Id of the event, the same on every retry: use it to drop duplicates.
+         * @example evt_refund_cv_PwxbfipNTBuajm1fTjwrGgGiB-vqZwAAAAAAAAE3_1
+         */
+        'webhook-id': string;
+        /**
+         * @description Unix time (seconds) of this attempt.
+         * @example 1795536165
+         */
+        'webhook-timestamp': string;
+        /**
+         * @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the campaign's `webhook_secret` after `whsec_`. For 24 h after a secret rotation it holds two signatures, space-separated (new secret first): accept the request when either verifies. The example is the signature of the example body, sent as compact JSON, with the example campaign's secret.
+         * @example v1,hmUMjRMQrkiOCODmTwYMd52e93g3hXvkdJU4LlgZTM8=
+         */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "type": "conversion.refunded",
+         *       "timestamp": "2026-11-24T16:02:44.918Z",
+         *       "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+         *       "data": {
+         *         "id": "cv_PwxbfipNTBuajm1fTjwrGgGiB-vqZwAAAAAAAAE3",
+         *         "created_at": "2026-11-23_10-20-31",
+         *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+         *         "referred_user": {
+         *           "id": 2207,
+         *           "created_at": "2026-11-23_09-41-27",
+         *           "referral_link": {
+         *             "id": 1042,
+         *             "created_at": "2026-11-22_14-07-31",
+         *             "referral_code": "K7TX4M2Q",
+         *             "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+         *             "referrer_id": "user_8f3a2c",
+         *             "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+         *             "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
+         *             "total_clicks": 5,
+         *             "total_referrals": 1,
+         *             "total_conversions": 1,
+         *             "total_revenue": 3490
+         *           },
+         *           "referred_user_id": "user_51d7e0",
+         *           "click_id": "AT8MW34qTUwbmo5tX048KxoAAAAAABWam3Vq9TzR1xYb0Kc7LwJp2ks3VFg0TTJR",
+         *           "clicked_at": "2026-11-23_09-38-12"
+         *         },
+         *         "referral_link": {
+         *           "id": 1042,
+         *           "created_at": "2026-11-22_14-07-31",
+         *           "referral_code": "K7TX4M2Q",
+         *           "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+         *           "referrer_id": "user_8f3a2c",
+         *           "referral_link": "https://shop.example.com/welcome?rfa=K7TX4M2Q",
+         *           "share_url": "http://127.0.0.1:3000/r/K7TX4M2Q",
+         *           "total_clicks": 5,
+         *           "total_referrals": 1,
+         *           "total_conversions": 1,
+         *           "total_revenue": 3490
+         *         },
+         *         "amount": 4990,
+         *         "refunded_amount": 1500,
+         *         "currency": "EUR",
+         *         "external_id": "ord_7731",
+         *         "metadata": {
+         *           "plan": "annual"
+         *         },
+         *         "status": "partially_refunded"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['ConversionRefundedEvent'];
       };
     };
     responses: {

@@ -5,6 +5,7 @@
  */
 import { createHmac } from 'node:crypto';
 import type { TSchema } from '@sinclair/typebox';
+import { Conversion, CreateConversionBody, RefundBody } from '../domain/conversion-schemas.ts';
 import { type ErrorCode, errorStatus } from '../domain/errors.ts';
 import {
   Action,
@@ -34,7 +35,14 @@ import { examples, LOCAL_BASE_URL } from '../operations/examples.ts';
 import { answersHead, type RouteDefinition, routes as routeTable } from '../routes.ts';
 import { errorMeanings } from './errors.ts';
 import { type JsonSchema, SchemaRegistry } from './json-schema.ts';
-import { ActionCreatedEvent, ReferredUserCreatedEvent, WebhookTestEvent, webhookEvents } from './webhooks.ts';
+import {
+  ActionCreatedEvent,
+  ConversionCreatedEvent,
+  ConversionRefundedEvent,
+  ReferredUserCreatedEvent,
+  WebhookTestEvent,
+  webhookEvents,
+} from './webhooks.ts';
 
 export type OpenApiDocument = JsonSchema & {
   openapi: '3.1.0';
@@ -47,6 +55,7 @@ const registry = new SchemaRegistry({
   ReferralLink,
   ReferredUser,
   Action,
+  Conversion,
   ErrorResponse,
   CreateCampaignBody,
   UpdateCampaignBody,
@@ -54,8 +63,12 @@ const registry = new SchemaRegistry({
   CreateReferredUserBody,
   CreateUserActionBody,
   CreateLinkActionBody,
+  CreateConversionBody,
+  RefundBody,
   ActionCreatedEvent,
   ReferredUserCreatedEvent,
+  ConversionCreatedEvent,
+  ConversionRefundedEvent,
   WebhookTestEvent,
   DeliveryAttempt,
   FeedEvent,

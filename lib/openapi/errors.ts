@@ -42,6 +42,26 @@ export const errorMeanings: Record<ErrorCode, { when: string; example: string }>
     when: 'The campaign has no `webhook_url` (nothing to send a test event to, no secret to rotate).',
     example: 'The campaign has no webhook_url: set one with PATCH /api/v1/campaign first.',
   },
+  conversion_not_found: {
+    when: 'No conversion with this id exists for the caller: unknown, malformed, of another tenant, or of a deleted campaign.',
+    example: 'No such conversion.',
+  },
+  currency_locked: {
+    when: "`PATCH /api/v1/campaign` changes `currency` after the campaign's first conversion.",
+    example: 'The currency of a campaign cannot change once it has a conversion.',
+  },
+  conversion_exists: {
+    when: 'The `external_id` is already used by a conversion of that campaign.',
+    example: 'A conversion with this external_id already exists in the campaign.',
+  },
+  currency_mismatch: {
+    when: "The conversion's `currency` is not its campaign's.",
+    example: 'The campaign counts in EUR, not USD.',
+  },
+  refund_exceeds_amount: {
+    when: 'The refund is more than what is left of the conversion (nothing is left of a refunded one); of simultaneous refunds, those that came too late.',
+    example: 'Only 1500 of this conversion is left to refund.',
+  },
   referred_user_not_found: {
     when: 'No referred user with this id exists in the campaign.',
     example: 'No referred user user-42 in this campaign.',

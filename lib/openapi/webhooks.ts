@@ -3,6 +3,7 @@
  * the body, with `data` the same Action or ReferredUser schema the API responds with.
  */
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { Conversion } from '../domain/conversion-schemas.ts';
 import { Action, ReferredUser } from '../domain/link-schemas.ts';
 import { Uuid } from '../domain/schemas.ts';
 import { TEST_EVENT_TYPE, type WebhookBody, type WebhookEventType } from '../domain/webhook-events.ts';
@@ -34,6 +35,17 @@ export const ReferredUserCreatedEvent = event(
   'Sent for every signup; `data` is the referred user.',
 );
 
+export const ConversionCreatedEvent = event(
+  'conversion.created',
+  Conversion,
+  'Sent for every conversion (sale); `data` is the conversion.',
+);
+export const ConversionRefundedEvent = event(
+  'conversion.refunded',
+  Conversion,
+  'Sent for every refund, partial or whole; `data` is the conversion after it (`refunded_amount`, `status`).',
+);
+
 export const WebhookTestEvent = event(
   TEST_EVENT_TYPE,
   Type.Object(
@@ -48,7 +60,14 @@ export const WebhookTestEvent = event(
 /** Fails the type check when the payload schemas stop matching the body the delivery code sends. */
 type Assert<T extends true> = T;
 export type PayloadsMatchWebhookBody = Assert<
-  Static<typeof ActionCreatedEvent | typeof ReferredUserCreatedEvent> extends WebhookBody ? true : false
+  Static<
+    | typeof ActionCreatedEvent
+    | typeof ReferredUserCreatedEvent
+    | typeof ConversionCreatedEvent
+    | typeof ConversionRefundedEvent
+  > extends WebhookBody
+    ? true
+    : false
 >;
 
 export const webhookEvents = [
@@ -63,6 +82,18 @@ export const webhookEvents = [
     schema: ReferredUserCreatedEvent,
     summary: 'A referred user signed up',
     operationId: 'ReferredUserCreatedWebhook',
+  },
+  {
+    type: 'conversion.created',
+    schema: ConversionCreatedEvent,
+    summary: 'A conversion (sale) was recorded',
+    operationId: 'ConversionCreatedWebhook',
+  },
+  {
+    type: 'conversion.refunded',
+    schema: ConversionRefundedEvent,
+    summary: 'A conversion was refunded, in part or whole',
+    operationId: 'ConversionRefundedWebhook',
   },
   {
     type: TEST_EVENT_TYPE,

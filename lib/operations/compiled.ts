@@ -168,6 +168,7 @@ export const CreateCampaign: CompiledOperationOf<typeof operations.CreateCampaig
   body: {
     validate: /* @__PURE__ */ validator(
       /* @__PURE__ */ ((kind: KindHook) => {
+        const local_0 = /^(?:AED|AFN|ALL|AMD|ANG|AOA|ARS|AUD|AWG|AZN|BAM|BBD|BDT|BGN|BHD|BIF|BMD|BND|BOB|BOV|BRL|BSD|BTN|BWP|BYN|BZD|CAD|CDF|CHE|CHF|CHW|CLF|CLP|CNY|COP|COU|CRC|CUC|CUP|CVE|CZK|DJF|DKK|DOP|DZD|EGP|ERN|ETB|EUR|FJD|FKP|GBP|GEL|GHS|GIP|GMD|GNF|GTQ|GYD|HKD|HNL|HTG|HUF|IDR|ILS|INR|IQD|IRR|ISK|JMD|JOD|JPY|KES|KGS|KHR|KMF|KPW|KRW|KWD|KYD|KZT|LAK|LBP|LKR|LRD|LSL|LYD|MAD|MDL|MGA|MKD|MMK|MNT|MOP|MRU|MUR|MVR|MWK|MXN|MXV|MYR|MZN|NAD|NGN|NIO|NOK|NPR|NZD|OMR|PAB|PEN|PGK|PHP|PKR|PLN|PYG|QAR|RON|RSD|RUB|RWF|SAR|SBD|SCR|SDG|SEK|SGD|SHP|SLE|SOS|SRD|SSP|STN|SVC|SYP|SZL|THB|TJS|TMT|TND|TOP|TRY|TTD|TWD|TZS|UAH|UGX|USD|USN|UYI|UYU|UYW|UZS|VED|VES|VND|VUV|WST|XAF|XAG|XAU|XBA|XBB|XBC|XBD|XCD|XDR|XOF|XPD|XPF|XPT|XSU|XTS|XUA|XXX|YER|ZAR|ZMW|ZWG)$/;
         return function check(value: any): boolean {
           return (
             (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
@@ -175,11 +176,12 @@ export const CreateCampaign: CompiledOperationOf<typeof operations.CreateCampaig
             kind('Text', 1, value['name']) &&
             (value['click_ids'] !== undefined ? ((typeof value['click_ids'] === 'boolean')) : true) &&
             (value['attribution_window_days'] !== undefined ? (Number.isInteger(value['attribution_window_days']) && value['attribution_window_days'] <= 365 && value['attribution_window_days'] >= 1) : true) &&
-            Object.getOwnPropertyNames(value).every(key => ['url', 'name', 'click_ids', 'attribution_window_days'].includes(key))
+            (value['currency'] !== undefined ? ((typeof value['currency'] === 'string') && local_0.test(value['currency'])) : true) &&
+            Object.getOwnPropertyNames(value).every(key => ['url', 'name', 'click_ids', 'attribution_window_days', 'currency'].includes(key))
           )
         }
       })(/* @__PURE__ */ kindHook([{"minLength":1,"maxLength":2048,"trimmed":true},{"minLength":1,"maxLength":256,"trimmed":true,"noControl":true}])),
-      {"kind":"Object","type":"object","required":["url","name"],"additionalProperties":false,"properties":{"url":{"kind":"Text","type":"string","rules":{"minLength":1,"maxLength":2048,"trimmed":true}},"name":{"kind":"Text","type":"string","rules":{"minLength":1,"maxLength":256,"trimmed":true,"noControl":true}},"click_ids":{"kind":"Boolean","type":"boolean"},"attribution_window_days":{"kind":"Integer","type":"integer","minimum":1,"maximum":365}}},
+      {"kind":"Object","type":"object","required":["url","name"],"additionalProperties":false,"properties":{"url":{"kind":"Text","type":"string","rules":{"minLength":1,"maxLength":2048,"trimmed":true}},"name":{"kind":"Text","type":"string","rules":{"minLength":1,"maxLength":256,"trimmed":true,"noControl":true}},"click_ids":{"kind":"Boolean","type":"boolean"},"attribution_window_days":{"kind":"Integer","type":"integer","minimum":1,"maximum":365},"currency":{"kind":"String","type":"string","pattern":"^(?:AED|AFN|ALL|AMD|ANG|AOA|ARS|AUD|AWG|AZN|BAM|BBD|BDT|BGN|BHD|BIF|BMD|BND|BOB|BOV|BRL|BSD|BTN|BWP|BYN|BZD|CAD|CDF|CHE|CHF|CHW|CLF|CLP|CNY|COP|COU|CRC|CUC|CUP|CVE|CZK|DJF|DKK|DOP|DZD|EGP|ERN|ETB|EUR|FJD|FKP|GBP|GEL|GHS|GIP|GMD|GNF|GTQ|GYD|HKD|HNL|HTG|HUF|IDR|ILS|INR|IQD|IRR|ISK|JMD|JOD|JPY|KES|KGS|KHR|KMF|KPW|KRW|KWD|KYD|KZT|LAK|LBP|LKR|LRD|LSL|LYD|MAD|MDL|MGA|MKD|MMK|MNT|MOP|MRU|MUR|MVR|MWK|MXN|MXV|MYR|MZN|NAD|NGN|NIO|NOK|NPR|NZD|OMR|PAB|PEN|PGK|PHP|PKR|PLN|PYG|QAR|RON|RSD|RUB|RWF|SAR|SBD|SCR|SDG|SEK|SGD|SHP|SLE|SOS|SRD|SSP|STN|SVC|SYP|SZL|THB|TJS|TMT|TND|TOP|TRY|TTD|TWD|TZS|UAH|UGX|USD|USN|UYI|UYU|UYW|UZS|VED|VES|VND|VUV|WST|XAF|XAG|XAU|XBA|XBB|XBC|XBD|XCD|XDR|XOF|XPD|XPF|XPT|XSU|XTS|XUA|XXX|YER|ZAR|ZMW|ZWG)$","description":"An ISO 4217 currency code in upper case, e.g. `USD`, `EUR`, `JPY`. Amounts of its conversions are in its minor unit. `USD` when omitted."}}},
     ),
     optional: false,
     refused: {},
@@ -215,8 +217,9 @@ export const UpdateCampaign: CompiledOperationOf<typeof operations.UpdateCampaig
   body: {
     validate: /* @__PURE__ */ validator(
       /* @__PURE__ */ ((kind: KindHook) => {
-        const local_0 = /^(action\.created|referred_user\.created)$/;
+        const local_0 = /^(action\.created|referred_user\.created|conversion\.created|conversion\.refunded)$/;
         const local_1 = /^(enabled|disabled)$/;
+        const local_2 = /^(?:AED|AFN|ALL|AMD|ANG|AOA|ARS|AUD|AWG|AZN|BAM|BBD|BDT|BGN|BHD|BIF|BMD|BND|BOB|BOV|BRL|BSD|BTN|BWP|BYN|BZD|CAD|CDF|CHE|CHF|CHW|CLF|CLP|CNY|COP|COU|CRC|CUC|CUP|CVE|CZK|DJF|DKK|DOP|DZD|EGP|ERN|ETB|EUR|FJD|FKP|GBP|GEL|GHS|GIP|GMD|GNF|GTQ|GYD|HKD|HNL|HTG|HUF|IDR|ILS|INR|IQD|IRR|ISK|JMD|JOD|JPY|KES|KGS|KHR|KMF|KPW|KRW|KWD|KYD|KZT|LAK|LBP|LKR|LRD|LSL|LYD|MAD|MDL|MGA|MKD|MMK|MNT|MOP|MRU|MUR|MVR|MWK|MXN|MXV|MYR|MZN|NAD|NGN|NIO|NOK|NPR|NZD|OMR|PAB|PEN|PGK|PHP|PKR|PLN|PYG|QAR|RON|RSD|RUB|RWF|SAR|SBD|SCR|SDG|SEK|SGD|SHP|SLE|SOS|SRD|SSP|STN|SVC|SYP|SZL|THB|TJS|TMT|TND|TOP|TRY|TTD|TWD|TZS|UAH|UGX|USD|USN|UYI|UYU|UYW|UZS|VED|VES|VND|VUV|WST|XAF|XAG|XAU|XBA|XBB|XBC|XBD|XCD|XDR|XOF|XPD|XPF|XPT|XSU|XTS|XUA|XXX|YER|ZAR|ZMW|ZWG)$/;
         return function check(value: any): boolean {
           return (
             (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
@@ -226,12 +229,13 @@ export const UpdateCampaign: CompiledOperationOf<typeof operations.UpdateCampaig
             (value['webhook_status'] !== undefined ? ((typeof value['webhook_status'] === 'string') && local_1.test(value['webhook_status'])) : true) &&
             (value['click_ids'] !== undefined ? ((typeof value['click_ids'] === 'boolean')) : true) &&
             (value['attribution_window_days'] !== undefined ? (Number.isInteger(value['attribution_window_days']) && value['attribution_window_days'] <= 365 && value['attribution_window_days'] >= 1) : true) &&
+            (value['currency'] !== undefined ? ((typeof value['currency'] === 'string') && local_2.test(value['currency'])) : true) &&
             (value['url'] !== undefined ? (true) : true) &&
-            Object.getOwnPropertyNames(value).every(key => ['name', 'webhook_url', 'webhook_events', 'webhook_status', 'click_ids', 'attribution_window_days', 'url'].includes(key))
+            Object.getOwnPropertyNames(value).every(key => ['name', 'webhook_url', 'webhook_events', 'webhook_status', 'click_ids', 'attribution_window_days', 'currency', 'url'].includes(key))
           )
         }
       })(/* @__PURE__ */ kindHook([{"minLength":1,"maxLength":256,"trimmed":true,"noControl":true},{"minLength":1,"maxLength":2048,"trimmed":true}])),
-      {"kind":"Object","type":"object","additionalProperties":false,"properties":{"name":{"kind":"Text","type":"string","rules":{"minLength":1,"maxLength":256,"trimmed":true,"noControl":true}},"webhook_url":{"kind":"Union","anyOf":[{"kind":"Text","type":"string","rules":{"minLength":1,"maxLength":2048,"trimmed":true}},{"kind":"Null","type":"null"}]},"webhook_events":{"kind":"Array","type":"array","items":{"kind":"String","type":"string","pattern":"^(action\\.created|referred_user\\.created)$","description":"An event type: action.created or referred_user.created"}},"webhook_status":{"kind":"String","type":"string","pattern":"^(enabled|disabled)$","description":"A webhook status: `enabled` (re-enables a disabled webhook and restarts its failure clock) or `disabled` (no deliveries; events are still recorded in the feed)"},"click_ids":{"kind":"Boolean","type":"boolean"},"attribution_window_days":{"kind":"Integer","type":"integer","minimum":1,"maximum":365},"url":{"kind":"Unknown"}}},
+      {"kind":"Object","type":"object","additionalProperties":false,"properties":{"name":{"kind":"Text","type":"string","rules":{"minLength":1,"maxLength":256,"trimmed":true,"noControl":true}},"webhook_url":{"kind":"Union","anyOf":[{"kind":"Text","type":"string","rules":{"minLength":1,"maxLength":2048,"trimmed":true}},{"kind":"Null","type":"null"}]},"webhook_events":{"kind":"Array","type":"array","items":{"kind":"String","type":"string","pattern":"^(action\\.created|referred_user\\.created|conversion\\.created|conversion\\.refunded)$","description":"An event type: action.created, referred_user.created, conversion.created or conversion.refunded"}},"webhook_status":{"kind":"String","type":"string","pattern":"^(enabled|disabled)$","description":"A webhook status: `enabled` (re-enables a disabled webhook and restarts its failure clock) or `disabled` (no deliveries; events are still recorded in the feed)"},"click_ids":{"kind":"Boolean","type":"boolean"},"attribution_window_days":{"kind":"Integer","type":"integer","minimum":1,"maximum":365},"currency":{"kind":"String","type":"string","pattern":"^(?:AED|AFN|ALL|AMD|ANG|AOA|ARS|AUD|AWG|AZN|BAM|BBD|BDT|BGN|BHD|BIF|BMD|BND|BOB|BOV|BRL|BSD|BTN|BWP|BYN|BZD|CAD|CDF|CHE|CHF|CHW|CLF|CLP|CNY|COP|COU|CRC|CUC|CUP|CVE|CZK|DJF|DKK|DOP|DZD|EGP|ERN|ETB|EUR|FJD|FKP|GBP|GEL|GHS|GIP|GMD|GNF|GTQ|GYD|HKD|HNL|HTG|HUF|IDR|ILS|INR|IQD|IRR|ISK|JMD|JOD|JPY|KES|KGS|KHR|KMF|KPW|KRW|KWD|KYD|KZT|LAK|LBP|LKR|LRD|LSL|LYD|MAD|MDL|MGA|MKD|MMK|MNT|MOP|MRU|MUR|MVR|MWK|MXN|MXV|MYR|MZN|NAD|NGN|NIO|NOK|NPR|NZD|OMR|PAB|PEN|PGK|PHP|PKR|PLN|PYG|QAR|RON|RSD|RUB|RWF|SAR|SBD|SCR|SDG|SEK|SGD|SHP|SLE|SOS|SRD|SSP|STN|SVC|SYP|SZL|THB|TJS|TMT|TND|TOP|TRY|TTD|TWD|TZS|UAH|UGX|USD|USN|UYI|UYU|UYW|UZS|VED|VES|VND|VUV|WST|XAF|XAG|XAU|XBA|XBB|XBC|XBD|XCD|XDR|XOF|XPD|XPF|XPT|XSU|XTS|XUA|XXX|YER|ZAR|ZMW|ZWG)$","description":"An ISO 4217 currency code in upper case, e.g. `USD`, `EUR`, `JPY`. Only until the campaign's first conversion (then 409 `currency_locked`)."},"url":{"kind":"Unknown"}}},
     ),
     optional: true,
     refused: {"url":{"code":"url_immutable","message":"The url of a campaign cannot be changed; create a new campaign instead."}},
@@ -488,7 +492,7 @@ export const GetAnalyticsTop: CompiledOperationOf<typeof operations.GetAnalytics
   query: {
     validate: /* @__PURE__ */ validator(
       /* @__PURE__ */ (() => {
-        const local_0 = /^(referred_users|visits|unique_visits|actions)$/;
+        const local_0 = /^(referred_users|visits|unique_visits|actions|conversions|revenue)$/;
         const local_1 = /^(referrer|referral_link)$/;
         const local_2 = /^(?:[1-9][0-9]?|100)$/;
         return function check(value: any): boolean {
@@ -500,7 +504,7 @@ export const GetAnalyticsTop: CompiledOperationOf<typeof operations.GetAnalytics
           )
         }
       })(),
-      {"kind":"Object","type":"object","additionalProperties":true,"properties":{"metric":{"kind":"String","type":"string","pattern":"^(referred_users|visits|unique_visits|actions)$","description":"What to rank by (default `referred_users`)"},"by":{"kind":"String","type":"string","pattern":"^(referrer|referral_link)$","description":"Rank referrers (default) or referral links"},"limit":{"kind":"String","type":"string","pattern":"^(?:[1-9][0-9]?|100)$","description":"How many, 1–100 (default 10)"}}},
+      {"kind":"Object","type":"object","additionalProperties":true,"properties":{"metric":{"kind":"String","type":"string","pattern":"^(referred_users|visits|unique_visits|actions|conversions|revenue)$","description":"What to rank by (default `referred_users`)"},"by":{"kind":"String","type":"string","pattern":"^(referrer|referral_link)$","description":"Rank referrers (default) or referral links"},"limit":{"kind":"String","type":"string","pattern":"^(?:[1-9][0-9]?|100)$","description":"How many, 1–100 (default 10)"}}},
     ),
     required: [],
   },
@@ -606,7 +610,7 @@ export const RedeliverEvent: CompiledOperationOf<typeof operations.RedeliverEven
   path: {
     validate: /* @__PURE__ */ validator(
       /* @__PURE__ */ (() => {
-        const local_0 = /^evt_[a-z_]{1,32}_[1-9][0-9]{0,15}(_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})?$/;
+        const local_0 = /^(?:evt_[a-z_]{1,32}_[1-9][0-9]{0,15}(_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})?|evt_conversion_cv_[A-Za-z0-9_-]{40}|evt_refund_cv_[A-Za-z0-9_-]{40}_[1-9][0-9]{0,5})$/;
         return function check(value: any): boolean {
           return (
             (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
@@ -615,7 +619,7 @@ export const RedeliverEvent: CompiledOperationOf<typeof operations.RedeliverEven
           )
         }
       })(),
-      {"kind":"Object","type":"object","required":["event_id"],"properties":{"event_id":{"kind":"String","type":"string","pattern":"^evt_[a-z_]{1,32}_[1-9][0-9]{0,15}(_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})?$","description":"An event id, the webhook-id of its deliveries: evt_action_<action id>_<campaign id> (e.g. evt_action_5531_3f0c2a9e-4b1d-4c5e-9f00-0123456789ab; evt_action_<action id> for actions recorded before this form) or evt_referred_user_<referred user id>"}}},
+      {"kind":"Object","type":"object","required":["event_id"],"properties":{"event_id":{"kind":"String","type":"string","pattern":"^(?:evt_[a-z_]{1,32}_[1-9][0-9]{0,15}(_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})?|evt_conversion_cv_[A-Za-z0-9_-]{40}|evt_refund_cv_[A-Za-z0-9_-]{40}_[1-9][0-9]{0,5})$","description":"An event id, the webhook-id of its deliveries: evt_action_<action id>_<campaign id> (e.g. evt_action_5531_3f0c2a9e-4b1d-4c5e-9f00-0123456789ab; evt_action_<action id> for actions recorded before this form), evt_referred_user_<referred user id>, evt_conversion_<conversion id> or evt_refund_<conversion id>_<refund number>"}}},
     ),
   },
 };
@@ -661,6 +665,137 @@ export const RotateWebhookSecret: CompiledOperationOf<typeof operations.RotateWe
       {"kind":"Object","type":"object","required":["id"],"additionalProperties":true,"properties":{"id":{"kind":"String","type":"string","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$","description":"A UUID"}}},
     ),
     required: ["id"],
+  },
+};
+
+/** POST /api/v1/conversion: Record a conversion (a sale) of a referred user. */
+export const CreateConversion: CompiledOperationOf<typeof operations.CreateConversion> = {
+  name: "CreateConversion",
+  auth: true,
+  body: {
+    validate: /* @__PURE__ */ validator(
+      /* @__PURE__ */ ((kind: KindHook) => {
+        const local_0 = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+        const local_1 = /^(?:AED|AFN|ALL|AMD|ANG|AOA|ARS|AUD|AWG|AZN|BAM|BBD|BDT|BGN|BHD|BIF|BMD|BND|BOB|BOV|BRL|BSD|BTN|BWP|BYN|BZD|CAD|CDF|CHE|CHF|CHW|CLF|CLP|CNY|COP|COU|CRC|CUC|CUP|CVE|CZK|DJF|DKK|DOP|DZD|EGP|ERN|ETB|EUR|FJD|FKP|GBP|GEL|GHS|GIP|GMD|GNF|GTQ|GYD|HKD|HNL|HTG|HUF|IDR|ILS|INR|IQD|IRR|ISK|JMD|JOD|JPY|KES|KGS|KHR|KMF|KPW|KRW|KWD|KYD|KZT|LAK|LBP|LKR|LRD|LSL|LYD|MAD|MDL|MGA|MKD|MMK|MNT|MOP|MRU|MUR|MVR|MWK|MXN|MXV|MYR|MZN|NAD|NGN|NIO|NOK|NPR|NZD|OMR|PAB|PEN|PGK|PHP|PKR|PLN|PYG|QAR|RON|RSD|RUB|RWF|SAR|SBD|SCR|SDG|SEK|SGD|SHP|SLE|SOS|SRD|SSP|STN|SVC|SYP|SZL|THB|TJS|TMT|TND|TOP|TRY|TTD|TWD|TZS|UAH|UGX|USD|USN|UYI|UYU|UYW|UZS|VED|VES|VND|VUV|WST|XAF|XAG|XAU|XBA|XBB|XBC|XBD|XCD|XDR|XOF|XPD|XPF|XPT|XSU|XTS|XUA|XXX|YER|ZAR|ZMW|ZWG)$/;
+        return function check(value: any): boolean {
+          return (
+            (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+            (typeof value['campaign_id'] === 'string') &&
+            local_0.test(value['campaign_id']) &&
+            kind('Text', 0, value['referred_user_id']) &&
+            Number.isInteger(value['amount']) &&
+            value['amount'] <= 1000000000000 &&
+            value['amount'] >= 1 &&
+            (value['currency'] !== undefined ? ((typeof value['currency'] === 'string') && local_1.test(value['currency'])) : true) &&
+            (value['external_id'] !== undefined ? (kind('Text', 1, value['external_id'])) : true) &&
+            (value['metadata'] !== undefined ? (kind('JsonObject', 2, value['metadata'])) : true) &&
+            Object.getOwnPropertyNames(value).every(key => ['campaign_id', 'referred_user_id', 'amount', 'currency', 'external_id', 'metadata'].includes(key))
+          )
+        }
+      })(/* @__PURE__ */ kindHook([{"minLength":1,"maxLength":256,"noControl":true},{"minLength":1,"maxLength":256,"noControl":true},{"maxBytes":8192}])),
+      {"kind":"Object","type":"object","required":["campaign_id","referred_user_id","amount"],"additionalProperties":false,"properties":{"campaign_id":{"kind":"String","type":"string","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$","description":"A UUID"},"referred_user_id":{"kind":"Text","type":"string","rules":{"minLength":1,"maxLength":256,"noControl":true}},"amount":{"kind":"Integer","type":"integer","minimum":1,"maximum":1000000000000},"currency":{"kind":"String","type":"string","pattern":"^(?:AED|AFN|ALL|AMD|ANG|AOA|ARS|AUD|AWG|AZN|BAM|BBD|BDT|BGN|BHD|BIF|BMD|BND|BOB|BOV|BRL|BSD|BTN|BWP|BYN|BZD|CAD|CDF|CHE|CHF|CHW|CLF|CLP|CNY|COP|COU|CRC|CUC|CUP|CVE|CZK|DJF|DKK|DOP|DZD|EGP|ERN|ETB|EUR|FJD|FKP|GBP|GEL|GHS|GIP|GMD|GNF|GTQ|GYD|HKD|HNL|HTG|HUF|IDR|ILS|INR|IQD|IRR|ISK|JMD|JOD|JPY|KES|KGS|KHR|KMF|KPW|KRW|KWD|KYD|KZT|LAK|LBP|LKR|LRD|LSL|LYD|MAD|MDL|MGA|MKD|MMK|MNT|MOP|MRU|MUR|MVR|MWK|MXN|MXV|MYR|MZN|NAD|NGN|NIO|NOK|NPR|NZD|OMR|PAB|PEN|PGK|PHP|PKR|PLN|PYG|QAR|RON|RSD|RUB|RWF|SAR|SBD|SCR|SDG|SEK|SGD|SHP|SLE|SOS|SRD|SSP|STN|SVC|SYP|SZL|THB|TJS|TMT|TND|TOP|TRY|TTD|TWD|TZS|UAH|UGX|USD|USN|UYI|UYU|UYW|UZS|VED|VES|VND|VUV|WST|XAF|XAG|XAU|XBA|XBB|XBC|XBD|XCD|XDR|XOF|XPD|XPF|XPT|XSU|XTS|XUA|XXX|YER|ZAR|ZMW|ZWG)$","description":"An ISO 4217 currency code in upper case, e.g. `USD`, `EUR`, `JPY`. Must be the campaign's (422 `currency_mismatch`) when given."},"external_id":{"kind":"Text","type":"string","rules":{"minLength":1,"maxLength":256,"noControl":true}},"metadata":{"kind":"JsonObject","type":"object","rules":{"maxBytes":8192}}}},
+    ),
+    optional: false,
+    refused: {},
+  },
+};
+
+/** POST /api/v1/conversion/{id}/refund: Refund part or all of a conversion. */
+export const RefundConversion: CompiledOperationOf<typeof operations.RefundConversion> = {
+  name: "RefundConversion",
+  auth: true,
+  body: {
+    validate: /* @__PURE__ */ validator(
+      /* @__PURE__ */ (() => {
+        return function check(value: any): boolean {
+          return (
+            (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+            (value['amount'] !== undefined ? (Number.isInteger(value['amount']) && value['amount'] <= 1000000000000 && value['amount'] >= 1) : true) &&
+            Object.getOwnPropertyNames(value).every(key => ['amount'].includes(key))
+          )
+        }
+      })(),
+      {"kind":"Object","type":"object","additionalProperties":false,"properties":{"amount":{"kind":"Integer","type":"integer","minimum":1,"maximum":1000000000000}}},
+    ),
+    optional: true,
+    refused: {},
+  },
+  path: {
+    validate: /* @__PURE__ */ refusing(
+      /* @__PURE__ */ (() => {
+        const local_0 = /^cv_[A-Za-z0-9_-]{40}$/;
+        return function check(value: any): boolean {
+          return (
+            (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+            (typeof value['id'] === 'string') &&
+            local_0.test(value['id'])
+          )
+        }
+      })(),
+      {"code":"conversion_not_found","message":"No such conversion."},
+    ),
+  },
+};
+
+/** GET /api/v1/conversion: Fetch a conversion. */
+export const GetConversion: CompiledOperationOf<typeof operations.GetConversion> = {
+  name: "GetConversion",
+  auth: true,
+  query: {
+    validate: /* @__PURE__ */ validator(
+      /* @__PURE__ */ (() => {
+        const local_0 = /^cv_[A-Za-z0-9_-]{40}$/;
+        return function check(value: any): boolean {
+          return (
+            (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+            (typeof value['id'] === 'string') &&
+            local_0.test(value['id'])
+          )
+        }
+      })(),
+      {"kind":"Object","type":"object","required":["id"],"additionalProperties":true,"properties":{"id":{"kind":"String","type":"string","pattern":"^cv_[A-Za-z0-9_-]{40}$","description":"A conversion id, as the API gave it (`cv_` and 40 characters)."}}},
+    ),
+    required: ["id"],
+  },
+};
+
+/** GET /api/v1/conversions/{campaign_id}: List a campaign's conversions, newest first. */
+export const ListConversions: CompiledOperationOf<typeof operations.ListConversions> = {
+  name: "ListConversions",
+  auth: true,
+  query: {
+    validate: /* @__PURE__ */ validator(
+      /* @__PURE__ */ ((kind: KindHook) => {
+        const local_0 = /^(?:[1-9][0-9]{0,2}|1000)$/;
+        const local_1 = /^[A-Za-z0-9_-]+$/;
+        return function check(value: any): boolean {
+          return (
+            (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+            (value['limit'] !== undefined ? ((typeof value['limit'] === 'string') && local_0.test(value['limit'])) : true) &&
+            (value['cursor'] !== undefined ? ((typeof value['cursor'] === 'string') && value['cursor'].length <= 1024 && local_1.test(value['cursor'])) : true) &&
+            (value['referrer_id'] !== undefined ? (kind('Text', 0, value['referrer_id'])) : true) &&
+            (value['referred_user_id'] !== undefined ? (kind('Text', 1, value['referred_user_id'])) : true)
+          )
+        }
+      })(/* @__PURE__ */ kindHook([{"minLength":1,"maxLength":256,"noControl":true},{"minLength":1,"maxLength":256,"noControl":true}])),
+      {"kind":"Object","type":"object","additionalProperties":true,"properties":{"limit":{"kind":"String","type":"string","pattern":"^(?:[1-9][0-9]{0,2}|1000)$","description":"an integer from 1 to 1000, the most items of the page (100 when omitted)"},"cursor":{"kind":"String","type":"string","pattern":"^[A-Za-z0-9_-]+$","maxLength":1024,"description":"a cursor from x-next-cursor"},"referrer_id":{"kind":"Text","type":"string","rules":{"minLength":1,"maxLength":256,"noControl":true}},"referred_user_id":{"kind":"Text","type":"string","rules":{"minLength":1,"maxLength":256,"noControl":true}}}},
+    ),
+    required: [],
+  },
+  path: {
+    validate: /* @__PURE__ */ validator(
+      /* @__PURE__ */ (() => {
+        const local_0 = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+        return function check(value: any): boolean {
+          return (
+            (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+            (typeof value['campaign_id'] === 'string') &&
+            local_0.test(value['campaign_id'])
+          )
+        }
+      })(),
+      {"kind":"Object","type":"object","required":["campaign_id"],"properties":{"campaign_id":{"kind":"String","type":"string","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$","description":"A UUID"}}},
+    ),
   },
 };
 

@@ -17,6 +17,7 @@ export const tags = {
   links: 'Referral links',
   referredUsers: 'Referred users',
   actions: 'Actions',
+  conversions: 'Conversions',
   redirect: 'Redirect',
   webhooks: 'Webhooks',
   analytics: 'Analytics',

@@ -12,6 +12,16 @@ import {
   TopQuery,
 } from '../domain/analytics-schemas.ts';
 import {
+  Conversion,
+  ConversionList,
+  ConversionPath,
+  ConversionQuery,
+  ConversionsPath,
+  ConversionsQuery,
+  CreateConversionBody,
+  RefundBody,
+} from '../domain/conversion-schemas.ts';
+import {
   Action,
   CampaignLinksPath,
   CreateLinkActionBody,
@@ -58,6 +68,8 @@ const URL_IMMUTABLE: RuleError = {
   message: 'The url of a campaign cannot be changed; create a new campaign instead.',
 };
 const LINK_NOT_FOUND: RuleError = { code: 'referral_link_not_found', message: 'No such referral link.' };
+/** The same as `conversionNotFound()` (`lib/db/conversions.ts`): an id the API never made names nothing. */
+const CONVERSION_NOT_FOUND: RuleError = { code: 'conversion_not_found', message: 'No such conversion.' };
 
 const Health = Type.Object(
   { status: Type.Literal('ok', { description: 'Always `ok`: an answer at all is the signal.' }) },
@@ -162,7 +174,7 @@ export const operations = {
   CreateCampaign: {
     tag: tags.campaigns,
     description:
-      'Creates a campaign. `url` is trimmed and gets `https://` in front when it has no scheme; it must then be an absolute http(s) URL. `webhook_url` and `webhook_secret` start as null. `click_ids` (default false) makes the redirect give each counted visit a click id (`rfclid`), which a signup can send back within `attribution_window_days` (1–365, default 90).',
+      'Creates a campaign. `url` is trimmed and gets `https://` in front when it has no scheme; it must then be an absolute http(s) URL. `webhook_url` and `webhook_secret` start as null. `click_ids` (default false) makes the redirect give each counted visit a click id (`rfclid`), which a signup can send back within `attribution_window_days` (1–365, default 90). `currency` (ISO 4217, `USD` when omitted) is the currency of the amounts of its conversions.',
     request: { body: CreateCampaignBody },
     success: { status: 201, description: 'The new campaign.', schema: Campaign },
     example: { body: ex.createCampaign, response: ex.campaignCreated },
@@ -178,7 +190,7 @@ export const operations = {
   UpdateCampaign: {
     tag: tags.campaigns,
     description:
-      'Changes the name and/or the webhook URL of a campaign (`null` clears the webhook URL). The first `webhook_url` set creates the `webhook_secret`, which stays the same afterwards. `webhook_events` chooses the event types sent (a non-empty array of distinct types; the others stay in the events feed) and `webhook_status` enables a disabled webhook again (`enabled`, restarting its failure clock) or stops deliveries (`disabled`). `click_ids` and `attribution_window_days` turn click ids on or off and set how long a click can attribute a signup (the window in force at signup time counts). The campaign `url` is immutable: sending it is 400 `url_immutable`.',
+      'Changes the name and/or the webhook URL of a campaign (`null` clears the webhook URL). The first `webhook_url` set creates the `webhook_secret`, which stays the same afterwards. `webhook_events` chooses the event types sent (a non-empty array of distinct types; the others stay in the events feed) and `webhook_status` enables a disabled webhook again (`enabled`, restarting its failure clock) or stops deliveries (`disabled`). `click_ids` and `attribution_window_days` turn click ids on or off and set how long a click can attribute a signup (the window in force at signup time counts). `currency` can change until the first conversion of the campaign (then 409 `currency_locked`). The campaign `url` is immutable: sending it is 400 `url_immutable`.',
     request: {
       query: CampaignIdQuery,
       body: UpdateCampaignBody,
@@ -186,7 +198,7 @@ export const operations = {
       refusedFields: { url: URL_IMMUTABLE },
     },
     success: { status: 200, description: 'The updated campaign.', schema: Campaign },
-    errors: ['campaign_not_found'],
+    errors: ['campaign_not_found', 'currency_locked'],
     example: { query: { id: ex.campaignId }, body: ex.updateCampaign, response: ex.campaignWithWebhook },
   },
   DeleteCampaign: {
@@ -379,6 +391,61 @@ export const operations = {
     success: { status: 200, description: 'The campaign with its new secret.', schema: Campaign },
     errors: ['campaign_not_found', 'webhook_url_not_set'],
     example: { query: { id: ex.campaignId }, response: ex.campaignRotated },
+  },
+  CreateConversion: {
+    tag: tags.conversions,
+    description:
+      "Records a conversion (a sale) of a referred user, found by `referred_user_id` in the campaign. `amount` is an integer in the minor unit of the campaign's `currency` (cents for USD, yen for JPY, fils for KWD), 1 to 10^12; `currency`, when sent, must be the campaign's (422 `currency_mismatch`). `external_id` (your invoice or order id) is unique per campaign: a second conversion with it is 409 `conversion_exists`, a natural idempotency key beside `Idempotency-Key`. Raises the link's `total_conversions` by one and its `total_revenue` by the amount, atomically with the record, locks the campaign's currency, and sends a `conversion.created` webhook.",
+    request: { body: CreateConversionBody },
+    success: { status: 201, description: 'The new conversion.', schema: Conversion },
+    errors: ['campaign_not_found', 'referred_user_not_found', 'conversion_exists', 'currency_mismatch'],
+    example: { body: ex.createConversion, response: ex.sale },
+  },
+  RefundConversion: {
+    tag: tags.conversions,
+    description:
+      "Refunds `amount` (minor units) of a conversion, or all that is left of it when `amount` is omitted. Raises its `refunded_amount`, sets its `status` to `partially_refunded` or `refunded`, lowers its link's `total_revenue` by the refund, atomically, and sends a `conversion.refunded` webhook. More than is left (nothing is left of a refunded conversion) is 422 `refund_exceeds_amount`: of simultaneous refunds, those that no longer fit get it, so their sum never passes the amount. A conversion of a deleted campaign is 404.",
+    request: {
+      path: ConversionPath,
+      pathNotFound: CONVERSION_NOT_FOUND,
+      body: RefundBody,
+      bodyOptional: true,
+    },
+    success: { status: 200, description: 'The conversion after the refund.', schema: Conversion },
+    errors: ['conversion_not_found', 'refund_exceeds_amount'],
+    example: { path: { id: ex.conversionId }, body: ex.refund, response: ex.saleRefunded },
+  },
+  GetConversion: {
+    tag: tags.conversions,
+    description: "Fetches a conversion by `id`, with its link's counters as they are now.",
+    request: { query: ConversionQuery },
+    success: { status: 200, description: 'The conversion.', schema: Conversion },
+    errors: ['conversion_not_found'],
+    example: { query: { id: ex.conversionId }, response: ex.saleRefunded },
+  },
+  ListConversions: {
+    tag: tags.conversions,
+    description:
+      "Lists a campaign's conversions, newest first, one page at a time (`Link` and `x-next-cursor` as every list), all of them or, with `referrer_id` or `referred_user_id` (at most one), those of one referrer's links or of one referred user.",
+    request: { path: ConversionsPath, query: ConversionsQuery },
+    success: {
+      status: 200,
+      description: 'One page of conversions (possibly empty).',
+      schema: ConversionList,
+      headers: listHeaders,
+    },
+    errors: ['campaign_not_found'],
+    example: {
+      path: { campaign_id: ex.campaignId },
+      query: {
+        limit: '100',
+        cursor: ex.conversionCursor,
+        referrer_id: ex.referrerId,
+        referred_user_id: ex.referredUserId,
+      },
+      sampleQuery: ['limit', 'referrer_id'],
+      response: ex.conversionPage,
+    },
   },
   Health: {
     tag: tags.health,

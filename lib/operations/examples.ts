@@ -9,6 +9,7 @@
 import type { Static } from '@sinclair/typebox';
 import type { AnalyticsSeries, TopList } from '../domain/analytics-schemas.ts';
 import { encodeClickId } from '../domain/click-ids.ts';
+import type { Conversion, CreateConversionBody, RefundBody } from '../domain/conversion-schemas.ts';
 import type {
   Action,
   CreateLinkActionBody,
@@ -19,7 +20,7 @@ import type {
   ReferredUser,
 } from '../domain/link-schemas.ts';
 import type { Campaign, CreateCampaignBody, UpdateCampaignBody } from '../domain/schemas.ts';
-import { actionEventId, type WebhookBody } from '../domain/webhook-events.ts';
+import { actionEventId, conversionEventId, type WebhookBody } from '../domain/webhook-events.ts';
 import type {
   DeliveryAttemptList,
   FeedEventList,
@@ -46,11 +47,12 @@ const campaignCreated = {
   name: 'Spring referral promo',
   webhook_url: null,
   webhook_secret: null,
-  webhook_events: ['action.created', 'referred_user.created'],
+  webhook_events: ['action.created', 'referred_user.created', 'conversion.created', 'conversion.refunded'],
   webhook_status: 'enabled',
   webhook_disabled_reason: null,
   click_ids: true,
   attribution_window_days: 90,
+  currency: 'EUR',
 } satisfies Campaign;
 
 const campaignWithWebhook = {
@@ -74,15 +76,16 @@ const summerCampaign = {
   name: 'Summer referral promo',
   webhook_url: null,
   webhook_secret: null,
-  webhook_events: ['action.created', 'referred_user.created'],
+  webhook_events: ['action.created', 'referred_user.created', 'conversion.created', 'conversion.refunded'],
   webhook_status: 'enabled',
   webhook_disabled_reason: null,
   click_ids: false,
   attribution_window_days: 90,
+  currency: 'EUR',
 } satisfies Campaign;
 
 /** The referrer's link, with its counters as of a given moment of the story. */
-const link = (total_clicks: number, total_referrals: number) =>
+const link = (total_clicks: number, total_referrals: number, total_conversions = 0, total_revenue = 0) =>
   ({
     id: 1042,
     created_at: '2026-11-22_14-07-31',
@@ -93,6 +96,8 @@ const link = (total_clicks: number, total_referrals: number) =>
     share_url: `${LOCAL_BASE_URL}/r/${referralCode}`,
     total_clicks,
     total_referrals,
+    total_conversions,
+    total_revenue,
   }) satisfies ReferralLink;
 
 const customLink = {
@@ -105,6 +110,8 @@ const customLink = {
   share_url: `${LOCAL_BASE_URL}/r/${customCode}`,
   total_clicks: 4,
   total_referrals: 1,
+  total_conversions: 0,
+  total_revenue: 0,
 } satisfies ReferralLink;
 
 /** The visit below: its click id, which the redirect added to `Location` (`rfclid`). */
@@ -165,6 +172,31 @@ const share = {
   referred_user: null,
 } satisfies Action;
 
+/** The referred user's first order, 49.90 EUR in cents: the link's conversions and revenue include it. */
+const conversionId = 'cv_PwxbfipNTBuajm1fTjwrGgGiB-vqZwAAAAAAAAE3';
+const sale = {
+  id: conversionId,
+  created_at: '2026-11-23_10-20-31',
+  campaign_id: campaignId,
+  referred_user: { ...referredUser, referral_link: link(5, 1, 1, 4990) },
+  referral_link: link(5, 1, 1, 4990),
+  amount: 4990,
+  refunded_amount: 0,
+  currency: 'EUR',
+  external_id: 'ord_7731',
+  metadata: { plan: 'annual' },
+  status: 'completed',
+} satisfies Conversion;
+
+/** One item of the order returned: 15.00 EUR back, the link's revenue net of it. */
+const saleRefunded = {
+  ...sale,
+  referred_user: { ...referredUser, referral_link: link(5, 1, 1, 3490) },
+  referral_link: link(5, 1, 1, 3490),
+  refunded_amount: 1500,
+  status: 'partially_refunded',
+} satisfies Conversion;
+
 const hookUrl = 'https://hooks.example.com/referrals';
 
 /** The delivery log: the purchase's event failed once (a 503), then went through. */
@@ -204,29 +236,48 @@ const dayMetrics = (
   users: number,
   purchases: number,
   shares: number,
+  sales = 0,
+  revenue = 0,
 ) => ({
   visits,
   unique_visits: unique,
   bot_visits: bots,
   referred_users: users,
   actions: purchases + shares,
+  conversions: sales,
+  revenue,
   actions_by_type: { ...(purchases ? { purchase: purchases } : {}), ...(shares ? { share: shares } : {}) },
 });
 const analyticsDays = [
   { start: '2026-11-20_00-00-00', ...dayMetrics(41, 33, 6, 4, 1, 2) },
   { start: '2026-11-21_00-00-00', ...dayMetrics(0, 0, 0, 0, 0, 0) },
-  { start: '2026-11-22_00-00-00', ...dayMetrics(58, 47, 9, 7, 3, 0) },
+  { start: '2026-11-22_00-00-00', ...dayMetrics(58, 47, 9, 7, 3, 0, 2, 7480) },
 ];
 const analyticsSeries = {
   campaign_id: campaignId,
   granularity: 'day' as const,
   from: '2026-11-20_00-00-00',
   to: '2026-11-22_23-59-59',
-  totals: dayMetrics(99, 80, 15, 11, 4, 2),
+  totals: dayMetrics(99, 80, 15, 11, 4, 2, 2, 7480),
   series: analyticsDays,
 } satisfies Static<typeof AnalyticsSeries>;
 
 export const examples = {
+  conversionId,
+  createConversion: {
+    campaign_id: campaignId,
+    referred_user_id: referredUserId,
+    amount: 4990,
+    currency: 'EUR',
+    external_id: 'ord_7731',
+    metadata: { plan: 'annual' },
+  } satisfies CreateConversionBody,
+  refund: { amount: 1500 } satisfies RefundBody,
+  sale,
+  saleRefunded,
+  conversionPage: [saleRefunded] satisfies Conversion[],
+  /** A cursor of a campaign's conversions, as `x-next-cursor` gives one. */
+  conversionCursor: 'WzMsIkNWIzAwMTc5NTQyOTIzMTIwNyMwMDAwMDAwMDAwMDAwMzExIiwiZXhhbXBsZXRhZzEyIl0',
   analyticsSeries,
   analyticsTop: [
     { rank: 1, referrer_id: referrerId, value: 7 },
@@ -370,6 +421,24 @@ export const examples = {
         timestamp: '2026-11-23T09:41:27.903Z',
         campaign_id: campaignId,
         data: referredUser,
+      } satisfies WebhookBody,
+    },
+    'conversion.created': {
+      id: conversionEventId(conversionId),
+      body: {
+        type: 'conversion.created',
+        timestamp: '2026-11-23T10:20:31.207Z',
+        campaign_id: campaignId,
+        data: sale,
+      } satisfies WebhookBody,
+    },
+    'conversion.refunded': {
+      id: conversionEventId(conversionId, 1),
+      body: {
+        type: 'conversion.refunded',
+        timestamp: '2026-11-24T16:02:44.918Z',
+        campaign_id: campaignId,
+        data: saleRefunded,
       } satisfies WebhookBody,
     },
     'webhook.test': {

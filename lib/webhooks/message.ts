@@ -5,11 +5,16 @@
  * URL and secret.
  */
 import { stringifyJson } from '../domain/json.ts';
-import type { AnyWebhookEventType, EventAttributes, WebhookEventType } from '../domain/webhook-events.ts';
+import {
+  type AnyWebhookEventType,
+  type EventAttributes,
+  WEBHOOK_EVENT_TYPES,
+  type WebhookEventType,
+} from '../domain/webhook-events.ts';
 
 export type WebhookMessage = EventAttributes;
 
-const EVENT_TYPES: readonly WebhookEventType[] = ['action.created', 'referred_user.created'];
+const EVENT_TYPES: readonly WebhookEventType[] = WEBHOOK_EVENT_TYPES;
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);

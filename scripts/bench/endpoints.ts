@@ -15,9 +15,9 @@ interface Recipe {
   key?: string;
   note?: string;
   query?(f: Fixtures, fresh: string): Values;
-  /** The path's `{parameters}` when not the fixtures of their names. */
-  path?(f: Fixtures): Values;
   body?(f: Fixtures, fresh: string): unknown;
+  /** The path's `{parameters}` when not the fixtures of their names (a conversion's id). */
+  path?(f: Fixtures, fresh: string): Values;
   headers?: Values;
   /** Makes what one request uses up (a campaign to delete, a referred user without an action). */
   fresh?(env: BenchEnvironment, f: Fixtures): Promise<string>;
@@ -34,6 +34,12 @@ const pick =
   (f: Fixtures) =>
     Object.fromEntries(keys.map((k) => [k, f[k]]));
 const id = (key: keyof Fixtures) => (f: Fixtures) => ({ id: f[key] });
+/** A sale of the fixtures' referred user: its id. */
+async function newConversion(env: BenchEnvironment, f: Fixtures): Promise<string> {
+  const body = { campaign_id: f.campaign_id, referred_user_id: f.referred_user_id, amount: 4990 };
+  return (await env.client.call<{ id: string }>('POST', '/api/v1/conversion', body)).id;
+}
+
 const RECIPES: Recipe[] = [
   { route: 'CreateCampaign', body: () => ({ url: 'example.com/spring', name: 'Spring' }) },
   { route: 'GetCampaign', query: id('campaign_id') },
@@ -99,6 +105,22 @@ const RECIPES: Recipe[] = [
   { route: 'TestWebhook', query: id('hook_campaign_id'), untimed: true },
   { route: 'RotateWebhookSecret', query: id('hook_campaign_id') },
   {
+    route: 'CreateConversion',
+    body: (f) => ({
+      ...pick('campaign_id', 'referred_user_id')(f),
+      amount: 4990,
+      external_id: `ord-${uid()}`,
+    }),
+  },
+  {
+    ...{ route: 'RefundConversion', note: 'partial' },
+    fresh: newConversion,
+    path: (_, id) => ({ id }),
+    body: () => ({ amount: 1500 }),
+  },
+  { route: 'GetConversion', fresh: newConversion, query: (_, id) => ({ id }) },
+  { route: 'ListConversions', query: () => ({ limit: '100' }) },
+  {
     ...{ route: 'Visit', key: 'VisitCrawler', note: 'crawler, not recorded' },
     headers: { 'user-agent': 'Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)' },
   },
@@ -161,7 +183,7 @@ export function endpointCases(env: BenchEnvironment, f: Fixtures, settle: () => 
       request(): RequestSpec {
         const fresh = r.fresh ? pool.shift() : '';
         if (fresh === undefined) throw new Error(`${r.route}: prepare() was not called with enough`);
-        const params = { ...f, ...r.path?.(f) } as Values;
+        const params: Values = { ...f, ...r.path?.(f, fresh) };
         const path = route.path.replace(/\{(\w+)\}/g, (_, name: string) => params[name] ?? '');
         const query = new URLSearchParams(r.query?.(f, fresh)).toString();
         const [body, headers] = [r.body?.(f, fresh), r.headers];

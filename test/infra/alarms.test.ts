@@ -228,6 +228,10 @@ describe('alarms', () => {
       ListEvents: 500,
       RedeliverEvent: 500,
       RotateWebhookSecret: 500,
+      CreateConversion: 500,
+      RefundConversion: 500,
+      GetConversion: 500,
+      ListConversions: 500,
       // Not TestWebhook: its duration is the customer's endpoint's.
       Visit: 250,
       Health: 1000,

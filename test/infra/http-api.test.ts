@@ -236,7 +236,7 @@ describe('HTTP API throttling and CORS (stack properties from context)', () => {
   });
 
   const REDIRECT = { ThrottlingRateLimit: 2000, ThrottlingBurstLimit: 4000 };
-  const API = { ThrottlingRateLimit: 150, ThrottlingBurstLimit: 300 };
+  const API = { ThrottlingRateLimit: 120, ThrottlingBurstLimit: 240 };
   const DOCS = { ThrottlingRateLimit: 20, ThrottlingBurstLimit: 40 };
 
   it('gives every route key its own limits by its row’s class: redirect high, api per route, docs low', () => {
@@ -275,6 +275,12 @@ describe('HTTP API throttling and CORS (stack properties from context)', () => {
       'POST /api/v1/events/{event_id}/redeliver': API,
       'POST /api/v1/campaign/webhook_test': API,
       'POST /api/v1/campaign/rotate_webhook_secret': API,
+      'POST /api/v1/conversion': API,
+      'POST /api/v1/conversion/{id}/refund': API,
+      'GET /api/v1/conversion': API,
+      'HEAD /api/v1/conversion': API,
+      'GET /api/v1/conversions/{campaign_id}': API,
+      'HEAD /api/v1/conversions/{campaign_id}': API,
       'GET /api/v1/health/ready': API,
       'HEAD /api/v1/health/ready': API,
       'GET /health': DOCS,
@@ -336,9 +342,9 @@ describe('HTTP API throttling and CORS (stack properties from context)', () => {
     });
     expect(settings['POST /api/v1/campaign']).toEqual({
       ThrottlingRateLimit: 50.5,
-      ThrottlingBurstLimit: 300,
+      ThrottlingBurstLimit: 240,
     });
-    expect(settings.$default).toEqual({ ThrottlingRateLimit: 50.5, ThrottlingBurstLimit: 300 });
+    expect(settings.$default).toEqual({ ThrottlingRateLimit: 50.5, ThrottlingBurstLimit: 240 });
     expect(settings['GET /docs']).toEqual({ ThrottlingRateLimit: 20, ThrottlingBurstLimit: 10 });
     // The stage default is its own setting.
     expect(stageOf(s).DefaultRouteSettings).toEqual({

@@ -25,6 +25,8 @@ interface Metrics {
   bot_visits: number;
   referred_users: number;
   actions: number;
+  conversions: number;
+  revenue: number;
   actions_by_type: Record<string, number>;
 }
 interface Series {
@@ -103,6 +105,8 @@ describe('GET /api/v1/analytics/{campaign_id} (endpoint 16)', () => {
     bot_visits: 2,
     referred_users: 5,
     actions: 3,
+    conversions: 0,
+    revenue: 0,
     actions_by_type: { purchase: 1, share: 2 },
   };
 
@@ -143,6 +147,8 @@ describe('GET /api/v1/analytics/{campaign_id} (endpoint 16)', () => {
       bot_visits: 2,
       referred_users: 1,
       actions: 1,
+      conversions: 0,
+      revenue: 0,
       actions_by_type: { purchase: 1 },
     });
     const referrer = await seriesWhen(`/api/v1/analytics/${campaignId}?referrer_id=alice`, { visits: 3 });
@@ -173,7 +179,7 @@ describe('GET /api/v1/analytics/{campaign_id} (endpoint 16)', () => {
     expect(earlier.status, earlier.text).toBe(200);
     expect(earlier.body.series).toHaveLength(4);
     const { actions_by_type: types, ...counts } = earlier.body.totals;
-    expect(Object.values(counts)).toEqual([0, 0, 0, 0, 0]);
+    expect(Object.values(counts)).toEqual([0, 0, 0, 0, 0, 0, 0]);
     expect(types).toEqual({});
     // A range before anything happened: all zeros.
     const old = await api<Series>(

@@ -37,11 +37,17 @@ describe('POST /api/v1/campaign', () => {
       name: 'Spring',
       webhook_url: null,
       webhook_secret: null,
-      webhook_events: ['action.created', 'referred_user.created'],
+      webhook_events: [
+        'action.created',
+        'referred_user.created',
+        'conversion.created',
+        'conversion.refunded',
+      ],
       webhook_status: 'enabled',
       webhook_disabled_reason: null,
       click_ids: false,
       attribution_window_days: 90,
+      currency: 'USD',
     });
   });
 

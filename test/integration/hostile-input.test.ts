@@ -498,7 +498,7 @@ describe('the redirect: an ASCII Location, and a visit counted only with its 302
 // ---------------------------------------------------------------------------------------------
 
 describe('webhook_events: a non-empty array of distinct known types, or 400 on webhook_events', () => {
-  const KNOWN = ['action.created', 'referred_user.created'];
+  const KNOWN = ['action.created', 'referred_user.created', 'conversion.created', 'conversion.refunded'];
   const type = fc.oneof(
     { weight: 4, arbitrary: fc.constantFrom(...KNOWN) },
     { weight: 1, arbitrary: fc.constantFrom('webhook.test', 'ACTION.CREATED', 'action.created ', '', '*') },

@@ -41,6 +41,8 @@ describe('Idempotency-Key: a retry gets the first answer and writes nothing', ()
         '/api/v1/action/referred_user',
         '/api/v1/campaign',
         '/api/v1/campaign/rotate_webhook_secret',
+        '/api/v1/conversion',
+        '/api/v1/conversion/{id}/refund',
         '/api/v1/events/{event_id}/redeliver',
         '/api/v1/referral_link',
         '/api/v1/referred_user',

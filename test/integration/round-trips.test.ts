@@ -246,6 +246,21 @@ const clickOf = async (link: Link): Promise<string> => {
   if (!id) throw new Error(`no click id: ${res.status} ${res.headers.get('location')}`);
   return id;
 };
+/** A referred user of the run's link, who can buy. */
+const convertingUser = () => newReferredUser(data.link);
+
+/** A conversion of the run's campaign: its id. */
+const newConversion = async (): Promise<string> =>
+  (
+    await expectStatus(
+      {
+        method: 'POST',
+        path: '/api/v1/conversion',
+        body: { campaign_id: data.campaignId, referred_user_id: await convertingUser(), amount: 1000 },
+      },
+      201,
+    )
+  ).id;
 
 const data = {} as {
   tenant: string;
@@ -653,6 +668,97 @@ const cases: Case[] = [
       method: 'POST',
       path: `/api/v1/campaign/rotate_webhook_secret?id=${data.hookCampaignId}`,
     }),
+  },
+  {
+    route: 'CreateConversion',
+    label: "a campaign's first (locks its currency)",
+    status: 201,
+    request: async () => {
+      const campaignId = await newCampaign('Conversions');
+      const link = await newLink(campaignId, 'seller');
+      const buyer = await newReferredUser(link);
+      return {
+        method: 'POST',
+        path: '/api/v1/conversion',
+        body: { campaign_id: campaignId, referred_user_id: buyer, amount: 4990, external_id: uid('ord') },
+      };
+    },
+  },
+  {
+    route: 'CreateConversion',
+    label: 'a later one, with a key',
+    status: 201,
+    request: async () => ({
+      method: 'POST',
+      path: '/api/v1/conversion',
+      headers: { 'idempotency-key': uid('conversion') },
+      body: { campaign_id: data.campaignId, referred_user_id: await convertingUser(), amount: 100 },
+    }),
+  },
+  {
+    route: 'CreateConversion',
+    label: 'a replay of its key',
+    status: 201,
+    request: async () => {
+      const key = uid('replayed');
+      const body = { campaign_id: data.campaignId, referred_user_id: await convertingUser(), amount: 100 };
+      await expectStatus(
+        { method: 'POST', path: '/api/v1/conversion', headers: { 'idempotency-key': key }, body },
+        201,
+      );
+      return { method: 'POST', path: '/api/v1/conversion', headers: { 'idempotency-key': key }, body };
+    },
+  },
+  {
+    route: 'RefundConversion',
+    label: 'a partial refund',
+    status: 200,
+    request: async () => ({
+      method: 'POST',
+      path: `/api/v1/conversion/${await newConversion()}/refund`,
+      body: { amount: 10 },
+    }),
+  },
+  {
+    route: 'RefundConversion',
+    label: 'a replay of its key',
+    status: 200,
+    request: async () => {
+      const key = uid('refund');
+      const path = `/api/v1/conversion/${await newConversion()}/refund`;
+      await expectStatus(
+        { method: 'POST', path, headers: { 'idempotency-key': key }, body: { amount: 5 } },
+        200,
+      );
+      return { method: 'POST', path, headers: { 'idempotency-key': key }, body: { amount: 5 } };
+    },
+  },
+  {
+    route: 'GetConversion',
+    label: 'fetch',
+    status: 200,
+    request: async () => ({ method: 'GET', path: `/api/v1/conversion?id=${await newConversion()}` }),
+  },
+  {
+    route: 'ListConversions',
+    label: "the campaign's",
+    status: 200,
+    request: async () => {
+      await newConversion();
+      return { method: 'GET', path: `/api/v1/conversions/${data.campaignId}?limit=5` };
+    },
+  },
+  {
+    route: 'ListConversions',
+    label: "a referrer's",
+    status: 200,
+    request: async () => {
+      await newConversion();
+      return {
+        method: 'GET',
+        path: `/api/v1/conversions/${data.campaignId}?referrer_id=${data.referrerId}&limit=5`,
+      };
+    },
   },
   {
     route: 'Health',

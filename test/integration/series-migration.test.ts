@@ -65,6 +65,8 @@ describe('analytics series written an item per hour and per day, moved into day 
         bot_visits: 0,
         referred_users: 0,
         actions: 1,
+        conversions: 0,
+        revenue: 0,
         actions_by_type: { purchase: 1 },
       },
       {
@@ -74,6 +76,8 @@ describe('analytics series written an item per hour and per day, moved into day 
         bot_visits: 0,
         referred_users: 0,
         actions: 0,
+        conversions: 0,
+        revenue: 0,
         actions_by_type: {},
       },
     ]);

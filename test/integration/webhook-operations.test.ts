@@ -464,7 +464,12 @@ describe('event filters and webhook status', () => {
     const rx = await receiver();
     const { campaign, code } = await hooked(`${rx.url}/filtered`);
     expect(campaign).toMatchObject({
-      webhook_events: ['action.created', 'referred_user.created'],
+      webhook_events: [
+        'action.created',
+        'referred_user.created',
+        'conversion.created',
+        'conversion.refunded',
+      ],
       webhook_status: 'enabled',
       webhook_disabled_reason: null,
     });

@@ -83,6 +83,8 @@ const zero = (): Metrics => ({
   unique_visits: 0,
   bot_visits: 0,
   referred_users: 0,
+  conversions: 0,
+  revenue: 0,
   actions: 0,
   actions_by_type: {},
 });

@@ -103,6 +103,8 @@ describe('seriesRange', () => {
       bot_visits: 0,
       referred_users: 1,
       actions: Object.values(types).reduce((a, b) => a + b, 0),
+      conversions: 0,
+      revenue: 0,
       actions_by_type: types,
     });
     const a = seriesAnswer('c', r, [
@@ -116,6 +118,8 @@ describe('seriesRange', () => {
       bot_visits: 0,
       referred_users: 2,
       actions: 7,
+      conversions: 0,
+      revenue: 0,
       actions_by_type: { alpha: 2, zed: 5 },
     });
     expect(Object.keys(a.totals.actions_by_type)).toEqual(['alpha', 'zed']);
@@ -156,6 +160,8 @@ describe('a series item: one day of one scope, hour by hour', () => {
           bot_visits: 0,
           referred_users: 0,
           actions: 0,
+          conversions: 0,
+          revenue: 0,
         });
         const day = zero();
         let dayTypes: Record<string, number> = {};

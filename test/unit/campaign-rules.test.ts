@@ -26,7 +26,9 @@ describe('campaignCreateInput', () => {
     expect(campaignCreateInput({ url: ' example.com/x ', name: '  Spring sale \n' })).toEqual({
       url: 'https://example.com/x',
       name: 'Spring sale',
+      currency: 'USD',
     });
+    expect(campaignCreateInput({ url: 'example.com', name: 'Yen', currency: 'JPY' }).currency).toBe('JPY');
   });
 
   it('accepts names of 1 and 256 characters after trimming', () => {

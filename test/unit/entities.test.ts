@@ -54,6 +54,7 @@ import {
   shardPosition,
   storedEventsFromItem,
 } from '../../lib/db/entities/webhook-event.ts';
+import { WEBHOOK_EVENT_TYPES } from '../../lib/domain/webhook-events.ts';
 import { GSI2, LINK_COUNTER_ATTRIBUTES, tableDefinition } from '../../lib/table-definition.ts';
 
 const campaignId = '3f0c2a9e-4b1d-4c5e-9f00-0123456789ab';
@@ -185,7 +186,13 @@ describe('decoding what is read back', () => {
         expect(gsi.projectedAttributes).not.toContain(counter);
       expect(projected).not.toHaveProperty(counter);
     }
-    const { total_clicks: _c, total_referrals: _r, ...indexed } = linkFromItem({ ...link });
+    const {
+      total_clicks: _c,
+      total_referrals: _r,
+      total_conversions: _v,
+      total_revenue: _m,
+      ...indexed
+    } = linkFromItem({ ...link });
     expect(indexedLinkFromItem(projected)).toEqual(indexed);
     expect(() => linkFromItem(projected)).toThrow(/total_clicks is not a number/);
     expect(linkFromItem({ ...link, total_clicks: 5 }).total_clicks).toBe(5);
@@ -204,7 +211,12 @@ describe('decoding what is read back', () => {
       referrer_id: 'alice',
       total_clicks: 0,
       total_referrals: 0,
+      total_conversions: 0,
+      total_revenue: 0,
     });
+    // A link written before conversions existed has no conversion counters: zero.
+    const { total_conversions: _v, total_revenue: _m, ...older } = link;
+    expect(linkFromItem(older)).toMatchObject({ total_conversions: 0, total_revenue: 0 });
     expect(linkFromItem({ ...link, referrer_id: undefined }).referrer_id).toBeNull();
     const { total_clicks: _, ...broken } = link;
     expect(() => linkFromItem(broken)).toThrow(MalformedItemError);
@@ -246,14 +258,12 @@ describe('decoding what is read back', () => {
       name: 'Spring',
       webhook_url: null,
       webhook_secret: null,
-      webhook_events: ['action.created', 'referred_user.created'] as (
-        | 'action.created'
-        | 'referred_user.created'
-      )[],
+      webhook_events: [...WEBHOOK_EVENT_TYPES],
       webhook_status: 'enabled' as const,
       webhook_disabled_reason: null,
       click_ids: true,
       attribution_window_days: 30,
+      currency: 'USD',
     };
     expect(campaignFromItem({ ...newCampaignItem('acme', campaign, now) })).toEqual(campaign);
     // An item of a campaign made before click ids has the defaults.

@@ -164,7 +164,9 @@ describe('examples of the document', () => {
       } finally {
         Date.now = realNow;
       }
-      expect(headers['webhook-id']).toMatch(/^evt_(?:action|referred_user|test)_\d+(?:_[0-9a-f-]{36})?$/);
+      expect(headers['webhook-id']).toMatch(
+        /^evt_(?:(?:action|referred_user|test)_\d+(?:_[0-9a-f-]{36})?|conversion_cv_[\w-]{40}|refund_cv_[\w-]{40}_\d+)$/,
+      );
     }
   });
 });

@@ -16,6 +16,7 @@ const campaign = {
   webhook_disabled_reason: null,
   click_ids: false,
   attribution_window_days: 90,
+  currency: 'USD',
 };
 const link = {
   id: 7,
@@ -27,6 +28,8 @@ const link = {
   share_url: 'https://go.example.com/r/ABC623KC',
   total_clicks: 0,
   total_referrals: 0,
+  total_conversions: 0,
+  total_revenue: 0,
 };
 
 const response = (overrides: Partial<ObservedResponse> & { body?: unknown }): ObservedResponse => {

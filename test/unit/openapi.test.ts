@@ -278,7 +278,13 @@ describe('the OpenAPI document', () => {
   });
 
   it('describes every webhook payload, webhook.test included, with the Standard Webhooks headers', () => {
-    expect(Object.keys(doc.webhooks)).toEqual(['action.created', 'referred_user.created', 'webhook.test']);
+    expect(Object.keys(doc.webhooks)).toEqual([
+      'action.created',
+      'referred_user.created',
+      'conversion.created',
+      'conversion.refunded',
+      'webhook.test',
+    ]);
     for (const [type, item] of Object.entries(doc.webhooks as Record<string, Json>)) {
       expect(item.post.parameters.map((p: Json) => [p.name, p.in, p.required])).toEqual([
         ['webhook-id', 'header', true],

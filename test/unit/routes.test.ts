@@ -77,8 +77,15 @@ describe('DynamoDB call budgets of the route table', () => {
     // and from the start (no cursor) the first item before. A link action commits on its link
     // beside the campaign's read, where a transaction would bill the check as a write. No index
     // copies a link's counters: a list page reads them from the items after its Query, and a
-    // signup by link id reads the link by key after the index gave its code.
+    // signup by link id reads the link by key after the index gave its code. A conversion reads
+    // its referred user (with the campaign) and then the user's link for the counters it answers,
+    // and so does a refund for its conversion (a keyed replay of either reads the stored answer
+    // after its transaction); a conversion list reads its page's links (and a filtered page's
+    // records) after its Query.
     const exceptions: Record<string, number> = {
+      CreateConversion: 4,
+      RefundConversion: 4,
+      ListConversions: 3,
       Visit: 5,
       ListEvents: 4,
       CreateLinkAction: 3,

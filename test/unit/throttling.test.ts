@@ -78,6 +78,12 @@ describe('route throttle classes', () => {
       'POST /api/v1/events/{event_id}/redeliver': 'api',
       'POST /api/v1/campaign/webhook_test': 'api',
       'POST /api/v1/campaign/rotate_webhook_secret': 'api',
+      'POST /api/v1/conversion': 'api',
+      'POST /api/v1/conversion/{id}/refund': 'api',
+      'GET /api/v1/conversion': 'api',
+      'HEAD /api/v1/conversion': 'api',
+      'GET /api/v1/conversions/{campaign_id}': 'api',
+      'HEAD /api/v1/conversions/{campaign_id}': 'api',
       'GET /api/v1/health/ready': 'api',
       'HEAD /api/v1/health/ready': 'api',
       'GET /health': 'docs',
@@ -97,7 +103,7 @@ describe('route throttle classes', () => {
   it('the default figures, summed over every route key, stay below the account quota of 10,000/s', () => {
     expect(DEFAULT_ROUTE_THROTTLES).toEqual({
       redirect: { rateLimit: 2000, burstLimit: 4000 },
-      api: { rateLimit: 150, burstLimit: 300 },
+      api: { rateLimit: 120, burstLimit: 240 },
       docs: { rateLimit: 20, burstLimit: 40 },
     });
     const total = [...routeThrottles(routes).values()].reduce((sum, t) => sum + t.rateLimit, 0);

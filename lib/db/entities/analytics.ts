@@ -37,8 +37,20 @@ import { campaignPartition } from './campaign.ts';
 import { decoder, type StoredItem } from './decode.ts';
 
 export type Granularity = 'hour' | 'day';
-/** Series attributes: visits, unique visits, bot visits, referred users, actions (non-visit). */
-export const SERIES_METRICS = ['visits', 'unique_visits', 'bot_visits', 'referred_users', 'actions'] as const;
+/**
+ * Series attributes: visits, unique visits, bot visits, referred users, actions (non-visit),
+ * conversions and revenue (minor units, net: a refund subtracts in the hour it happens, so an
+ * hour's revenue can be below zero).
+ */
+export const SERIES_METRICS = [
+  'visits',
+  'unique_visits',
+  'bot_visits',
+  'referred_users',
+  'actions',
+  'conversions',
+  'revenue',
+] as const;
 export type SeriesMetric = (typeof SERIES_METRICS)[number];
 /** A metric's letter in a series item's attribute names (`<hour><letter>`). */
 const METRIC_LETTER: Record<SeriesMetric, string> = {
@@ -47,6 +59,8 @@ const METRIC_LETTER: Record<SeriesMetric, string> = {
   bot_visits: 'b',
   referred_users: 'r',
   actions: 'a',
+  conversions: 'c',
+  revenue: 'm',
 };
 const LETTER_METRIC = new Map(Object.entries(METRIC_LETTER).map(([m, l]) => [l, m as SeriesMetric]));
 /** Actions by type are attributes of their own, `<hour>t:<action type>` (types are any 1–64 chars). */
@@ -273,12 +287,23 @@ export function compareBoardEntries(a: BoardEntry, b: BoardEntry): number {
   return b.value - a.value || a.reachMs - b.reachMs || (a.k < b.k ? -1 : a.k > b.k ? 1 : 0);
 }
 
-/** `board` with `entries` merged in: each entity at the higher of its two counts (ties keep the earlier reach). */
-export function mergedEntries(board: readonly BoardEntry[], entries: readonly BoardEntry[]): BoardEntry[] {
+/**
+ * `board` with `entries` merged in: each entity at the higher of its two counts (ties keep the
+ * earlier reach); with `replace` (a ranking whose counts can fall, `FALLING_TOP_METRICS`), at the
+ * count offered, which is read after the write that changed it, and off the board at 0 or below.
+ */
+export function mergedEntries(
+  board: readonly BoardEntry[],
+  entries: readonly BoardEntry[],
+  replace = false,
+): BoardEntry[] {
   const byKey = new Map(board.map((e) => [e.k, e]));
   for (const entry of entries) {
     const before = byKey.get(entry.k);
-    if (!before || entry.value > before.value) byKey.set(entry.k, entry);
+    if (replace) {
+      if (entry.value > 0) byKey.set(entry.k, entry);
+      else byKey.delete(entry.k);
+    } else if (!before || entry.value > before.value) byKey.set(entry.k, entry);
   }
   return [...byKey.values()].sort(compareBoardEntries).slice(0, BOARD_SIZE);
 }
@@ -376,6 +401,8 @@ export interface SeriesPoint {
   bot_visits: number;
   referred_users: number;
   actions: number;
+  conversions: number;
+  revenue: number;
   actions_by_type: Record<string, number>;
 }
 
@@ -409,6 +436,8 @@ export const zeroCounts = (): Omit<SeriesPoint, 'bucket'> => ({
   bot_visits: 0,
   referred_users: 0,
   actions: 0,
+  conversions: 0,
+  revenue: 0,
   actions_by_type: {},
 });
 
@@ -475,7 +504,19 @@ export function dayPointFromItem(item: StoredItem): SeriesPoint {
 }
 
 /** Rankings of endpoint 17. */
-export const TOP_METRICS = ['referred_users', 'visits', 'unique_visits', 'actions'] as const;
+export const TOP_METRICS = [
+  'referred_users',
+  'visits',
+  'unique_visits',
+  'actions',
+  'conversions',
+  'revenue',
+] as const;
+/**
+ * Rankings whose counts can also fall (a refund lowers a revenue): an offered count replaces the
+ * board's instead of only raising it (`mergedEntries`).
+ */
+export const FALLING_TOP_METRICS: ReadonlySet<TopMetric> = new Set(['revenue']);
 export type TopMetric = (typeof TOP_METRICS)[number];
 export type TopBy = 'referrer' | 'referral_link';
 
@@ -485,6 +526,8 @@ export const TOP_METRIC_KEY: Record<TopMetric, string> = {
   visits: 'v',
   unique_visits: 'u',
   actions: 'a',
+  conversions: 'c',
+  revenue: 'm',
 };
 
 /** A ranking's entry as endpoint 17 answers it (`readTop`). */
@@ -507,6 +550,8 @@ export const LINK_TOTALS: Record<TopMetric, { count: string; reach: string }> = 
   unique_visits: { count: 'an_u', reach: 'an_ut' },
   actions: { count: 'an_a', reach: 'an_at' },
   referred_users: { count: 'total_referrals', reach: 'an_rt' },
+  conversions: { count: 'total_conversions', reach: 'an_ct' },
+  revenue: { count: 'total_revenue', reach: 'an_mt' },
 };
 /** A referrer's all-time counts on its totals item (`referrerTotalsKey`), likewise. */
 export const REFERRER_TOTALS: Record<TopMetric, { count: string; reach: string }> = {
@@ -514,4 +559,6 @@ export const REFERRER_TOTALS: Record<TopMetric, { count: string; reach: string }
   unique_visits: { count: 'u', reach: 'ut' },
   actions: { count: 'a', reach: 'at' },
   referred_users: { count: 'r', reach: 'rt' },
+  conversions: { count: 'c', reach: 'ct' },
+  revenue: { count: 'm', reach: 'mt' },
 };

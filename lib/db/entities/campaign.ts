@@ -13,6 +13,7 @@
  * GSI2 keys until `lib/db/migrations/campaign-list-backfill.ts` gives it its `campaignListKeys`.
  */
 import { DEFAULT_ATTRIBUTION_WINDOW_DAYS } from '../../domain/click-ids.ts';
+import { DEFAULT_CURRENCY } from '../../domain/field-rules.ts';
 import type { Campaign } from '../../domain/schemas.ts';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../domain/webhook-events.ts';
 import { GSI2 } from '../../table-definition.ts';
@@ -105,16 +106,28 @@ export interface CampaignItem
   /** Absent on campaigns made before click ids: off, and a window of 90 days (`clickSettingsOf`). */
   click_ids?: boolean;
   attribution_window_days?: number;
+  /**
+   * Set by the campaign's first conversion, in its transaction (`lib/db/conversions.ts`): from then
+   * on a PATCH of `currency` is 409. Not projected into GSI2, so setting it writes no index copy.
+   */
+  currency_locked?: true;
 }
+
+/** The attribute the first conversion sets: `currency` may change only while it is absent. */
+export const CURRENCY_LOCK = 'currency_locked';
+
+/** A stored campaign's currency: a campaign stored before currencies existed counts in the default. */
+export const currencyOfItem = (item: StoredItem): string =>
+  typeof item.currency === 'string' ? item.currency : DEFAULT_CURRENCY;
 
 /**
  * A new campaign's item (it has no webhook yet), created at `now` (`created_at` is its second).
- * Click settings left out are the defaults, and are stored so.
+ * Settings left out (click ids, the window, the currency) are the defaults, and are stored so.
  */
 export function newCampaignItem(
   tenant: string,
-  campaign: Omit<Campaign, 'click_ids' | 'attribution_window_days'> &
-    Partial<Pick<Campaign, 'click_ids' | 'attribution_window_days'>>,
+  campaign: Omit<Campaign, 'click_ids' | 'attribution_window_days' | 'currency'> &
+    Partial<Pick<Campaign, 'click_ids' | 'attribution_window_days' | 'currency'>>,
   now: Date,
 ): CampaignItem {
   return {
@@ -128,6 +141,7 @@ export function newCampaignItem(
     name: campaign.name,
     click_ids: campaign.click_ids ?? false,
     attribution_window_days: campaign.attribution_window_days ?? DEFAULT_ATTRIBUTION_WINDOW_DAYS,
+    currency: campaign.currency ?? DEFAULT_CURRENCY,
   };
 }
 
@@ -168,6 +182,7 @@ export function campaignFromItem(item: StoredItem): Campaign {
         : null,
     click_ids: clickSettingsOf(item).clickIds,
     attribution_window_days: clickSettingsOf(item).windowDays,
+    currency: currencyOfItem(item),
   };
 }
 

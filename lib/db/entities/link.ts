@@ -69,6 +69,9 @@ export interface StoredLinkItem {
   referrer_id: string | null;
   total_clicks: number;
   total_referrals: number;
+  /** Raised by each conversion with its amount (`total_revenue`, lowered by refunds), in its transaction. */
+  total_conversions: number;
+  total_revenue: number;
   GSI1PK: string;
   GSI1SK: typeof LINK_SK;
   GSI2PK: string;
@@ -146,11 +149,19 @@ export function indexedLinkFromItem(item: StoredItem): IndexedLink {
   };
 }
 
+/** A counter a link written before it existed lacks: zero until its first raise (`ADD` starts at 0). */
+const laterCounter = (item: StoredItem, attribute: string) =>
+  item[attribute] === undefined ? 0 : field.number(item, attribute);
+
 /** A link's counters, read from its item (no index has them), checked. */
-export function linkCountersOf(item: StoredItem): Pick<LinkItem, 'total_clicks' | 'total_referrals'> {
+export function linkCountersOf(
+  item: StoredItem,
+): Pick<LinkItem, 'total_clicks' | 'total_referrals' | 'total_conversions' | 'total_revenue'> {
   return {
     total_clicks: field.number(item, 'total_clicks'),
     total_referrals: field.number(item, 'total_referrals'),
+    total_conversions: laterCounter(item, 'total_conversions'),
+    total_revenue: laterCounter(item, 'total_revenue'),
   };
 }
 
@@ -261,7 +272,7 @@ export function linkActionFromItem(item: StoredItem): LinkAction {
 
 export function toLink(
   item: LinkItem,
-  increments: { clicks?: number; referrals?: number } = {},
+  increments: { clicks?: number; referrals?: number; conversions?: number; revenue?: number } = {},
 ): ReferralLink {
   return {
     id: item.id,
@@ -273,6 +284,8 @@ export function toLink(
     share_url: buildShareUrl(config.publicBaseUrl, item.referral_code),
     total_clicks: item.total_clicks + (increments.clicks ?? 0),
     total_referrals: item.total_referrals + (increments.referrals ?? 0),
+    total_conversions: item.total_conversions + (increments.conversions ?? 0),
+    total_revenue: item.total_revenue + (increments.revenue ?? 0),
   };
 }
 
@@ -302,6 +315,8 @@ export function newLinkItem(input: {
     referrer_id: input.referrerId,
     total_clicks: 0,
     total_referrals: 0,
+    total_conversions: 0,
+    total_revenue: 0,
     GSI1PK: linkIdPartition(id),
     GSI1SK: LINK_SK,
     GSI2PK: campaignLinksPartition(tenant, campaignId),

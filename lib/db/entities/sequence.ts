@@ -5,7 +5,7 @@
  */
 import { decoder, type StoredItem } from './decode.ts';
 
-export type IdKind = 'link' | 'referred_user' | 'action';
+export type IdKind = 'link' | 'referred_user' | 'action' | 'conversion';
 
 export function sequenceKey(kind: string) {
   return { PK: `SEQ#${kind}`, SK: 'SEQ' } as const;

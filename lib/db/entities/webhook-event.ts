@@ -42,6 +42,7 @@
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import {
   type EventAttributes,
+  isWebhookEventType,
   WEBHOOK_HISTORY_SECONDS,
   type WebhookEventType,
 } from '../../domain/webhook-events.ts';
@@ -246,8 +247,7 @@ export function newRedeliveryItem(
 }
 
 const field = decoder('webhook event');
-const isEventType = (t: unknown): t is WebhookEventType =>
-  t === 'action.created' || t === 'referred_user.created';
+const isEventType = (t: unknown): t is WebhookEventType => isWebhookEventType(t);
 
 /** The event an item holds in its `<prefix>id`, `<prefix>type`, `<prefix>time` and `<prefix>json`. */
 function eventNamed(item: StoredItem, prefix: 'evt_' | 'event_'): EventAttributes {

@@ -90,7 +90,7 @@ export function decodeCursor(scope: ListScope, cursor: string): Position {
  */
 export type SortKeyScope =
   | {
-      kind: 'events' | 'deliveries';
+      kind: 'events' | 'deliveries' | 'conversions';
       tenant: string;
       campaignId: string;
       /** The delivery log's status filter; part of the list's identity. */
