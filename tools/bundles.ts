@@ -143,14 +143,16 @@ export function removeBundleDir(dir: string): void {
  * - a function with no AWS SDK client (the `$default` fallback, 38 KiB) -> 46 KiB (was 124 KiB);
  * - a documentation function (a route under `openapi` or `docs`: the document and its TypeBox
  *   schemas; the reference page's Redoc script is a file beside the bundle, not in it), largest
- *   116 KiB -> 140 KiB (was 652 KiB, when the page inlined Redoc: 543 KiB). The dashboard's
+ *   116 KiB -> 140 KiB (was 652 KiB, when the page inlined Redoc: 543 KiB); 144 KiB once the
+ *   document gained conversions, click ids and the referred-user list (five routes, their schemas
+ *   and examples: the document is what grew) -> 172 KiB. The dashboard's
  *   function (`/dashboard`: its page, script and stylesheet inside the bundle, 58 KiB) is held to
  *   the same budget.
  */
 export const BUNDLE_BUDGETS = {
   sdk: 496 * 1024,
   noSdk: 46 * 1024,
-  docs: 140 * 1024,
+  docs: 172 * 1024,
 } as const;
 
 export type BudgetClass = keyof typeof BUNDLE_BUDGETS;
