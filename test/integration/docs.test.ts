@@ -122,7 +122,11 @@ describe('the API reference page in Chromium', () => {
     expect(await curlTabs.count()).toBe(samples().length);
     for (const tab of await curlTabs.all()) await tab.click();
     const shown = new Set(await page.locator('pre').allInnerTexts());
-    for (const { label, source } of samples()) expect(shown.has(source), `${label}: ${source}`).toBe(true);
+    // The samples name the origin that serves the page, not the document's local default.
+    for (const { label, source } of samples()) {
+      const onThisOrigin = source.replaceAll('http://127.0.0.1:3000', baseUrl());
+      expect(shown.has(onThisOrigin), `${label}: ${onThisOrigin}`).toBe(true);
+    }
     // The sidebar's footer (where Redoc's logo was asked of its CDN) is rendered by now.
     await page.getByText('API docs by Redocly').waitFor();
     await page.waitForLoadState('networkidle');

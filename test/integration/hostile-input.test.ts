@@ -406,6 +406,12 @@ describe('HEAD on every GET route: the GET status and headers, no body', () => {
         '/api/v1/referral_link': `?id=${link.id}`,
         '/api/v1/referred_user': `?campaign_id=${campaignId}&referred_user_id=head-user`,
       };
+      if (route.path === '/api/v1/conversion') {
+        const sale = { campaign_id: campaignId, referred_user_id: 'head-user', amount: 100 };
+        const made = await api('POST', '/api/v1/conversion', { body: sale });
+        expect(made.status, JSON.stringify(made.body)).toBe(201);
+        queries[route.path] = `?id=${made.body.id}`;
+      }
       const path = route.path
         .replace('{campaign_id}', campaignId)
         .replace('{referrer_id}', 'head-ref')
