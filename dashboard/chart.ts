@@ -128,7 +128,7 @@ export function Chart({ data, currency }: { data: Series; currency?: string }) {
           hasRevenue
             ? html`<li key="revenue" class="revenue">
                 <span class="swatch s5" aria-hidden="true"></span>Revenue
-                <strong>${money(data.totals.revenue ?? 0)}</strong>
+                <strong>${money(data.totals.revenue ?? 0)}</strong>${' '}
                 <span class="optional">(right scale${
                   data.totals.conversions === undefined ? '' : `, ${sales(data.totals.conversions)}`
                 })</span>
