@@ -6,7 +6,7 @@
 import { html } from 'htm/preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Metrics, Series } from './api.ts';
-import { amount, count, pointLabel, sales } from './format.ts';
+import { amount, count, minorPerMajor, pointLabel, sales } from './format.ts';
 import { NAMES } from './ui.ts';
 
 export const METRICS: Array<{ key: keyof Metrics; label: string; className: string }> = [
@@ -53,7 +53,9 @@ export function Chart({ data, currency }: { data: Series; currency?: string }) {
   const money = (minor: number) => amount(minor, currency);
   // A refund lowers the day's revenue, possibly below zero: the scale starts at the lowest point.
   const revenueOf = (p: Series['series'][number]) => p.revenue ?? 0;
-  const revenueTop = niceTop(Math.max(0, ...points.map(revenueOf)));
+  // A nice number of whole units (at least 4): never a scale of a few cents labelled "$0".
+  const perMajor = minorPerMajor(currency);
+  const revenueTop = niceTop(Math.max(0, ...points.map(revenueOf)) / perMajor) * perMajor;
   const revenueLow = Math.min(0, ...points.map(revenueOf));
   const top = niceTop(Math.max(0, ...points.flatMap((p) => METRICS.map((m) => p[m.key]))));
   const innerW = W - PAD.left - PAD.right;

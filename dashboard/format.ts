@@ -75,6 +75,14 @@ export function localAndUtc(value: string): { local: string; utc: string } {
 
 const money = new Map<string, { format: Intl.NumberFormat; scale: number }>();
 
+/** How many minor units make one of the currency (100 for USD, 1 for JPY, 1000 for KWD). */
+export const minorPerMajor = (currency?: string) =>
+  10 **
+  (currency
+    ? (new Intl.NumberFormat('en-US', { style: 'currency', currency }).resolvedOptions()
+        .maximumFractionDigits ?? 2)
+    : 2);
+
 /**
  * Minor units as money in the campaign's currency, with that currency's own minor-unit digits
  * (Intl knows them: 2 for USD, 0 for JPY, 3 for KWD): `1234` → `$12.34`, `1234` JPY → `¥1,234`.
@@ -84,17 +92,13 @@ export function amount(minor: number, currency?: string, compact = false): strin
   const key = `${currency ?? ''}${compact ? '/c' : ''}`;
   let entry = money.get(key);
   if (!entry) {
-    const digits = currency
-      ? (new Intl.NumberFormat('en-US', { style: 'currency', currency }).resolvedOptions()
-          .maximumFractionDigits ?? 2)
-      : 2;
     const format = new Intl.NumberFormat('en-US', {
       ...(currency
         ? { style: 'currency', currency }
         : { minimumFractionDigits: 2, maximumFractionDigits: 2 }),
       ...(compact ? { notation: 'compact', maximumFractionDigits: 1, minimumFractionDigits: 0 } : {}),
     });
-    entry = { format, scale: 10 ** digits };
+    entry = { format, scale: minorPerMajor(currency) };
     money.set(key, entry);
   }
   return entry.format.format(minor / entry.scale);
