@@ -109,6 +109,8 @@ export type Campaign = Schemas['Campaign'];
  */
 export type Link = Schemas['ReferralLink'] & { share_url?: string };
 export type ReferredUser = Schemas['ReferredUser'];
+/** A sale (endpoints 23–26): amounts in the minor unit of its currency. */
+export type Conversion = Schemas['Conversion'];
 /** One delivery attempt of the log (endpoint 18); its times are ISO-8601. */
 export type Delivery = Schemas['DeliveryAttempt'];
 /** An event of the feed (endpoint 19): the webhook body with its id; its time is ISO-8601. */
@@ -120,6 +122,8 @@ export type EventType = Campaign['webhook_events'][number];
 export const EVENT_TYPES: Array<{ type: EventType; label: string }> = [
   { type: 'action.created', label: 'Actions, visits included (action.created)' },
   { type: 'referred_user.created', label: 'Signups (referred_user.created)' },
+  { type: 'conversion.created', label: 'Sales (conversion.created)' },
+  { type: 'conversion.refunded', label: 'Refunds (conversion.refunded)' },
 ];
 
 export interface Metrics {
@@ -141,7 +145,7 @@ export interface Series {
   from: string;
   to: string;
   totals: Metrics & Partial<Sales>;
-  series: Array<Metrics & { start: string }>;
+  series: Array<Metrics & Partial<Sales> & { start: string }>;
 }
 
 export type TopEntry = { rank: number; value: number } & (

@@ -6,7 +6,7 @@
 import { html } from 'htm/preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Metrics, Series } from './api.ts';
-import { count, pointLabel } from './format.ts';
+import { amount, count, minorPerMajor, pointLabel, sales } from './format.ts';
 import { NAMES } from './ui.ts';
 
 export const METRICS: Array<{ key: keyof Metrics; label: string; className: string }> = [
@@ -16,7 +16,7 @@ export const METRICS: Array<{ key: keyof Metrics; label: string; className: stri
   { key: 'actions', label: NAMES.actions, className: 's4' },
 ];
 
-const PAD = { left: 48, right: 16, top: 12, bottom: 28 };
+const BASE_PAD = { left: 48, right: 16, top: 12, bottom: 28 };
 
 /** The element's width in CSS pixels, kept up to date: the chart is drawn at its real size, text unstretched. */
 function useWidth(fallback: number) {
@@ -40,15 +40,29 @@ function niceTop(max: number): number {
   return 10 * power;
 }
 
-export function Chart({ data }: { data: Series }) {
+/**
+ * Revenue is money, not a count: its line has its own scale, labelled on the right in the
+ * campaign's currency, and shows only when the API reports it (`totals.revenue`).
+ */
+export function Chart({ data, currency }: { data: Series; currency?: string }) {
   const { ref, width: W } = useWidth(720);
   const H = W < 500 ? 200 : 260;
   const points = data.series;
+  const hasRevenue = data.totals.revenue !== undefined;
+  const PAD = { ...BASE_PAD, right: hasRevenue ? 56 : BASE_PAD.right };
+  const money = (minor: number) => amount(minor, currency);
+  // A refund lowers the day's revenue, possibly below zero: the scale starts at the lowest point.
+  const revenueOf = (p: Series['series'][number]) => p.revenue ?? 0;
+  // A nice number of whole units (at least 4): never a scale of a few cents labelled "$0".
+  const perMajor = minorPerMajor(currency);
+  const revenueTop = niceTop(Math.max(0, ...points.map(revenueOf)) / perMajor) * perMajor;
+  const revenueLow = Math.min(0, ...points.map(revenueOf));
   const top = niceTop(Math.max(0, ...points.flatMap((p) => METRICS.map((m) => p[m.key]))));
   const innerW = W - PAD.left - PAD.right;
   const innerH = H - PAD.top - PAD.bottom;
   const x = (i: number) => PAD.left + (points.length <= 1 ? innerW / 2 : (i * innerW) / (points.length - 1));
   const y = (v: number) => PAD.top + innerH - (v / top) * innerH;
+  const yRevenue = (v: number) => PAD.top + innerH - ((v - revenueLow) / (revenueTop - revenueLow)) * innerH;
   const ticks = [0, top / 4, top / 2, (3 * top) / 4, top];
   // Room per label: an hour's ("Nov 22 14:00") is wider than a day's, and the first, anchored at its
   // start, reaches further right than a centred one.
@@ -61,7 +75,9 @@ export function Chart({ data }: { data: Series }) {
     <div class="plot" ref=${ref}>
     <svg width=${W} height=${H} viewBox="0 0 ${W} ${H}" role="img" aria-labelledby="chart-title">
       <title id="chart-title">
-        ${METRICS.map((m) => `${m.label}: ${count(data.totals[m.key])}`).join(', ')} per ${data.granularity}
+        ${METRICS.map((m) => `${m.label}: ${count(data.totals[m.key])}`).join(', ')}${
+          hasRevenue ? `, Revenue: ${money(data.totals.revenue ?? 0)}` : ''
+        } per ${data.granularity}
       </title>
       ${ticks.map(
         (t) => html`<g key=${t}>
@@ -69,6 +85,16 @@ export function Chart({ data }: { data: Series }) {
           <text class="tick" x=${PAD.left - 6} y=${y(t) + 4} text-anchor="end">${count(t)}</text>
         </g>`,
       )}
+      ${
+        hasRevenue
+          ? [revenueLow, revenueTop].map(
+              (
+                t,
+              ) => html`<text key=${`r${t}`} class="tick revenue-tick" x=${W - PAD.right + 6} y=${yRevenue(t) + 4}
+                text-anchor="start">${amount(t, currency, true)}</text>`,
+            )
+          : null
+      }
       ${points.map((p, i) =>
         i % labelEvery === 0
           ? html`<text key=${p.start} class="tick" x=${x(i)} y=${H - 8} text-anchor=${anchor(i)}>
@@ -84,6 +110,12 @@ export function Chart({ data }: { data: Series }) {
           points=${points.map((p, i) => `${x(i).toFixed(1)},${y(p[m.key]).toFixed(1)}`).join(' ')}
         />`,
       )}
+      ${
+        hasRevenue
+          ? html`<polyline class="line s5" fill="none"
+              points=${points.map((p, i) => `${x(i).toFixed(1)},${yRevenue(revenueOf(p)).toFixed(1)}`).join(' ')} />`
+          : null
+      }
     </svg>
     </div>
     <figcaption>
@@ -94,6 +126,17 @@ export function Chart({ data }: { data: Series }) {
             <strong>${count(data.totals[m.key])}</strong>
           </li>`,
         )}
+        ${
+          hasRevenue
+            ? html`<li key="revenue" class="revenue">
+                <span class="swatch s5" aria-hidden="true"></span>Revenue
+                <strong>${money(data.totals.revenue ?? 0)}</strong>${' '}
+                <span class="optional">(right scale${
+                  data.totals.conversions === undefined ? '' : `, ${sales(data.totals.conversions)}`
+                })</span>
+              </li>`
+            : null
+        }
       </ul>
     </figcaption>
     <details>
@@ -104,6 +147,7 @@ export function Chart({ data }: { data: Series }) {
             <tr>
               <th scope="col">${data.granularity === 'day' ? 'Day' : 'Hour'} (UTC)</th>
               ${METRICS.map((m) => html`<th scope="col" class="num" key=${m.key}>${m.label}</th>`)}
+              ${hasRevenue ? html`<th scope="col" class="num">Sales</th><th scope="col" class="num">Revenue</th>` : null}
             </tr>
           </thead>
           <tbody>
@@ -111,6 +155,11 @@ export function Chart({ data }: { data: Series }) {
               (p) => html`<tr key=${p.start}>
                 <th scope="row">${pointLabel(p.start, data.granularity)}</th>
                 ${METRICS.map((m) => html`<td class="num" key=${m.key}>${count(p[m.key])}</td>`)}
+                ${
+                  hasRevenue
+                    ? html`<td class="num">${count(p.conversions ?? 0)}</td><td class="num">${money(revenueOf(p))}</td>`
+                    : null
+                }
               </tr>`,
             )}
           </tbody>

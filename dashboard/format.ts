@@ -73,22 +73,39 @@ export function localAndUtc(value: string): { local: string; utc: string } {
   return { local: localClock.format(date), utc: utcClock.format(date) };
 }
 
-const money = new Map<string, Intl.NumberFormat>();
+const money = new Map<string, { format: Intl.NumberFormat; scale: number }>();
 
-/** Minor units as money, in the currency when known: `1234` → `12.34` or `$12.34`. */
-export function amount(minor: number, currency?: string): string {
-  const key = currency ?? '';
-  let format = money.get(key);
-  if (!format) {
-    format = new Intl.NumberFormat('en-US', {
-      minimumFractionDigits: 2,
-      maximumFractionDigits: 2,
-      ...(currency ? { style: 'currency', currency } : {}),
+/** How many minor units make one of the currency (100 for USD, 1 for JPY, 1000 for KWD). */
+export const minorPerMajor = (currency?: string) =>
+  10 **
+  (currency
+    ? (new Intl.NumberFormat('en-US', { style: 'currency', currency }).resolvedOptions()
+        .maximumFractionDigits ?? 2)
+    : 2);
+
+/**
+ * Minor units as money in the campaign's currency, with that currency's own minor-unit digits
+ * (Intl knows them: 2 for USD, 0 for JPY, 3 for KWD): `1234` → `$12.34`, `1234` JPY → `¥1,234`.
+ * Without a currency, two digits and no symbol. `compact` gives an axis label: `$1.2K`.
+ */
+export function amount(minor: number, currency?: string, compact = false): string {
+  const key = `${currency ?? ''}${compact ? '/c' : ''}`;
+  let entry = money.get(key);
+  if (!entry) {
+    const format = new Intl.NumberFormat('en-US', {
+      ...(currency
+        ? { style: 'currency', currency }
+        : { minimumFractionDigits: 2, maximumFractionDigits: 2 }),
+      ...(compact ? { notation: 'compact', maximumFractionDigits: 1, minimumFractionDigits: 0 } : {}),
     });
-    money.set(key, format);
+    entry = { format, scale: minorPerMajor(currency) };
+    money.set(key, entry);
   }
-  return format.format(minor / 100);
+  return entry.format.format(minor / entry.scale);
 }
+
+/** `1 sale`, `2 sales`. */
+export const sales = (n: number) => `${count(n)} ${n === 1 ? 'sale' : 'sales'}`;
 
 /** `part` of `whole` as a percentage, or a dash when there is no whole. */
 export const percent = (part: number, whole: number) =>

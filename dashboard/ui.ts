@@ -110,6 +110,7 @@ export function Glossary() {
       <dt>${NAMES.unique_visits}</dt><dd>Visits by a visitor who had not visited the same link in the hour before.</dd>
       <dt>${NAMES.referred_users}</dt><dd>Referred users: sign-ups your app recorded through a link (the API's <code>total_referrals</code>).</dd>
       <dt>${NAMES.actions}</dt><dd>Actions your app recorded (a purchase, a share…), visits not included.</dd>
+      <dt>Revenue</dt><dd>Sales your app recorded (<code>POST /api/v1/conversion</code>) net of their refunds, in the campaign's currency; a refund counts on its own day.</dd>
       <dt>${NAMES.clicks}</dt><dd>Everything recorded on a link: its visits plus its actions (the API's <code>total_clicks</code>).</dd>
     </dl></details>`;
 }

@@ -3,7 +3,7 @@ import { html } from 'htm/preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { type Campaign, get, type Series, type TopEntry } from '../api.ts';
 import { Chart } from '../chart.ts';
-import { amount, count, percent, toStamp } from '../format.ts';
+import { amount, count, percent, sales, toStamp } from '../format.ts';
 import { ErrorNote, Glossary, inputValue, NAMES } from '../ui.ts';
 
 /** Every this many ms the overview asks again, so new visits show without a reload. */
@@ -64,7 +64,7 @@ function RangePicker({
  * before, and revenue once the API reports conversions (`totals.revenue`). A bar's width is set
  * through the CSSOM (Preact's style object), which `style-src 'self'` allows: no inline style.
  */
-function Funnel({ totals, label }: { totals: Series['totals']; label: string }) {
+function Funnel({ totals, label, currency }: { totals: Series['totals']; label: string; currency: string }) {
   const steps = [
     { name: NAMES.visits, value: totals.visits, share: null },
     {
@@ -103,8 +103,8 @@ function Funnel({ totals, label }: { totals: Series['totals']; label: string }) 
           ? null
           : html`<li key="revenue" class="revenue">
               <span class="step">Revenue</span>
-              <strong class="value">${amount(totals.revenue)}</strong>
-              <span class="ratio">${totals.conversions === undefined ? '' : `${count(totals.conversions)} sales`}</span>
+              <strong class="value">${amount(totals.revenue, currency)}</strong>
+              <span class="ratio">${totals.conversions === undefined ? '' : sales(totals.conversions)}</span>
             </li>`
       }
     </ol>
@@ -112,7 +112,17 @@ function Funnel({ totals, label }: { totals: Series['totals']; label: string }) 
   </section>`;
 }
 
-const metricName = (metric: string) => NAMES[metric as keyof typeof NAMES] ?? metric;
+/** The leaderboard's rankings (endpoint 17's `metric`), as the page names them. */
+const RANKINGS = [
+  { metric: 'visits', label: 'visits', name: NAMES.visits },
+  { metric: 'unique_visits', label: 'unique visits', name: NAMES.unique_visits },
+  { metric: 'referred_users', label: 'signups', name: NAMES.referred_users },
+  { metric: 'actions', label: 'actions', name: NAMES.actions },
+  { metric: 'conversions', label: 'sales', name: 'Sales' },
+  { metric: 'revenue', label: 'revenue', name: 'Revenue' },
+];
+
+const metricName = (metric: string) => RANKINGS.find((r) => r.metric === metric)?.name ?? metric;
 
 export function Overview({ campaign }: { campaign: Campaign }) {
   const [range, setRange] = useState({
@@ -160,7 +170,7 @@ export function Overview({ campaign }: { campaign: Campaign }) {
       : (PRESETS.find((p) => p.value === range.choice)?.label.toLowerCase() ?? '');
   return html`
     <${ErrorNote} error=${error} />
-    ${series ? html`<${Funnel} totals=${series.totals} label=${rangeLabel} />` : null}
+    ${series ? html`<${Funnel} totals=${series.totals} label=${rangeLabel} currency=${campaign.currency} />` : null}
     <section aria-labelledby="activity-title" class="card">
       <div class="section-head">
         <h2 id="activity-title">Activity</h2>
@@ -190,7 +200,7 @@ export function Overview({ campaign }: { campaign: Campaign }) {
                 </p>`
                 : null
             }
-            <${Chart} data=${series} />`
+            <${Chart} data=${series} currency=${campaign.currency} />`
       }
     </section>
     <section aria-labelledby="top-title" class="card">
@@ -202,10 +212,7 @@ export function Overview({ campaign }: { campaign: Campaign }) {
             <option value="referrer">referrers</option>
           </select></label>
           <label>by <select value=${metric} onChange=${(e: Event) => setMetric(inputValue(e))}>
-            <option value="visits">visits</option>
-            <option value="unique_visits">unique visits</option>
-            <option value="referred_users">signups</option>
-            <option value="actions">actions</option>
+            ${RANKINGS.map((r) => html`<option key=${r.metric} value=${r.metric}>${r.label}</option>`)}
           </select></label>
         </div>
       </div>
@@ -213,7 +220,7 @@ export function Overview({ campaign }: { campaign: Campaign }) {
         !top
           ? html`<p>Loading…</p>`
           : top.length === 0
-            ? html`<p class="empty">Nobody on the board yet: it fills as soon as a link gets its first ${metricName(metric).toLowerCase().replace(/s$/, '')}.</p>`
+            ? html`<p class="empty">Nobody on the board yet: it fills as soon as a link gets its first ${metric === 'revenue' ? 'sale' : metricName(metric).toLowerCase().replace(/s$/, '')}.</p>`
             : html`<div class="scroll"><table class="leaderboard">
               <thead><tr><th scope="col" class="num">#</th><th scope="col">${by === 'referrer' ? 'Referrer' : 'Link'}</th>
                 <th scope="col" class="num">${metricName(metric)}</th></tr></thead>
@@ -222,7 +229,7 @@ export function Overview({ campaign }: { campaign: Campaign }) {
                   (e) => html`<tr key=${e.rank}>
                     <td class="num">${e.rank}</td>
                     <td>${'referrer_id' in e ? e.referrer_id : html`<code>${e.referral_code}</code>`}</td>
-                    <td class="num">${count(e.value)}</td>
+                    <td class="num">${metric === 'revenue' ? amount(e.value, campaign.currency) : count(e.value)}</td>
                   </tr>`,
                 )}
               </tbody>

@@ -5,11 +5,13 @@
  */
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
-import { type Campaign, get, type ReferredUser } from '../api.ts';
-import { count } from '../format.ts';
+import { type Campaign, type Conversion, get, page, type ReferredUser } from '../api.ts';
+import { amount, count } from '../format.ts';
 import { ErrorNote, inputValue, Loaded, NAMES, ScrollBox, Time, useCursorPages, useSubmit } from '../ui.ts';
 
 const PAGE_SIZE = 25;
+/** A look-up shows this many of the user's sales, newest first. */
+const SALES_SHOWN = 25;
 
 type Filter = { by: 'all' } | { by: 'referrer'; value: string } | { by: 'link'; value: string };
 
@@ -106,14 +108,48 @@ function UserList({ campaign }: { campaign: Campaign }) {
   </section>`;
 }
 
+const STATUS = {
+  completed: 'completed',
+  partially_refunded: 'partly refunded',
+  refunded: 'refunded',
+} as const;
+
+/** A referred user's conversions (endpoint 26), in their currency's own digits. */
+function Sales({ sales, more }: { sales: Conversion[]; more: boolean }) {
+  if (sales.length === 0)
+    return html`<p class="empty">No sale yet. Your app records one with <code>POST /api/v1/conversion</code>.</p>`;
+  return html`<h3 id="sales-title">Sales${more ? ` (the newest ${SALES_SHOWN})` : ''}</h3>
+    <${ScrollBox} label="Sales"><table class="sales stack" aria-labelledby="sales-title">
+      <thead><tr>
+        <th scope="col">When</th><th scope="col" class="num">Amount</th><th scope="col" class="num">Refunded</th>
+        <th scope="col">Status</th><th scope="col">Your id</th>
+      </tr></thead>
+      <tbody>
+        ${sales.map(
+          (c) => html`<tr key=${c.id}>
+            <td data-label="When"><${Time} stamp=${c.created_at} /></td>
+            <td data-label="Amount" class="num">${amount(c.amount, c.currency)}</td>
+            <td data-label="Refunded" class="num">${c.refunded_amount > 0 ? amount(c.refunded_amount, c.currency) : '—'}</td>
+            <td data-label="Status">${STATUS[c.status] ?? c.status}</td>
+            <td data-label="Your id" class="wrap">${c.external_id ?? html`<span class="muted">none</span>`}</td>
+          </tr>`,
+        )}
+      </tbody>
+    </table><//>`;
+}
+
 function LookUp({ campaign }: { campaign: Campaign }) {
   const [id, setId] = useState('');
   const [user, setUser] = useState<ReferredUser | null>(null);
+  const [sales, setSales] = useState<{ items: Conversion[]; more: boolean } | null>(null);
   const { busy, error, submit } = useSubmit(async () => {
     setUser(null);
-    setUser(
-      await get<ReferredUser>('referred_user', { campaign_id: campaign.id, referred_user_id: id.trim() }),
-    );
+    setSales(null);
+    const query = { referred_user_id: id.trim() };
+    // The user first: an unknown one is the API's 404 message, not an empty list of sales.
+    setUser(await get<ReferredUser>('referred_user', { campaign_id: campaign.id, ...query }));
+    const first = await page<Conversion>(`conversions/${campaign.id}`, { ...query, limit: SALES_SHOWN });
+    setSales({ items: first.items, more: first.next !== null });
   });
   const link = user?.referral_link;
   return html`<section aria-labelledby="lookup-title" class="card">
@@ -143,7 +179,14 @@ function LookUp({ campaign }: { campaign: Campaign }) {
               <dt>Link's ${NAMES.clicks.toLowerCase()}</dt><dd>${count(link.total_clicks)}</dd>
               <dt>Link's ${NAMES.referred_users.toLowerCase()}</dt><dd>${count(link.total_referrals)}</dd>
               <dt>Landing page</dt><dd class="wrap">${link.referral_link}</dd>
+              <dt>Click id</dt><dd class="wrap">${
+                user.click_id
+                  ? html`<code>${user.click_id}</code>`
+                  : html`<span class="muted">none (signed up by code or link id)</span>`
+              }</dd>
+              ${user.clicked_at ? html`<dt>Clicked</dt><dd><${Time} stamp=${user.clicked_at} /></dd>` : null}
             </dl>
+            ${sales ? html`<${Sales} sales=${sales.items} more=${sales.more} />` : null}
           </section>`
         : null
     }`;

@@ -243,7 +243,8 @@ describe('the dashboard in Chromium', () => {
     await expect.poll(() => leader.textContent(), { timeout: 15_000 }).toContain(code);
     // The ranking is its own rollup: it may reach 3 a moment after the series.
     await expect.poll(() => leader.locator('td').last().textContent(), { timeout: 15_000 }).toBe('3');
-    // The funnel: visits, unique visits (one visitor: 1), signups, actions; no revenue without conversions.
+    // The funnel: visits, unique visits (one visitor: 1), signups, actions, and revenue (none yet, in
+    // the campaign's currency, USD by default).
     const step = (label: string) =>
       page
         .locator('ol.funnel li')
@@ -252,7 +253,8 @@ describe('the dashboard in Chromium', () => {
     expect(await step('Unique visits').locator('.value').textContent()).toBe('1');
     expect(await step('Unique visits').locator('.ratio').textContent()).toBe('33.3 % of visits');
     expect(await step('Signups').locator('.value').textContent()).toBe('0');
-    expect(await page.locator('ol.funnel li.revenue').count()).toBe(0);
+    expect(await page.locator('ol.funnel li.revenue .value').textContent()).toBe('$0.00');
+    expect(await page.locator('ol.funnel li.revenue .ratio').textContent()).toBe('0 sales');
     // Each bar is scaled to the widest step: visits 3, unique visits 1.
     const visitsBar = (await step('Visits').locator('.fill').boundingBox())?.width ?? 0;
     const uniqueBar = (await step('Unique visits').locator('.fill').boundingBox())?.width ?? 0;
@@ -294,7 +296,8 @@ describe('the dashboard in Chromium', () => {
     await page.getByRole('heading', { name: renamed, level: 1 }).waitFor();
     expect((await campaignNow()).name).toBe(renamed);
 
-    // The webhook: a local receiver, signups only (the visits stay in the feed, unsent).
+    // The webhook: a local receiver, signups, sales and refunds (a new campaign's default, shown
+    // checked); not actions (the visits stay in the feed, unsent).
     const rx = await receiver();
     await page.getByLabel(/Webhook URL/).fill(`${rx.url}/dash`);
     await page.getByLabel(/Actions, visits included/).uncheck();
@@ -302,7 +305,7 @@ describe('the dashboard in Chromium', () => {
     await page.getByRole('status').filter({ hasText: 'Webhook saved.' }).waitFor();
     expect(await campaignNow()).toMatchObject({
       webhook_url: `${rx.url}/dash`,
-      webhook_events: ['referred_user.created'],
+      webhook_events: ['referred_user.created', 'conversion.created', 'conversion.refunded'],
       webhook_status: 'enabled',
     });
     // A test event, sent now: its result on the page, its POST at the receiver.
@@ -498,6 +501,127 @@ describe('the dashboard in Chromium', () => {
     expect(problems).toEqual([]);
     await context.close();
   }, 300_000);
+
+  it("shows revenue in the currency of the campaign: chart, funnel, leaderboard and a user's sales", async () => {
+    // Yen has no minor unit: 12,345 minor units are ¥12,345 (a dashboard dividing by 100 shows ¥123.45).
+    const key = account.key;
+    const campaign = (
+      await api('POST', '/api/v1/campaign', {
+        key,
+        body: {
+          url: 'https://example.com/shop',
+          name: `Yen sales ${Date.now()}`,
+          currency: 'JPY',
+          click_ids: true,
+        },
+      })
+    ).body;
+    const seller = (
+      await api('POST', '/api/v1/referral_link', {
+        key,
+        body: { campaign_id: campaign.id, referrer_id: 'kenji' },
+      })
+    ).body;
+    const other = (
+      await api('POST', '/api/v1/referral_link', {
+        key,
+        body: { campaign_id: campaign.id, referrer_id: 'yuki' },
+      })
+    ).body;
+    // A visit's click id, then a signup with it: the user records the click.
+    const visit = await fetch(seller.share_url, {
+      headers: { 'user-agent': BROWSER_UA },
+      redirect: 'manual',
+    });
+    expect(visit.status).toBe(302);
+    const clickId = new URL(visit.headers.get('location')!).searchParams.get('rfclid');
+    expect(clickId).toBeTruthy();
+    const signup = await api('POST', '/api/v1/referred_user', {
+      key,
+      body: { click_id: clickId, referred_user_id: 'yen-buyer' },
+    });
+    expect(signup.status).toBe(201);
+    await createReferredUser(other.referral_code, 'yen-browser', key);
+    // A sale of ¥12,345 and a partial refund of ¥2,345: ¥10,000 net; the other link has signups, no sale.
+    const sale = await api('POST', '/api/v1/conversion', {
+      key,
+      idempotencyKey: crypto.randomUUID(),
+      body: {
+        campaign_id: campaign.id,
+        referred_user_id: 'yen-buyer',
+        amount: 12_345,
+        external_id: 'order-7',
+      },
+    });
+    expect(sale.status).toBe(201);
+    const refund = await api('POST', `/api/v1/conversion/${sale.body.id}/refund`, {
+      key,
+      idempotencyKey: crypto.randomUUID(),
+      body: { amount: 2_345 },
+    });
+    expect(refund.status).toBe(200);
+
+    const context = await browser.newContext({ viewport: WIDTHS.desktop, locale: 'en-US' });
+    const { page, elsewhere, problems } = await openTab(context);
+    await page.goto(`${baseUrl()}/dashboard`);
+    await signIn(page, key);
+    await page.goto(`${baseUrl()}/dashboard#/campaigns/${campaign.id}`);
+    await page.getByRole('heading', { name: campaign.name, level: 1 }).waitFor();
+
+    // The funnel and the chart's legend: net revenue in yen, and the one sale.
+    const revenueStep = page.locator('ol.funnel li.revenue');
+    await expect.poll(() => revenueStep.locator('.value').textContent(), { timeout: 15_000 }).toBe('¥10,000');
+    expect(await revenueStep.locator('.ratio').textContent()).toBe('1 sale');
+    const legend = page.locator('.legend li.revenue');
+    expect(await legend.locator('strong').textContent()).toBe('¥10,000');
+    await expect.poll(() => page.locator('figure.chart title').textContent()).toContain('Revenue: ¥10,000');
+    expect(await page.locator('figure.chart polyline.s5').count()).toBe(1);
+    // The numbers under the chart: today's row has the sale and its net revenue.
+    const today = page.locator('figure.chart tbody tr').last();
+    expect(await today.locator('td').last().textContent()).toBe('¥10,000');
+
+    // The leaderboard by revenue: the seller's link first, in yen; by sales, one.
+    const rankBy = page.locator('section[aria-labelledby="top-title"] select').nth(1);
+    await rankBy.selectOption('revenue');
+    const leader = page.locator('table.leaderboard tbody tr').first();
+    await expect.poll(() => leader.textContent(), { timeout: 15_000 }).toContain(seller.referral_code);
+    await expect.poll(() => leader.locator('td').last().textContent(), { timeout: 15_000 }).toBe('¥10,000');
+    expect(await page.locator('table.leaderboard th').last().textContent()).toBe('Revenue');
+    await checkAndShoot(page, 'overview-revenue');
+    await rankBy.selectOption('conversions');
+    await expect.poll(() => leader.locator('td').last().textContent(), { timeout: 15_000 }).toBe('1');
+    expect(await page.locator('table.leaderboard th').last().textContent()).toBe('Sales');
+
+    // The buyer's look-up: the click it came from, and the sale with its refund.
+    await page
+      .getByRole('navigation', { name: 'Campaign' })
+      .getByRole('link', { name: 'Referred users' })
+      .click();
+    await page.getByLabel('Referred user id').fill('yen-buyer');
+    await page.getByRole('button', { name: 'Look up' }).click();
+    await page.getByRole('heading', { name: 'yen-buyer', level: 2 }).waitFor();
+    const facts = page.locator('dl.facts').last();
+    expect(await facts.locator('dt:has-text("Click id") + dd').textContent()).toBe(clickId);
+    expect(await facts.locator('dt:has-text("Clicked") + dd .utc').textContent()).toMatch(/ UTC$/);
+    const saleRow = page.locator('table.sales tbody tr');
+    await expect.poll(() => saleRow.count()).toBe(1);
+    const cells = await saleRow.locator('td').allTextContents();
+    expect(cells.slice(1)).toEqual(['¥12,345', '¥2,345', 'partly refunded', 'order-7']);
+    await checkAndShoot(page, 'referred-user-sales');
+    // A user without a sale or a click says so.
+    await page.getByLabel('Referred user id').fill('yen-browser');
+    await page.getByRole('button', { name: 'Look up' }).click();
+    await page.getByRole('heading', { name: 'yen-browser', level: 2 }).waitFor();
+    await page.getByText('No sale yet.').waitFor();
+    expect(
+      await page.locator('dl.facts').last().locator('dt:has-text("Click id") + dd').textContent(),
+    ).toMatch(/^none/);
+
+    await page.waitForLoadState('networkidle');
+    expect(elsewhere).toEqual([]);
+    expect(problems).toEqual([]);
+    await context.close();
+  }, 120_000);
 
   it('opens a campaign by id and shows the API message for an unknown one', async () => {
     const context = await browser.newContext({ viewport: WIDTHS.desktop });
