@@ -14,6 +14,7 @@
  * checkpoint past it: 41 visits and 37 actions never counted, even after another restart.
  */
 
+import { isDeepStrictEqual } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createDocumentClient } from '../../lib/aws/clients.ts';
 import type { SeriesPoint } from '../../lib/db/entities/analytics.ts';
@@ -362,7 +363,7 @@ describe('DynamoDB Local killed while the counting consumer holds a failing batc
           },
           feed: await feed(),
         };
-        return { items, want, seen, agree: JSON.stringify(want) === JSON.stringify(seen) };
+        return { items, want, seen, agree: isDeepStrictEqual(want, seen) };
       };
 
       let last: Awaited<ReturnType<typeof compare>> | undefined;
@@ -378,7 +379,7 @@ describe('DynamoDB Local killed while the counting consumer holds a failing batc
         };
         const show = (value: unknown) => JSON.stringify(value);
         return Object.keys(want)
-          .filter((k) => show(want[k as keyof typeof want]) !== show(seen[k as keyof typeof seen]))
+          .filter((k) => !isDeepStrictEqual(want[k as keyof typeof want], seen[k as keyof typeof seen]))
           .map((k) =>
             k === 'feed'
               ? feedDiff()
