@@ -100,32 +100,29 @@ function floorOf(p: readonly number[], rate: number, seconds: number) {
 }
 
 type MeasuredCapacity = { requests: number; perSecond: number; usage: KindUsage[] };
-async function seriesCount(env: BenchEnvironment, id: string, scope: Scope, metric: SeriesMetric) {
+/** A campaign's series count of `metric` in a scope, summed over the days. */
+const seriesOf = (env: BenchEnvironment, id: string, metric: SeriesMetric) => async (scope: Scope) => {
   const items = await campaignItems(env.tenant, id, seriesSortKey(scope, ''), env.table);
   const days = items.filter((item) => !String(item.SK).endsWith('#T'));
   return days.reduce((a, item) => a + (seriesPointsFromItem(item, 'day')[0]?.[metric] ?? 0), 0);
-}
-
-/** Whether a link's and its referrer's series (the windowed rollups) count `n` of `metric`. */
-const lastCounted = async (
-  env: BenchEnvironment,
-  id: string,
-  metric: SeriesMetric,
-  last: traffic.BenchLink,
-  n: number,
-) =>
-  (await seriesCount(env, id, { kind: 'link', linkId: last.id }, metric)) >= n &&
-  (await seriesCount(env, id, { kind: 'referrer', referrerId: last.referrer! }, metric)) >= n;
+};
+type Count = ReturnType<typeof seriesOf>;
+/** Whether a link's and its referrer's series (the windowed rollups) count `n`. */
+const lastCounted = async (count: Count, { id, referrer }: traffic.BenchLink, n: number) =>
+  (await count({ kind: 'link', linkId: id })) >= n &&
+  (await count({ kind: 'referrer', referrerId: referrer! })) >= n;
 
 /** The conversions' campaign: 50 links, a referred user of each, its signups rolled up before tracking. */
 async function campaignWithSignups(env: BenchEnvironment, name: string) {
   const campaign = await traffic.campaignWithLinks(env, name, 50);
-  const user = (code: string, i: number) => ({ referral_code: code, referred_user_id: `${name}-u${i}` });
-  await mapLimit(campaign.links, 8, (l, i) =>
-    env.client.call('POST', '/api/v1/referred_user', user(l.code, i)),
-  );
+  const user = (l: traffic.BenchLink, i: number) => ({
+    referral_code: l.code,
+    referred_user_id: `${name}-u${i}`,
+  });
+  await mapLimit(campaign.links, 8, (l, i) => env.client.call('POST', '/api/v1/referred_user', user(l, i)));
   const last = campaign.links.at(-1)!;
-  await waitUntil(() => lastCounted(env, campaign.id, 'referred_users', last, 1), SETTLE_TIMEOUT_MS, 500);
+  const count = seriesOf(env, campaign.id, 'referred_users');
+  await waitUntil(() => lastCounted(count, last, 1), SETTLE_TIMEOUT_MS, 500);
   return campaign;
 }
 
@@ -178,9 +175,9 @@ async function measure(env: BenchEnvironment, all: Shape[]) {
   // Settled: the campaign's series (fast rollups) and the last link's and referrer's (windowed) count all.
   type Run = (typeof runs)[number];
   const settle = ({ campaign, last, lastCount, accepted, kind }: Run) => {
+    const count = seriesOf(env, campaign.id, `${kind}s`);
     const counted = async () =>
-      (await seriesCount(env, campaign.id, { kind: 'campaign' }, `${kind}s`)) >= accepted &&
-      (await lastCounted(env, campaign.id, `${kind}s`, last, lastCount));
+      (await count({ kind: 'campaign' })) >= accepted && lastCounted(count, last, lastCount);
     return waitUntil(counted, SETTLE_TIMEOUT_MS, 500);
   };
   const settled = await Promise.all(runs.map(settle));
