@@ -182,13 +182,11 @@ async function measure(env: BenchEnvironment, all: Shape[]) {
   };
   const settled = await Promise.all(runs.map(settle));
   await waitPipelineIdle(env);
-  const campaigns = runs.map((r) => r.campaign);
   // Only the sales send Idempotency-Keys: their answers (keyed by tenant and hash) are the sales' run's.
   const [items, idem] = [await env.proxy.tracked(), (i: { pk: string }) => i.pk.startsWith('IDEM#')];
-  const tracked = splitByCampaign(
-    items.filter((i) => !idem(i)),
-    campaigns,
-  );
+  const rest = items.filter((i) => !idem(i));
+  const campaigns = runs.map((r) => r.campaign);
+  const tracked = splitByCampaign(rest, campaigns);
   tracked.at(-1)!.push(...items.filter(idem));
   const priced = async (r: Run, i: number) => {
     const usage = await capacityOf(env.table, tracked[i]!);
