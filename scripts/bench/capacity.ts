@@ -38,6 +38,10 @@ const KINDS = [
   ['feed item', /^T#\S* EV#/],
   ['feed counter', /^T#\S* EVSEQ$/],
   ['action item', /^T#\S* A#/],
+  ['referred user', /^T#\S* RU#/],
+  ['conversion record', /^T#\S* CV#/],
+  ['conversion pointer', /^T#\S* CV[UR]#/],
+  ['conversion external id', /^T#\S* CVX#/],
 ] as const;
 export type ItemKind = (typeof KINDS)[number][0] | 'other';
 export const kindOf = (pk: string, sk: string): ItemKind =>

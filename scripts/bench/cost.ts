@@ -1,12 +1,13 @@
 /**
- * Part 7: a cost model per traffic shape for visits and API actions: six runs under one tracked
- * stretch of the proxy (six waits for the windowed rollups would take minutes), split by campaign.
+ * Part 7: a cost model per traffic shape for visits and API actions, and for conversions on one: seven
+ * runs under one tracked stretch of the proxy (seven waits for the windowed rollups: minutes), by campaign.
  */
-import { type Scope, seriesPointsFromItem, seriesSortKey } from '../../lib/db/entities/analytics.ts';
+import type { Scope, SeriesMetric } from '../../lib/db/entities/analytics.ts';
+import { seriesPointsFromItem, seriesSortKey } from '../../lib/db/entities/analytics.ts';
 import { ACCESS_LOG_FIELDS } from '../../lib/observability/access-log.ts';
 import { routeNamed } from '../../lib/routes.ts';
 import { campaignItems } from '../../tools/table.ts';
-import { waitUntil } from '../../tools/wait.ts';
+import { mapLimit, waitUntil } from '../../tools/wait.ts';
 import { capacityOf, type ItemKind, type KindUsage, ROLLUP_KINDS, splitByCampaign } from './capacity.ts';
 import { importMs } from './coldstart.ts';
 import { type BenchEnvironment, type RequestSpec, waitPipelineIdle } from './environment.ts';
@@ -19,14 +20,9 @@ import * as traffic from './traffic.ts';
 
 /** us-east-1 public list prices (USD) as known to the author (AWS pricing pages, 2025); not fetched: check them. */
 const P = {
-  lambdaArmGbSecond: 0.0000133334,
-  lambdaPerMillionRequests: 0.2,
-  httpApiPerMillion: 1.0,
-  dynamoPerMillionWru: 0.625,
-  dynamoPerMillionRru: 0.125,
-  sqsPerMillionRequests: 0.4,
-  cloudWatchLogsPerGb: 0.5,
-  dataTransferOutPerGb: 0.09,
+  ...{ lambdaArmGbSecond: 0.0000133334, lambdaPerMillionRequests: 0.2, httpApiPerMillion: 1.0 },
+  ...{ dynamoPerMillionWru: 0.625, dynamoPerMillionRru: 0.125, sqsPerMillionRequests: 0.4 },
+  ...{ cloudWatchLogsPerGb: 0.5, dataTransferOutPerGb: 0.09 },
 };
 const [MEMORY_GB, COLD_SHARE, RUNTIME_INIT_MS] = [0.25, 0.01, 150];
 /** Lambda's START, END and REPORT lines per invocation, as AWS writes them (none for `platformLogs: false`). */
@@ -40,8 +36,10 @@ const SETTLE_TIMEOUT_MS = 180_000;
 /** The authorizer's key lookup: cached 60 s per key by API Gateway in AWS, so ≈ 0 per request. */
 const NOT_BILLED: ItemKind[] = ['api key'];
 const lambdaMs = (ms: number) => MEMORY_GB * (ms / 1000) * P.lambdaArmGbSecond * 1e6;
-type Route = 'Visit' | 'CreateLinkAction';
+type Kind = 'visit' | 'action' | 'conversion';
+type Route = 'Visit' | 'CreateLinkAction' | 'CreateConversion';
 const ACTION = { method: 'POST', path: '/api/v1/action/referral_link' };
+const SALE = { method: 'POST', path: '/api/v1/conversion' };
 /** What a request writes to CloudWatch Logs (26 B more per event); its count is the consumer's EMF line. */
 function logBytes(route: Route) {
   const [status, userAgent] =
@@ -102,13 +100,33 @@ function floorOf(p: readonly number[], rate: number, seconds: number) {
 }
 
 type MeasuredCapacity = { requests: number; perSecond: number; usage: KindUsage[] };
-async function seriesCount(env: BenchEnvironment, id: string, scope: Scope, metric: 'visits' | 'actions') {
+/** A campaign's series count of `metric` in a scope, summed over the days. */
+const seriesOf = (env: BenchEnvironment, id: string, metric: SeriesMetric) => async (scope: Scope) => {
   const items = await campaignItems(env.tenant, id, seriesSortKey(scope, ''), env.table);
   const days = items.filter((item) => !String(item.SK).endsWith('#T'));
   return days.reduce((a, item) => a + (seriesPointsFromItem(item, 'day')[0]?.[metric] ?? 0), 0);
+};
+type Count = ReturnType<typeof seriesOf>;
+/** Whether a link's and its referrer's series (the windowed rollups) count `n`. */
+const lastCounted = async (count: Count, { id, referrer }: traffic.BenchLink, n: number) =>
+  (await count({ kind: 'link', linkId: id })) >= n &&
+  (await count({ kind: 'referrer', referrerId: referrer! })) >= n;
+
+/** The conversions' campaign: 50 links, a referred user of each, its signups rolled up before tracking. */
+async function campaignWithSignups(env: BenchEnvironment, name: string) {
+  const campaign = await traffic.campaignWithLinks(env, name, 50);
+  const user = (l: traffic.BenchLink, i: number) => ({
+    referral_code: l.code,
+    referred_user_id: `${name}-u${i}`,
+  });
+  await mapLimit(campaign.links, 8, (l, i) => env.client.call('POST', '/api/v1/referred_user', user(l, i)));
+  const last = campaign.links.at(-1)!;
+  const count = seriesOf(env, campaign.id, 'referred_users');
+  await waitUntil(() => lastCounted(count, last, 1), SETTLE_TIMEOUT_MS, 500);
+  return campaign;
 }
 
-/** The six runs, tracked from the first request until every run's rollups are written. */
+/** The seven runs, tracked from the first request until every run's rollups are written. */
 async function measure(env: BenchEnvironment, all: Shape[]) {
   const { freshnessRate: rate, costSeconds } = settings;
   const n = Math.round(rate * costSeconds);
@@ -119,18 +137,27 @@ async function measure(env: BenchEnvironment, all: Shape[]) {
       const campaign = await (links > 100
         ? traffic.campaignWithWrittenLinks(env, name, links, true)
         : traffic.campaignWithLinks(env, name, links));
-      made.push({ kind, shape, campaign });
+      made.push({ kind: kind as Kind, shape, campaign });
     }
+  const sales = await campaignWithSignups(env, 'cost-sale');
+  made.push({ kind: 'conversion' as Kind, shape: all[1]!, campaign: sales });
   await waitPipelineIdle(env);
   await env.proxy.track();
   const runs = [];
+  const tag = Date.now().toString(36);
   for (const [seed, { kind, shape, campaign }] of made.entries()) {
-    const links = Array.from({ length: n }, sampler(shape.p, seed + 1)).map((i) => campaign.links[i]!);
+    const picks = Array.from({ length: n }, sampler(shape.p, seed + 1));
+    const links = picks.map((i) => campaign.links[i]!);
     const agent = traffic.visitors();
     const purchase = { action_type: 'purchase', metadata: { source: 'bench' } };
     const code = (i: number) => links[i]!.code;
+    // A sale as a payments client sends it: with an order id and an Idempotency-Key.
+    const sale = (i: number) => ({ campaign_id: campaign.id, referred_user_id: `cost-sale-u${picks[i]}` });
+    const body = (i: number) => ({ ...sale(i), amount: 4990, external_id: `ord-${tag}-${i}` });
+    const keyed = (i: number) => ({ 'idempotency-key': `${tag}-${i}` });
     const request = (i: number): RequestSpec => {
       if (kind === 'visit') return traffic.visitOf(code(i), agent(i));
+      if (kind === 'conversion') return { ...SALE, headers: keyed(i), body: body(i) };
       return { ...ACTION, body: { referral_code: code(i), ...purchase } };
     };
     const ok = kind === 'visit' ? 302 : 201;
@@ -148,17 +175,19 @@ async function measure(env: BenchEnvironment, all: Shape[]) {
   // Settled: the campaign's series (fast rollups) and the last link's and referrer's (windowed) count all.
   type Run = (typeof runs)[number];
   const settle = ({ campaign, last, lastCount, accepted, kind }: Run) => {
-    const count = (scope: Scope) => seriesCount(env, campaign.id, scope, `${kind}s`);
+    const count = seriesOf(env, campaign.id, `${kind}s`);
     const counted = async () =>
-      (await count({ kind: 'campaign' })) >= accepted &&
-      (await count({ kind: 'link', linkId: last.id })) >= lastCount &&
-      (await count({ kind: 'referrer', referrerId: last.referrer! })) >= lastCount;
+      (await count({ kind: 'campaign' })) >= accepted && lastCounted(count, last, lastCount);
     return waitUntil(counted, SETTLE_TIMEOUT_MS, 500);
   };
   const settled = await Promise.all(runs.map(settle));
   await waitPipelineIdle(env);
+  // Only the sales send Idempotency-Keys: their answers (keyed by tenant and hash) are the sales' run's.
+  const [items, idem] = [await env.proxy.tracked(), (i: { pk: string }) => i.pk.startsWith('IDEM#')];
+  const rest = items.filter((i) => !idem(i));
   const campaigns = runs.map((r) => r.campaign);
-  const tracked = splitByCampaign(await env.proxy.tracked(), campaigns);
+  const tracked = splitByCampaign(rest, campaigns);
+  tracked.at(-1)!.push(...items.filter(idem));
   const priced = async (r: Run, i: number) => {
     const usage = await capacityOf(env.table, tracked[i]!);
     const capacity = { requests: r.accepted, perSecond: r.accepted / r.load.seconds, usage };
@@ -191,8 +220,13 @@ const linesOf = (columns: number, text: string): Line[] =>
   }));
 
 /** The lines of one kind of request: its gateway lines and the rest, DynamoDB and the consumer as measured per shape. */
-function lines(route: Route, gateway: string, caps: MeasuredCapacity[], handlerMs: number, coldMs: number) {
+function lines(route: Route, caps: MeasuredCapacity[], handlerMs: number, coldMs: number) {
   const [units, logs] = [caps.map(unitsOf), logBytes(route)];
+  const gateway =
+    route === 'Visit'
+      ? `API Gateway HTTP API | 1 request (no authorizer on /r) | ${P.httpApiPerMillion}`
+      : `API Gateway HTTP API | 1 request | ${P.httpApiPerMillion}
+Authorizer (Lambda + GetItem) | cached 60 s per key by API Gateway: ~1 call per key per minute, ≈ 0 per million | 0`;
   const each = (f: (i: number) => number | string, join = ' | ') => caps.map((_, i) => f(i)).join(join);
   const batch = 0.01 * (P.lambdaPerMillionRequests + lambdaMs(CONSUMER_BATCH_MS));
   const consumer = (i: number) => batch + rollupCallsOf(caps[i]!) * lambdaMs(CONSUMER_CALL_MS);
@@ -268,20 +302,18 @@ export const costPart: BenchPart = {
     const labels = all.map((s) => s.label);
     const runs = await measure(env, all);
     type Run = (typeof runs)[number];
-    const [visits, actions] = [runs.slice(0, all.length), runs.slice(all.length)];
-    const [visitCaps, actionCaps] = [visits.map((r) => r.capacity), actions.map((r) => r.capacity)];
-    const code = fixtures.referral_code;
-    const visitSpec = traffic.visitOf(code, traffic.BROWSER);
+    const [visits, actions, sales] = [runs.slice(0, all.length), runs.slice(all.length, -1), runs.slice(-1)];
+    const [visitCaps, actionCaps, saleCaps] = [visits, actions, sales].map((rs) => rs.map((r) => r.capacity));
+    const { referral_code: code, campaign_id, referred_user_id } = fixtures;
+    const priced = async (route: Route, caps: MeasuredCapacity[], spec: RequestSpec) => {
+      const coldMs = importMs(data.cold, routeNamed(route).handler) || 0;
+      return lines(route, caps, await p50Of(env, data.latency, route, spec), coldMs);
+    };
+    const visit = await priced('Visit', visitCaps!, traffic.visitOf(code, traffic.BROWSER));
     const actionBody = { referral_code: code, action_type: 'purchase' };
-    const actionSpec = { ...ACTION, body: actionBody };
-    const cold = (name: string) => importMs(data.cold, routeNamed(name).handler) || 0;
-    const gateway = `API Gateway HTTP API | 1 request (no authorizer on /r) | ${P.httpApiPerMillion}`;
-    const visitMs = await p50Of(env, data.latency, 'Visit', visitSpec);
-    const visit = lines('Visit', gateway, visitCaps, visitMs, cold('Visit'));
-    const authorizer = `API Gateway HTTP API | 1 request | ${P.httpApiPerMillion}
-Authorizer (Lambda + GetItem) | cached 60 s per key by API Gateway: ~1 call per key per minute, ≈ 0 per million | 0`;
-    const actionMs = await p50Of(env, data.latency, 'CreateLinkAction', actionSpec);
-    const action = lines('CreateLinkAction', authorizer, actionCaps, actionMs, cold('CreateLinkAction'));
+    const action = await priced('CreateLinkAction', actionCaps!, { ...ACTION, body: actionBody });
+    const saleBody = { campaign_id, referred_user_id, amount: 4990 };
+    const sale = await priced('CreateConversion', saleCaps!, { ...SALE, body: saleBody });
     const webhook = linesOf(
       1,
       `Event pipeline: SQS | SendMessageBatch + ReceiveMessage + DeleteMessageBatch, 10 per call: ~0.3 requests | ${0.3 * P.sqsPerMillionRequests}
@@ -292,7 +324,7 @@ Data transfer out (the POST) | ~${WEBHOOK_BYTES} B body and headers | ${(WEBHOOK
     );
     const burstData = (data.hotlink as { burst?: Burst } | undefined)?.burst;
     const burst = burstData && visitsAtBurst(burstData, visit);
-    const [visitUsd, actionUsd] = [totals(visit), totals(action)];
+    const [visitUsd, actionUsd, saleUsd] = [totals(visit), totals(action), totals(sale)];
     const wru = (r: Run) => wruOf(unitsOf(r.capacity));
     const goal = (what: string, r: Run, value: number, limit: number) =>
       `${what}, ${r.shape.label}, per million | ${usd(value)} | ≤ ${usd(limit)} | ${value <= limit}`;
@@ -311,19 +343,23 @@ every run's rollups in the table | ${unsettled.join('; ') || 'all'} | within ${S
     );
     return {
       body: [
-        `USD per million requests, for three traffic shapes, each at ${rate} requests/s for ${costSeconds} s (open loop, \`paced\`; every visit a visitor of its own): ${done.join('; ')}. The six runs go back to back, each on a campaign of its own (the Zipf campaigns' links written straight into the table by \`newLinkItem\`, the others' made through the API; each link of its own referrer). DynamoDB is measured on the wire from the first request until every run's rollups are in the table (its campaign's series counts every request, and so do the series of its last link and of that link's referrer): every item the stack read or wrote by key (the counting proxy's item tracking), given to the run whose campaign its key names (items of no campaign, such as id blocks and the day's visitor key, shared out by each run's own writes), priced per kind of item by its size read back with DynamoDB's rules (\`scripts/bench/capacity.ts\`): 1 WRU per KB for a standard write, 2 per KB for every item of a transaction (ConditionCheck included), 1 per KB for each index copy a write rewrites, 1 RRU per 4 KB for a strongly consistent read, half for an eventually consistent one. The rollups are amortised over the requests of the run: a shorter run amortises those written once a minute over fewer requests (its floor below does the same). The authorizer's key lookups are left out (cached per key in AWS). Prices: Lambda arm64 $${P.lambdaArmGbSecond} per GB-s and $${P.lambdaPerMillionRequests} per million requests; HTTP API $${P.httpApiPerMillion.toFixed(2)}/M; DynamoDB on-demand $${P.dynamoPerMillionWru}/M WRU, $${P.dynamoPerMillionRru}/M RRU; SQS $${P.sqsPerMillionRequests.toFixed(2)}/M; CloudWatch Logs $${P.cloudWatchLogsPerGb.toFixed(2)}/GB; transfer out $${P.dataTransferOutPerGb.toFixed(2)}/GB (AWS us-east-1 public list prices as known to the author (pricing pages, 2025); not fetched live).`,
+        `USD per million requests, for three traffic shapes, each at ${rate} requests/s for ${costSeconds} s (open loop, \`paced\`; every visit a visitor of its own): ${done.join('; ')}. The six runs go back to back (then a seventh, of conversions), each on a campaign of its own (the Zipf campaigns' links written straight into the table by \`newLinkItem\`, the others' made through the API; each link of its own referrer). DynamoDB is measured on the wire from the first request until every run's rollups are in the table (its campaign's series counts every request, and so do the series of its last link and of that link's referrer): every item the stack read or wrote by key (the counting proxy's item tracking), given to the run whose campaign its key names (items of no campaign, such as id blocks and the day's visitor key, shared out by each run's own writes), priced per kind of item by its size read back with DynamoDB's rules (\`scripts/bench/capacity.ts\`): 1 WRU per KB for a standard write, 2 per KB for every item of a transaction (ConditionCheck included), 1 per KB for each index copy a write rewrites, 1 RRU per 4 KB for a strongly consistent read, half for an eventually consistent one. The rollups are amortised over the requests of the run: a shorter run amortises those written once a minute over fewer requests (its floor below does the same). The authorizer's key lookups are left out (cached per key in AWS). Prices: Lambda arm64 $${P.lambdaArmGbSecond} per GB-s and $${P.lambdaPerMillionRequests} per million requests; HTTP API $${P.httpApiPerMillion.toFixed(2)}/M; DynamoDB on-demand $${P.dynamoPerMillionWru}/M WRU, $${P.dynamoPerMillionRru}/M RRU; SQS $${P.sqsPerMillionRequests.toFixed(2)}/M; CloudWatch Logs $${P.cloudWatchLogsPerGb.toFixed(2)}/GB; transfer out $${P.dataTransferOutPerGb.toFixed(2)}/GB (AWS us-east-1 public list prices as known to the author (pricing pages, 2025); not fetched live).`,
         '**Per million visits** (`GET /r/{code}`):',
         costTable(visit, labels),
         '**DynamoDB units per visit**, by item (writes / transaction checks per visit → WRU with the index copies’ share, RRU):',
-        unitsTable(visitCaps, labels),
+        unitsTable(visitCaps!, labels),
         !!burst &&
           `**One link at a viral rate**: the hot-link part's burst of ${burstData!.requests} visits written into the table at ${burstData!.perSecond.toFixed(0)}/s and counted by the stream consumer used ${(burst.wru - 2).toFixed(2)} WRU and ${(burst.rru - 2).toFixed(2)} RRU a visit besides what a request itself does (its visitor marker, 1 WRU, its visit item, and its two reads, 2 RRU): ${burst.wru.toFixed(2)} WRU and ${burst.rru.toFixed(2)} RRU in all, so **${usd(burst.total)} per million visits** with the other lines as on one hot link above.`,
         '**Per million API actions** (`POST /api/v1/action/referral_link`):',
         costTable(action, labels),
         '**DynamoDB units per API action**, by item:',
-        unitsTable(actionCaps, labels),
+        unitsTable(actionCaps!, labels),
+        `**Per million conversions** (\`POST /api/v1/conversion\`, each of a referred user signed up on one of 50 links before the run, with an \`external_id\` and an \`Idempotency-Key\` as a payments client sends them; one shape: the link counters and rollups of a sale are per link like an action's):`,
+        costTable(sale, [sales[0]!.shape.label]),
+        '**DynamoDB units per conversion**, by item: the transaction (record with its event, its two list pointers, its external id, the link counter update, the campaign check: 2 WRU per KB each), the stored answer of its key, and the rollups and feed item the stream writes:',
+        unitsTable(saleCaps!, [sales[0]!.shape.label]),
         `**Against the floor**: the write units per request the contract strictly needs for each shape, floor = 2 + (d₁ + 1) ÷ n₁ + (d_L + d_R) ÷ n_M. The 2 are the request's own (a visit: its visit item and its visitor marker; an action: the link update that commits it and its action item). \`total_clicks\` and the campaign's series must be fresh within 2 s: at least a write per distinct link and one for the campaign per 1-s batch of n₁ = ${rate} requests, d₁ the distinct links expected among them. The link and referrer series and the rankings within 60 s: at least a write per distinct link (d_L) and per distinct referrer (d_R = d_L, one referrer per link) per minute of n_M = ${rate * 60} requests (a run shorter than a minute: per run). d = Σ_i 1 − (1 − p_i)^n over the shape's links, link i with share p_i, among n requests; every item under 1 KB, 1 WRU.`,
-        rows(floorHead, runs.map(floorRow)),
+        rows(floorHead, [...visits, ...actions].map(floorRow)),
         '**Add-on per million webhook deliveries** (events of a campaign with a `webhook_url`; the totals above are for campaigns without one, whose events are in the feed only):',
         costTable(webhook, ['any shape']),
         `Assumptions:
@@ -338,7 +374,7 @@ every run's rollups in the table | ${unsettled.join('; ') || 'all'} | within ${S
 - Not included: storage ($0.25/GB-month: a visit leaves a visit item of about 0.8 KB and its share of a feed item, a few hundred bytes for 30 days), the stream's own storage, data transfer of API responses.
 - Fixed, not per request: a stage's CloudWatch alarms, a sum a month whatever the traffic (docs/deploying.md, "Fixed monthly cost of a stage", counted in the synthesized template by \`scripts/bench/fixed-cost.ts\`).`,
       ],
-      summary: `Cost model at ${rate}/s: a visit ${all.map((s, i) => `${usd(visitUsd[i]!)} (${s.label})`).join(', ')}${burst ? `, ${usd(burst.total)} in a burst at ${burstData!.perSecond.toFixed(0)}/s` : ''}; an API action ${all.map((s, i) => `${usd(actionUsd[i]!)} (${s.label})`).join(', ')}; +${usd(totals(webhook)[0]!)} per million webhook POSTs.`,
+      summary: `Cost model at ${rate}/s: a visit ${all.map((s, i) => `${usd(visitUsd[i]!)} (${s.label})`).join(', ')}${burst ? `, ${usd(burst.total)} in a burst at ${burstData!.perSecond.toFixed(0)}/s` : ''}; an API action ${all.map((s, i) => `${usd(actionUsd[i]!)} (${s.label})`).join(', ')}; a conversion ${usd(saleUsd[0]!)} (${sales[0]!.shape.label}); +${usd(totals(webhook)[0]!)} per million webhook POSTs.`,
       checks: goals,
     };
   },

@@ -4,7 +4,7 @@ import { operations } from '../../lib/operations/definitions.ts';
 import { routeNamed, routes } from '../../lib/routes.ts';
 import type { BenchEnvironment, RequestSpec } from './environment.ts';
 import { type Floor, replayFloor } from './floor.ts';
-import { BROWSER } from './traffic.ts';
+import { BROWSER, visitOf } from './traffic.ts';
 
 /** A campaign, a link of it with a referrer, a referred user and its signup event, and a campaign whose webhook is the gateway's `/health`. */
 type Fixture = 'campaign_id' | 'referral_code' | 'link_id' | 'referrer_id' | 'referred_user_id';
@@ -34,10 +34,10 @@ const pick =
   (f: Fixtures) =>
     Object.fromEntries(keys.map((k) => [k, f[k]]));
 const id = (key: keyof Fixtures) => (f: Fixtures) => ({ id: f[key] });
+const sale = (f: Fixtures) => ({ ...pick('campaign_id', 'referred_user_id')(f), amount: 4990 });
 /** A sale of the fixtures' referred user: its id. */
 async function newConversion(env: BenchEnvironment, f: Fixtures): Promise<string> {
-  const body = { campaign_id: f.campaign_id, referred_user_id: f.referred_user_id, amount: 4990 };
-  return (await env.client.call<{ id: string }>('POST', '/api/v1/conversion', body)).id;
+  return (await env.client.call<{ id: string }>('POST', '/api/v1/conversion', sale(f))).id;
 }
 
 const RECIPES: Recipe[] = [
@@ -67,12 +67,8 @@ const RECIPES: Recipe[] = [
     // A visit of a campaign with click ids on per request: its redirect's `rfclid`.
     ...{ route: 'CreateReferredUser', key: 'CreateReferredUserByClick', note: 'by click id' },
     fresh: async (env, f) => {
-      const visit = {
-        method: 'GET',
-        path: `/r/${f.click_referral_code}`,
-        headers: { 'user-agent': BROWSER },
-      };
-      const location = (await env.client.send(visit)).headers.location ?? '';
+      const { headers } = await env.client.send(visitOf(f.click_referral_code, BROWSER));
+      const location = headers.location ?? '';
       const id = new URL(location).searchParams.get('rfclid');
       if (!id) throw new Error(`no rfclid in ${location}`);
       return id;
@@ -104,14 +100,7 @@ const RECIPES: Recipe[] = [
   { route: 'RedeliverEvent', untimed: true, quietMs: 1_000 },
   { route: 'TestWebhook', query: id('hook_campaign_id'), untimed: true },
   { route: 'RotateWebhookSecret', query: id('hook_campaign_id') },
-  {
-    route: 'CreateConversion',
-    body: (f) => ({
-      ...pick('campaign_id', 'referred_user_id')(f),
-      amount: 4990,
-      external_id: `ord-${uid()}`,
-    }),
-  },
+  { route: 'CreateConversion', body: (f) => ({ ...sale(f), external_id: `ord-${uid()}` }) },
   {
     ...{ route: 'RefundConversion', note: 'partial' },
     fresh: newConversion,

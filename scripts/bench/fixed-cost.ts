@@ -32,11 +32,7 @@ export interface FixedCost {
 
 export function fixedMonthlyCost(template: TemplateLike): FixedCost {
   const cost: FixedCost = {
-    alarms: 0,
-    mathAlarms: 0,
-    standardMetrics: 0,
-    highResolutionMetrics: 0,
-    composites: 0,
+    ...{ alarms: 0, mathAlarms: 0, standardMetrics: 0, highResolutionMetrics: 0, composites: 0 },
     usdPerMonth: 0,
   };
   for (const resource of Object.values(template.Resources)) {
