@@ -372,7 +372,7 @@ every run's rollups in the table | ${unsettled.join('; ') || 'all'} | within ${S
 - Cold starts: ${COLD_SHARE * 100} % of invocations, INIT billed at the function’s memory; the import time is the function’s median import CPU time (part 4; 0 when it did not run).
 - SQS requests (webhook add-on) assume full batches of 10 on send, receive and delete.
 - Not included: storage ($0.25/GB-month: a visit leaves a visit item of about 0.8 KB and its share of a feed item, a few hundred bytes for 30 days), the stream's own storage, data transfer of API responses.
-- Fixed, not per request: a stage's CloudWatch alarms, a sum a month whatever the traffic (docs/deploying.md, "Fixed monthly cost of a stage", counted in the synthesized template by \`scripts/bench/fixed-cost.ts\`).`,
+- Fixed, not per request: a stage's CloudWatch alarms, a sum a month whatever the traffic (docs/deploying.md, "Fixed monthly cost of a stage", counted in the synthesized template by \`tools/fixed-cost.ts\`).`,
       ],
       summary: `Cost model at ${rate}/s: a visit ${all.map((s, i) => `${usd(visitUsd[i]!)} (${s.label})`).join(', ')}${burst ? `, ${usd(burst.total)} in a burst at ${burstData!.perSecond.toFixed(0)}/s` : ''}; an API action ${all.map((s, i) => `${usd(actionUsd[i]!)} (${s.label})`).join(', ')}; a conversion ${usd(saleUsd[0]!)} (${sales[0]!.shape.label}); +${usd(totals(webhook)[0]!)} per million webhook POSTs.`,
       checks: goals,

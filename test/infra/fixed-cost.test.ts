@@ -1,12 +1,12 @@
 /**
  * A stage's fixed monthly cost, its CloudWatch alarms, counted in the synthesized templates
- * (`scripts/bench/fixed-cost.ts`), and the figures docs/deploying.md gives for it.
+ * (`tools/fixed-cost.ts`), and the figures docs/deploying.md gives for it.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { projectRoot } from '../../infra/functions.ts';
-import { fixedMonthlyCost } from '../../scripts/bench/fixed-cost.ts';
+import { fixedMonthlyCost } from '../../tools/fixed-cost.ts';
 import { synth, synthProd } from './synth.ts';
 
 const deploying = readFileSync(join(projectRoot, 'docs/deploying.md'), 'utf8');
