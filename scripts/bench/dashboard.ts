@@ -10,7 +10,7 @@ const [JS_BUDGET_BYTES, PAINT_GOAL_MS] = [150 * 1000, 1000];
 const PROBE = `
   document.addEventListener('submit', () => { window.__submitAt ??= performance.now(); }, true);
   new MutationObserver((_, observer) => {
-    if (document.querySelector('.campaign-list li, #list-title ~ p.empty')) {
+    if (document.querySelector('table.campaigns tbody tr, #list-title ~ p.empty')) {
       observer.disconnect();
       requestAnimationFrame(() => { window.__listAt = performance.now(); });
     }

@@ -59,6 +59,7 @@ const RECIPES: Recipe[] = [
   { route: 'GetReferralLink', key: 'GetReferralLinkById', note: 'by id', query: id('link_id') },
   { route: 'ListCampaignLinks' },
   { route: 'ListReferrerLinks' },
+  { route: 'ListReferredUsers' },
   {
     route: 'CreateReferredUser',
     body: (f) => ({ ...pick('referral_code')(f), referred_user_id: `u-${uid()}` }),
