@@ -29,9 +29,14 @@ function run(
   const started = performance.now();
   return new Promise((resolve) => {
     const child = spawn(command, args, {
-      stdio: lowPriority ? ['ignore', 'pipe', 'pipe'] : 'inherit',
+      stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, ...env },
     });
+    // The foreground run is shown as it goes and also kept, so its failures can close the output.
+    if (!lowPriority) {
+      child.stdout?.pipe(process.stdout);
+      child.stderr?.pipe(process.stderr);
+    }
     // Before the child has started its own children (tsc, vitest's workers), which inherit it.
     if (lowPriority && child.pid) setPriority(child.pid, constants.priority.PRIORITY_LOW);
     let output = '';
@@ -76,6 +81,27 @@ for (const o of outcomes.slice(0, -1)) {
   console.log(`\n── ${o.name} (${o.code === 0 ? 'passed' : `failed, exit ${o.code}`}) ──`);
   process.stdout.write(o.output.endsWith('\n') ? o.output : `${o.output}\n`);
 }
+/**
+ * CI keeps only the last few lines of a long output: each failed vitest's own "Failed Tests"
+ * block is repeated here, and below it one line per failed test with its first error, so the
+ * summary's last lines name what failed.
+ */
+const brief: string[] = [];
+for (const o of outcomes) {
+  if (o.code === 0) continue;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: strips the colours vitest adds on CI
+  const lines = o.output.replace(/\u001b\[[0-9;]*m/g, '').split('\n');
+  const start = lines.findIndex((l) => /Failed Tests \d+/.test(l));
+  const failed = start >= 0 ? lines.slice(start) : lines.slice(-60);
+  console.log(`\n── failures of ${o.name} ──`);
+  console.log(failed.slice(0, 200).join('\n'));
+  failed.forEach((line, i) => {
+    if (!/^\s*FAIL\s/.test(line)) return;
+    const error = failed.slice(i + 1, i + 6).find((l) => /\w*Error\b|expected/i.test(l));
+    brief.push(`  ${line.trim()}${error ? `\n      ${error.trim().slice(0, 160)}` : ''}`);
+  });
+}
+if (brief.length > 0) console.log(`\nfailed:\n${brief.slice(0, 16).join('\n')}`);
 console.log('\nnpm test:');
 for (const o of outcomes) {
   console.log(`  ${o.code === 0 ? 'ok  ' : 'FAIL'} ${o.name} (${o.seconds.toFixed(0)} s)`);
