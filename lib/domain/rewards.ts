@@ -378,3 +378,17 @@ export function selectPayout(rewards: readonly Reward[], limit = MAX_PAYOUT_REWA
 export function payRewards(rewards: readonly Reward[], payoutId: string): Reward[] {
   return rewards.map((r) => ({ ...r, status: 'paid', payout_id: payoutId }));
 }
+
+export type LedgerErrorCode = TransitionError | 'nothing_to_pay' | 'reward_not_found' | 'campaign_not_found';
+
+/**
+ * A ledger operation refused, by the code a handler maps to the contract's error (`reward_paid`
+ * 409, `nothing_to_pay` 422, `reward_not_found` 404, ...). Kept apart from `ApiError` until the
+ * endpoints (27-32) add their codes to `errors.ts`.
+ */
+export class LedgerError extends Error {
+  constructor(readonly code: LedgerErrorCode) {
+    super(code);
+    this.name = 'LedgerError';
+  }
+}
