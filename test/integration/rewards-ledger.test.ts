@@ -8,6 +8,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { rewardRulesInput } from '../../lib/domain/reward-rules.ts';
 import type { Conversion, Reward, RewardCampaign } from '../../lib/domain/rewards.ts';
+import { eventually } from '../../tools/wait.ts';
 import { api, TENANT_A, TENANT_B } from '../support/api.ts';
 import { createCampaign } from '../support/records.ts';
 import { campaignItems, configureInProcessHandlers } from '../support/table.ts';
@@ -127,10 +128,32 @@ describe('the scheduled release', () => {
   });
 });
 
-describe('approve, void and refunds', () => {
-  it('approves from review, voids, refuses a paid reward, and finds no reward of another tenant', async () => {
+describe('the local stack', () => {
+  it('runs the release on its own timer: a reward due now is approved without anyone asking', async () => {
     const campaign = await campaignWith([
       { on: 'referred_user', recipient: 'referrer', type: 'flat', amount: 500, hold_days: 0 },
+    ]);
+    const [reward] = domain.rewardsForSignup(campaign, {
+      referred_user_id: 'bob',
+      referrer_id: 'carol',
+      created_ms: Date.now(),
+    });
+    await store.createRewards(tenant, campaign.id, [reward as Reward]);
+    // Within the local interval (10 s) and a run's time; the deployed schedule is every minute.
+    await eventually(
+      'the reward released by the stack',
+      async () => ((await statusesOf(campaign, 'referrer', 'carol'))[0] === 'approved' ? true : undefined),
+      30_000,
+      250,
+    );
+  });
+});
+
+describe('approve, void and refunds', () => {
+  it('approves from review, voids, refuses a paid reward, and finds no reward of another tenant', async () => {
+    // A day's hold: the stack's own release must not end it before the second approve does.
+    const campaign = await campaignWith([
+      { on: 'referred_user', recipient: 'referrer', type: 'flat', amount: 500, hold_days: 1 },
     ]);
     const [reward] = domain.rewardsForSignup(
       campaign,
