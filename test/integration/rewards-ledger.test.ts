@@ -5,12 +5,16 @@
  * table, with campaigns made through the API (so deletion and its checks are the real ones), and
  * rewards from the pure rules with plain sources, as the stream consumers will call them.
  */
+import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { payoutFromItem } from '../../lib/db/entities/payout.ts';
+import { rewardFromItem } from '../../lib/db/entities/reward.ts';
 import { rewardRulesInput } from '../../lib/domain/reward-rules.ts';
 import type { Conversion, Reward, RewardCampaign } from '../../lib/domain/rewards.ts';
 import { eventually } from '../../tools/wait.ts';
 import { api, TENANT_A, TENANT_B } from '../support/api.ts';
 import { createCampaign } from '../support/records.ts';
+import { ledgerViolations, recipientKey } from '../support/reward-ledger.ts';
 import { campaignItems, configureInProcessHandlers } from '../support/table.ts';
 
 type Store = typeof import('../../lib/db/rewards.ts');
@@ -330,4 +334,195 @@ describe('payouts', () => {
       paid: total,
     });
   });
+});
+
+describe('random sequences on DynamoDB Local', () => {
+  type Step =
+    | { op: 'signup'; user: number; referrer: number }
+    | { op: 'convert'; user: number; amount: number }
+    | { op: 'refund'; pick: number; part: number }
+    | { op: 'approve' | 'void'; pick: number }
+    | { op: 'advance'; hours: number }
+    | { op: 'payouts'; recipient: number }
+    | { op: 'replay' };
+  const USERS = ['u1', 'u2', 'u3'];
+  const REFERRERS = ['alice', 'bob', null];
+  const pick = fc.nat({ max: 100 });
+  const stepArb: fc.Arbitrary<Step> = fc.oneof(
+    {
+      weight: 3,
+      arbitrary: fc.record({
+        op: fc.constant('signup' as const),
+        user: fc.nat({ max: 2 }),
+        referrer: fc.nat({ max: 2 }),
+      }),
+    },
+    {
+      weight: 4,
+      arbitrary: fc.record({
+        op: fc.constant('convert' as const),
+        user: fc.nat({ max: 2 }),
+        amount: fc.integer({ min: 1, max: 50_000 }),
+      }),
+    },
+    {
+      weight: 3,
+      arbitrary: fc.record({
+        op: fc.constant('refund' as const),
+        pick,
+        part: fc.integer({ min: 1, max: 4 }),
+      }),
+    },
+    { weight: 2, arbitrary: fc.record({ op: fc.constantFrom('approve' as const, 'void' as const), pick }) },
+    {
+      weight: 2,
+      arbitrary: fc.record({ op: fc.constant('advance' as const), hours: fc.integer({ min: 1, max: 30 }) }),
+    },
+    { weight: 3, arbitrary: fc.record({ op: fc.constant('payouts' as const), recipient: pick }) },
+    { weight: 1, arbitrary: fc.constant({ op: 'replay' as const }) },
+  );
+
+  it('keep the ledger invariants, with two payouts at once and replays', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(stepArb, { minLength: 10, maxLength: 40 }), async (steps) => {
+        const campaign = await campaignWith([
+          { on: 'referred_user', recipient: 'referrer', type: 'flat', amount: 500, hold_days: 0 },
+          { on: 'conversion', recipient: 'referrer', type: 'percent', amount: 1_250, hold_days: 1 },
+          {
+            on: 'conversion',
+            recipient: 'referred_user',
+            type: 'flat',
+            amount: 300,
+            first_conversions: 1,
+            hold_days: 0,
+          },
+        ]);
+        let now = Date.now();
+        const journal = new Map<string, number>();
+        const record = (made: readonly Reward[]) => {
+          for (const r of made) journal.set(recipientKey(r), (journal.get(recipientKey(r)) ?? 0) + r.amount);
+        };
+        const signups = new Map<
+          string,
+          { referred_user_id: string; referrer_id: string | null; created_ms: number }
+        >();
+        const conversions = new Map<string, Conversion>();
+        const rewardIdsOf = new Map<string, string[]>();
+        const ids: string[] = [];
+        const create = async (rewards: Reward[]) => {
+          const made = await store.createRewards(tenant, campaign.id, rewards);
+          record(made);
+          ids.push(...made.map((r) => r.id));
+        };
+        for (const step of steps) {
+          switch (step.op) {
+            case 'signup': {
+              const user = USERS[step.user] as string;
+              const s = signups.get(user) ?? {
+                referred_user_id: user,
+                referrer_id: REFERRERS[step.referrer] ?? null,
+                created_ms: now,
+              };
+              signups.set(user, s);
+              await create(domain.rewardsForSignup(campaign, s));
+              break;
+            }
+            case 'convert': {
+              const s = signups.get(USERS[step.user] as string);
+              if (!s) break;
+              const c = { ...sale(step.amount, now, s.referred_user_id), referrer_id: s.referrer_id };
+              const prior = [...conversions.values()].filter(
+                (o) => o.referred_user_id === c.referred_user_id,
+              ).length;
+              conversions.set(c.id, c);
+              const rewards = domain.rewardsForConversion(campaign, c, prior);
+              rewardIdsOf.set(
+                c.id,
+                rewards.map((r) => r.id),
+              );
+              await create(rewards);
+              break;
+            }
+            case 'refund': {
+              const all = [...conversions.values()];
+              const c = all[step.pick % Math.max(1, all.length)];
+              if (!c || c.refunded_amount === c.amount) break;
+              const left = c.amount - c.refunded_amount;
+              const after = {
+                ...c,
+                refunded_amount:
+                  c.refunded_amount +
+                  (step.part === 4 ? left : Math.max(1, Math.floor((left * step.part) / 4))),
+              };
+              conversions.set(c.id, after);
+              const made = await store.applyRefund(tenant, rewardIdsOf.get(c.id) ?? [], after, now);
+              record(made);
+              ids.push(...made.map((r) => r.id));
+              break;
+            }
+            case 'approve':
+            case 'void': {
+              const id = ids[step.pick % Math.max(1, ids.length)];
+              if (!id) break;
+              const run =
+                step.op === 'approve'
+                  ? store.approveRewardById(tenant, id, now)
+                  : store.voidRewardById(tenant, id, 'test');
+              await run.catch((err) => {
+                if (!(err instanceof domain.LedgerError)) throw err;
+              });
+              break;
+            }
+            case 'advance':
+              now += step.hours * HOUR;
+              await releaseAll(now);
+              break;
+            case 'payouts': {
+              const recipients = [...journal.keys()].sort();
+              const who = recipients[step.recipient % Math.max(1, recipients.length)];
+              if (!who) break;
+              const [recipient, recipientId] = who.split(':') as ['referrer' | 'referred_user', string];
+              const req = { campaignId: campaign.id, recipient, recipientId, reference: null, nowMs: now };
+              const results = await Promise.allSettled([
+                store.recordPayout(tenant, req),
+                store.recordPayout(tenant, req),
+              ]);
+              for (const r of results) {
+                if (r.status === 'rejected' && !(r.reason instanceof domain.LedgerError)) throw r.reason;
+              }
+              break;
+            }
+            case 'replay':
+              for (const s of signups.values()) await create(domain.rewardsForSignup(campaign, s));
+              for (const c of conversions.values()) {
+                const prior = [...conversions.values()].filter(
+                  (o) => o.referred_user_id === c.referred_user_id && Number(o.id) < Number(c.id),
+                ).length;
+                await create(domain.rewardsForConversion(campaign, { ...c, refunded_amount: 0 }, prior));
+                record(await store.applyRefund(tenant, rewardIdsOf.get(c.id) ?? [], c, now));
+              }
+              break;
+          }
+        }
+        const rewards = (await rewardItemsOf(campaign.id)).map((item) => rewardFromItem(item).reward);
+        const payouts = (await campaignItems(tenant, campaign.id, 'PO#')).map((item) => {
+          const p = payoutFromItem(item);
+          return {
+            id: p.id,
+            recipient: `${p.recipient}:${p.recipient_id}`,
+            amount: p.amount,
+            reward_ids: p.reward_ids,
+          };
+        });
+        expect(ledgerViolations({ rewards, payouts, conversions, journal })).toEqual([]);
+        for (const who of journal.keys()) {
+          const [recipient, recipientId] = who.split(':') as ['referrer' | 'referred_user', string];
+          expect(await store.rewardBalance(tenant, campaign.id, recipient, recipientId)).toEqual(
+            domain.balanceOf(rewards.filter((r) => recipientKey(r) === who)),
+          );
+        }
+      }),
+      { numRuns: 25 },
+    );
+  }, 300_000);
 });

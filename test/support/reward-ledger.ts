@@ -237,54 +237,77 @@ export class RewardLedger {
 
   /** The contract's invariants and this ledger's own; a list of what is broken (empty: none). */
   check(): string[] {
-    const broken = [...this.violations];
-    const all = [...this.rewards.values()];
-    for (const [recipient, created] of this.journal) {
-      const b = balanceOf(this.recipientRewards(recipient));
-      const parts = b.in_review + b.pending + b.approved + b.paid + b.voided;
-      if (parts !== created) broken.push(`${recipient}: balance parts ${parts} != created ${created}`);
-      const paidOut = this.payouts.filter((p) => p.recipient === recipient).reduce((s, p) => s + p.amount, 0);
-      if (b.paid !== paidOut) broken.push(`${recipient}: paid ${b.paid} != payouts ${paidOut}`);
-    }
-    const paidIn = new Map<string, string>();
-    for (const p of this.payouts) {
-      let sum = 0;
-      for (const id of p.reward_ids) {
-        const r = this.rewards.get(id);
-        if (paidIn.has(id)) broken.push(`${id} paid twice (${paidIn.get(id)}, ${p.id})`);
-        paidIn.set(id, p.id);
-        if (r?.status !== 'paid' || r.payout_id !== p.id) broken.push(`${id} in ${p.id} but not paid by it`);
-        sum += r?.amount ?? 0;
-      }
-      if (sum !== p.amount) broken.push(`${p.id}: amount ${p.amount} != its rewards ${sum}`);
-      if (p.amount <= 0) broken.push(`${p.id}: amount ${p.amount} is not positive`);
-    }
-    for (const r of all) {
-      const path = this.paths.get(r.id) ?? [];
-      if (r.status === 'paid' && paidIn.get(r.id) !== r.payout_id)
-        broken.push(`${r.id} paid outside a payout`);
-      if (path.includes('voided') && path.indexOf('voided') !== path.length - 1)
-        broken.push(`${r.id} left voided`);
-      if (path.includes('paid') && path.includes('voided')) broken.push(`${r.id} paid and voided`);
-      if (r.status !== 'paid' && r.payout_id !== null) broken.push(`${r.id} has a payout but is ${r.status}`);
-      if (r.kind === 'reward' ? r.amount <= 0 : r.amount >= 0)
-        broken.push(`${r.id}: ${r.kind} of ${r.amount}`);
-      if (r.kind !== 'reward') continue;
-      const adjustments = all.filter((a) => a.adjusts === r.id);
-      const adjusted = adjustments.reduce((s, a) => s + a.amount, 0);
-      if (adjusted !== r.adjusted)
-        broken.push(`${r.id}: adjusted ${r.adjusted} != its adjustments ${adjusted}`);
-      if (r.status !== 'paid' && adjustments.some((a) => a.status !== r.status)) {
-        broken.push(`${r.id} (${r.status}) has an adjustment in another state`);
-      }
-      const c = r.source_type === 'conversion' ? this.conversions.get(r.source_id) : undefined;
-      if (c && r.status !== 'voided') {
-        // Never pay what was refunded: the reward and its adjustments are what the rule gives on the net sale.
-        const due = ruleAmount(r.terms, c.amount - c.refunded_amount);
-        if (r.amount + r.adjusted !== due)
-          broken.push(`${r.id}: nets ${r.amount + r.adjusted}, the rule gives ${due}`);
-      }
-    }
-    return broken;
+    return [
+      ...this.violations,
+      ...ledgerViolations({
+        rewards: [...this.rewards.values()],
+        payouts: this.payouts,
+        conversions: this.conversions,
+        journal: this.journal,
+        paths: this.paths,
+      }),
+    ];
   }
+}
+
+/**
+ * The contract's ledger invariants over a ledger's state, wherever it was read from (this model,
+ * or DynamoDB in test/integration/rewards-ledger.test.ts): `journal` is what was created per
+ * recipient, as the creators reported it; `paths` the states each reward went through, if known.
+ */
+export function ledgerViolations(ledger: {
+  rewards: readonly Reward[];
+  payouts: readonly Payout[];
+  conversions: ReadonlyMap<string, Conversion>;
+  journal: ReadonlyMap<string, number>;
+  paths?: ReadonlyMap<string, RewardStatus[]>;
+}): string[] {
+  const broken: string[] = [];
+  const all = ledger.rewards;
+  const byId = new Map(all.map((r) => [r.id, r]));
+  for (const [recipient, created] of ledger.journal) {
+    const b = balanceOf(all.filter((r) => recipientKey(r) === recipient));
+    const parts = b.in_review + b.pending + b.approved + b.paid + b.voided;
+    if (parts !== created) broken.push(`${recipient}: balance parts ${parts} != created ${created}`);
+    const paidOut = ledger.payouts.filter((p) => p.recipient === recipient).reduce((s, p) => s + p.amount, 0);
+    if (b.paid !== paidOut) broken.push(`${recipient}: paid ${b.paid} != payouts ${paidOut}`);
+  }
+  const paidIn = new Map<string, string>();
+  for (const p of ledger.payouts) {
+    let sum = 0;
+    for (const id of p.reward_ids) {
+      const r = byId.get(id);
+      if (paidIn.has(id)) broken.push(`${id} paid twice (${paidIn.get(id)}, ${p.id})`);
+      paidIn.set(id, p.id);
+      if (r?.status !== 'paid' || r.payout_id !== p.id) broken.push(`${id} in ${p.id} but not paid by it`);
+      sum += r?.amount ?? 0;
+    }
+    if (sum !== p.amount) broken.push(`${p.id}: amount ${p.amount} != its rewards ${sum}`);
+    if (p.amount <= 0) broken.push(`${p.id}: amount ${p.amount} is not positive`);
+  }
+  for (const r of all) {
+    const path = ledger.paths?.get(r.id) ?? [];
+    if (r.status === 'paid' && paidIn.get(r.id) !== r.payout_id) broken.push(`${r.id} paid outside a payout`);
+    if (path.includes('voided') && path.indexOf('voided') !== path.length - 1)
+      broken.push(`${r.id} left voided`);
+    if (path.includes('paid') && path.includes('voided')) broken.push(`${r.id} paid and voided`);
+    if (r.status !== 'paid' && r.payout_id !== null) broken.push(`${r.id} has a payout but is ${r.status}`);
+    if (r.kind === 'reward' ? r.amount <= 0 : r.amount >= 0) broken.push(`${r.id}: ${r.kind} of ${r.amount}`);
+    if (r.kind !== 'reward') continue;
+    const adjustments = all.filter((a) => a.adjusts === r.id);
+    const adjusted = adjustments.reduce((s, a) => s + a.amount, 0);
+    if (adjusted !== r.adjusted)
+      broken.push(`${r.id}: adjusted ${r.adjusted} != its adjustments ${adjusted}`);
+    if (r.status !== 'paid' && adjustments.some((a) => a.status !== r.status)) {
+      broken.push(`${r.id} (${r.status}) has an adjustment in another state`);
+    }
+    const c = r.source_type === 'conversion' ? ledger.conversions.get(r.source_id) : undefined;
+    if (c && r.status !== 'voided') {
+      // Never pay what was refunded: the reward and its adjustments are what the rule gives on the net sale.
+      const due = ruleAmount(r.terms, c.amount - c.refunded_amount);
+      if (r.amount + r.adjusted !== due)
+        broken.push(`${r.id}: nets ${r.amount + r.adjusted}, the rule gives ${due}`);
+    }
+  }
+  return broken;
 }
