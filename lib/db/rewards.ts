@@ -231,7 +231,7 @@ const RELEASE_PAGE = 100;
  * The scheduled release: every `pending` reward whose hold has ended becomes `approved`, found with
  * one Query of the due index (eventually consistent: each release reads the reward by key and is
  * conditioned on it, so a stale index entry releases nothing twice). Returns how many it released;
- * `more` when the page was full (the caller runs it again at once).
+ * `more` when the page was full and released something (the caller runs it again at once).
  */
 export async function releaseDueRewards(nowMs: number): Promise<{ released: number; more: boolean }> {
   const page = await db.send(
@@ -256,10 +256,10 @@ export async function releaseDueRewards(nowMs: number): Promise<{ released: numb
     // Gone (a purged campaign) or no longer pending (approved, voided by the API meanwhile): done.
     if (r.status === 'rejected' && !(r.reason instanceof LedgerError)) throw r.reason;
   }
-  return {
-    released: results.filter((r) => r.status === 'fulfilled').length,
-    more: page.LastEvaluatedKey !== undefined,
-  };
+  const released = results.filter((r) => r.status === 'fulfilled').length;
+  // A full page that released nothing holds only entries the index has not dropped yet (rewards
+  // released or voided a moment ago): the next run reads them again, this one stops.
+  return { released, more: page.LastEvaluatedKey !== undefined && released > 0 };
 }
 
 /** Every reward and adjustment of one recipient, strongly consistent: one Query (paged past 1 MB). */
