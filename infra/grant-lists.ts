@@ -66,3 +66,13 @@ export const PURGE_GRANT: TableGrant = {
   actions: ['GetItem', 'Query', 'PutItem', 'BatchWriteItem'],
   queryIndexes: ['GSI2'],
 };
+
+/**
+ * The rewards' scheduled release (`releaseDueRewards` in `lib/db/rewards.ts`): one Query of the
+ * due index (GSI1's `REWARDS_DUE` partition), each due reward read by key (GetItem) with its
+ * adjustments (BatchGetItem), and written back in a transaction of conditional Puts.
+ */
+export const REWARD_RELEASE_GRANT: TableGrant = {
+  actions: ['GetItem', 'BatchGetItem', 'PutItem'],
+  queryIndexes: ['GSI1'],
+};

@@ -14,6 +14,7 @@ import { ApiFunctions, type FunctionDefaults } from './functions.ts';
 import { ReferralHttpApi } from './http-api.ts';
 import { addNagSuppressions } from './nag.ts';
 import { Purge } from './purge.ts';
+import { Rewards } from './rewards.ts';
 import { Rollups } from './rollups.ts';
 import {
   CONTEXT_KEYS,
@@ -80,6 +81,7 @@ export class ReferralApiStack extends Stack {
   readonly publicBaseUrl: string;
   readonly webhooks: Webhooks;
   readonly purge: Purge;
+  readonly rewards: Rewards;
   readonly rollups: Rollups;
   readonly alarms: Alarms;
   readonly alarmTopic?: sns.ITopic;
@@ -159,6 +161,8 @@ export class ReferralApiStack extends Stack {
       table: this.table,
       alarmTopic: this.alarmTopic,
     });
+
+    this.rewards = new Rewards(this, 'Rewards', { ...defaults, table: this.table });
 
     this.rollups = new Rollups(this, 'Rollups', {
       ...defaults,
@@ -301,6 +305,7 @@ export class ReferralApiStack extends Stack {
       { label: 'WebhookStreamConsumer', fn: this.webhooks.streamConsumer },
       { label: 'Purge', fn: this.purge.purgeFunction },
       { label: 'RollupStreamConsumer', fn: this.rollups.streamConsumer },
+      { label: 'RewardRelease', fn: this.rewards.releaseFunction },
     ];
   }
 

@@ -35,7 +35,7 @@ export function functionEntries(): BundleEntry[] {
     entry: join(projectRoot, 'functions', `${name}.ts`),
     path,
   });
-  const consumers = ['queue', 'stream'].flatMap((kind) =>
+  const consumers = ['queue', 'stream', 'scheduled'].flatMap((kind) =>
     readdirSync(join(projectRoot, 'functions', kind))
       .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
       .sort()

@@ -97,6 +97,12 @@ export interface LocalStackSettings {
   analyticsFlushAgeMs?: number;
   analyticsBoardAgeMs?: number;
   /**
+   * How often the rewards' scheduled release runs (`functions/scheduled/release-rewards.ts`, every
+   * minute in AWS): `LOCAL_REWARD_RELEASE_MS` (10 s) unless given; `false`: never (a test that
+   * runs the release itself).
+   */
+  rewardReleaseIntervalMs?: number | false;
+  /**
    * `false`: no state file for `npm run api-key` to find the stack by. For the tests' stacks, which
    * would otherwise write and remove the one of an `npm start` of the same checkout (an in-memory
    * stack's state file is `.data/local-stack.json`, the default DATA_DIR's).
@@ -436,6 +442,16 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
       onError: logPollerError('purge'),
     });
     stoppers.push(() => purgePoller.stop());
+    if (settings.rewardReleaseIntervalMs !== false) {
+      const release = (await load('scheduled/release-rewards')).handler as () => Promise<unknown>;
+      stoppers.push(
+        startTimer(
+          settings.rewardReleaseIntervalMs ?? LOCAL_REWARD_RELEASE_MS,
+          release,
+          logPollerError('reward release'),
+        ),
+      );
+    }
 
     const gateway = createGateway({
       authorizer,
@@ -582,4 +598,33 @@ async function provisionKeys(
   } finally {
     db.destroy();
   }
+}
+
+/**
+ * The rewards' release runs every 10 s locally (every minute in AWS, `infra/rewards.ts`): a
+ * reward whose hold ends shows as approved within seconds, and a run with nothing due is one Query.
+ */
+export const LOCAL_REWARD_RELEASE_MS = 10_000;
+
+/**
+ * Run `job` every `intervalMs`, one run at a time (the next is scheduled when one ends), as an
+ * EventBridge rule runs a function. Returns the stop, which waits for a run in progress.
+ */
+function startTimer(intervalMs: number, job: () => Promise<unknown>, onError: (err: unknown) => void) {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> = Promise.resolve();
+  const tick = () => {
+    running = job()
+      .then(() => undefined, onError)
+      .finally(() => {
+        if (!stopped) timer = setTimeout(tick, intervalMs);
+      });
+  };
+  timer = setTimeout(tick, intervalMs);
+  return async () => {
+    stopped = true;
+    clearTimeout(timer);
+    await running;
+  };
 }

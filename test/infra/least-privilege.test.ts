@@ -103,6 +103,10 @@ const EXPECTED_GRANTS: Record<string, Record<string, string[]>> = {
     'index/GSI2': [QUERY],
     'Purge/Queue': [...POLL, SEND],
   },
+  RewardRelease: {
+    table: ['dynamodb:BatchGetItem', GET, PUT],
+    'index/GSI1': [QUERY],
+  },
   RollupStreamConsumer: {
     table: ['dynamodb:BatchGetItem', 'dynamodb:BatchWriteItem', CHECK, GET, PUT, UPDATE],
     stream: STREAM_READ,
@@ -234,6 +238,7 @@ describe('every function of the stack', () => {
       WebhookStreamConsumer: { MemorySize: 256, Timeout: 30 },
       Purge: { MemorySize: 256, Timeout: 300 },
       RollupStreamConsumer: { MemorySize: 256, Timeout: 60 },
+      RewardRelease: { MemorySize: 256, Timeout: 50 },
       // One webhook attempt: up to 3 s of DNS and the 15 s attempt timeout.
       TestWebhook: { MemorySize: 256, Timeout: 25 },
     };
@@ -242,7 +247,7 @@ describe('every function of the stack', () => {
     for (const s of [dev, prod]) {
       const groups = new Set<string>();
       const functions = s.stack.monitoredFunctions;
-      expect(functions.filter(({ label }) => expected[label])).toHaveLength(6);
+      expect(functions.filter(({ label }) => expected[label])).toHaveLength(7);
       for (const { label, fn: construct } of functions) {
         const fn = fnOf(s, logicalIdOf(construct));
         expect(

@@ -51,7 +51,7 @@ describe('function bundle sizes', () => {
       readdirSync(join(projectRoot, 'functions', dir))
         .filter((f) => f.endsWith('.ts'))
         .map((f) => `${dir}/${f.slice(0, -3)}`);
-    const queue = [...consumers('queue'), ...consumers('stream')];
+    const queue = [...consumers('queue'), ...consumers('stream'), ...consumers('scheduled')];
     const expected = [...new Set(routes.map((r) => r.handler)), 'auth/authorizer', 'http/fallback', ...queue];
     expect(bundles.map((b) => b.name).sort()).toEqual(expected.sort());
     expect(queue.length).toBeGreaterThan(0);

@@ -31,7 +31,23 @@ import {
   REFERRER_LINKS_INDEX,
   storedLinkAction,
 } from '../../lib/db/entities/link.ts';
+import {
+  payoutFromItem,
+  payoutItem,
+  payoutKey,
+  recipientPayoutsPartition,
+} from '../../lib/db/entities/payout.ts';
 import { referredUserFromItem, referredUserKey } from '../../lib/db/entities/referred-user.ts';
+import {
+  DUE_REWARDS_INDEX,
+  dueOrder,
+  dueUpTo,
+  recipientPrefix,
+  rewardFromItem,
+  rewardItem,
+  rewardKey,
+  rewardKeyOfId,
+} from '../../lib/db/entities/reward.ts';
 import { lastIdOf, sequenceKey } from '../../lib/db/entities/sequence.ts';
 import {
   attemptFromItem,
@@ -54,10 +70,15 @@ import {
   shardPosition,
   storedEventsFromItem,
 } from '../../lib/db/entities/webhook-event.ts';
+import { recipientHash } from '../../lib/domain/reward-ids.ts';
+import { rewardRulesInput } from '../../lib/domain/reward-rules.ts';
+import { rewardsForConversion } from '../../lib/domain/rewards.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../lib/domain/webhook-events.ts';
 import {
   CAMPAIGN_ITEM_ATTRIBUTES,
+  GSI1,
   GSI2,
+  GSI3,
   LINK_COUNTER_ATTRIBUTES,
   tableDefinition,
 } from '../../lib/table-definition.ts';
@@ -97,6 +118,73 @@ describe('the key layout (docs/data-model.md)', () => {
     expect(attemptLogPartition('acme', campaignId)).toBe(`T#acme#C#${campaignId}#WD`);
     expect(attemptLogPartition('acme', campaignId, 'failed')).toBe(`T#acme#C#${campaignId}#WD#failed`);
     expect(attemptSortKey(1795427107903, 'evt_action_7', 3)).toBe('1795427107903#evt_action_7#03');
+    const hash = recipientHash('referrer', 'alice');
+    expect(hash).toMatch(/^[0-9a-f]{24}$/);
+    expect(recipientPrefix('referrer', 'alice')).toBe(`RW#${hash}#`);
+    expect(payoutKey('acme', campaignId, 1795427107903, 'po_x')).toEqual({
+      PK: `T#acme#C#${campaignId}`,
+      SK: 'PO#1795427107903#po_x',
+    });
+    expect(recipientPayoutsPartition('acme', campaignId, 'alice')).toMatch(
+      new RegExp(`^T#acme#C#${campaignId}#PO#[0-9a-f]{24}$`),
+    );
+    expect(dueOrder(1795427107903, 'rw_x')).toBe('1795427107903#rw_x');
+    expect(dueUpTo(1795427107903) > dueOrder(1795427107903, 'rw_zzz')).toBe(true);
+  });
+
+  it('keeps a reward where its id says, in its campaign partition, in the due index only while pending', () => {
+    const campaign = {
+      id: campaignId.toUpperCase(),
+      currency: 'USD',
+      reward_rules: rewardRulesInput([
+        { on: 'conversion', recipient: 'referrer', type: 'percent', amount: 500 },
+      ]),
+    };
+    const sale = {
+      id: '9',
+      referred_user_id: 'bob',
+      referrer_id: 'alice',
+      amount: 2_000,
+      refunded_amount: 0,
+      created_ms: now.getTime(),
+    };
+    const [reward] = rewardsForConversion(campaign, sale, 0);
+    if (!reward) throw new Error('no reward');
+    const item = rewardItem('acme', reward, ['rw_adjustment']);
+    expect({ PK: item.PK, SK: item.SK }).toEqual(rewardKey('acme', reward.id));
+    expect(item.PK).toBe(`T#acme#C#${campaignId}`);
+    expect(item.SK.startsWith(recipientPrefix('referrer', 'alice'))).toBe(true);
+    expect(item.SK).toMatch(/^RW#[0-9a-f]{24}#[0-9a-f]{24}$/);
+    expect(rewardKeyOfId('other', reward.id)?.PK).toBe(`T#other#C#${campaignId}`);
+    expect(rewardKeyOfId('acme', 'rw_nope')).toBeUndefined();
+    expect(DUE_REWARDS_INDEX).toBe(GSI1);
+    expect(item).toMatchObject({ GSI1PK: 'REWARDS_DUE', GSI1SK: dueOrder(reward.available_ms, reward.id) });
+    expect(rewardItem('acme', { ...reward, status: 'approved' })).not.toHaveProperty('GSI1PK');
+    expect(rewardItem('acme', { ...reward, kind: 'adjustment', amount: -1 })).not.toHaveProperty('GSI1PK');
+    expect(rewardFromItem({ ...item })).toEqual({
+      reward: { ...reward, campaign_id: campaignId },
+      adjustmentIds: ['rw_adjustment'],
+    });
+    expect(() => rewardFromItem({ ...item, status: 'lost' })).toThrow(MalformedItemError);
+
+    const payout = {
+      id: 'po_1',
+      campaign_id: campaignId,
+      recipient: 'referrer' as const,
+      recipient_id: 'alice',
+      amount: 100,
+      currency: 'USD',
+      reward_ids: [reward.id],
+      reference: null,
+      created_ms: now.getTime(),
+    };
+    const stored = payoutItem('acme', payout);
+    expect(stored).toMatchObject({
+      ...payoutKey('acme', campaignId, now.getTime(), 'po_1'),
+      GSI3PK: recipientPayoutsPartition('acme', campaignId, 'alice'),
+    });
+    expect(GSI3.partitionKey in stored).toBe(true);
+    expect(payoutFromItem({ ...stored })).toEqual(payout);
   });
 
   it('writes no webhook item that the stream would take for an event (no `event_type`), but the redelivery request', () => {

@@ -1,0 +1,383 @@
+/**
+ * The rewards ledger's reads and writes: what `lib/domain/rewards.ts` decides, applied with
+ * conditional writes so that every rule of the ledger holds under retries, replays and concurrent
+ * requests (docs/rewards.md):
+ *
+ * - creation: a source's rewards in one transaction of puts, each only if its (derived) key is
+ *   absent, beside a check that the campaign still exists: a replay writes nothing;
+ * - every change of state: a put of each changed reward conditioned on the state and `adjusted`
+ *   it was read in (a change read against a stale reward fails and runs again on a fresh read);
+ * - a payout: ONE transaction of the payout item, the campaign's check and each paid reward,
+ *   conditioned as above: two payouts at once cannot both pay a reward.
+ */
+import { randomBytes } from 'node:crypto';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { RewardRecipient } from '../domain/reward-rules.ts';
+import {
+  approveReward,
+  type Balance,
+  balanceOf,
+  type Conversion,
+  LedgerError,
+  MAX_PAYOUT_REWARDS,
+  payRewards,
+  type Reward,
+  refundEffect,
+  releaseReward,
+  selectPayout,
+  type Transition,
+  voidReward,
+} from '../domain/rewards.ts';
+import { campaignStillExists } from './campaigns.ts';
+import { campaignPartition } from './entities/campaign.ts';
+import { type Payout, payoutItem } from './entities/payout.ts';
+import {
+  DUE_REWARDS_INDEX,
+  DUE_REWARDS_PARTITION,
+  dueUpTo,
+  recipientPrefix,
+  rewardFromItem,
+  rewardItem,
+  rewardKeyOfId,
+} from './entities/reward.ts';
+import { getItems } from './table/batch.ts';
+import { db, tableName } from './table/client.ts';
+import { queryAll } from './table/query.ts';
+import { transactWrite } from './table/transactions.ts';
+
+/** A reward as stored: the domain's reward and its adjustments' ids. */
+export interface StoredReward {
+  reward: Reward;
+  adjustmentIds: string[];
+}
+
+/** A change read against a reward that changed meanwhile runs again, at most this many times. */
+const ATTEMPTS = 5;
+
+const conditionOn = (read: Reward) => ({
+  ConditionExpression: '#status = :status AND adjusted = :adjusted',
+  ExpressionAttributeNames: { '#status': 'status' },
+  ExpressionAttributeValues: { ':status': read.status, ':adjusted': read.adjusted },
+});
+
+/**
+ * Create a signup's or a conversion's rewards, exactly once: the puts succeed only where the
+ * derived key is absent, all beside the campaign's check (a campaign deleted meanwhile gets no
+ * reward its purge could miss). A reward that exists already was made by an earlier run of the
+ * same source (a retry, a replayed batch): it is left as it is and the others are written.
+ * Returns the rewards this call created.
+ */
+export async function createRewards(
+  tenant: string,
+  campaignId: string,
+  rewards: readonly Reward[],
+): Promise<Reward[]> {
+  let pending = [...rewards];
+  for (let attempt = 0; pending.length > 0 && attempt < ATTEMPTS; attempt++) {
+    const result = await transactWrite([
+      ...pending.map((r) => ({
+        Put: {
+          TableName: tableName,
+          Item: rewardItem(tenant, r),
+          ConditionExpression: 'attribute_not_exists(PK)',
+        },
+      })),
+      campaignStillExists(tenant, campaignId),
+    ]);
+    if (result.ok) return pending;
+    if (result.failed.has(pending.length)) return [];
+    pending = pending.filter((_, i) => !result.failed.has(i));
+  }
+  return [];
+}
+
+async function getStored(tenant: string, id: string): Promise<StoredReward | undefined> {
+  const key = rewardKeyOfId(tenant, id);
+  if (!key) return undefined;
+  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }));
+  return Item ? rewardFromItem(Item) : undefined;
+}
+
+/** A reward with its adjustments and (for an adjustment) its parent, all strongly consistent. */
+export async function readFamily(
+  tenant: string,
+  id: string,
+): Promise<{ stored: StoredReward; adjustments: StoredReward[]; parent?: StoredReward } | undefined> {
+  const stored = await getStored(tenant, id);
+  if (!stored) return undefined;
+  const parentId = stored.reward.adjusts;
+  const keys = [...stored.adjustmentIds, ...(parentId ? [parentId] : [])].map((a) =>
+    rewardKeyOfId(tenant, a),
+  );
+  const items = await getItems(keys.filter((k) => k !== undefined));
+  const found = items.flatMap((item) => (item ? [rewardFromItem(item)] : []));
+  return {
+    stored,
+    adjustments: found.filter((f) => f.reward.adjusts === id),
+    parent: found.find((f) => f.reward.id === parentId),
+  };
+}
+
+/**
+ * Write `changed` rewards (whole items) in one transaction, each conditioned on the state it was
+ * read in (`read`, by id), beside `extra` items. `false`: something changed meanwhile.
+ */
+async function writeChanges(
+  tenant: string,
+  read: readonly StoredReward[],
+  changed: readonly Reward[],
+  extra: Parameters<typeof transactWrite>[0] = [],
+): Promise<{ ok: true } | { ok: false; failed: ReadonlySet<number> }> {
+  const byId = new Map(read.map((s) => [s.reward.id, s]));
+  const puts = changed.map((r) => {
+    const before = byId.get(r.id);
+    if (!before) throw new Error(`a change to a reward not read: ${r.id}`);
+    return {
+      Put: {
+        TableName: tableName,
+        Item: rewardItem(tenant, r, before.adjustmentIds),
+        ...conditionOn(before.reward),
+      },
+    };
+  });
+  const result = await transactWrite([...puts, ...extra]);
+  return result.ok ? result : { ok: false, failed: result.failed };
+}
+
+/** Run a transition of the reward `id`'s family, reading again when it changed meanwhile. */
+async function transition(
+  tenant: string,
+  id: string,
+  decide: (family: NonNullable<Awaited<ReturnType<typeof readFamily>>>) => Transition,
+): Promise<Reward> {
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    const family = await readFamily(tenant, id);
+    if (!family) throw new LedgerError('reward_not_found');
+    const t = decide(family);
+    if (!t.ok) throw new LedgerError(t.error);
+    const read = [family.stored, ...family.adjustments];
+    const written = await writeChanges(tenant, read, t.changed);
+    if (written.ok) return t.changed.find((r) => r.id === id) ?? family.stored.reward;
+  }
+  throw new Error(`reward ${id} kept changing under a transition`);
+}
+
+const familyOf = (f: NonNullable<Awaited<ReturnType<typeof readFamily>>>) => ({
+  reward: f.stored.reward,
+  adjustments: f.adjustments.map((a) => a.reward),
+});
+
+/** Endpoint 28. */
+export const approveRewardById = (tenant: string, id: string, nowMs: number) =>
+  transition(tenant, id, (f) => approveReward(familyOf(f), nowMs));
+
+/** Endpoint 29. */
+export const voidRewardById = (tenant: string, id: string, reason: string) =>
+  transition(tenant, id, (f) => voidReward(familyOf(f), f.parent?.reward, reason));
+
+/**
+ * What a refund of `conversion` (its `refunded_amount` already raised by the conversion's own
+ * write) does to its rewards `rewardIds` (recomputed by the caller with `rewardsForConversion`, as
+ * when they were created): each reward voided with its followers, or lowered by a new adjustment
+ * put only if absent beside the reward's `adjusted` and `adjustment_ids`, conditioned on the
+ * reward as read. A replay, or a refund processed after a later one, finds nothing left to do.
+ */
+export async function applyRefund(
+  tenant: string,
+  rewardIds: readonly string[],
+  conversion: Pick<Conversion, 'amount' | 'refunded_amount'>,
+  nowMs: number,
+): Promise<Reward[]> {
+  const made: Reward[] = [];
+  for (const id of rewardIds) {
+    for (let attempt = 0; ; attempt++) {
+      if (attempt >= ATTEMPTS) throw new Error(`reward ${id} kept changing under a refund`);
+      const family = await readFamily(tenant, id);
+      if (!family) break;
+      const effect = refundEffect(familyOf(family), conversion, nowMs);
+      if (!effect) break;
+      const read = [family.stored, ...family.adjustments];
+      if (effect.kind === 'void') {
+        if ((await writeChanges(tenant, read, effect.changed)).ok) break;
+        continue;
+      }
+      const parent = {
+        Put: {
+          TableName: tableName,
+          Item: rewardItem(tenant, effect.parent, [...family.stored.adjustmentIds, effect.adjustment.id]),
+          ...conditionOn(family.stored.reward),
+        },
+      };
+      const adjustment = {
+        Put: {
+          TableName: tableName,
+          Item: rewardItem(tenant, effect.adjustment),
+          ConditionExpression: 'attribute_not_exists(PK)',
+        },
+      };
+      if ((await transactWrite([parent, adjustment])).ok) {
+        made.push(effect.adjustment);
+        break;
+      }
+    }
+  }
+  return made;
+}
+
+/** Rewards the due index lists per Query page of the scheduled release. */
+const RELEASE_PAGE = 100;
+
+/**
+ * The scheduled release: every `pending` reward whose hold has ended becomes `approved`, found with
+ * one Query of the due index (eventually consistent: each release reads the reward by key and is
+ * conditioned on it, so a stale index entry releases nothing twice). Returns how many it released;
+ * `more` when the page was full and released something (the caller runs it again at once).
+ */
+export async function releaseDueRewards(nowMs: number): Promise<{ released: number; more: boolean }> {
+  const page = await db.send(
+    new QueryCommand({
+      TableName: tableName,
+      IndexName: DUE_REWARDS_INDEX.indexName,
+      KeyConditionExpression: '#pk = :pk AND #sk <= :due',
+      ExpressionAttributeNames: { '#pk': DUE_REWARDS_INDEX.partitionKey, '#sk': DUE_REWARDS_INDEX.sortKey },
+      ExpressionAttributeValues: { ':pk': DUE_REWARDS_PARTITION, ':due': dueUpTo(nowMs) },
+      Limit: RELEASE_PAGE,
+    }),
+  );
+  const due = (page.Items ?? []).flatMap((item) =>
+    typeof item.tenant === 'string' && typeof item.id === 'string'
+      ? [{ tenant: item.tenant, id: item.id }]
+      : [],
+  );
+  const results = await Promise.allSettled(
+    due.map(({ tenant, id }) => transition(tenant, id, (f) => releaseReward(familyOf(f), nowMs))),
+  );
+  for (const r of results) {
+    // Gone (a purged campaign) or no longer pending (approved, voided by the API meanwhile): done.
+    if (r.status === 'rejected' && !(r.reason instanceof LedgerError)) throw r.reason;
+  }
+  const released = results.filter((r) => r.status === 'fulfilled').length;
+  // A full page that released nothing holds only entries the index has not dropped yet (rewards
+  // released or voided a moment ago): the next run reads them again, this one stops.
+  return { released, more: page.LastEvaluatedKey !== undefined && released > 0 };
+}
+
+/** Every reward and adjustment of one recipient, strongly consistent: one Query (paged past 1 MB). */
+export async function recipientRewards(
+  tenant: string,
+  campaignId: string,
+  recipient: RewardRecipient,
+  recipientId: string,
+): Promise<StoredReward[]> {
+  const items = await queryAll({
+    KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
+    ExpressionAttributeValues: {
+      ':pk': campaignPartition(tenant, campaignId),
+      ':prefix': recipientPrefix(recipient, recipientId),
+    },
+    ConsistentRead: true,
+  });
+  return items.map(rewardFromItem);
+}
+
+/** Endpoint 30's sums (without the currency, which is the campaign's). */
+export async function rewardBalance(
+  tenant: string,
+  campaignId: string,
+  recipient: RewardRecipient,
+  recipientId: string,
+): Promise<Balance> {
+  const items = await queryAll({
+    KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: {
+      ':pk': campaignPartition(tenant, campaignId),
+      ':prefix': recipientPrefix(recipient, recipientId),
+    },
+    ProjectionExpression: '#status, amount',
+    ConsistentRead: true,
+  });
+  return balanceOf(
+    items.map((item) => {
+      const { status, amount } = item;
+      if (typeof amount !== 'number' || typeof status !== 'string') throw new Error('malformed reward item');
+      return { status: status as Reward['status'], amount };
+    }),
+  );
+}
+
+export interface PayoutRequest {
+  campaignId: string;
+  recipient: RewardRecipient;
+  recipientId: string;
+  reference: string | null;
+  nowMs: number;
+}
+
+/** A payout as read and decided, not yet written: what `commitPayout` writes or refuses. */
+export interface PayoutPlan {
+  read: StoredReward[];
+  paid: Reward[];
+  payout: Payout;
+  hasMore: boolean;
+}
+
+/** The reads and the decision of a payout (the recipient's rewards, one Query). */
+export async function planPayout(tenant: string, request: PayoutRequest): Promise<PayoutPlan> {
+  const read = await recipientRewards(tenant, request.campaignId, request.recipient, request.recipientId);
+  const selection = selectPayout(
+    read.map((s) => s.reward),
+    MAX_PAYOUT_REWARDS,
+  );
+  if (!selection.ok) throw new LedgerError(selection.error);
+  const payout: Payout = {
+    id: `po_${randomBytes(16).toString('base64url')}`,
+    campaign_id: request.campaignId.toLowerCase(),
+    recipient: request.recipient,
+    recipient_id: request.recipientId,
+    amount: selection.amount,
+    currency: (selection.rewards[0] as Reward).currency,
+    reward_ids: selection.rewards.map((r) => r.id),
+    reference: request.reference,
+    created_ms: request.nowMs,
+  };
+  return { read, paid: payRewards(selection.rewards, payout.id), payout, hasMore: selection.hasMore };
+}
+
+/**
+ * The payout's ONE transaction: the payout item, the campaign's check, and each reward flipped to
+ * `paid` only if it is still `approved` with the adjustments it was read with. `false`: a reward
+ * changed since the plan was read (another payout paid it, a refund adjusted it).
+ */
+export async function commitPayout(tenant: string, plan: PayoutPlan): Promise<boolean> {
+  const written = await writeChanges(tenant, plan.read, plan.paid, [
+    campaignStillExists(tenant, plan.payout.campaign_id),
+    {
+      Put: {
+        TableName: tableName,
+        Item: payoutItem(tenant, plan.payout),
+        ConditionExpression: 'attribute_not_exists(PK)',
+      },
+    },
+  ]);
+  if (written.ok) return true;
+  if (written.failed.has(plan.paid.length)) throw new LedgerError('campaign_not_found');
+  return false;
+}
+
+/**
+ * Endpoint 31: pay every approved reward of one recipient (at most `MAX_PAYOUT_REWARDS`;
+ * `hasMore` says more wait), in one transaction (`commitPayout`). Of two payouts at once, one
+ * commits; the other's conditions fail on the rewards the first paid, and it runs again on what
+ * is left: a payout of the rest, or `nothing_to_pay`.
+ */
+export async function recordPayout(
+  tenant: string,
+  request: PayoutRequest,
+): Promise<{ payout: Payout; hasMore: boolean }> {
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    const plan = await planPayout(tenant, request);
+    if (await commitPayout(tenant, plan)) return { payout: plan.payout, hasMore: plan.hasMore };
+  }
+  throw new Error('a payout kept meeting concurrent changes');
+}
