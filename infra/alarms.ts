@@ -293,19 +293,19 @@ export class Alarms extends Construct {
     });
     notify(this.dynamoThrottlesAlarm);
 
-    // One count per request whose authorizer failed (any message in `authorizerError`: API Gateway
+    // One count per request whose authorizer failed (any message in `authError`: API Gateway
     // logs "-" for none) or answered `unavailable` (the key could not be read in time).
     const authorizerFailures = new logs.MetricFilter(this, 'AuthorizerErrorsFilter', {
       logGroup: props.accessLogGroup,
       filterPattern: logs.FilterPattern.any(
-        logs.FilterPattern.regexValue('$.authorizerError', '=', '[A-Za-z]'),
-        logs.FilterPattern.stringValue('$.authorizerUnavailable', '=', 'true'),
+        logs.FilterPattern.regexValue('$.authError', '=', '[A-Za-z]'),
+        logs.FilterPattern.stringValue('$.authDown', '=', 'true'),
       ),
       metricNamespace: AUTHORIZER_ERRORS_METRIC.namespace,
       metricName: AUTHORIZER_ERRORS_METRIC.name,
       metricValue: '1',
       // Per API, so that stages in one account count apart.
-      dimensions: { ApiId: '$.apiId' },
+      dimensions: { ApiId: '$.api' },
       unit: cloudwatch.Unit.COUNT,
     });
     this.authorizerErrorsAlarm = new cloudwatch.Alarm(this, 'AuthorizerErrors', {

@@ -1,4 +1,5 @@
 /** DynamoDB capacity per kind of item: the items touched by key, their sizes read back, on-demand rules. */
+import { parseConversionId } from '../../lib/db/entities/conversion.ts';
 import type { ItemAccesses } from '../../lib/local/dynamodb-counter.ts';
 import { tableDefinition } from '../../lib/table-definition.ts';
 import { getItems, type Table } from '../../tools/table.ts';
@@ -63,16 +64,21 @@ export function mergeTracked(items: readonly ItemAccesses[]) {
   return [...byKey.values()];
 }
 
-/** Tracked items split by the campaign their key names; those of none shared out by each one's writes. */
+/** Tracked items split by the campaign their key (or an event lookup's event id) names; those of none shared out by each one's writes. */
 type Owner = { id: string; codes: readonly string[] };
 export function splitByCampaign(tracked: readonly ItemAccesses[], campaigns: readonly Owner[]) {
   const owners = new Map(
     campaigns.flatMap((c, i) => [c.id.toLowerCase(), ...c.codes].map((k) => [k, i] as const)),
   );
+  // An event lookup names its campaign through its event id: a conversion's or a refund's
+  // (`evt_conversion_cv_…`, `evt_refund_cv_…_<n>`) in the conversion id, an action's at its end.
+  const conversionOf = (pk: string) =>
+    parseConversionId(/#EVT#evt_(?:conversion|refund)_(cv_[A-Za-z0-9_-]{40})/.exec(pk)?.[1] ?? '')
+      ?.campaignId;
   const campaignOf = (pk: string) =>
     /^(LINK|VISITOR)#/.test(pk)
       ? pk.split('#')[1]
-      : (/^T#.*#C#([^#]+)/.exec(pk)?.[1] ?? /^T#.*_([0-9a-f-]{36})$/.exec(pk)?.[1]);
+      : (/^T#.*#C#([^#]+)/.exec(pk)?.[1] ?? conversionOf(pk) ?? /^T#.*_([0-9a-f-]{36})$/.exec(pk)?.[1]);
   const out = campaigns.map(() => [] as ItemAccesses[]);
   const shared: ItemAccesses[] = [];
   for (const item of tracked) {

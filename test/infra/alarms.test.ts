@@ -348,15 +348,15 @@ describe('alarms', () => {
     expect(filters).toHaveLength(1);
     expect(filters[0]![1].Properties).toEqual({
       LogGroupName: { Ref: logicalIdOf(dev.stack.api.accessLogGroup) },
-      // A message in `authorizerError` (API Gateway logs "-" for none), or the authorizer's
+      // A message in `authError` (API Gateway logs "-" for none), or the authorizer's
       // `unavailable` answer.
-      FilterPattern: '{ ($.authorizerError = %[A-Za-z]%) || ($.authorizerUnavailable = "true") }',
+      FilterPattern: '{ ($.authError = %[A-Za-z]%) || ($.authDown = "true") }',
       MetricTransformations: [
         {
           MetricNamespace: 'ReferralApi',
           MetricName: 'AuthorizerErrors',
           MetricValue: '1',
-          Dimensions: [{ Key: 'ApiId', Value: '$.apiId' }],
+          Dimensions: [{ Key: 'ApiId', Value: '$.api' }],
           Unit: 'Count',
         },
       ],
@@ -364,9 +364,9 @@ describe('alarms', () => {
     const stage = dev.json.Resources[logicalIdOf(dev.stack.api.stage)];
     const format = JSON.parse(String(stage?.Properties?.AccessLogSettings?.Format)) as Record<string, string>;
     expect(format).toMatchObject({
-      apiId: '$context.apiId',
-      authorizerError: '$context.authorizer.error',
-      authorizerUnavailable: '$context.authorizer.unavailable',
+      api: '$context.apiId',
+      authError: '$context.authorizer.error',
+      authDown: '$context.authorizer.unavailable',
     });
     expect(alarmNamed(dev, '-authorizer-errors').Properties).toMatchObject({
       Namespace: 'ReferralApi',

@@ -194,10 +194,10 @@ describe('HTTP API', () => {
     const stage = resourcesOfType(real.json, 'AWS::ApiGatewayV2::Stage')[0]![1];
     const settings = stage.Properties?.AccessLogSettings;
     const format = JSON.parse(settings.Format as string) as Record<string, string>;
-    expect(format.requestId).toBe('$context.requestId');
+    expect(format.reqId).toBe('$context.requestId');
     expect(format.status).toBe('$context.status');
     // Why the gateway itself refused a request (throttled, no api-key header).
-    expect(format.gatewayError).toBe('$context.error.message');
+    expect(format.gwError).toBe('$context.error.message');
     expect(Object.values(format)).not.toContain('$context.identity.sourceIp');
     const group = real.json.Resources[referencedId(settings.DestinationArn)!];
     expect(group?.Type).toBe('AWS::Logs::LogGroup');
