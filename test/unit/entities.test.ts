@@ -357,11 +357,35 @@ describe('decoding what is read back', () => {
       click_ids: true,
       attribution_window_days: 30,
       currency: 'USD',
+      reward_rules: [
+        {
+          id: 'share',
+          on: 'conversion' as const,
+          recipient: 'referrer' as const,
+          type: 'percent' as const,
+          amount: 1000,
+          first_conversions: 2,
+          hold_days: 30,
+        },
+      ],
+      review_signups_per_hour: 7,
     };
     expect(campaignFromItem({ ...newCampaignItem('acme', campaign, now) })).toEqual(campaign);
-    // An item of a campaign made before click ids has the defaults.
-    const { click_ids: _, attribution_window_days: __, ...older } = newCampaignItem('acme', campaign, now);
-    expect(campaignFromItem(older)).toEqual({ ...campaign, click_ids: false, attribution_window_days: 90 });
+    // An item of a campaign made before click ids and rewards has the defaults.
+    const {
+      click_ids: _,
+      attribution_window_days: __,
+      reward_rule_sets: ___,
+      review_signups_per_hour: ____,
+      ...older
+    } = newCampaignItem('acme', campaign, now);
+    expect(campaignFromItem(older)).toEqual({
+      ...campaign,
+      click_ids: false,
+      attribution_window_days: 90,
+      reward_rules: [],
+      review_signups_per_hour: 20,
+    });
     expect(
       campaignFromItem({ ...newCampaignItem('acme', campaign, now), webhook_url: 'https://h.example' }),
     ).toEqual({
