@@ -162,7 +162,11 @@ export class ReferralApiStack extends Stack {
       alarmTopic: this.alarmTopic,
     });
 
-    this.rewards = new Rewards(this, 'Rewards', { ...defaults, table: this.table });
+    this.rewards = new Rewards(this, 'Rewards', {
+      ...defaults,
+      table: this.table,
+      alarmTopic: this.alarmTopic,
+    });
 
     this.rollups = new Rollups(this, 'Rollups', {
       ...defaults,
@@ -306,6 +310,7 @@ export class ReferralApiStack extends Stack {
       { label: 'Purge', fn: this.purge.purgeFunction },
       { label: 'RollupStreamConsumer', fn: this.rollups.streamConsumer },
       { label: 'RewardRelease', fn: this.rewards.releaseFunction },
+      { label: 'RewardStreamConsumer', fn: this.rewards.streamConsumer },
     ];
   }
 

@@ -71,21 +71,25 @@ export async function createRewards(
   tenant: string,
   campaignId: string,
   rewards: readonly Reward[],
+  /** Written with the rewards (the conversion's `reward_ids`); one that fails: the source is gone. */
+  extra: Parameters<typeof transactWrite>[0] = [],
 ): Promise<Reward[]> {
   let pending = [...rewards];
+  const now = new Date();
   for (let attempt = 0; pending.length > 0 && attempt < ATTEMPTS; attempt++) {
     const result = await transactWrite([
       ...pending.map((r) => ({
         Put: {
           TableName: tableName,
-          Item: rewardItem(tenant, r),
+          Item: rewardItem(tenant, r, [], now),
           ConditionExpression: 'attribute_not_exists(PK)',
         },
       })),
       campaignStillExists(tenant, campaignId),
+      ...extra,
     ]);
     if (result.ok) return pending;
-    if (result.failed.has(pending.length)) return [];
+    if ([...result.failed].some((i) => i >= pending.length)) return [];
     pending = pending.filter((_, i) => !result.failed.has(i));
   }
   return [];
@@ -129,13 +133,19 @@ async function writeChanges(
   extra: Parameters<typeof transactWrite>[0] = [],
 ): Promise<{ ok: true } | { ok: false; failed: ReadonlySet<number> }> {
   const byId = new Map(read.map((s) => [s.reward.id, s]));
+  const now = new Date();
   const puts = changed.map((r) => {
     const before = byId.get(r.id);
     if (!before) throw new Error(`a change to a reward not read: ${r.id}`);
     return {
       Put: {
         TableName: tableName,
-        Item: rewardItem(tenant, r, before.adjustmentIds),
+        Item: rewardItem(
+          tenant,
+          r,
+          before.adjustmentIds,
+          r.status !== before.reward.status ? now : undefined,
+        ),
         ...conditionOn(before.reward),
       },
     };
@@ -211,7 +221,7 @@ export async function applyRefund(
       const adjustment = {
         Put: {
           TableName: tableName,
-          Item: rewardItem(tenant, effect.adjustment),
+          Item: rewardItem(tenant, effect.adjustment, [], new Date(nowMs)),
           ConditionExpression: 'attribute_not_exists(PK)',
         },
       };

@@ -1136,6 +1136,11 @@ export interface components {
         | 'referred_user.created'
         | 'conversion.created'
         | 'conversion.refunded'
+        | 'reward.created'
+        | 'reward.flagged'
+        | 'reward.approved'
+        | 'reward.paid'
+        | 'reward.voided'
         | 'webhook.test';
       /** @description The attempt's number for this event, 1 for the first */
       attempt: number;
@@ -1209,6 +1214,211 @@ export interface components {
           timestamp: string;
           campaign_id: components['schemas']['Uuid'];
           data: components['schemas']['Conversion'];
+        }
+      | {
+          /** @description The event id, the `webhook-id` of its deliveries */
+          id: string;
+          /** @constant */
+          type: 'reward.created';
+          /**
+           * Format: date-time
+           * @description ISO-8601, UTC
+           */
+          timestamp: string;
+          campaign_id: components['schemas']['Uuid'];
+          data: {
+            /** @description Derived from rule and source. */
+            id: string;
+            /** @description UTC time as YYYY-MM-DD_HH-MM-SS */
+            created_at: string;
+            campaign_id: string;
+            rule_id: string;
+            recipient: 'referrer' | 'referred_user';
+            /** @description The `referrer_id` or the `referred_user_id`. */
+            recipient_id: string;
+            source_type: 'referred_user' | 'conversion';
+            /** @description The `referred_user_id` of a signup, or the conversion id. */
+            source_id: string;
+            /** @description `adjustment`: a negative reward a refund made against `adjusts`. */
+            type: 'reward' | 'adjustment';
+            /** @description The reward an adjustment lowers; null for a reward. */
+            adjusts: string | null;
+            /** @description Minor units; negative for an adjustment. */
+            amount: number;
+            currency: string;
+            status: 'in_review' | 'pending' | 'approved' | 'paid' | 'voided';
+            /** @description When the hold ends (UTC, YYYY-MM-DD_HH-MM-SS). */
+            available_at: string;
+            review_reasons: ('referrer_signups_per_hour' | 'repeat_visitor')[];
+            /** @description The payout that paid it. */
+            payout_id: string | null;
+            /** @description Why it was voided (`refunded` for a refund). */
+            void_reason: string | null;
+          };
+        }
+      | {
+          /** @description The event id, the `webhook-id` of its deliveries */
+          id: string;
+          /** @constant */
+          type: 'reward.flagged';
+          /**
+           * Format: date-time
+           * @description ISO-8601, UTC
+           */
+          timestamp: string;
+          campaign_id: components['schemas']['Uuid'];
+          data: {
+            /** @description Derived from rule and source. */
+            id: string;
+            /** @description UTC time as YYYY-MM-DD_HH-MM-SS */
+            created_at: string;
+            campaign_id: string;
+            rule_id: string;
+            recipient: 'referrer' | 'referred_user';
+            /** @description The `referrer_id` or the `referred_user_id`. */
+            recipient_id: string;
+            source_type: 'referred_user' | 'conversion';
+            /** @description The `referred_user_id` of a signup, or the conversion id. */
+            source_id: string;
+            /** @description `adjustment`: a negative reward a refund made against `adjusts`. */
+            type: 'reward' | 'adjustment';
+            /** @description The reward an adjustment lowers; null for a reward. */
+            adjusts: string | null;
+            /** @description Minor units; negative for an adjustment. */
+            amount: number;
+            currency: string;
+            status: 'in_review' | 'pending' | 'approved' | 'paid' | 'voided';
+            /** @description When the hold ends (UTC, YYYY-MM-DD_HH-MM-SS). */
+            available_at: string;
+            review_reasons: ('referrer_signups_per_hour' | 'repeat_visitor')[];
+            /** @description The payout that paid it. */
+            payout_id: string | null;
+            /** @description Why it was voided (`refunded` for a refund). */
+            void_reason: string | null;
+          };
+        }
+      | {
+          /** @description The event id, the `webhook-id` of its deliveries */
+          id: string;
+          /** @constant */
+          type: 'reward.approved';
+          /**
+           * Format: date-time
+           * @description ISO-8601, UTC
+           */
+          timestamp: string;
+          campaign_id: components['schemas']['Uuid'];
+          data: {
+            /** @description Derived from rule and source. */
+            id: string;
+            /** @description UTC time as YYYY-MM-DD_HH-MM-SS */
+            created_at: string;
+            campaign_id: string;
+            rule_id: string;
+            recipient: 'referrer' | 'referred_user';
+            /** @description The `referrer_id` or the `referred_user_id`. */
+            recipient_id: string;
+            source_type: 'referred_user' | 'conversion';
+            /** @description The `referred_user_id` of a signup, or the conversion id. */
+            source_id: string;
+            /** @description `adjustment`: a negative reward a refund made against `adjusts`. */
+            type: 'reward' | 'adjustment';
+            /** @description The reward an adjustment lowers; null for a reward. */
+            adjusts: string | null;
+            /** @description Minor units; negative for an adjustment. */
+            amount: number;
+            currency: string;
+            status: 'in_review' | 'pending' | 'approved' | 'paid' | 'voided';
+            /** @description When the hold ends (UTC, YYYY-MM-DD_HH-MM-SS). */
+            available_at: string;
+            review_reasons: ('referrer_signups_per_hour' | 'repeat_visitor')[];
+            /** @description The payout that paid it. */
+            payout_id: string | null;
+            /** @description Why it was voided (`refunded` for a refund). */
+            void_reason: string | null;
+          };
+        }
+      | {
+          /** @description The event id, the `webhook-id` of its deliveries */
+          id: string;
+          /** @constant */
+          type: 'reward.paid';
+          /**
+           * Format: date-time
+           * @description ISO-8601, UTC
+           */
+          timestamp: string;
+          campaign_id: components['schemas']['Uuid'];
+          data: {
+            /** @description Derived from rule and source. */
+            id: string;
+            /** @description UTC time as YYYY-MM-DD_HH-MM-SS */
+            created_at: string;
+            campaign_id: string;
+            rule_id: string;
+            recipient: 'referrer' | 'referred_user';
+            /** @description The `referrer_id` or the `referred_user_id`. */
+            recipient_id: string;
+            source_type: 'referred_user' | 'conversion';
+            /** @description The `referred_user_id` of a signup, or the conversion id. */
+            source_id: string;
+            /** @description `adjustment`: a negative reward a refund made against `adjusts`. */
+            type: 'reward' | 'adjustment';
+            /** @description The reward an adjustment lowers; null for a reward. */
+            adjusts: string | null;
+            /** @description Minor units; negative for an adjustment. */
+            amount: number;
+            currency: string;
+            status: 'in_review' | 'pending' | 'approved' | 'paid' | 'voided';
+            /** @description When the hold ends (UTC, YYYY-MM-DD_HH-MM-SS). */
+            available_at: string;
+            review_reasons: ('referrer_signups_per_hour' | 'repeat_visitor')[];
+            /** @description The payout that paid it. */
+            payout_id: string | null;
+            /** @description Why it was voided (`refunded` for a refund). */
+            void_reason: string | null;
+          };
+        }
+      | {
+          /** @description The event id, the `webhook-id` of its deliveries */
+          id: string;
+          /** @constant */
+          type: 'reward.voided';
+          /**
+           * Format: date-time
+           * @description ISO-8601, UTC
+           */
+          timestamp: string;
+          campaign_id: components['schemas']['Uuid'];
+          data: {
+            /** @description Derived from rule and source. */
+            id: string;
+            /** @description UTC time as YYYY-MM-DD_HH-MM-SS */
+            created_at: string;
+            campaign_id: string;
+            rule_id: string;
+            recipient: 'referrer' | 'referred_user';
+            /** @description The `referrer_id` or the `referred_user_id`. */
+            recipient_id: string;
+            source_type: 'referred_user' | 'conversion';
+            /** @description The `referred_user_id` of a signup, or the conversion id. */
+            source_id: string;
+            /** @description `adjustment`: a negative reward a refund made against `adjusts`. */
+            type: 'reward' | 'adjustment';
+            /** @description The reward an adjustment lowers; null for a reward. */
+            adjusts: string | null;
+            /** @description Minor units; negative for an adjustment. */
+            amount: number;
+            currency: string;
+            status: 'in_review' | 'pending' | 'approved' | 'paid' | 'voided';
+            /** @description When the hold ends (UTC, YYYY-MM-DD_HH-MM-SS). */
+            available_at: string;
+            review_reasons: ('referrer_signups_per_hour' | 'repeat_visitor')[];
+            /** @description The payout that paid it. */
+            payout_id: string | null;
+            /** @description Why it was voided (`refunded` for a refund). */
+            void_reason: string | null;
+          };
         };
     WebhookTestResult: {
       /** @description The endpoint answered a 2xx */
