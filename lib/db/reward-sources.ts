@@ -37,6 +37,7 @@ import { applyRefund, createRewards } from './rewards.ts';
 import { db, tableName } from './table/client.ts';
 
 const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
 
 export { REWARD_SOURCE_FILTERS } from './reward-source-filter.ts';
 
@@ -140,6 +141,9 @@ async function rewardSignup(stored: StoredItem, campaigns: CampaignReads): Promi
       createdMs,
       id: user.id,
       perHour: reviewSignupsPerHourOf(campaign),
+      referredUserId: user.referred_user_id,
+      linkId: user.link_id,
+      visitor: typeof stored.visitor === 'string' ? stored.visitor : undefined,
     }),
   );
   if (reasons === undefined) return; // the referred user is gone (a purge)
@@ -188,15 +192,80 @@ interface SignupSignalsInput {
   createdMs: number;
   id: number;
   perHour: number;
+  referredUserId: string;
+  linkId: number;
+  /** The visitor of the signup's click (by click id only). */
+  visitor: string | undefined;
 }
 
 async function computeSignupReasons(input: SignupSignalsInput): Promise<ReviewReason[]> {
-  const earlier = input.referrerId === null ? 0 : await referrerSignupsBefore(input);
+  const [earlier, repeat] = await Promise.all([
+    input.referrerId === null ? 0 : referrerSignupsBefore(input),
+    input.visitor === undefined ? false : repeatVisitor(input, input.visitor),
+  ]);
   return reviewReasons({
     referrerSignupsLastHour: earlier + 1,
     reviewSignupsPerHour: input.perHour,
-    // Not built yet (docs/rewards.md, "What is left").
-    repeatVisitor: false,
+    repeatVisitor: repeat,
+  });
+}
+
+/** Signups a marker keeps, newest first, in `s0`, `s1`, `s2` (as the visitor marker keeps visits). */
+const MARKED_SIGNUPS = 3;
+
+/**
+ * The signup visitor marker of a link: the last signups (referred user id and time) whose click
+ * came from one visitor, by the day's visitor hash of the click (the unique-visits marker's key).
+ * One item per link and visitor, kept two days (TTL): the signal looks back 24 hours.
+ */
+export function signupVisitorKey(tenant: string, campaignId: string, linkId: number, visitor: string) {
+  return { PK: `SIGNUPVISITOR#${tenant}#${campaignId.toLowerCase()}#${linkId}#${visitor}`, SK: 'S' };
+}
+
+/**
+ * Whether the signup's visitor already produced a signup on the link in the 24 h before it: one
+ * UpdateItem that adds this signup to the marker and returns what it held. A replay finds itself
+ * in the marker (the condition) and adds nothing; the marker as it was is the answer all the same.
+ */
+async function repeatVisitor(input: SignupSignalsInput, visitor: string): Promise<boolean> {
+  const slots = Array.from({ length: MARKED_SIGNUPS }, (_, n) => `s${n}`);
+  let old: StoredItem | undefined;
+  try {
+    const { Attributes } = await db.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: signupVisitorKey(input.tenant, input.campaignId, input.linkId, visitor),
+        UpdateExpression: `SET s0 = :signup, ${slots
+          .slice(1)
+          .map((slot, n) => `${slot} = if_not_exists(s${n}, :none)`)
+          .join(', ')}, expires_at = :exp`,
+        ConditionExpression: slots
+          .map((slot) => `(attribute_not_exists(${slot}.rid) OR ${slot}.rid <> :rid)`)
+          .join(' AND '),
+        ExpressionAttributeValues: {
+          ':signup': { rid: input.referredUserId, at: input.createdMs },
+          ':rid': input.referredUserId,
+          ':none': null,
+          ':exp': Math.floor((input.createdMs + 2 * DAY_MS) / 1000),
+        },
+        ReturnValues: 'ALL_OLD',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    old = Attributes;
+  } catch (err) {
+    if (!(err instanceof ConditionalCheckFailedException)) throw err;
+    // biome-ignore lint/suspicious/noExplicitAny: the SDK's AttributeValue map.
+    old = err.Item ? unmarshall(err.Item as any) : undefined;
+  }
+  return slots.some((slot) => {
+    const signup = old?.[slot] as { rid?: unknown; at?: unknown } | null | undefined;
+    return (
+      typeof signup?.at === 'number' &&
+      signup.rid !== input.referredUserId &&
+      signup.at <= input.createdMs &&
+      input.createdMs - signup.at < DAY_MS
+    );
   });
 }
 

@@ -15,7 +15,7 @@ import { eventually } from '../../tools/wait.ts';
 import { api, TENANT_A } from '../support/api.ts';
 import { expectError } from '../support/assertions.ts';
 import { receiversClosedAfterAll } from '../support/receivers.ts';
-import { createCampaign, createLink, createReferredUser } from '../support/records.ts';
+import { BROWSER_UA, createCampaign, createLink, createReferredUser } from '../support/records.ts';
 import { campaignItems, configureInProcessHandlers, table } from '../support/table.ts';
 
 configureInProcessHandlers();
@@ -300,6 +300,53 @@ describe('rewards made by the stream', () => {
       status: 'in_review',
       review_reasons: ['referrer_signups_per_hour'],
     });
+  });
+
+  it('repeat_visitor: a signup whose click came from a visitor who signed up on the link within 24 h', async () => {
+    const { campaign, link } = await campaignWithRules([welcome], { click_ids: true });
+    // Another browser (user agent) is another visitor, by the same daily-keyed hash.
+    const click = async (userAgent: string) => {
+      const res = await api('GET', `/r/${link.referral_code}`, {
+        key: null,
+        headers: { 'user-agent': userAgent },
+      });
+      expect(res.status, res.text).toBe(302);
+      return new URL(res.headers.get('location') ?? '').searchParams.get('rfclid')!;
+    };
+    const signUp = async (user: string, clickId: string) => {
+      const res = await api('POST', '/api/v1/referred_user', {
+        body: { click_id: clickId, referred_user_id: user },
+      });
+      expect(res.status, res.text).toBe(201);
+    };
+    const firefox = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0';
+    await signUp('v1', await click(BROWSER_UA));
+    await signUp('v2', await click(BROWSER_UA));
+    await signUp('v3', await click(firefox));
+    const rewards = await eventually('three rewards', async () => {
+      const found = await rewardsOf(campaign.id);
+      return found.length === 3 ? found : undefined;
+    });
+    const of = (user: string) => rewards.find((r) => r.source_id === user)!;
+    expect(of('v1')).toMatchObject({ status: 'pending', review_reasons: [] });
+    expect(of('v2')).toMatchObject({ status: 'in_review', review_reasons: ['repeat_visitor'] });
+    expect(of('v3')).toMatchObject({ status: 'pending', review_reasons: [] });
+    // No IP address anywhere: the referred user keeps the visitor hash, an HMAC under the day's key.
+    const users = await campaignItems(TENANT_A.tenant, campaign.id, 'RU#');
+    for (const user of users) {
+      // (Its event's link has the stack's own address in `share_url`: that is no visitor's.)
+      const { event_json: _, ...stored } = user;
+      expect(JSON.stringify(stored)).not.toContain('127.0.0.1');
+      expect(user.visitor).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    }
+    // The replayed signups find themselves in the marker: the same answers, nothing new.
+    const handler = await consumer();
+    const records = await recordsOf(
+      users.map((u) => ({ PK: u.PK as string, SK: u.SK as string })),
+      'INSERT',
+    );
+    expect((await handler({ Records: records })).batchItemFailures).toEqual([]);
+    expect((await rewardsOf(campaign.id)).length).toBe(3);
   });
 
   it("a record that cannot be handled is reported alone; the batch's other campaigns go on", async () => {
