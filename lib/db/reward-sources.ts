@@ -33,6 +33,7 @@ import {
   referredUserKey,
   referredUserListPartition,
 } from './entities/referred-user.ts';
+import { MARKED_SIGNUPS, signupVisitorKey } from './entities/signup-visitor.ts';
 import { applyRefund, createRewards } from './rewards.ts';
 import { db, tableName } from './table/client.ts';
 
@@ -208,18 +209,6 @@ async function computeSignupReasons(input: SignupSignalsInput): Promise<ReviewRe
     reviewSignupsPerHour: input.perHour,
     repeatVisitor: repeat,
   });
-}
-
-/** Signups a marker keeps, newest first, in `s0`, `s1`, `s2` (as the visitor marker keeps visits). */
-const MARKED_SIGNUPS = 3;
-
-/**
- * The signup visitor marker of a link: the last signups (referred user id and time) whose click
- * came from one visitor, by the day's visitor hash of the click (the unique-visits marker's key).
- * One item per link and visitor, kept two days (TTL): the signal looks back 24 hours.
- */
-export function signupVisitorKey(tenant: string, campaignId: string, linkId: number, visitor: string) {
-  return { PK: `SIGNUPVISITOR#${tenant}#${campaignId.toLowerCase()}#${linkId}#${visitor}`, SK: 'S' };
 }
 
 /**

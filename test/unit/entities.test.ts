@@ -49,6 +49,7 @@ import {
   rewardKeyOfId,
 } from '../../lib/db/entities/reward.ts';
 import { lastIdOf, sequenceKey } from '../../lib/db/entities/sequence.ts';
+import { signupVisitorKey } from '../../lib/db/entities/signup-visitor.ts';
 import {
   attemptFromItem,
   attemptLogPartition,
@@ -118,6 +119,10 @@ describe('the key layout (docs/data-model.md)', () => {
     expect(attemptLogPartition('acme', campaignId)).toBe(`T#acme#C#${campaignId}#WD`);
     expect(attemptLogPartition('acme', campaignId, 'failed')).toBe(`T#acme#C#${campaignId}#WD#failed`);
     expect(attemptSortKey(1795427107903, 'evt_action_7', 3)).toBe('1795427107903#evt_action_7#03');
+    expect(signupVisitorKey('acme', campaignId.toUpperCase(), 7, 'vh')).toEqual({
+      PK: `SIGNUPVISITOR#acme#${campaignId}#7#vh`,
+      SK: 'S',
+    });
     const hash = recipientHash('referrer', 'alice');
     expect(hash).toMatch(/^[0-9a-f]{24}$/);
     expect(recipientPrefix('referrer', 'alice')).toBe(`RW#${hash}#`);
