@@ -23,7 +23,13 @@ import {
   rewardsForSignup,
 } from '../domain/rewards.ts';
 import { parseTimestamp } from '../domain/time.ts';
-import { campaignKey, currencyOfItem, reviewSignupsPerHourOf, ruleSetsOfItem } from './entities/campaign.ts';
+import {
+  CURRENCY_LOCK,
+  campaignKey,
+  currencyOfItem,
+  reviewSignupsPerHourOf,
+  ruleSetsOfItem,
+} from './entities/campaign.ts';
 import { type ConversionItem, conversionFromItem, conversionListPrefix } from './entities/conversion.ts';
 import type { StoredItem } from './entities/decode.ts';
 import { linkOrder } from './entities/link.ts';
@@ -153,7 +159,11 @@ async function rewardSignup(stored: StoredItem, campaigns: CampaignReads): Promi
     { referred_user_id: user.referred_user_id, referrer_id: referrerId, created_ms: createdMs },
     reasons,
   );
-  if (rewards.length > 0) await createRewards(user.tenant, user.campaign_id, rewards);
+  if (rewards.length > 0)
+    await createRewards(user.tenant, user.campaign_id, rewards, [], {
+      code: currencyOfItem(campaign),
+      locked: campaign[CURRENCY_LOCK] === true,
+    });
 }
 
 /**

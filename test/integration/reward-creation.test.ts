@@ -24,6 +24,7 @@ const receiver = receiversClosedAfterAll();
 type Rule = Record<string, unknown>;
 type StoredReward = {
   id: string;
+  currency: string;
   kind: string;
   status: string;
   amount: number;
@@ -212,6 +213,25 @@ describe('rewards made by the stream', () => {
     expect((await handler({ Records: records })).batchItemFailures).toEqual([]);
     expect((await handler({ Records: [...records].reverse() })).batchItemFailures).toEqual([]);
     expect((await rewardsOf(campaign.id)).map((r) => r.id).sort()).toEqual(rewards.map((r) => r.id).sort());
+  });
+
+  it('a signup reward locks the campaign currency, as a first sale does', async () => {
+    const { campaign, link } = await campaignWithRules([welcome]);
+    // Before any reward, the currency may change.
+    expect(
+      (await api('PATCH', `/api/v1/campaign?id=${campaign.id}`, { body: { currency: 'USD' } })).status,
+    ).toBe(200);
+    await createReferredUser(link.referral_code, 'locker');
+    const [reward] = await eventually('the reward', async () => {
+      const found = await rewardsOf(campaign.id);
+      return found.length === 1 ? found : undefined;
+    });
+    expect(reward).toMatchObject({ currency: 'USD' });
+    expectError(
+      await api('PATCH', `/api/v1/campaign?id=${campaign.id}`, { body: { currency: 'EUR' } }),
+      409,
+      'currency_locked',
+    );
   });
 
   it("first_conversions rewards a referred user's first N sales only", async () => {
