@@ -76,3 +76,15 @@ export const REWARD_RELEASE_GRANT: TableGrant = {
   actions: ['GetItem', 'BatchGetItem', 'PutItem'],
   queryIndexes: ['GSI1'],
 };
+
+/**
+ * The rewards' stream consumer (`lib/db/reward-sources.ts`): the campaign and a conversion read by
+ * key (GetItem), COUNT Queries of a referrer's signups (GSI3) and of a referred user's conversion
+ * pointers (the table), the signup's review reasons (UpdateItem), the rewards put in transactions
+ * beside the campaign's check and the conversion's `reward_ids` (PutItem, ConditionCheckItem,
+ * UpdateItem), and a refund's reads of each reward's family (GetItem, BatchGetItem).
+ */
+export const REWARD_STREAM_GRANT: TableGrant = {
+  actions: ['GetItem', 'BatchGetItem', 'Query', 'UpdateItem', 'PutItem', 'ConditionCheckItem'],
+  queryIndexes: ['GSI3'],
+};

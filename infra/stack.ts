@@ -162,7 +162,11 @@ export class ReferralApiStack extends Stack {
       alarmTopic: this.alarmTopic,
     });
 
-    this.rewards = new Rewards(this, 'Rewards', { ...defaults, table: this.table });
+    this.rewards = new Rewards(this, 'Rewards', {
+      ...defaults,
+      table: this.table,
+      alarmTopic: this.alarmTopic,
+    });
 
     this.rollups = new Rollups(this, 'Rollups', {
       ...defaults,
@@ -178,6 +182,7 @@ export class ReferralApiStack extends Stack {
       streamConsumers: [
         { label: 'WebhookStreamConsumer', fn: this.webhooks.streamConsumer },
         { label: 'RollupStreamConsumer', fn: this.rollups.streamConsumer },
+        { label: 'RewardStreamConsumer', fn: this.rewards.streamConsumer },
       ],
       latencyFunctions: this.latencyMonitoredFunctions,
       latencyP99Ms: props.latencyP99Ms ?? DEFAULT_LATENCY_P99_MS,
@@ -251,9 +256,17 @@ export class ReferralApiStack extends Stack {
     addNagSuppressions({
       publicRoutes: this.api.publicRoutes,
       functions: this.allFunctions,
-      streamConsumers: [this.webhooks.streamConsumer, this.rollups.streamConsumer],
+      streamConsumers: [
+        this.webhooks.streamConsumer,
+        this.rollups.streamConsumer,
+        this.rewards.streamConsumer,
+      ],
       tracing: this.tracing,
-      streamFailureQueues: [this.webhooks.streamFailureQueue, this.purge.streamFailureQueue],
+      streamFailureQueues: [
+        this.webhooks.streamFailureQueue,
+        this.purge.streamFailureQueue,
+        this.rewards.streamFailureQueue,
+      ],
     });
   }
 
@@ -306,6 +319,7 @@ export class ReferralApiStack extends Stack {
       { label: 'Purge', fn: this.purge.purgeFunction },
       { label: 'RollupStreamConsumer', fn: this.rollups.streamConsumer },
       { label: 'RewardRelease', fn: this.rewards.releaseFunction },
+      { label: 'RewardStreamConsumer', fn: this.rewards.streamConsumer },
     ];
   }
 

@@ -224,7 +224,9 @@ const rows: readonly RowInput[] = [
     path: '/api/v1/campaign',
     handler: 'http/patch-campaign',
     auth: true,
-    // One UpdateItem; a PATCH that changes nothing is a GetItem.
+    // One UpdateItem; a PATCH that changes nothing is a GetItem. New `reward_rules` are appended
+    // to the rule history in that UpdateItem; the one PATCH of rules that finds versions to drop
+    // (superseded over 2 days ago) writes once more (`pruneRuleSets` in lib/db/campaigns.ts).
     dynamo: ['UpdateItem', 'GetItem'],
     dynamoCalls: 1,
     throttle: 'api',

@@ -57,7 +57,13 @@ export const CAMPAIGN_LIST_ATTRIBUTES = [
  * refuses), so the projections above are frozen (`test/unit/index-projections.test.ts`) and the
  * campaign list reads these from the items: one BatchGetItem per 100 campaigns of a page.
  */
-export const CAMPAIGN_ITEM_ATTRIBUTES = ['click_ids', 'attribution_window_days', 'currency'] as const;
+export const CAMPAIGN_ITEM_ATTRIBUTES = [
+  'click_ids',
+  'attribution_window_days',
+  'currency',
+  'reward_rule_sets',
+  'review_signups_per_hour',
+] as const;
 
 /** What the api-key CLI lists through GSI1 (`lib/db/api-keys.ts`); `tenant`, `created_at` come with the links'. */
 const API_KEY_INDEX_ATTRIBUTES = ['key_hash', 'revoked_at'] as const;

@@ -57,7 +57,7 @@ export const handler = httpHandler({ ...Visit, requestLog: 'errors' }, async ({ 
     const known = hot?.campaign ?? campaignKnownLive(link, now.getTime());
     const checkedAt = Date.now();
     const secret = newClickSecret();
-    const campaign = await recordVisit(link, action, unique, known, secret);
+    const campaign = await recordVisit(link, action, unique, known, secret, before.visitor);
     if (!campaign) throw linkNotFound();
     remember(link, hot !== undefined, known, campaign, checkedAt);
     const clickId = campaign.clickIds

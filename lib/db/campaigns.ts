@@ -6,6 +6,7 @@ import { type CampaignChanges, type CampaignCreateInput, currencyLocked } from '
 import { DEFAULT_ATTRIBUTION_WINDOW_DAYS } from '../domain/click-ids.ts';
 import { ApiError, campaignNotFound } from '../domain/errors.ts';
 import type { IdempotentRequest } from '../domain/idempotency.ts';
+import { DEFAULT_REVIEW_SIGNUPS_PER_HOUR, type RuleSet, withRuleSet } from '../domain/reward-rules.ts';
 import type { Campaign } from '../domain/schemas.ts';
 import { formatTimestamp } from '../domain/time.ts';
 import { PREVIOUS_SECRET_SECONDS, WEBHOOK_EVENT_TYPES } from '../domain/webhook-events.ts';
@@ -22,6 +23,7 @@ import {
   campaignListPartition,
   clickSettingsOf,
   newCampaignItem,
+  ruleSetsOfItem,
 } from './entities/campaign.ts';
 import { decoder } from './entities/decode.ts';
 import { rememberAnswer } from './idempotency.ts';
@@ -60,6 +62,8 @@ export async function createCampaign(
     click_ids: input.click_ids ?? false,
     attribution_window_days: input.attribution_window_days ?? DEFAULT_ATTRIBUTION_WINDOW_DAYS,
     currency: input.currency,
+    reward_rules: input.reward_rules ?? [],
+    review_signups_per_hour: input.review_signups_per_hour ?? DEFAULT_REVIEW_SIGNUPS_PER_HOUR,
   };
   const item = newCampaignItem(tenant, campaign, now);
   const put = { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(PK)' };
@@ -80,6 +84,12 @@ export async function getCampaign(tenant: string, id: string): Promise<Campaign>
 /**
  * One UpdateItem with ALL_NEW. The secret is generated here but written only if the item has
  * none (`if_not_exists`), so it is created when a webhook URL is first set and stable afterwards.
+ *
+ * New `reward_rules` are appended to the rule history as a new version (`list_append`, in the
+ * same UpdateItem), so a signup or conversion committed before the PATCH is still rewarded by
+ * the rules of its commit. Versions superseded more than 2 days ago (or past the 20th) are
+ * dropped by a second, conditional write, only when there are such versions: a PATCH of rules
+ * more than 2 days after the one before it (`pruneRuleSets`).
  */
 export async function updateCampaign(
   tenant: string,
@@ -117,6 +127,15 @@ export async function updateCampaign(
     values[':webhook_events'] = changes.webhook_events;
   }
   let condition = 'attribute_exists(PK)';
+  if (changes.review_signups_per_hour !== undefined) {
+    sets.push('review_signups_per_hour = :review_per_hour');
+    values[':review_per_hour'] = changes.review_signups_per_hour;
+  }
+  if (changes.reward_rules !== undefined) {
+    sets.push('reward_rule_sets = list_append(if_not_exists(reward_rule_sets, :no_rule_sets), :rule_set)');
+    values[':no_rule_sets'] = [];
+    values[':rule_set'] = [{ from_ms: Date.now(), rules: changes.reward_rules }];
+  }
   if (changes.currency !== undefined) {
     sets.push('#currency = :currency');
     names['#currency'] = 'currency';
@@ -157,6 +176,7 @@ export async function updateCampaign(
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
+    if (changes.reward_rules !== undefined && Attributes) await pruneRuleSets(tenant, id, Attributes);
     return campaignFromItem(Attributes ?? {});
   } catch (err) {
     if (err instanceof ConditionalCheckFailedException) {
@@ -164,6 +184,39 @@ export async function updateCampaign(
       throw campaignNotFound(id);
     }
     throw err;
+  }
+}
+
+/**
+ * Drop the rule versions no replay can need any more (`withRuleSet`: superseded more than 2 days
+ * ago, or past the 20th), conditioned on the history as written: a PATCH of rules meanwhile
+ * appended one, and the next PATCH prunes instead. Nothing to drop, nothing written.
+ */
+async function pruneRuleSets(tenant: string, id: string, item: Record<string, unknown>): Promise<void> {
+  const history = ruleSetsOfItem(item);
+  const latest = history.reduce<RuleSet | undefined>(
+    (a, b) => (a === undefined || b.from_ms >= a.from_ms ? b : a),
+    undefined,
+  );
+  if (!latest) return;
+  const kept = withRuleSet(
+    history.filter((s) => s !== latest),
+    latest.rules,
+    latest.from_ms,
+  );
+  if (kept.length === history.length) return;
+  try {
+    await db.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: campaignKey(tenant, id),
+        UpdateExpression: 'SET reward_rule_sets = :kept',
+        ConditionExpression: 'reward_rule_sets = :history',
+        ExpressionAttributeValues: { ':kept': kept, ':history': item.reward_rule_sets },
+      }),
+    );
+  } catch (err) {
+    if (!(err instanceof ConditionalCheckFailedException)) throw err;
   }
 }
 

@@ -50,7 +50,7 @@ export async function createReferredUser(
 ): Promise<ReferredUser> {
   const now = new Date();
   let link: LinkItem | undefined;
-  let click: { id: string; clickedAt: string } | undefined;
+  let click: { id: string; clickedAt: string; visitor?: string } | undefined;
   if ('click' in target) {
     ({ link, click } = await findClick(tenant, target.click, now));
   } else {
@@ -104,7 +104,7 @@ async function findClick(
   tenant: string,
   clickId: string,
   now: Date,
-): Promise<{ link: LinkItem; click: { id: string; clickedAt: string } }> {
+): Promise<{ link: LinkItem; click: { id: string; clickedAt: string; visitor?: string } }> {
   const named = decodeClickId(clickId);
   if (!named) throw clickNotFound();
   const [visitItem, campaignItem, linkItem] = await getItems([
@@ -119,7 +119,14 @@ async function findClick(
   if (link.tenant !== tenant || link.campaign_id !== named.campaignId) throw clickNotFound();
   const { windowDays } = clickSettingsOf(campaignItem);
   if (isClickExpired(click.clickedMs, windowDays, now.getTime())) throw clickExpired(windowDays);
-  return { link, click: { id: clickId, clickedAt: formatTimestamp(new Date(click.clickedMs)) } };
+  return {
+    link,
+    click: {
+      id: clickId,
+      clickedAt: formatTimestamp(new Date(click.clickedMs)),
+      ...(click.visitor ? { visitor: click.visitor } : {}),
+    },
+  };
 }
 
 /** Endpoint 11: the record and its campaign in one batch read, then the live link. */

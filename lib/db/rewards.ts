@@ -29,7 +29,7 @@ import {
   voidReward,
 } from '../domain/rewards.ts';
 import { campaignStillExists } from './campaigns.ts';
-import { campaignPartition } from './entities/campaign.ts';
+import { CURRENCY_LOCK, campaignKey, campaignPartition } from './entities/campaign.ts';
 import { type Payout, payoutItem } from './entities/payout.ts';
 import {
   DUE_REWARDS_INDEX,
@@ -71,24 +71,64 @@ export async function createRewards(
   tenant: string,
   campaignId: string,
   rewards: readonly Reward[],
+  /** Written with the rewards (the conversion's `reward_ids`); one that fails: the source is gone. */
+  extra: Parameters<typeof transactWrite>[0] = [],
+  /**
+   * The campaign still counts in the rewards' currency, and from now on keeps it: `locked` says
+   * whether the campaign item was read locked already (then it is only checked, not written).
+   */
+  currency?: { code: string; locked: boolean },
 ): Promise<Reward[]> {
   let pending = [...rewards];
+  const now = new Date();
   for (let attempt = 0; pending.length > 0 && attempt < ATTEMPTS; attempt++) {
     const result = await transactWrite([
       ...pending.map((r) => ({
         Put: {
           TableName: tableName,
-          Item: rewardItem(tenant, r),
+          Item: rewardItem(tenant, r, [], now),
           ConditionExpression: 'attribute_not_exists(PK)',
         },
       })),
-      campaignStillExists(tenant, campaignId),
+      currency ? campaignCountsIn(tenant, campaignId, currency) : campaignStillExists(tenant, campaignId),
+      ...extra,
     ]);
     if (result.ok) return pending;
-    if (result.failed.has(pending.length)) return [];
+    // The currency changed since the campaign was read: the caller reads it again (a retry).
+    if (result.old.has(pending.length)) throw new Error('the campaign changed its currency meanwhile');
+    if ([...result.failed].some((i) => i >= pending.length)) return [];
     pending = pending.filter((_, i) => !result.failed.has(i));
   }
   return [];
+}
+
+/**
+ * The campaign's part of a reward transaction with a currency: it exists and counts in it; unless
+ * read locked, it is locked from now on (`currency_locked`, which a PATCH of `currency` checks, as
+ * the first conversion does): rewards in two currencies never meet in one balance or payout.
+ */
+function campaignCountsIn(tenant: string, campaignId: string, currency: { code: string; locked: boolean }) {
+  const check = {
+    TableName: tableName,
+    Key: campaignKey(tenant, campaignId),
+    ConditionExpression: `attribute_exists(PK) AND ${
+      currency.code === 'USD'
+        ? '(attribute_not_exists(#currency) OR #currency = :currency)'
+        : '#currency = :currency'
+    }`,
+    ExpressionAttributeNames: { '#currency': 'currency' },
+    ExpressionAttributeValues: { ':currency': currency.code },
+    ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
+  };
+  if (currency.locked) return { ConditionCheck: check };
+  return {
+    Update: {
+      ...check,
+      UpdateExpression: 'SET #locked = :true',
+      ExpressionAttributeNames: { ...check.ExpressionAttributeNames, '#locked': CURRENCY_LOCK },
+      ExpressionAttributeValues: { ...check.ExpressionAttributeValues, ':true': true },
+    },
+  };
 }
 
 async function getStored(tenant: string, id: string): Promise<StoredReward | undefined> {
@@ -129,13 +169,19 @@ async function writeChanges(
   extra: Parameters<typeof transactWrite>[0] = [],
 ): Promise<{ ok: true } | { ok: false; failed: ReadonlySet<number> }> {
   const byId = new Map(read.map((s) => [s.reward.id, s]));
+  const now = new Date();
   const puts = changed.map((r) => {
     const before = byId.get(r.id);
     if (!before) throw new Error(`a change to a reward not read: ${r.id}`);
     return {
       Put: {
         TableName: tableName,
-        Item: rewardItem(tenant, r, before.adjustmentIds),
+        Item: rewardItem(
+          tenant,
+          r,
+          before.adjustmentIds,
+          r.status !== before.reward.status ? now : undefined,
+        ),
         ...conditionOn(before.reward),
       },
     };
@@ -211,7 +257,7 @@ export async function applyRefund(
       const adjustment = {
         Put: {
           TableName: tableName,
-          Item: rewardItem(tenant, effect.adjustment),
+          Item: rewardItem(tenant, effect.adjustment, [], new Date(nowMs)),
           ConditionExpression: 'attribute_not_exists(PK)',
         },
       };

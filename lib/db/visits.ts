@@ -100,7 +100,7 @@ export async function markVisitor(
   userAgent: string,
   visit: MarkedVisit,
   now: Date,
-): Promise<MarkerBefore> {
+): Promise<MarkerBefore & { visitor: string }> {
   const visitor = await visitorOf(ip, userAgent, now);
   const { Attributes } = await db.send(
     new UpdateCommand({
@@ -112,7 +112,7 @@ export async function markVisitor(
   );
   const killAt = config.faultKillAfterVisitorMarker;
   if (killAt !== undefined && ++markersWritten === killAt) process.kill(process.pid, 'SIGKILL');
-  return markerBeforeOf(Attributes);
+  return { ...markerBeforeOf(Attributes), visitor };
 }
 
 /**
@@ -272,6 +272,7 @@ export async function recordVisit(
   unique: boolean,
   known?: ClickSettings,
   clickSecret?: string,
+  visitor?: string,
 ): Promise<ClickSettings | undefined> {
   // The event's link shows the counter as read plus this visit, like every write's response.
   const { item } = newVisitItem(
@@ -279,6 +280,7 @@ export async function recordVisit(
     action,
     unique,
     clickSecret,
+    visitor,
   );
   if (known) {
     await putVisit(item);

@@ -1,5 +1,11 @@
 import { ApiError, validationError } from './errors.ts';
 import { DEFAULT_CURRENCY } from './field-rules.ts';
+import {
+  type RewardRule,
+  type RewardRuleInput,
+  reviewSignupsPerHourInput,
+  rewardRulesInput,
+} from './reward-rules.ts';
 import type { CreateCampaignBody, UpdateCampaignBody } from './schemas.ts';
 import { checkHttpUrl, normalizeCampaignUrl } from './url.ts';
 import type { WebhookEventType } from './webhook-events.ts';
@@ -14,6 +20,20 @@ export interface CampaignCreateInput {
   currency: string;
   click_ids?: boolean;
   attribution_window_days?: number;
+  reward_rules?: RewardRule[];
+  review_signups_per_hour?: number;
+}
+
+/** The reward fields of a create or PATCH body, checked across fields (`reward-rules.ts`). */
+function rewardFields(body: { reward_rules?: unknown; review_signups_per_hour?: number }) {
+  return {
+    ...(body.reward_rules !== undefined
+      ? { reward_rules: rewardRulesInput(body.reward_rules as RewardRuleInput[]) }
+      : {}),
+    ...(body.review_signups_per_hour !== undefined
+      ? { review_signups_per_hour: reviewSignupsPerHourInput(body.review_signups_per_hour) }
+      : {}),
+  };
 }
 
 export function campaignCreateInput(body: CreateCampaignBody): CampaignCreateInput {
@@ -27,6 +47,7 @@ export function campaignCreateInput(body: CreateCampaignBody): CampaignCreateInp
     ...(body.attribution_window_days !== undefined
       ? { attribution_window_days: body.attribution_window_days }
       : {}),
+    ...rewardFields(body),
   };
 }
 
@@ -53,6 +74,9 @@ export interface CampaignChanges {
   click_ids?: boolean;
   attribution_window_days?: number;
   currency?: string;
+  /** A new version of the rules (`withRuleSet`): events after it are rewarded by it. */
+  reward_rules?: RewardRule[];
+  review_signups_per_hour?: number;
 }
 
 export function campaignUpdateInput(body: UpdateCampaignBody, policy: WebhookUrlPolicy): CampaignChanges {
@@ -74,6 +98,7 @@ export function campaignUpdateInput(body: UpdateCampaignBody, policy: WebhookUrl
   if (body.click_ids !== undefined) out.click_ids = body.click_ids;
   if (body.attribution_window_days !== undefined) out.attribution_window_days = body.attribution_window_days;
   if (body.currency !== undefined) out.currency = body.currency;
+  Object.assign(out, rewardFields(body));
   if (body.webhook_url === null) out.webhook_url = null;
   else if (body.webhook_url !== undefined) {
     const check = checkWebhookUrl(body.webhook_url, policy);

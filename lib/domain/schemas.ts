@@ -6,6 +6,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { DEFAULT_ATTRIBUTION_WINDOW_DAYS, MAX_ATTRIBUTION_WINDOW_DAYS } from './click-ids.ts';
 import { CURRENCY_PATTERN } from './currencies.ts';
+import { ReviewSignupsPerHour, RewardRule, RewardRulesInput } from './reward-rule-schemas.ts';
 import { Text } from './schema-kinds.ts';
 import { MAX_URL_LENGTH } from './url.ts';
 
@@ -31,9 +32,10 @@ export const currencyField = (more = '') =>
 
 /** A subscribable event type (a pattern rather than literals: the validators describe patterns). */
 export const WebhookEventTypeField = Type.String({
-  pattern: '^(action\\.created|referred_user\\.created|conversion\\.created|conversion\\.refunded)$',
+  pattern:
+    '^(action\\.created|referred_user\\.created|conversion\\.created|conversion\\.refunded|reward\\.(created|approved|voided|paid|flagged))$',
   description:
-    'An event type: action.created, referred_user.created, conversion.created or conversion.refunded',
+    'An event type: action.created, referred_user.created, conversion.created, conversion.refunded, reward.created, reward.approved, reward.voided, reward.paid or reward.flagged',
 });
 
 const CampaignName = Text({
@@ -69,6 +71,8 @@ export const CreateCampaignBody = Type.Object(
     currency: Type.Optional(
       currencyField(' Amounts of its conversions are in its minor unit. `USD` when omitted.'),
     ),
+    reward_rules: Type.Optional(RewardRulesInput),
+    review_signups_per_hour: Type.Optional(ReviewSignupsPerHour),
   },
   { additionalProperties: false },
 );
@@ -109,6 +113,8 @@ export const UpdateCampaignBody = Type.Object(
     currency: Type.Optional(
       currencyField(" Only until the campaign's first conversion (then 409 `currency_locked`)."),
     ),
+    reward_rules: Type.Optional(RewardRulesInput),
+    review_signups_per_hour: Type.Optional(ReviewSignupsPerHour),
     url: Type.Optional(
       Type.Unknown({ description: 'Not allowed: a campaign URL is immutable (400 url_immutable)' }),
     ),
@@ -136,6 +142,11 @@ export const Campaign = Type.Object(
         Type.Literal('referred_user.created'),
         Type.Literal('conversion.created'),
         Type.Literal('conversion.refunded'),
+        Type.Literal('reward.created'),
+        Type.Literal('reward.approved'),
+        Type.Literal('reward.voided'),
+        Type.Literal('reward.paid'),
+        Type.Literal('reward.flagged'),
       ]),
       {
         description: 'The event types sent to `webhook_url` (all by default).',
@@ -155,6 +166,10 @@ export const Campaign = Type.Object(
       description:
         "The ISO 4217 code of the campaign's conversions (`USD` unless set); fixed from its first conversion on.",
     }),
+    reward_rules: Type.Array(RewardRule, {
+      description: 'The reward rules in force now (`[]`: no rewards).',
+    }),
+    review_signups_per_hour: ReviewSignupsPerHour,
   },
   { additionalProperties: false },
 );

@@ -15,7 +15,21 @@ export type WebhookEventType =
   | 'action.created'
   | 'referred_user.created'
   | 'conversion.created'
-  | 'conversion.refunded';
+  | 'conversion.refunded'
+  | RewardEventType;
+
+/**
+ * A reward's events: each names the state the reward (or adjustment) entered, in the write that
+ * made the change (`lib/db/entities/reward.ts`): `in_review` is `reward.flagged`, `pending`
+ * `reward.created` (at creation, or out of review by approve), then `reward.approved`,
+ * `reward.paid`, `reward.voided`.
+ */
+export type RewardEventType =
+  | 'reward.created'
+  | 'reward.approved'
+  | 'reward.voided'
+  | 'reward.paid'
+  | 'reward.flagged';
 
 /** The event types a campaign can subscribe to (`webhook_events`), in the order the API lists them. */
 export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = [
@@ -23,6 +37,11 @@ export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = [
   'referred_user.created',
   'conversion.created',
   'conversion.refunded',
+  'reward.created',
+  'reward.approved',
+  'reward.voided',
+  'reward.paid',
+  'reward.flagged',
 ];
 
 export const isWebhookEventType = (t: unknown): t is WebhookEventType =>
@@ -118,6 +137,28 @@ export const conversionEventId = (conversionId: string, refundNumber?: number) =
   refundNumber === undefined
     ? `evt_conversion_${conversionId}`
     : `evt_refund_${conversionId}_${refundNumber}`;
+
+/**
+ * A reward's event for entering `status`: a reward enters each state at most once (the states
+ * form no cycle), so the reward and the state name the event, and a replayed or retried write
+ * of the same change carries the same id (the receivers' and the feed's dedupe key).
+ */
+export const rewardEventId = (rewardId: string, status: string) => `evt_reward_${status}_${rewardId}`;
+
+const REWARD_EVENT_OF_STATUS: Record<string, RewardEventType> = {
+  in_review: 'reward.flagged',
+  pending: 'reward.created',
+  approved: 'reward.approved',
+  paid: 'reward.paid',
+  voided: 'reward.voided',
+};
+
+/** The event of a reward entering `status`. */
+export function rewardEventType(status: string): RewardEventType {
+  const type = REWARD_EVENT_OF_STATUS[status];
+  if (!type) throw new Error(`no reward event for the state ${status}`);
+  return type;
+}
 
 export function eventAttributesWithId(
   type: WebhookEventType,

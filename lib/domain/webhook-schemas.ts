@@ -2,9 +2,11 @@
  * Request and response schemas of the webhook operations (endpoints 18–22): the delivery log,
  * the events feed, redelivery, the test event and the secret rotation.
  */
+
 import { Type } from '@sinclair/typebox';
 import { Conversion } from './conversion-schemas.ts';
 import { Action, ListQuery, ReferredUser } from './link-schemas.ts';
+import { RewardObject } from './reward-rule-schemas.ts';
 import { Uuid } from './schemas.ts';
 
 export const WebhookDeliveriesQuery = Type.Object(
@@ -41,6 +43,11 @@ export const DeliveryAttempt = Type.Object(
       Type.Literal('referred_user.created'),
       Type.Literal('conversion.created'),
       Type.Literal('conversion.refunded'),
+      Type.Literal('reward.created'),
+      Type.Literal('reward.flagged'),
+      Type.Literal('reward.approved'),
+      Type.Literal('reward.paid'),
+      Type.Literal('reward.voided'),
       Type.Literal('webhook.test'),
     ]),
     attempt: Type.Integer({
@@ -68,7 +75,10 @@ export const DeliveryAttempt = Type.Object(
 
 export const DeliveryAttemptList = Type.Array(DeliveryAttempt);
 
-const eventOf = (type: string, data: typeof Action | typeof ReferredUser | typeof Conversion) =>
+const eventOf = (
+  type: string,
+  data: typeof Action | typeof ReferredUser | typeof Conversion | typeof RewardObject,
+) =>
   Type.Object(
     {
       id: Type.String({ description: 'The event id, the `webhook-id` of its deliveries' }),
@@ -86,6 +96,11 @@ export const FeedEvent = Type.Union(
     eventOf('referred_user.created', ReferredUser),
     eventOf('conversion.created', Conversion),
     eventOf('conversion.refunded', Conversion),
+    eventOf('reward.created', RewardObject),
+    eventOf('reward.flagged', RewardObject),
+    eventOf('reward.approved', RewardObject),
+    eventOf('reward.paid', RewardObject),
+    eventOf('reward.voided', RewardObject),
   ],
   {
     description: 'An event: exactly the body of its webhook, with its `id`.',

@@ -17,6 +17,7 @@ import {
   migrateSeriesItems,
   seriesLayoutMigrated,
 } from '../db/migrations/series-migration.ts';
+import { REWARD_SOURCE_FILTERS, REWARD_STREAM_BATCHING } from '../db/reward-source-filter.ts';
 import { generateApiKey } from '../domain/api-key-rules.ts';
 import { ApiError } from '../domain/errors.ts';
 import { errorBody, JSON_CONTENT_TYPE } from '../http/responses.ts';
@@ -379,9 +380,9 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
     // purge function.
     const logPollerError = (what: string) => (err: unknown) =>
       console.error(`local ${what} poller: ${err instanceof Error ? err.message : String(err)}`);
-    // The table stream's two readers, as the two event source mappings in AWS, with their
-    // filters: webhooks (the queue, action items) at once, and the feed, the rollups and purge
-    // triggers gathered for a second, in tumbling windows.
+    // The table stream's three readers, as the three event source mappings in AWS, with their
+    // filters: webhooks (the queue, action items) at once, the feed, the rollups and purge
+    // triggers gathered for a second, in tumbling windows, and the rewards at once.
     const streamPollers =
       settings.streamPoller === false
         ? []
@@ -407,6 +408,16 @@ export async function startLocalStack(settings: LocalStackSettings): Promise<Loc
                 settings.rollupTumblingWindowSeconds ?? ROLLUP_STREAM_BATCHING.tumblingWindowSeconds,
               checkpointFile: dataDir ? join(dataDir, 'rollup-stream-checkpoint.json') : undefined,
               onError: logPollerError('rollup stream'),
+            }),
+            // The rewards' reader: signups, conversions and refunds make and change rewards.
+            startStreamPoller({
+              endpoint,
+              tableName: LOCAL_TABLE_NAME,
+              handler: (await load('stream/create-rewards')).handler as StreamHandler,
+              filters: REWARD_SOURCE_FILTERS,
+              batchSize: REWARD_STREAM_BATCHING.batchSize,
+              checkpointFile: dataDir ? join(dataDir, 'reward-stream-checkpoint.json') : undefined,
+              onError: logPollerError('reward stream'),
             }),
           ];
     for (const poller of streamPollers) stoppers.push(() => poller.stop());

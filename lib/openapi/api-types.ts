@@ -115,7 +115,7 @@ export interface paths {
     put?: never;
     /**
      * Create a campaign
-     * @description Creates a campaign. `url` is trimmed and gets `https://` in front when it has no scheme; it must then be an absolute http(s) URL. `webhook_url` and `webhook_secret` start as null. `click_ids` (default false) makes the redirect give each counted visit a click id (`rfclid`), which a signup can send back within `attribution_window_days` (1–365, default 90). `currency` (ISO 4217, `USD` when omitted) is the currency of the amounts of its conversions.
+     * @description Creates a campaign. `url` is trimmed and gets `https://` in front when it has no scheme; it must then be an absolute http(s) URL. `webhook_url` and `webhook_secret` start as null. `click_ids` (default false) makes the redirect give each counted visit a click id (`rfclid`), which a signup can send back within `attribution_window_days` (1–365, default 90). `currency` (ISO 4217, `USD` when omitted) is the currency of the amounts of its conversions. `reward_rules` (at most 10) and `review_signups_per_hour` (default 20) set its rewards: see Rewards.
      */
     post: operations['CreateCampaign'];
     /**
@@ -131,7 +131,7 @@ export interface paths {
     head: operations['GetCampaignHead'];
     /**
      * Update a campaign
-     * @description Changes the name and/or the webhook URL of a campaign (`null` clears the webhook URL). The first `webhook_url` set creates the `webhook_secret`, which stays the same afterwards. `webhook_events` chooses the event types sent (a non-empty array of distinct types; the others stay in the events feed) and `webhook_status` enables a disabled webhook again (`enabled`, restarting its failure clock) or stops deliveries (`disabled`). `click_ids` and `attribution_window_days` turn click ids on or off and set how long a click can attribute a signup (the window in force at signup time counts). `currency` can change until the first conversion of the campaign (then 409 `currency_locked`). The campaign `url` is immutable: sending it is 400 `url_immutable`.
+     * @description Changes the name and/or the webhook URL of a campaign (`null` clears the webhook URL). The first `webhook_url` set creates the `webhook_secret`, which stays the same afterwards. `webhook_events` chooses the event types sent (a non-empty array of distinct types; the others stay in the events feed) and `webhook_status` enables a disabled webhook again (`enabled`, restarting its failure clock) or stops deliveries (`disabled`). `click_ids` and `attribution_window_days` turn click ids on or off and set how long a click can attribute a signup (the window in force at signup time counts). `currency` can change until the first conversion or reward of the campaign (then 409 `currency_locked`). `reward_rules` replaces the rules for signups and conversions committed from now on (earlier ones keep the rules of their commit); `review_signups_per_hour` sets the review threshold. The campaign `url` is immutable: sending it is 400 `url_immutable`.
      */
     patch: operations['UpdateCampaign'];
     trace?: never;
@@ -686,6 +686,106 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  'reward.created': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A reward was created (pending)
+     * @description A reward entered `pending`: made by a rule for a signup or a conversion, or approved out of review. Its hold ends at `available_at`. `data` is the reward. An adjustment (`type: adjustment`, a negative amount a refund made) has the same events as a reward. Sent as a signed `POST` to the campaign's `webhook_url`; verify it with any Standard Webhooks library (e.g. the `standardwebhooks` npm package) and the campaign's `webhook_secret`. Delivery is at least once, in no particular order.
+     */
+    post: operations['RewardCreatedWebhook'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'reward.flagged': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A reward was created in review
+     * @description A reward was made `in_review` (`review_reasons` say why): it waits for approve or void. `data` is the reward. An adjustment (`type: adjustment`, a negative amount a refund made) has the same events as a reward. Sent as a signed `POST` to the campaign's `webhook_url`; verify it with any Standard Webhooks library (e.g. the `standardwebhooks` npm package) and the campaign's `webhook_secret`. Delivery is at least once, in no particular order.
+     */
+    post: operations['RewardFlaggedWebhook'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'reward.approved': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A reward was approved (payable)
+     * @description A reward became `approved` (its hold ended, or it was approved early): it is payable, and the next payout of its recipient includes it. A clawback (an adjustment of a paid reward) is approved when made. `data` is the reward. An adjustment (`type: adjustment`, a negative amount a refund made) has the same events as a reward. Sent as a signed `POST` to the campaign's `webhook_url`; verify it with any Standard Webhooks library (e.g. the `standardwebhooks` npm package) and the campaign's `webhook_secret`. Delivery is at least once, in no particular order.
+     */
+    post: operations['RewardApprovedWebhook'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'reward.paid': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A reward was paid by a payout
+     * @description A payout included the reward (`payout_id`). `data` is the reward. An adjustment (`type: adjustment`, a negative amount a refund made) has the same events as a reward. Sent as a signed `POST` to the campaign's `webhook_url`; verify it with any Standard Webhooks library (e.g. the `standardwebhooks` npm package) and the campaign's `webhook_secret`. Delivery is at least once, in no particular order.
+     */
+    post: operations['RewardPaidWebhook'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'reward.voided': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A reward was voided
+     * @description A reward was voided (`void_reason`: `refunded` for a full refund of its conversion, or the reason given to the API). `data` is the reward. An adjustment (`type: adjustment`, a negative amount a refund made) has the same events as a reward. Sent as a signed `POST` to the campaign's `webhook_url`; verify it with any Standard Webhooks library (e.g. the `standardwebhooks` npm package) and the campaign's `webhook_secret`. Delivery is at least once, in no particular order.
+     */
+    post: operations['RewardVoidedWebhook'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   'webhook.test': {
     parameters: {
       query?: never;
@@ -722,6 +822,11 @@ export interface components {
         | 'referred_user.created'
         | 'conversion.created'
         | 'conversion.refunded'
+        | 'reward.created'
+        | 'reward.approved'
+        | 'reward.voided'
+        | 'reward.paid'
+        | 'reward.flagged'
       )[];
       /** @description `disabled` after 3 days of failing every attempt (or when set so): nothing is sent, events stay in the feed. */
       webhook_status: 'enabled' | 'disabled';
@@ -733,6 +838,22 @@ export interface components {
       attribution_window_days: number;
       /** @description The ISO 4217 code of the campaign's conversions (`USD` unless set); fixed from its first conversion on. */
       currency: string;
+      /** @description The reward rules in force now (`[]`: no rewards). */
+      reward_rules: {
+        /** @description 1-64 characters of `A-Z a-z 0-9 _ -`, unique among the campaign's rules. */
+        id: string;
+        on: 'referred_user' | 'conversion';
+        recipient: 'referrer' | 'referred_user';
+        type: 'flat' | 'percent';
+        /** @description Minor units for `flat` (1 to 10^12); basis points for `percent` (1 to 10,000: 1000 is 10 %), rounded down to the minor unit. */
+        amount: number;
+        /** @description Conversion rules only: rewards each referred user's first N conversions (refunded ones count). */
+        first_conversions?: number;
+        /** @description Days a reward stays `pending` (the refund window) before it is `approved`. 30 by default. */
+        hold_days: number;
+      }[];
+      /** @description A signup whose referrer has more signups than this in the last hour (this one included) puts its rewards `in_review`. 20 by default. */
+      review_signups_per_hour: number;
     };
     ReferralLink: {
       id: number;
@@ -818,6 +939,25 @@ export interface components {
        * @example EUR
        */
       currency?: string;
+      /** @description At most 10 rules. A rule without `id` is `rule_<position>` (1-based). A change applies to signups and conversions after it; `[]` ends the rewards. */
+      reward_rules?: {
+        /** @description 1-64 characters of `A-Z a-z 0-9 _ -`, unique among the campaign's rules. */
+        id?: string;
+        /** @description What the rule rewards: `referred_user` (a signup) or `conversion` (a sale). */
+        on: string;
+        /** @description Who gets the reward: `referrer` (none when the link has no referrer) or `referred_user`. */
+        recipient: string;
+        /** @description `flat` (minor units) or `percent` (basis points of a conversion's amount, conversions only). */
+        type: string;
+        /** @description Minor units for `flat` (1 to 10^12); basis points for `percent` (1 to 10,000: 1000 is 10 %), rounded down to the minor unit. */
+        amount: number;
+        /** @description Conversion rules only: rewards each referred user's first N conversions (refunded ones count). */
+        first_conversions?: number;
+        /** @description Days a reward stays `pending` (the refund window) before it is `approved`. 30 by default. */
+        hold_days?: number;
+      }[];
+      /** @description A signup whose referrer has more signups than this in the last hour (this one included) puts its rewards `in_review`. 20 by default. */
+      review_signups_per_hour?: number;
     };
     UpdateCampaignBody: {
       /** @description Internal name of the campaign, stored trimmed. Lengths in Unicode code points, counted after trimming, no control characters. */
@@ -838,6 +978,25 @@ export interface components {
        * @example EUR
        */
       currency?: string;
+      /** @description At most 10 rules. A rule without `id` is `rule_<position>` (1-based). A change applies to signups and conversions after it; `[]` ends the rewards. */
+      reward_rules?: {
+        /** @description 1-64 characters of `A-Z a-z 0-9 _ -`, unique among the campaign's rules. */
+        id?: string;
+        /** @description What the rule rewards: `referred_user` (a signup) or `conversion` (a sale). */
+        on: string;
+        /** @description Who gets the reward: `referrer` (none when the link has no referrer) or `referred_user`. */
+        recipient: string;
+        /** @description `flat` (minor units) or `percent` (basis points of a conversion's amount, conversions only). */
+        type: string;
+        /** @description Minor units for `flat` (1 to 10^12); basis points for `percent` (1 to 10,000: 1000 is 10 %), rounded down to the minor unit. */
+        amount: number;
+        /** @description Conversion rules only: rewards each referred user's first N conversions (refunded ones count). */
+        first_conversions?: number;
+        /** @description Days a reward stays `pending` (the refund window) before it is `approved`. 30 by default. */
+        hold_days?: number;
+      }[];
+      /** @description A signup whose referrer has more signups than this in the last hour (this one included) puts its rewards `in_review`. 20 by default. */
+      review_signups_per_hour?: number;
       /** @description Not allowed: a campaign URL is immutable (400 url_immutable) */
       url?: unknown;
     };
@@ -977,6 +1136,11 @@ export interface components {
         | 'referred_user.created'
         | 'conversion.created'
         | 'conversion.refunded'
+        | 'reward.created'
+        | 'reward.flagged'
+        | 'reward.approved'
+        | 'reward.paid'
+        | 'reward.voided'
         | 'webhook.test';
       /** @description The attempt's number for this event, 1 for the first */
       attempt: number;
@@ -1050,6 +1214,211 @@ export interface components {
           timestamp: string;
           campaign_id: components['schemas']['Uuid'];
           data: components['schemas']['Conversion'];
+        }
+      | {
+          /** @description The event id, the `webhook-id` of its deliveries */
+          id: string;
+          /** @constant */
+          type: 'reward.created';
+          /**
+           * Format: date-time
+           * @description ISO-8601, UTC
+           */
+          timestamp: string;
+          campaign_id: components['schemas']['Uuid'];
+          data: {
+            /** @description Derived from rule and source. */
+            id: string;
+            /** @description UTC time as YYYY-MM-DD_HH-MM-SS */
+            created_at: string;
+            campaign_id: string;
+            rule_id: string;
+            recipient: 'referrer' | 'referred_user';
+            /** @description The `referrer_id` or the `referred_user_id`. */
+            recipient_id: string;
+            source_type: 'referred_user' | 'conversion';
+            /** @description The `referred_user_id` of a signup, or the conversion id. */
+            source_id: string;
+            /** @description `adjustment`: a negative reward a refund made against `adjusts`. */
+            type: 'reward' | 'adjustment';
+            /** @description The reward an adjustment lowers; null for a reward. */
+            adjusts: string | null;
+            /** @description Minor units; negative for an adjustment. */
+            amount: number;
+            currency: string;
+            status: 'in_review' | 'pending' | 'approved' | 'paid' | 'voided';
+            /** @description When the hold ends (UTC, YYYY-MM-DD_HH-MM-SS). */
+            available_at: string;
+            review_reasons: ('referrer_signups_per_hour' | 'repeat_visitor')[];
+            /** @description The payout that paid it. */
+            payout_id: string | null;
+            /** @description Why it was voided (`refunded` for a refund). */
+            void_reason: string | null;
+          };
+        }
+      | {
+          /** @description The event id, the `webhook-id` of its deliveries */
+          id: string;
+          /** @constant */
+          type: 'reward.flagged';
+          /**
+           * Format: date-time
+           * @description ISO-8601, UTC
+           */
+          timestamp: string;
+          campaign_id: components['schemas']['Uuid'];
+          data: {
+            /** @description Derived from rule and source. */
+            id: string;
+            /** @description UTC time as YYYY-MM-DD_HH-MM-SS */
+            created_at: string;
+            campaign_id: string;
+            rule_id: string;
+            recipient: 'referrer' | 'referred_user';
+            /** @description The `referrer_id` or the `referred_user_id`. */
+            recipient_id: string;
+            source_type: 'referred_user' | 'conversion';
+            /** @description The `referred_user_id` of a signup, or the conversion id. */
+            source_id: string;
+            /** @description `adjustment`: a negative reward a refund made against `adjusts`. */
+            type: 'reward' | 'adjustment';
+            /** @description The reward an adjustment lowers; null for a reward. */
+            adjusts: string | null;
+            /** @description Minor units; negative for an adjustment. */
+            amount: number;
+            currency: string;
+            status: 'in_review' | 'pending' | 'approved' | 'paid' | 'voided';
+            /** @description When the hold ends (UTC, YYYY-MM-DD_HH-MM-SS). */
+            available_at: string;
+            review_reasons: ('referrer_signups_per_hour' | 'repeat_visitor')[];
+            /** @description The payout that paid it. */
+            payout_id: string | null;
+            /** @description Why it was voided (`refunded` for a refund). */
+            void_reason: string | null;
+          };
+        }
+      | {
+          /** @description The event id, the `webhook-id` of its deliveries */
+          id: string;
+          /** @constant */
+          type: 'reward.approved';
+          /**
+           * Format: date-time
+           * @description ISO-8601, UTC
+           */
+          timestamp: string;
+          campaign_id: components['schemas']['Uuid'];
+          data: {
+            /** @description Derived from rule and source. */
+            id: string;
+            /** @description UTC time as YYYY-MM-DD_HH-MM-SS */
+            created_at: string;
+            campaign_id: string;
+            rule_id: string;
+            recipient: 'referrer' | 'referred_user';
+            /** @description The `referrer_id` or the `referred_user_id`. */
+            recipient_id: string;
+            source_type: 'referred_user' | 'conversion';
+            /** @description The `referred_user_id` of a signup, or the conversion id. */
+            source_id: string;
+            /** @description `adjustment`: a negative reward a refund made against `adjusts`. */
+            type: 'reward' | 'adjustment';
+            /** @description The reward an adjustment lowers; null for a reward. */
+            adjusts: string | null;
+            /** @description Minor units; negative for an adjustment. */
+            amount: number;
+            currency: string;
+            status: 'in_review' | 'pending' | 'approved' | 'paid' | 'voided';
+            /** @description When the hold ends (UTC, YYYY-MM-DD_HH-MM-SS). */
+            available_at: string;
+            review_reasons: ('referrer_signups_per_hour' | 'repeat_visitor')[];
+            /** @description The payout that paid it. */
+            payout_id: string | null;
+            /** @description Why it was voided (`refunded` for a refund). */
+            void_reason: string | null;
+          };
+        }
+      | {
+          /** @description The event id, the `webhook-id` of its deliveries */
+          id: string;
+          /** @constant */
+          type: 'reward.paid';
+          /**
+           * Format: date-time
+           * @description ISO-8601, UTC
+           */
+          timestamp: string;
+          campaign_id: components['schemas']['Uuid'];
+          data: {
+            /** @description Derived from rule and source. */
+            id: string;
+            /** @description UTC time as YYYY-MM-DD_HH-MM-SS */
+            created_at: string;
+            campaign_id: string;
+            rule_id: string;
+            recipient: 'referrer' | 'referred_user';
+            /** @description The `referrer_id` or the `referred_user_id`. */
+            recipient_id: string;
+            source_type: 'referred_user' | 'conversion';
+            /** @description The `referred_user_id` of a signup, or the conversion id. */
+            source_id: string;
+            /** @description `adjustment`: a negative reward a refund made against `adjusts`. */
+            type: 'reward' | 'adjustment';
+            /** @description The reward an adjustment lowers; null for a reward. */
+            adjusts: string | null;
+            /** @description Minor units; negative for an adjustment. */
+            amount: number;
+            currency: string;
+            status: 'in_review' | 'pending' | 'approved' | 'paid' | 'voided';
+            /** @description When the hold ends (UTC, YYYY-MM-DD_HH-MM-SS). */
+            available_at: string;
+            review_reasons: ('referrer_signups_per_hour' | 'repeat_visitor')[];
+            /** @description The payout that paid it. */
+            payout_id: string | null;
+            /** @description Why it was voided (`refunded` for a refund). */
+            void_reason: string | null;
+          };
+        }
+      | {
+          /** @description The event id, the `webhook-id` of its deliveries */
+          id: string;
+          /** @constant */
+          type: 'reward.voided';
+          /**
+           * Format: date-time
+           * @description ISO-8601, UTC
+           */
+          timestamp: string;
+          campaign_id: components['schemas']['Uuid'];
+          data: {
+            /** @description Derived from rule and source. */
+            id: string;
+            /** @description UTC time as YYYY-MM-DD_HH-MM-SS */
+            created_at: string;
+            campaign_id: string;
+            rule_id: string;
+            recipient: 'referrer' | 'referred_user';
+            /** @description The `referrer_id` or the `referred_user_id`. */
+            recipient_id: string;
+            source_type: 'referred_user' | 'conversion';
+            /** @description The `referred_user_id` of a signup, or the conversion id. */
+            source_id: string;
+            /** @description `adjustment`: a negative reward a refund made against `adjusts`. */
+            type: 'reward' | 'adjustment';
+            /** @description The reward an adjustment lowers; null for a reward. */
+            adjusts: string | null;
+            /** @description Minor units; negative for an adjustment. */
+            amount: number;
+            currency: string;
+            status: 'in_review' | 'pending' | 'approved' | 'paid' | 'voided';
+            /** @description When the hold ends (UTC, YYYY-MM-DD_HH-MM-SS). */
+            available_at: string;
+            review_reasons: ('referrer_signups_per_hour' | 'repeat_visitor')[];
+            /** @description The payout that paid it. */
+            payout_id: string | null;
+            /** @description Why it was voided (`refunded` for a refund). */
+            void_reason: string | null;
+          };
         };
     WebhookTestResult: {
       /** @description The endpoint answered a 2xx */
@@ -2161,13 +2530,38 @@ export interface operations {
            *         "action.created",
            *         "referred_user.created",
            *         "conversion.created",
-           *         "conversion.refunded"
+           *         "conversion.refunded",
+           *         "reward.created",
+           *         "reward.approved",
+           *         "reward.voided",
+           *         "reward.paid",
+           *         "reward.flagged"
            *       ],
            *       "webhook_status": "enabled",
            *       "webhook_disabled_reason": null,
            *       "click_ids": true,
            *       "attribution_window_days": 90,
-           *       "currency": "EUR"
+           *       "currency": "EUR",
+           *       "reward_rules": [
+           *         {
+           *           "id": "referrer_share",
+           *           "on": "conversion",
+           *           "recipient": "referrer",
+           *           "type": "percent",
+           *           "amount": 1000,
+           *           "hold_days": 30
+           *         },
+           *         {
+           *           "id": "welcome_bonus",
+           *           "on": "conversion",
+           *           "recipient": "referred_user",
+           *           "type": "flat",
+           *           "amount": 500,
+           *           "first_conversions": 1,
+           *           "hold_days": 14
+           *         }
+           *       ],
+           *       "review_signups_per_hour": 20
            *     }
            */
           'application/json': components['schemas']['Campaign'];
@@ -2247,13 +2641,20 @@ export interface operations {
            *         "action.created",
            *         "referred_user.created",
            *         "conversion.created",
-           *         "conversion.refunded"
+           *         "conversion.refunded",
+           *         "reward.created",
+           *         "reward.approved",
+           *         "reward.voided",
+           *         "reward.paid",
+           *         "reward.flagged"
            *       ],
            *       "webhook_status": "enabled",
            *       "webhook_disabled_reason": null,
            *       "click_ids": true,
            *       "attribution_window_days": 90,
-           *       "currency": "EUR"
+           *       "currency": "EUR",
+           *       "reward_rules": [],
+           *       "review_signups_per_hour": 20
            *     }
            */
           'application/json': components['schemas']['Campaign'];
@@ -2453,7 +2854,26 @@ export interface operations {
         /**
          * @example {
          *       "name": "Spring referral promo 2026",
-         *       "webhook_url": "https://hooks.example.com/referrals"
+         *       "webhook_url": "https://hooks.example.com/referrals",
+         *       "reward_rules": [
+         *         {
+         *           "id": "referrer_share",
+         *           "on": "conversion",
+         *           "recipient": "referrer",
+         *           "type": "percent",
+         *           "amount": 1000,
+         *           "hold_days": 30
+         *         },
+         *         {
+         *           "id": "welcome_bonus",
+         *           "on": "conversion",
+         *           "recipient": "referred_user",
+         *           "type": "flat",
+         *           "amount": 500,
+         *           "first_conversions": 1,
+         *           "hold_days": 14
+         *         }
+         *       ]
          *     }
          */
         'application/json': components['schemas']['UpdateCampaignBody'];
@@ -2479,13 +2899,38 @@ export interface operations {
            *         "action.created",
            *         "referred_user.created",
            *         "conversion.created",
-           *         "conversion.refunded"
+           *         "conversion.refunded",
+           *         "reward.created",
+           *         "reward.approved",
+           *         "reward.voided",
+           *         "reward.paid",
+           *         "reward.flagged"
            *       ],
            *       "webhook_status": "enabled",
            *       "webhook_disabled_reason": null,
            *       "click_ids": true,
            *       "attribution_window_days": 90,
-           *       "currency": "EUR"
+           *       "currency": "EUR",
+           *       "reward_rules": [
+           *         {
+           *           "id": "referrer_share",
+           *           "on": "conversion",
+           *           "recipient": "referrer",
+           *           "type": "percent",
+           *           "amount": 1000,
+           *           "hold_days": 30
+           *         },
+           *         {
+           *           "id": "welcome_bonus",
+           *           "on": "conversion",
+           *           "recipient": "referred_user",
+           *           "type": "flat",
+           *           "amount": 500,
+           *           "first_conversions": 1,
+           *           "hold_days": 14
+           *         }
+           *       ],
+           *       "review_signups_per_hour": 20
            *     }
            */
           'application/json': components['schemas']['Campaign'];
@@ -2567,13 +3012,20 @@ export interface operations {
            *           "action.created",
            *           "referred_user.created",
            *           "conversion.created",
-           *           "conversion.refunded"
+           *           "conversion.refunded",
+           *           "reward.created",
+           *           "reward.approved",
+           *           "reward.voided",
+           *           "reward.paid",
+           *           "reward.flagged"
            *         ],
            *         "webhook_status": "enabled",
            *         "webhook_disabled_reason": null,
            *         "click_ids": false,
            *         "attribution_window_days": 90,
-           *         "currency": "EUR"
+           *         "currency": "EUR",
+           *         "reward_rules": [],
+           *         "review_signups_per_hour": 20
            *       },
            *       {
            *         "id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
@@ -2586,13 +3038,38 @@ export interface operations {
            *           "action.created",
            *           "referred_user.created",
            *           "conversion.created",
-           *           "conversion.refunded"
+           *           "conversion.refunded",
+           *           "reward.created",
+           *           "reward.approved",
+           *           "reward.voided",
+           *           "reward.paid",
+           *           "reward.flagged"
            *         ],
            *         "webhook_status": "enabled",
            *         "webhook_disabled_reason": null,
            *         "click_ids": true,
            *         "attribution_window_days": 90,
-           *         "currency": "EUR"
+           *         "currency": "EUR",
+           *         "reward_rules": [
+           *           {
+           *             "id": "referrer_share",
+           *             "on": "conversion",
+           *             "recipient": "referrer",
+           *             "type": "percent",
+           *             "amount": 1000,
+           *             "hold_days": 30
+           *           },
+           *           {
+           *             "id": "welcome_bonus",
+           *             "on": "conversion",
+           *             "recipient": "referred_user",
+           *             "type": "flat",
+           *             "amount": 500,
+           *             "first_conversions": 1,
+           *             "hold_days": 14
+           *           }
+           *         ],
+           *         "review_signups_per_hour": 20
            *       }
            *     ]
            */
@@ -4543,13 +5020,38 @@ export interface operations {
            *         "action.created",
            *         "referred_user.created",
            *         "conversion.created",
-           *         "conversion.refunded"
+           *         "conversion.refunded",
+           *         "reward.created",
+           *         "reward.approved",
+           *         "reward.voided",
+           *         "reward.paid",
+           *         "reward.flagged"
            *       ],
            *       "webhook_status": "enabled",
            *       "webhook_disabled_reason": null,
            *       "click_ids": true,
            *       "attribution_window_days": 90,
-           *       "currency": "EUR"
+           *       "currency": "EUR",
+           *       "reward_rules": [
+           *         {
+           *           "id": "referrer_share",
+           *           "on": "conversion",
+           *           "recipient": "referrer",
+           *           "type": "percent",
+           *           "amount": 1000,
+           *           "hold_days": 30
+           *         },
+           *         {
+           *           "id": "welcome_bonus",
+           *           "on": "conversion",
+           *           "recipient": "referred_user",
+           *           "type": "flat",
+           *           "amount": 500,
+           *           "first_conversions": 1,
+           *           "hold_days": 14
+           *         }
+           *       ],
+           *       "review_signups_per_hour": 20
            *     }
            */
           'application/json': components['schemas']['Campaign'];
@@ -6221,6 +6723,588 @@ export interface operations {
          *     }
          */
         'application/json': components['schemas']['ConversionRefundedEvent'];
+      };
+    };
+    responses: {
+      /** @description Gone: the event is not sent again. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Delivered. Only a 2xx answer counts as delivered. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Any other answer, a timeout (15 s) or a connection error is a failure: the event is retried with backoff for about 3 days. Redirects are not followed. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  RewardCreatedWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description Id of the event, the same on every retry: use it to drop duplicates.
+         * @example evt_reward_pending_rw_PwxbfipNTBuajm1fTjwrGppfDyQZZE6LDBLK4KKIhN785mXc2Gjkzg
+         */
+        'webhook-id': string;
+        /**
+         * @description Unix time (seconds) of this attempt.
+         * @example 1795429233
+         */
+        'webhook-timestamp': string;
+        /**
+         * @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the campaign's `webhook_secret` after `whsec_`. For 24 h after a secret rotation it holds two signatures, space-separated (new secret first): accept the request when either verifies. The example is the signature of the example body, sent as compact JSON, with the example campaign's secret.
+         * @example v1,DivCUgvmWvKqeZIgJOIYa+tDxd9HK9764DvlUgGYSmo=
+         */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "type": "reward.created",
+         *       "timestamp": "2026-11-23T10:20:32.114Z",
+         *       "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+         *       "data": {
+         *         "id": "rw_PwxbfipNTBuajm1fTjwrGppfDyQZZE6LDBLK4KKIhN785mXc2Gjkzg",
+         *         "created_at": "2026-11-23_10-20-31",
+         *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+         *         "rule_id": "referrer_share",
+         *         "recipient": "referrer",
+         *         "recipient_id": "user_8f3a2c",
+         *         "source_type": "conversion",
+         *         "source_id": "cv_PwxbfipNTBuajm1fTjwrGgGiB-vqZwAAAAAAAAE3",
+         *         "type": "reward",
+         *         "adjusts": null,
+         *         "amount": 499,
+         *         "currency": "EUR",
+         *         "status": "pending",
+         *         "available_at": "2026-12-23_10-20-31",
+         *         "review_reasons": [],
+         *         "payout_id": null,
+         *         "void_reason": null
+         *       }
+         *     }
+         */
+        'application/json': {
+          /** @constant */
+          type: 'reward.created';
+          /**
+           * Format: date-time
+           * @description When the event happened (ISO-8601, UTC)
+           */
+          timestamp: string;
+          campaign_id: components['schemas']['Uuid'];
+          data: {
+            /** @description Derived from rule and source. */
+            id: string;
+            /** @description UTC time as YYYY-MM-DD_HH-MM-SS */
+            created_at: string;
+            campaign_id: string;
+            rule_id: string;
+            recipient: 'referrer' | 'referred_user';
+            /** @description The `referrer_id` or the `referred_user_id`. */
+            recipient_id: string;
+            source_type: 'referred_user' | 'conversion';
+            /** @description The `referred_user_id` of a signup, or the conversion id. */
+            source_id: string;
+            /** @description `adjustment`: a negative reward a refund made against `adjusts`. */
+            type: 'reward' | 'adjustment';
+            /** @description The reward an adjustment lowers; null for a reward. */
+            adjusts: string | null;
+            /** @description Minor units; negative for an adjustment. */
+            amount: number;
+            currency: string;
+            status: 'in_review' | 'pending' | 'approved' | 'paid' | 'voided';
+            /** @description When the hold ends (UTC, YYYY-MM-DD_HH-MM-SS). */
+            available_at: string;
+            review_reasons: ('referrer_signups_per_hour' | 'repeat_visitor')[];
+            /** @description The payout that paid it. */
+            payout_id: string | null;
+            /** @description Why it was voided (`refunded` for a refund). */
+            void_reason: string | null;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description Gone: the event is not sent again. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Delivered. Only a 2xx answer counts as delivered. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Any other answer, a timeout (15 s) or a connection error is a failure: the event is retried with backoff for about 3 days. Redirects are not followed. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  RewardFlaggedWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description Id of the event, the same on every retry: use it to drop duplicates.
+         * @example evt_reward_in_review_rw_PwxbfipNTBuajm1fTjwrGppfDyQZZE6LDBLK4KKIhN785mXc2Gjkzg
+         */
+        'webhook-id': string;
+        /**
+         * @description Unix time (seconds) of this attempt.
+         * @example 1795429233
+         */
+        'webhook-timestamp': string;
+        /**
+         * @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the campaign's `webhook_secret` after `whsec_`. For 24 h after a secret rotation it holds two signatures, space-separated (new secret first): accept the request when either verifies. The example is the signature of the example body, sent as compact JSON, with the example campaign's secret.
+         * @example v1,hwIMZNbLJw+YI/iguWSWTZn+N78cu20llHYJnBHmbm0=
+         */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "type": "reward.flagged",
+         *       "timestamp": "2026-11-23T10:20:32.114Z",
+         *       "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+         *       "data": {
+         *         "id": "rw_PwxbfipNTBuajm1fTjwrGppfDyQZZE6LDBLK4KKIhN785mXc2Gjkzg",
+         *         "created_at": "2026-11-23_10-20-31",
+         *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+         *         "rule_id": "referrer_share",
+         *         "recipient": "referrer",
+         *         "recipient_id": "user_8f3a2c",
+         *         "source_type": "conversion",
+         *         "source_id": "cv_PwxbfipNTBuajm1fTjwrGgGiB-vqZwAAAAAAAAE3",
+         *         "type": "reward",
+         *         "adjusts": null,
+         *         "amount": 499,
+         *         "currency": "EUR",
+         *         "status": "in_review",
+         *         "available_at": "2026-12-23_10-20-31",
+         *         "review_reasons": [
+         *           "referrer_signups_per_hour"
+         *         ],
+         *         "payout_id": null,
+         *         "void_reason": null
+         *       }
+         *     }
+         */
+        'application/json': {
+          /** @constant */
+          type: 'reward.flagged';
+          /**
+           * Format: date-time
+           * @description When the event happened (ISO-8601, UTC)
+           */
+          timestamp: string;
+          campaign_id: components['schemas']['Uuid'];
+          data: {
+            /** @description Derived from rule and source. */
+            id: string;
+            /** @description UTC time as YYYY-MM-DD_HH-MM-SS */
+            created_at: string;
+            campaign_id: string;
+            rule_id: string;
+            recipient: 'referrer' | 'referred_user';
+            /** @description The `referrer_id` or the `referred_user_id`. */
+            recipient_id: string;
+            source_type: 'referred_user' | 'conversion';
+            /** @description The `referred_user_id` of a signup, or the conversion id. */
+            source_id: string;
+            /** @description `adjustment`: a negative reward a refund made against `adjusts`. */
+            type: 'reward' | 'adjustment';
+            /** @description The reward an adjustment lowers; null for a reward. */
+            adjusts: string | null;
+            /** @description Minor units; negative for an adjustment. */
+            amount: number;
+            currency: string;
+            status: 'in_review' | 'pending' | 'approved' | 'paid' | 'voided';
+            /** @description When the hold ends (UTC, YYYY-MM-DD_HH-MM-SS). */
+            available_at: string;
+            review_reasons: ('referrer_signups_per_hour' | 'repeat_visitor')[];
+            /** @description The payout that paid it. */
+            payout_id: string | null;
+            /** @description Why it was voided (`refunded` for a refund). */
+            void_reason: string | null;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description Gone: the event is not sent again. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Delivered. Only a 2xx answer counts as delivered. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Any other answer, a timeout (15 s) or a connection error is a failure: the event is retried with backoff for about 3 days. Redirects are not followed. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  RewardApprovedWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description Id of the event, the same on every retry: use it to drop duplicates.
+         * @example evt_reward_approved_rw_PwxbfipNTBuajm1fTjwrGppfDyQZZE6LDBLK4KKIhN785mXc2Gjkzg
+         */
+        'webhook-id': string;
+        /**
+         * @description Unix time (seconds) of this attempt.
+         * @example 1798021263
+         */
+        'webhook-timestamp': string;
+        /**
+         * @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the campaign's `webhook_secret` after `whsec_`. For 24 h after a secret rotation it holds two signatures, space-separated (new secret first): accept the request when either verifies. The example is the signature of the example body, sent as compact JSON, with the example campaign's secret.
+         * @example v1,Hg+VgbLwYtBNo5ZwMj6hUu4Vw3GL7vCZ1wIiJap1+CU=
+         */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "type": "reward.approved",
+         *       "timestamp": "2026-12-23T10:21:02.530Z",
+         *       "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+         *       "data": {
+         *         "id": "rw_PwxbfipNTBuajm1fTjwrGppfDyQZZE6LDBLK4KKIhN785mXc2Gjkzg",
+         *         "created_at": "2026-11-23_10-20-31",
+         *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+         *         "rule_id": "referrer_share",
+         *         "recipient": "referrer",
+         *         "recipient_id": "user_8f3a2c",
+         *         "source_type": "conversion",
+         *         "source_id": "cv_PwxbfipNTBuajm1fTjwrGgGiB-vqZwAAAAAAAAE3",
+         *         "type": "reward",
+         *         "adjusts": null,
+         *         "amount": 499,
+         *         "currency": "EUR",
+         *         "status": "approved",
+         *         "available_at": "2026-12-23_10-20-31",
+         *         "review_reasons": [],
+         *         "payout_id": null,
+         *         "void_reason": null
+         *       }
+         *     }
+         */
+        'application/json': {
+          /** @constant */
+          type: 'reward.approved';
+          /**
+           * Format: date-time
+           * @description When the event happened (ISO-8601, UTC)
+           */
+          timestamp: string;
+          campaign_id: components['schemas']['Uuid'];
+          data: {
+            /** @description Derived from rule and source. */
+            id: string;
+            /** @description UTC time as YYYY-MM-DD_HH-MM-SS */
+            created_at: string;
+            campaign_id: string;
+            rule_id: string;
+            recipient: 'referrer' | 'referred_user';
+            /** @description The `referrer_id` or the `referred_user_id`. */
+            recipient_id: string;
+            source_type: 'referred_user' | 'conversion';
+            /** @description The `referred_user_id` of a signup, or the conversion id. */
+            source_id: string;
+            /** @description `adjustment`: a negative reward a refund made against `adjusts`. */
+            type: 'reward' | 'adjustment';
+            /** @description The reward an adjustment lowers; null for a reward. */
+            adjusts: string | null;
+            /** @description Minor units; negative for an adjustment. */
+            amount: number;
+            currency: string;
+            status: 'in_review' | 'pending' | 'approved' | 'paid' | 'voided';
+            /** @description When the hold ends (UTC, YYYY-MM-DD_HH-MM-SS). */
+            available_at: string;
+            review_reasons: ('referrer_signups_per_hour' | 'repeat_visitor')[];
+            /** @description The payout that paid it. */
+            payout_id: string | null;
+            /** @description Why it was voided (`refunded` for a refund). */
+            void_reason: string | null;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description Gone: the event is not sent again. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Delivered. Only a 2xx answer counts as delivered. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Any other answer, a timeout (15 s) or a connection error is a failure: the event is retried with backoff for about 3 days. Redirects are not followed. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  RewardPaidWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description Id of the event, the same on every retry: use it to drop duplicates.
+         * @example evt_reward_paid_rw_PwxbfipNTBuajm1fTjwrGppfDyQZZE6LDBLK4KKIhN785mXc2Gjkzg
+         */
+        'webhook-id': string;
+        /**
+         * @description Unix time (seconds) of this attempt.
+         * @example 1798444813
+         */
+        'webhook-timestamp': string;
+        /**
+         * @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the campaign's `webhook_secret` after `whsec_`. For 24 h after a secret rotation it holds two signatures, space-separated (new secret first): accept the request when either verifies. The example is the signature of the example body, sent as compact JSON, with the example campaign's secret.
+         * @example v1,0Ild8KoGjCtqbOA8/mG5b/O8quIxd9vkva+xDUh8Vkw=
+         */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "type": "reward.paid",
+         *       "timestamp": "2026-12-28T08:00:12.004Z",
+         *       "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+         *       "data": {
+         *         "id": "rw_PwxbfipNTBuajm1fTjwrGppfDyQZZE6LDBLK4KKIhN785mXc2Gjkzg",
+         *         "created_at": "2026-11-23_10-20-31",
+         *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+         *         "rule_id": "referrer_share",
+         *         "recipient": "referrer",
+         *         "recipient_id": "user_8f3a2c",
+         *         "source_type": "conversion",
+         *         "source_id": "cv_PwxbfipNTBuajm1fTjwrGgGiB-vqZwAAAAAAAAE3",
+         *         "type": "reward",
+         *         "adjusts": null,
+         *         "amount": 499,
+         *         "currency": "EUR",
+         *         "status": "paid",
+         *         "available_at": "2026-12-23_10-20-31",
+         *         "review_reasons": [],
+         *         "payout_id": "po_Wd3cJ1l0bX2yQe8ZkVfXo4",
+         *         "void_reason": null
+         *       }
+         *     }
+         */
+        'application/json': {
+          /** @constant */
+          type: 'reward.paid';
+          /**
+           * Format: date-time
+           * @description When the event happened (ISO-8601, UTC)
+           */
+          timestamp: string;
+          campaign_id: components['schemas']['Uuid'];
+          data: {
+            /** @description Derived from rule and source. */
+            id: string;
+            /** @description UTC time as YYYY-MM-DD_HH-MM-SS */
+            created_at: string;
+            campaign_id: string;
+            rule_id: string;
+            recipient: 'referrer' | 'referred_user';
+            /** @description The `referrer_id` or the `referred_user_id`. */
+            recipient_id: string;
+            source_type: 'referred_user' | 'conversion';
+            /** @description The `referred_user_id` of a signup, or the conversion id. */
+            source_id: string;
+            /** @description `adjustment`: a negative reward a refund made against `adjusts`. */
+            type: 'reward' | 'adjustment';
+            /** @description The reward an adjustment lowers; null for a reward. */
+            adjusts: string | null;
+            /** @description Minor units; negative for an adjustment. */
+            amount: number;
+            currency: string;
+            status: 'in_review' | 'pending' | 'approved' | 'paid' | 'voided';
+            /** @description When the hold ends (UTC, YYYY-MM-DD_HH-MM-SS). */
+            available_at: string;
+            review_reasons: ('referrer_signups_per_hour' | 'repeat_visitor')[];
+            /** @description The payout that paid it. */
+            payout_id: string | null;
+            /** @description Why it was voided (`refunded` for a refund). */
+            void_reason: string | null;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description Gone: the event is not sent again. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Delivered. Only a 2xx answer counts as delivered. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Any other answer, a timeout (15 s) or a connection error is a failure: the event is retried with backoff for about 3 days. Redirects are not followed. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  RewardVoidedWebhook: {
+    parameters: {
+      query?: never;
+      header: {
+        /**
+         * @description Id of the event, the same on every retry: use it to drop duplicates.
+         * @example evt_reward_voided_rw_PwxbfipNTBuajm1fTjwrGppfDyQZZE6LDBLK4KKIhN785mXc2Gjkzg
+         */
+        'webhook-id': string;
+        /**
+         * @description Unix time (seconds) of this attempt.
+         * @example 1795536166
+         */
+        'webhook-timestamp': string;
+        /**
+         * @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the campaign's `webhook_secret` after `whsec_`. For 24 h after a secret rotation it holds two signatures, space-separated (new secret first): accept the request when either verifies. The example is the signature of the example body, sent as compact JSON, with the example campaign's secret.
+         * @example v1,1L3F0xfwjVUJSBZ3Oci7jV9QxNpLCSzCSinecrJHq6c=
+         */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "type": "reward.voided",
+         *       "timestamp": "2026-11-24T16:02:45.310Z",
+         *       "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+         *       "data": {
+         *         "id": "rw_PwxbfipNTBuajm1fTjwrGppfDyQZZE6LDBLK4KKIhN785mXc2Gjkzg",
+         *         "created_at": "2026-11-23_10-20-31",
+         *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+         *         "rule_id": "referrer_share",
+         *         "recipient": "referrer",
+         *         "recipient_id": "user_8f3a2c",
+         *         "source_type": "conversion",
+         *         "source_id": "cv_PwxbfipNTBuajm1fTjwrGgGiB-vqZwAAAAAAAAE3",
+         *         "type": "reward",
+         *         "adjusts": null,
+         *         "amount": 499,
+         *         "currency": "EUR",
+         *         "status": "voided",
+         *         "available_at": "2026-12-23_10-20-31",
+         *         "review_reasons": [],
+         *         "payout_id": null,
+         *         "void_reason": "refunded"
+         *       }
+         *     }
+         */
+        'application/json': {
+          /** @constant */
+          type: 'reward.voided';
+          /**
+           * Format: date-time
+           * @description When the event happened (ISO-8601, UTC)
+           */
+          timestamp: string;
+          campaign_id: components['schemas']['Uuid'];
+          data: {
+            /** @description Derived from rule and source. */
+            id: string;
+            /** @description UTC time as YYYY-MM-DD_HH-MM-SS */
+            created_at: string;
+            campaign_id: string;
+            rule_id: string;
+            recipient: 'referrer' | 'referred_user';
+            /** @description The `referrer_id` or the `referred_user_id`. */
+            recipient_id: string;
+            source_type: 'referred_user' | 'conversion';
+            /** @description The `referred_user_id` of a signup, or the conversion id. */
+            source_id: string;
+            /** @description `adjustment`: a negative reward a refund made against `adjusts`. */
+            type: 'reward' | 'adjustment';
+            /** @description The reward an adjustment lowers; null for a reward. */
+            adjusts: string | null;
+            /** @description Minor units; negative for an adjustment. */
+            amount: number;
+            currency: string;
+            status: 'in_review' | 'pending' | 'approved' | 'paid' | 'voided';
+            /** @description When the hold ends (UTC, YYYY-MM-DD_HH-MM-SS). */
+            available_at: string;
+            review_reasons: ('referrer_signups_per_hour' | 'repeat_visitor')[];
+            /** @description The payout that paid it. */
+            payout_id: string | null;
+            /** @description Why it was voided (`refunded` for a refund). */
+            void_reason: string | null;
+          };
+        };
       };
     };
     responses: {

@@ -5,6 +5,7 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { Conversion } from '../domain/conversion-schemas.ts';
 import { Action, ReferredUser } from '../domain/link-schemas.ts';
+import { RewardObject } from '../domain/reward-rule-schemas.ts';
 import { Uuid } from '../domain/schemas.ts';
 import { TEST_EVENT_TYPE, type WebhookBody, type WebhookEventType } from '../domain/webhook-events.ts';
 
@@ -46,6 +47,34 @@ export const ConversionRefundedEvent = event(
   'Sent for every refund, partial or whole; `data` is the conversion after it (`refunded_amount`, `status`).',
 );
 
+const rewardNote =
+  ' An adjustment (`type: adjustment`, a negative amount a refund made) has the same events as a reward.';
+export const RewardCreatedEvent = event(
+  'reward.created',
+  RewardObject,
+  `A reward entered \`pending\`: made by a rule for a signup or a conversion, or approved out of review. Its hold ends at \`available_at\`. \`data\` is the reward.${rewardNote}`,
+);
+export const RewardFlaggedEvent = event(
+  'reward.flagged',
+  RewardObject,
+  `A reward was made \`in_review\` (\`review_reasons\` say why): it waits for approve or void. \`data\` is the reward.${rewardNote}`,
+);
+export const RewardApprovedEvent = event(
+  'reward.approved',
+  RewardObject,
+  `A reward became \`approved\` (its hold ended, or it was approved early): it is payable, and the next payout of its recipient includes it. A clawback (an adjustment of a paid reward) is approved when made. \`data\` is the reward.${rewardNote}`,
+);
+export const RewardPaidEvent = event(
+  'reward.paid',
+  RewardObject,
+  `A payout included the reward (\`payout_id\`). \`data\` is the reward.${rewardNote}`,
+);
+export const RewardVoidedEvent = event(
+  'reward.voided',
+  RewardObject,
+  `A reward was voided (\`void_reason\`: \`refunded\` for a full refund of its conversion, or the reason given to the API). \`data\` is the reward.${rewardNote}`,
+);
+
 export const WebhookTestEvent = event(
   TEST_EVENT_TYPE,
   Type.Object(
@@ -65,6 +94,11 @@ export type PayloadsMatchWebhookBody = Assert<
     | typeof ReferredUserCreatedEvent
     | typeof ConversionCreatedEvent
     | typeof ConversionRefundedEvent
+    | typeof RewardCreatedEvent
+    | typeof RewardFlaggedEvent
+    | typeof RewardApprovedEvent
+    | typeof RewardPaidEvent
+    | typeof RewardVoidedEvent
   > extends WebhookBody
     ? true
     : false
@@ -94,6 +128,36 @@ export const webhookEvents = [
     schema: ConversionRefundedEvent,
     summary: 'A conversion was refunded, in part or whole',
     operationId: 'ConversionRefundedWebhook',
+  },
+  {
+    type: 'reward.created',
+    schema: RewardCreatedEvent,
+    summary: 'A reward was created (pending)',
+    operationId: 'RewardCreatedWebhook',
+  },
+  {
+    type: 'reward.flagged',
+    schema: RewardFlaggedEvent,
+    summary: 'A reward was created in review',
+    operationId: 'RewardFlaggedWebhook',
+  },
+  {
+    type: 'reward.approved',
+    schema: RewardApprovedEvent,
+    summary: 'A reward was approved (payable)',
+    operationId: 'RewardApprovedWebhook',
+  },
+  {
+    type: 'reward.paid',
+    schema: RewardPaidEvent,
+    summary: 'A reward was paid by a payout',
+    operationId: 'RewardPaidWebhook',
+  },
+  {
+    type: 'reward.voided',
+    schema: RewardVoidedEvent,
+    summary: 'A reward was voided',
+    operationId: 'RewardVoidedWebhook',
   },
   {
     type: TEST_EVENT_TYPE,

@@ -174,7 +174,7 @@ export const operations = {
   CreateCampaign: {
     tag: tags.campaigns,
     description:
-      'Creates a campaign. `url` is trimmed and gets `https://` in front when it has no scheme; it must then be an absolute http(s) URL. `webhook_url` and `webhook_secret` start as null. `click_ids` (default false) makes the redirect give each counted visit a click id (`rfclid`), which a signup can send back within `attribution_window_days` (1–365, default 90). `currency` (ISO 4217, `USD` when omitted) is the currency of the amounts of its conversions.',
+      'Creates a campaign. `url` is trimmed and gets `https://` in front when it has no scheme; it must then be an absolute http(s) URL. `webhook_url` and `webhook_secret` start as null. `click_ids` (default false) makes the redirect give each counted visit a click id (`rfclid`), which a signup can send back within `attribution_window_days` (1–365, default 90). `currency` (ISO 4217, `USD` when omitted) is the currency of the amounts of its conversions. `reward_rules` (at most 10) and `review_signups_per_hour` (default 20) set its rewards: see Rewards.',
     request: { body: CreateCampaignBody },
     success: { status: 201, description: 'The new campaign.', schema: Campaign },
     example: { body: ex.createCampaign, response: ex.campaignCreated },
@@ -190,7 +190,7 @@ export const operations = {
   UpdateCampaign: {
     tag: tags.campaigns,
     description:
-      'Changes the name and/or the webhook URL of a campaign (`null` clears the webhook URL). The first `webhook_url` set creates the `webhook_secret`, which stays the same afterwards. `webhook_events` chooses the event types sent (a non-empty array of distinct types; the others stay in the events feed) and `webhook_status` enables a disabled webhook again (`enabled`, restarting its failure clock) or stops deliveries (`disabled`). `click_ids` and `attribution_window_days` turn click ids on or off and set how long a click can attribute a signup (the window in force at signup time counts). `currency` can change until the first conversion of the campaign (then 409 `currency_locked`). The campaign `url` is immutable: sending it is 400 `url_immutable`.',
+      'Changes the name and/or the webhook URL of a campaign (`null` clears the webhook URL). The first `webhook_url` set creates the `webhook_secret`, which stays the same afterwards. `webhook_events` chooses the event types sent (a non-empty array of distinct types; the others stay in the events feed) and `webhook_status` enables a disabled webhook again (`enabled`, restarting its failure clock) or stops deliveries (`disabled`). `click_ids` and `attribution_window_days` turn click ids on or off and set how long a click can attribute a signup (the window in force at signup time counts). `currency` can change until the first conversion or reward of the campaign (then 409 `currency_locked`). `reward_rules` replaces the rules for signups and conversions committed from now on (earlier ones keep the rules of their commit); `review_signups_per_hour` sets the review threshold. The campaign `url` is immutable: sending it is 400 `url_immutable`.',
     request: {
       query: CampaignIdQuery,
       body: UpdateCampaignBody,

@@ -19,8 +19,15 @@ import type {
   ReferralLink,
   ReferredUser,
 } from '../domain/link-schemas.ts';
+import { rewardId } from '../domain/reward-ids.ts';
+import type { RewardRule } from '../domain/reward-rules.ts';
 import type { Campaign, CreateCampaignBody, UpdateCampaignBody } from '../domain/schemas.ts';
-import { actionEventId, conversionEventId, type WebhookBody } from '../domain/webhook-events.ts';
+import {
+  actionEventId,
+  conversionEventId,
+  rewardEventId,
+  type WebhookBody,
+} from '../domain/webhook-events.ts';
 import type {
   DeliveryAttemptList,
   FeedEventList,
@@ -40,6 +47,39 @@ const customCode = 'ANNA-SPRING';
 const referrerId = 'user_8f3a2c';
 const referredUserId = 'user_51d7e0';
 
+const allEvents: Campaign['webhook_events'] = [
+  'action.created',
+  'referred_user.created',
+  'conversion.created',
+  'conversion.refunded',
+  'reward.created',
+  'reward.approved',
+  'reward.voided',
+  'reward.paid',
+  'reward.flagged',
+];
+
+/** 10 % of every sale for the referrer, and 5.00 EUR for the referred user's first order. */
+const rewardRules = [
+  {
+    id: 'referrer_share',
+    on: 'conversion',
+    recipient: 'referrer',
+    type: 'percent',
+    amount: 1000,
+    hold_days: 30,
+  },
+  {
+    id: 'welcome_bonus',
+    on: 'conversion',
+    recipient: 'referred_user',
+    type: 'flat',
+    amount: 500,
+    first_conversions: 1,
+    hold_days: 14,
+  },
+] satisfies RewardRule[];
+
 const campaignCreated = {
   id: campaignId,
   created_at: '2026-11-22_14-05-09',
@@ -47,16 +87,19 @@ const campaignCreated = {
   name: 'Spring referral promo',
   webhook_url: null,
   webhook_secret: null,
-  webhook_events: ['action.created', 'referred_user.created', 'conversion.created', 'conversion.refunded'],
+  webhook_events: allEvents,
   webhook_status: 'enabled',
   webhook_disabled_reason: null,
   click_ids: true,
   attribution_window_days: 90,
   currency: 'EUR',
+  reward_rules: [],
+  review_signups_per_hour: 20,
 } satisfies Campaign;
 
 const campaignWithWebhook = {
   ...campaignCreated,
+  reward_rules: rewardRules,
   name: 'Spring referral promo 2026',
   webhook_url: 'https://hooks.example.com/referrals',
   webhook_secret: 'whsec_FtooWMUa8tBQak0XgbzXVyekr3H2YkLNETyTB1i+q9M=',
@@ -76,12 +119,14 @@ const summerCampaign = {
   name: 'Summer referral promo',
   webhook_url: null,
   webhook_secret: null,
-  webhook_events: ['action.created', 'referred_user.created', 'conversion.created', 'conversion.refunded'],
+  webhook_events: allEvents,
   webhook_status: 'enabled',
   webhook_disabled_reason: null,
   click_ids: false,
   attribution_window_days: 90,
   currency: 'EUR',
+  reward_rules: [],
+  review_signups_per_hour: 20,
 } satisfies Campaign;
 
 /** The referrer's link, with its counters as of a given moment of the story. */
@@ -197,6 +242,43 @@ const saleRefunded = {
   status: 'partially_refunded',
 } satisfies Conversion;
 
+/** The referrer's 10 % of the sale, made by the rule `referrer_share`, pending for 30 days. */
+const saleReward = {
+  id: rewardId({
+    campaignId,
+    recipient: 'referrer',
+    recipientId: referrerId,
+    ruleId: 'referrer_share',
+    sourceType: 'conversion',
+    sourceId: conversionId,
+  }),
+  created_at: '2026-11-23_10-20-31',
+  campaign_id: campaignId,
+  rule_id: 'referrer_share',
+  recipient: 'referrer' as const,
+  recipient_id: referrerId,
+  source_type: 'conversion' as const,
+  source_id: conversionId,
+  type: 'reward' as const,
+  adjusts: null,
+  amount: 499,
+  currency: 'EUR',
+  status: 'pending' as 'pending' | 'in_review' | 'approved' | 'paid' | 'voided',
+  available_at: '2026-12-23_10-20-31',
+  review_reasons: [] as Array<'referrer_signups_per_hour' | 'repeat_visitor'>,
+  payout_id: null as string | null,
+  void_reason: null as string | null,
+};
+
+const rewardEvent = (
+  type: 'reward.created' | 'reward.approved' | 'reward.voided' | 'reward.paid' | 'reward.flagged',
+  timestamp: string,
+  data: typeof saleReward,
+) => ({
+  id: rewardEventId(data.id, data.status),
+  body: { type, timestamp, campaign_id: campaignId, data } satisfies WebhookBody,
+});
+
 const hookUrl = 'https://hooks.example.com/referrals';
 
 /** The delivery log: the purchase's event failed once (a 503), then went through. */
@@ -303,6 +385,7 @@ export const examples = {
   updateCampaign: {
     name: campaignWithWebhook.name,
     webhook_url: campaignWithWebhook.webhook_url,
+    reward_rules: rewardRules,
   } satisfies UpdateCampaignBody,
   campaignWithWebhook,
   campaignRotated,
@@ -441,6 +524,26 @@ export const examples = {
         data: saleRefunded,
       } satisfies WebhookBody,
     },
+    'reward.created': rewardEvent('reward.created', '2026-11-23T10:20:32.114Z', saleReward),
+    'reward.flagged': rewardEvent('reward.flagged', '2026-11-23T10:20:32.114Z', {
+      ...saleReward,
+      status: 'in_review',
+      review_reasons: ['referrer_signups_per_hour'],
+    }),
+    'reward.approved': rewardEvent('reward.approved', '2026-12-23T10:21:02.530Z', {
+      ...saleReward,
+      status: 'approved',
+    }),
+    'reward.paid': rewardEvent('reward.paid', '2026-12-28T08:00:12.004Z', {
+      ...saleReward,
+      status: 'paid',
+      payout_id: 'po_Wd3cJ1l0bX2yQe8ZkVfXo4',
+    }),
+    'reward.voided': rewardEvent('reward.voided', '2026-11-24T16:02:45.310Z', {
+      ...saleReward,
+      status: 'voided',
+      void_reason: 'refunded',
+    }),
     'webhook.test': {
       id: 'evt_test_1795428120331482',
       body: {

@@ -7,7 +7,7 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { newActionItem } from '../db/entities/action.ts';
 import { linkActionFromItem, linkFromItem } from '../db/entities/link.ts';
 import { logger as rootLogger } from '../observability/logger.ts';
-import { isLinkActionRecord, type StreamRecordLike, safeNumber } from './stream.ts';
+import { isLinkActionRecord, isRewardEventRecord, type StreamRecordLike, safeNumber } from './stream.ts';
 
 const logger = rootLogger.createChild();
 
@@ -18,9 +18,12 @@ const logger = rootLogger.createChild();
  * committed it, among the other events of that link, and one stream hop sooner. The INSERT of the
  * item written later is marked (`EVENT_FROM_LINK`) and is no event record (`isEventRecord`), so
  * the event is fed once. A link image that cannot be read is passed on as it is (and so skipped).
+ * A reward's MODIFY that carries an event (a change of state) stands for that event too.
  */
 export function eventRecordsOf(records: readonly StreamRecordLike[]): StreamRecordLike[] {
   return records.map((record) => {
+    // A reward's change of state is the event its new image carries, as an INSERT would be.
+    if (isRewardEventRecord(record)) return { ...record, eventName: 'INSERT' };
     if (!isLinkActionRecord(record)) return record;
     try {
       const image = record.dynamodb!.NewImage as Record<string, AttributeValue>;

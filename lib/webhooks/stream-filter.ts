@@ -34,8 +34,23 @@ export const BOT_VISIT_RECORD_FILTER = {
   dynamodb: { NewImage: { type: { S: ['bot_visit'] } } },
 } as const;
 
+/**
+ * A reward's change of state (`lib/db/entities/reward.ts`): a reward item is written whole, and
+ * carries its new state's event attributes only in the write that changed its state, so a MODIFY
+ * whose new image has `event_type` is an event (`isRewardEventRecord`); its INSERT (creation) is
+ * an event record like any other (`EVENT_RECORD_FILTER`).
+ */
+export const REWARD_EVENT_RECORD_FILTER = {
+  eventName: ['MODIFY'],
+  dynamodb: { NewImage: { type: { S: ['reward'] }, event_type: { S: [{ exists: true }] } } },
+} as const;
+
 /** The webhook consumer's mapping's filters (`functions/stream/enqueue-webhook-events.ts`). */
-export const STREAM_CONSUMER_FILTERS = [EVENT_RECORD_FILTER, LINK_ACTION_RECORD_FILTER] as const;
+export const STREAM_CONSUMER_FILTERS = [
+  EVENT_RECORD_FILTER,
+  LINK_ACTION_RECORD_FILTER,
+  REWARD_EVENT_RECORD_FILTER,
+] as const;
 
 /**
  * The second reader's mapping's filters (`functions/stream/feed-and-rollups.ts`): the events for
@@ -46,6 +61,7 @@ export const STREAM_CONSUMER_FILTERS = [EVENT_RECORD_FILTER, LINK_ACTION_RECORD_
 export const FEED_AND_ROLLUP_FILTERS = [
   EVENT_RECORD_FILTER,
   LINK_ACTION_RECORD_FILTER,
+  REWARD_EVENT_RECORD_FILTER,
   BOT_VISIT_RECORD_FILTER,
   PURGE_RECORD_FILTER,
 ] as const;

@@ -71,6 +71,14 @@ export function messageFromStreamRecord(record: StreamRecordLike): WebhookMessag
   } as WebhookMessage;
 }
 
+/** Same predicate as `REWARD_EVENT_RECORD_FILTER`: a reward's change of state, with its event. */
+export function isRewardEventRecord(record: StreamRecordLike): boolean {
+  const image = record.dynamodb?.NewImage;
+  const type = image?.type as { S?: unknown } | undefined;
+  const event = image?.event_type as { S?: unknown } | undefined;
+  return record.eventName === 'MODIFY' && type?.S === 'reward' && typeof event?.S === 'string';
+}
+
 /** Same predicate as `LINK_ACTION_RECORD_FILTER`: a MODIFY of a link that carries `last_action`. */
 export function isLinkActionRecord(record: StreamRecordLike): boolean {
   const action = record.dynamodb?.NewImage?.last_action as { M?: { id?: { N?: unknown } } } | undefined;

@@ -412,9 +412,9 @@ describe('alarms', () => {
       expect(a.Properties?.OKActions, id).toEqual([TOPIC_ARN]);
       notifying.push(id);
     }
-    // API 5xx, authorizer errors, 2 iterator ages, 3 webhook queues, 3 purge queues, 3 composites,
-    // disabled webhooks, parked counting work.
-    expect(notifying).toHaveLength(15);
+    // API 5xx, authorizer errors, 3 iterator ages, 3 webhook queues, 3 purge queues, the rewards'
+    // stream failures, 3 composites, disabled webhooks, parked counting work.
+    expect(notifying).toHaveLength(17);
     // 2 per function, a latency alarm per route (but the webhook test's) and the authorizer, the
     // table and its 3 indexes.
     const functions = withTopic.stack.allFunctions.length;

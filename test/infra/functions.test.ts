@@ -103,13 +103,13 @@ const dynamoActionsOf = (id: string) =>
     .filter((a) => a.startsWith('dynamodb:') || a === '*');
 
 describe('Lambda functions', () => {
-  it('makes one function per route row, plus the authorizer and the fallback (and 6 others)', () => {
+  it('makes one function per route row, plus the authorizer and the fallback (and 7 others)', () => {
     expect(new Set(functions.map((f) => f.id)).size).toBe(routes.length + 2);
     for (const f of functions) fnResource(f.id);
     // The rest: webhook first attempts, retries and their stream consumer, the purge and its
-    // stream trigger, the rewards' scheduled release.
-    s.template.resourceCountIs('AWS::Lambda::Function', routes.length + 2 + 6);
-    expect(s.stack.allFunctions).toHaveLength(routes.length + 2 + 6);
+    // stream trigger, the rewards' scheduled release and their stream consumer.
+    s.template.resourceCountIs('AWS::Lambda::Function', routes.length + 2 + 7);
+    expect(s.stack.allFunctions).toHaveLength(routes.length + 2 + 7);
   });
 
   it('runs every API function on Node.js 22, arm64, 10 s timeout unless its row says, with the row memory', () => {

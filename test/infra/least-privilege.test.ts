@@ -107,6 +107,13 @@ const EXPECTED_GRANTS: Record<string, Record<string, string[]>> = {
     table: ['dynamodb:BatchGetItem', GET, PUT],
     'index/GSI1': [QUERY],
   },
+  RewardStreamConsumer: {
+    table: ['dynamodb:BatchGetItem', CHECK, GET, PUT, QUERY, UPDATE],
+    'index/GSI3': [QUERY],
+    stream: STREAM_READ,
+    '*': ['dynamodb:ListStreams'],
+    'Rewards/StreamFailureQueue': [SEND],
+  },
   RollupStreamConsumer: {
     table: ['dynamodb:BatchGetItem', 'dynamodb:BatchWriteItem', CHECK, GET, PUT, UPDATE],
     stream: STREAM_READ,
@@ -239,6 +246,7 @@ describe('every function of the stack', () => {
       Purge: { MemorySize: 256, Timeout: 300 },
       RollupStreamConsumer: { MemorySize: 256, Timeout: 60 },
       RewardRelease: { MemorySize: 256, Timeout: 50 },
+      RewardStreamConsumer: { MemorySize: 256, Timeout: 60 },
       // One webhook attempt: up to 3 s of DNS and the 15 s attempt timeout.
       TestWebhook: { MemorySize: 256, Timeout: 25 },
     };
@@ -247,7 +255,7 @@ describe('every function of the stack', () => {
     for (const s of [dev, prod]) {
       const groups = new Set<string>();
       const functions = s.stack.monitoredFunctions;
-      expect(functions.filter(({ label }) => expected[label])).toHaveLength(7);
+      expect(functions.filter(({ label }) => expected[label])).toHaveLength(8);
       for (const { label, fn: construct } of functions) {
         const fn = fnOf(s, logicalIdOf(construct));
         expect(
@@ -309,6 +317,7 @@ describe('every function of the stack', () => {
     const consumers = new Set([
       logicalIdOf(s.stack.webhooks.streamConsumer),
       logicalIdOf(s.stack.rollups.streamConsumer),
+      logicalIdOf(s.stack.rewards.streamConsumer),
     ]);
     for (const [id] of resourcesOfType(s.json, 'AWS::Lambda::Function')) {
       const statements = roleStatementsOf(s.json, id);

@@ -133,6 +133,7 @@ describe('cdk-nag AwsSolutions checks', () => {
     const { stack } = synthProd();
     const iam5 = acknowledgments(stack).filter((a) => a.id.startsWith('AwsSolutions-IAM5'));
     expect(iam5.map((a) => [a.id, a.path.replace(/^ReferralApi-prod\//, '')]).sort()).toEqual([
+      ['AwsSolutions-IAM5[Resource::*]', 'Rewards/StreamConsumerRole'],
       ['AwsSolutions-IAM5[Resource::*]', 'Rollups/StreamConsumerRole'],
       ['AwsSolutions-IAM5[Resource::*]', 'Webhooks/StreamConsumerRole'],
     ]);

@@ -177,7 +177,11 @@ describe('-c kms=true', () => {
         'kms:ViaService': { 'Fn::Join': ['', ['dynamodb.', { Ref: 'AWS::Region' }, '.amazonaws.com']] },
       },
     };
-    const streamConsumers = new Set(['WebhookStreamConsumer', 'RollupStreamConsumer']);
+    const streamConsumers = new Set([
+      'WebhookStreamConsumer',
+      'RollupStreamConsumer',
+      'RewardStreamConsumer',
+    ]);
     // Every function with a table grant, i.e. all but liveness, the two document routes and the
     // fallback.
     const withoutTable = new Set([

@@ -234,7 +234,7 @@ describe('DynamoDB table (from lib/table-definition.ts)', () => {
     );
     expect(retained.map(([id]) => id)).toEqual([]);
     const queues = resourcesOfType(dev.json, 'AWS::SQS::Queue');
-    expect(queues).toHaveLength(8);
+    expect(queues).toHaveLength(9);
     for (const [id, q] of queues) expect(q.DeletionPolicy, id).toBe('Delete');
   });
 

@@ -193,7 +193,7 @@ describe('Webhooks construct', () => {
     }
   });
 
-  it('feeds the consumer from the table stream: event INSERTs and link actions only, at once, nothing skipped', () => {
+  it('feeds the consumer from the table stream: event INSERTs, link actions and reward changes only, at once, nothing skipped', () => {
     s.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       EventSourceArn: { 'Fn::GetAtt': [s.id(s.table), 'StreamArn'] },
       FunctionName: { Ref: s.id(s.webhooks.streamConsumer) },
@@ -208,6 +208,10 @@ describe('Webhooks construct', () => {
           {
             Pattern:
               '{"eventName":["MODIFY"],"dynamodb":{"NewImage":{"last_action":{"M":{"id":{"N":[{"exists":true}]}}}}}}',
+          },
+          {
+            Pattern:
+              '{"eventName":["MODIFY"],"dynamodb":{"NewImage":{"type":{"S":["reward"]},"event_type":{"S":[{"exists":true}]}}}}',
           },
         ],
       },

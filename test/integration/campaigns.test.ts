@@ -42,12 +42,19 @@ describe('POST /api/v1/campaign', () => {
         'referred_user.created',
         'conversion.created',
         'conversion.refunded',
+        'reward.created',
+        'reward.approved',
+        'reward.voided',
+        'reward.paid',
+        'reward.flagged',
       ],
       webhook_status: 'enabled',
       webhook_disabled_reason: null,
       click_ids: false,
       attribution_window_days: 90,
       currency: 'USD',
+      reward_rules: [],
+      review_signups_per_hour: 20,
     });
   });
 

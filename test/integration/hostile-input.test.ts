@@ -509,7 +509,17 @@ describe('the redirect: an ASCII Location, and a visit counted only with its 302
 // ---------------------------------------------------------------------------------------------
 
 describe('webhook_events: a non-empty array of distinct known types, or 400 on webhook_events', () => {
-  const KNOWN = ['action.created', 'referred_user.created', 'conversion.created', 'conversion.refunded'];
+  const KNOWN = [
+    'action.created',
+    'referred_user.created',
+    'conversion.created',
+    'conversion.refunded',
+    'reward.created',
+    'reward.approved',
+    'reward.voided',
+    'reward.paid',
+    'reward.flagged',
+  ];
   const type = fc.oneof(
     { weight: 4, arbitrary: fc.constantFrom(...KNOWN) },
     { weight: 1, arbitrary: fc.constantFrom('webhook.test', 'ACTION.CREATED', 'action.created ', '', '*') },
@@ -542,6 +552,102 @@ describe('webhook_events: a non-empty array of distinct known types, or 400 on w
         }
       }),
       { numRuns: 150 },
+    );
+  });
+});
+
+describe('reward_rules and review_signups_per_hour: kept completed, or 400 naming the field', () => {
+  const id = fc.oneof(
+    fc.constantFrom(undefined, 'share', 'a', 'x'.repeat(64), 'x'.repeat(65), '', 'has space', 'é', 'share'),
+    fc.string({ maxLength: 8 }),
+  );
+  const int = (min: number, max: number) =>
+    fc.oneof(fc.integer({ min, max }), fc.constantFrom<unknown>(min - 1, max + 1, 1.5, '1', null, -0, 1e300));
+  const rule = fc.record(
+    {
+      id,
+      on: fc.constantFrom<unknown>('referred_user', 'conversion', 'visit', 1),
+      recipient: fc.constantFrom<unknown>('referrer', 'referred_user', 'both'),
+      type: fc.constantFrom<unknown>('flat', 'percent', 'PERCENT'),
+      amount: fc.oneof(int(1, 10_000), int(1, 1_000_000_000_000)),
+      first_conversions: fc.oneof(fc.constant(undefined), int(1, 1_000_000)),
+      hold_days: fc.oneof(fc.constant(undefined), int(0, 365)),
+    },
+    { requiredKeys: [] },
+  );
+  const rules = fc.oneof(
+    { weight: 8, arbitrary: fc.array(rule, { maxLength: 12 }) },
+    { weight: 1, arbitrary: fc.constantFrom<unknown>(null, {}, 'rules', [null], [[]], 3) },
+  );
+  const isInt = (v: unknown, min: number, max: number) =>
+    typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
+  /** The contract's rules, written out independently of lib/domain/reward-rules.ts. */
+  function expected(value: unknown): Array<Record<string, unknown>> | undefined {
+    if (!Array.isArray(value) || value.length > 10) return undefined;
+    const out = value.map((r: Record<string, unknown> | null, i) => {
+      if (typeof r !== 'object' || r === null || Array.isArray(r)) return undefined;
+      const ruleId = r.id === undefined ? `rule_${i + 1}` : r.id;
+      const ok =
+        typeof ruleId === 'string' &&
+        /^[A-Za-z0-9_-]{1,64}$/.test(ruleId) &&
+        (r.on === 'referred_user' || r.on === 'conversion') &&
+        (r.recipient === 'referrer' || r.recipient === 'referred_user') &&
+        ((r.type === 'flat' && isInt(r.amount, 1, 1e12)) ||
+          (r.type === 'percent' && r.on === 'conversion' && isInt(r.amount, 1, 10_000))) &&
+        (r.first_conversions === undefined ||
+          (r.on === 'conversion' && isInt(r.first_conversions, 1, 1_000_000))) &&
+        (r.hold_days === undefined || isInt(r.hold_days, 0, 365));
+      if (!ok) return undefined;
+      return {
+        id: ruleId,
+        on: r.on,
+        recipient: r.recipient,
+        type: r.type,
+        amount: r.amount,
+        ...(r.first_conversions === undefined ? {} : { first_conversions: r.first_conversions }),
+        hold_days: r.hold_days ?? 30,
+      };
+    });
+    if (out.some((r) => r === undefined)) return undefined;
+    const ids = out.map((r) => r!.id);
+    return new Set(ids).size === ids.length ? (out as Array<Record<string, unknown>>) : undefined;
+  }
+
+  it('any reward_rules on PATCH: 200 with the rules completed, or 400 on reward_rules', async () => {
+    const campaign = await createCampaign({ name: 'rules property' });
+    await fc.assert(
+      fc.asyncProperty(rules, async (value) => {
+        const res = await api('PATCH', `/api/v1/campaign?id=${campaign.id}`, {
+          body: { reward_rules: value },
+        });
+        const label = JSON.stringify(value);
+        expectHandled(res, label);
+        const want = expected(JSON.parse(JSON.stringify(value ?? null)));
+        if (want) {
+          expect(res.status, label).toBe(200);
+          expect(res.body.reward_rules, label).toEqual(want);
+        } else {
+          expect(res.status, label).toBe(400);
+          expect(res.body.error.code).toBe('validation_failed');
+          expect(res.body.error.details[0].field, label).toMatch(/^reward_rules/);
+        }
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('review_signups_per_hour: an integer 1-100,000, or 400 on it', async () => {
+    const campaign = await createCampaign({ name: 'review property' });
+    await fc.assert(
+      fc.asyncProperty(int(1, 100_000), async (value) => {
+        const res = await api('PATCH', `/api/v1/campaign?id=${campaign.id}`, {
+          body: { review_signups_per_hour: value },
+        });
+        expectHandled(res, String(value));
+        if (isInt(value, 1, 100_000)) expect(res.body.review_signups_per_hour).toBe(value);
+        else expect(res.body.error.details[0].field).toBe('review_signups_per_hour');
+      }),
+      { numRuns: 60 },
     );
   });
 });

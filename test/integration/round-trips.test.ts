@@ -339,6 +339,25 @@ const cases: Case[] = [
   },
   {
     route: 'UpdateCampaign',
+    label: 'set reward rules',
+    status: 200,
+    request: () => ({
+      method: 'PATCH',
+      path: `/api/v1/campaign?id=${data.campaignId}`,
+      body: {
+        reward_rules: [
+          {
+            on: 'conversion',
+            recipient: 'referrer',
+            type: 'percent',
+            amount: Math.ceil(Math.random() * 9999),
+          },
+        ],
+      },
+    }),
+  },
+  {
+    route: 'UpdateCampaign',
     label: 'no changes',
     status: 200,
     request: () => ({ method: 'PATCH', path: `/api/v1/campaign?id=${data.campaignId}`, body: {} }),

@@ -49,6 +49,7 @@ import {
   rewardKeyOfId,
 } from '../../lib/db/entities/reward.ts';
 import { lastIdOf, sequenceKey } from '../../lib/db/entities/sequence.ts';
+import { signupVisitorKey } from '../../lib/db/entities/signup-visitor.ts';
 import {
   attemptFromItem,
   attemptLogPartition,
@@ -118,6 +119,10 @@ describe('the key layout (docs/data-model.md)', () => {
     expect(attemptLogPartition('acme', campaignId)).toBe(`T#acme#C#${campaignId}#WD`);
     expect(attemptLogPartition('acme', campaignId, 'failed')).toBe(`T#acme#C#${campaignId}#WD#failed`);
     expect(attemptSortKey(1795427107903, 'evt_action_7', 3)).toBe('1795427107903#evt_action_7#03');
+    expect(signupVisitorKey('acme', campaignId.toUpperCase(), 7, 'vh')).toEqual({
+      PK: `SIGNUPVISITOR#acme#${campaignId}#7#vh`,
+      SK: 'S',
+    });
     const hash = recipientHash('referrer', 'alice');
     expect(hash).toMatch(/^[0-9a-f]{24}$/);
     expect(recipientPrefix('referrer', 'alice')).toBe(`RW#${hash}#`);
@@ -357,11 +362,35 @@ describe('decoding what is read back', () => {
       click_ids: true,
       attribution_window_days: 30,
       currency: 'USD',
+      reward_rules: [
+        {
+          id: 'share',
+          on: 'conversion' as const,
+          recipient: 'referrer' as const,
+          type: 'percent' as const,
+          amount: 1000,
+          first_conversions: 2,
+          hold_days: 30,
+        },
+      ],
+      review_signups_per_hour: 7,
     };
     expect(campaignFromItem({ ...newCampaignItem('acme', campaign, now) })).toEqual(campaign);
-    // An item of a campaign made before click ids has the defaults.
-    const { click_ids: _, attribution_window_days: __, ...older } = newCampaignItem('acme', campaign, now);
-    expect(campaignFromItem(older)).toEqual({ ...campaign, click_ids: false, attribution_window_days: 90 });
+    // An item of a campaign made before click ids and rewards has the defaults.
+    const {
+      click_ids: _,
+      attribution_window_days: __,
+      reward_rule_sets: ___,
+      review_signups_per_hour: ____,
+      ...older
+    } = newCampaignItem('acme', campaign, now);
+    expect(campaignFromItem(older)).toEqual({
+      ...campaign,
+      click_ids: false,
+      attribution_window_days: 90,
+      reward_rules: [],
+      review_signups_per_hour: 20,
+    });
     expect(
       campaignFromItem({ ...newCampaignItem('acme', campaign, now), webhook_url: 'https://h.example' }),
     ).toEqual({

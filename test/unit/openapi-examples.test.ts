@@ -165,7 +165,7 @@ describe('examples of the document', () => {
         Date.now = realNow;
       }
       expect(headers['webhook-id']).toMatch(
-        /^evt_(?:(?:action|referred_user|test)_\d+(?:_[0-9a-f-]{36})?|conversion_cv_[\w-]{40}|refund_cv_[\w-]{40}_\d+)$/,
+        /^evt_(?:(?:action|referred_user|test)_\d+(?:_[0-9a-f-]{36})?|conversion_cv_[\w-]{40}|refund_cv_[\w-]{40}_\d+|reward_(?:in_review|pending|approved|paid|voided)_rw_[\w-]{54})$/,
       );
     }
   });

@@ -17,6 +17,8 @@ const campaign = {
   click_ids: false,
   attribution_window_days: 90,
   currency: 'USD',
+  reward_rules: [],
+  review_signups_per_hour: 20,
 };
 const link = {
   id: 7,

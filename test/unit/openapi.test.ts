@@ -283,6 +283,11 @@ describe('the OpenAPI document', () => {
       'referred_user.created',
       'conversion.created',
       'conversion.refunded',
+      'reward.created',
+      'reward.flagged',
+      'reward.approved',
+      'reward.paid',
+      'reward.voided',
       'webhook.test',
     ]);
     for (const [type, item] of Object.entries(doc.webhooks as Record<string, Json>)) {

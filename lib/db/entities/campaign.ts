@@ -14,6 +14,12 @@
  */
 import { DEFAULT_ATTRIBUTION_WINDOW_DAYS } from '../../domain/click-ids.ts';
 import { DEFAULT_CURRENCY } from '../../domain/field-rules.ts';
+import {
+  DEFAULT_REVIEW_SIGNUPS_PER_HOUR,
+  type RewardRule,
+  type RuleSet,
+  rulesInForce,
+} from '../../domain/reward-rules.ts';
 import type { Campaign } from '../../domain/schemas.ts';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../domain/webhook-events.ts';
 import { GSI2 } from '../../table-definition.ts';
@@ -80,6 +86,8 @@ export interface CampaignItem
     | 'webhook_disabled_reason'
     | 'click_ids'
     | 'attribution_window_days'
+    | 'reward_rules'
+    | 'review_signups_per_hour'
   > {
   PK: string;
   SK: typeof CAMPAIGN_SK;
@@ -111,6 +119,13 @@ export interface CampaignItem
    * on a PATCH of `currency` is 409. Not projected into GSI2, so setting it writes no index copy.
    */
   currency_locked?: true;
+  /**
+   * The reward rules' history (`withRuleSet`): each version and when it took effect, so a signup
+   * or conversion replayed after a PATCH is rewarded by the rules of its commit. Absent: no rules.
+   */
+  reward_rule_sets?: RuleSet[];
+  /** Absent on campaigns made before rewards: the default. */
+  review_signups_per_hour?: number;
 }
 
 /** The attribute the first conversion sets: `currency` may change only while it is absent. */
@@ -126,10 +141,19 @@ export const currencyOfItem = (item: StoredItem): string =>
  */
 export function newCampaignItem(
   tenant: string,
-  campaign: Omit<Campaign, 'click_ids' | 'attribution_window_days' | 'currency'> &
-    Partial<Pick<Campaign, 'click_ids' | 'attribution_window_days' | 'currency'>>,
+  campaign: Omit<
+    Campaign,
+    'click_ids' | 'attribution_window_days' | 'currency' | 'reward_rules' | 'review_signups_per_hour'
+  > &
+    Partial<
+      Pick<
+        Campaign,
+        'click_ids' | 'attribution_window_days' | 'currency' | 'reward_rules' | 'review_signups_per_hour'
+      >
+    >,
   now: Date,
 ): CampaignItem {
+  const rules = (campaign.reward_rules ?? []) as RewardRule[];
   return {
     ...campaignKey(tenant, campaign.id),
     ...campaignListKeys(tenant, campaign.id, now.getTime()),
@@ -142,8 +166,57 @@ export function newCampaignItem(
     click_ids: campaign.click_ids ?? false,
     attribution_window_days: campaign.attribution_window_days ?? DEFAULT_ATTRIBUTION_WINDOW_DAYS,
     currency: campaign.currency ?? DEFAULT_CURRENCY,
+    ...(rules.length > 0 ? { reward_rule_sets: [{ from_ms: now.getTime(), rules }] } : {}),
+    review_signups_per_hour: campaign.review_signups_per_hour ?? DEFAULT_REVIEW_SIGNUPS_PER_HOUR,
   };
 }
+
+/**
+ * The stored rule history, decoded defensively (it is the item's own data, but a stored rule that
+ * does not read is a bug to see, not a reward to guess): undefined attribute, no rules.
+ */
+export function ruleSetsOfItem(item: StoredItem): RuleSet[] {
+  const stored = item.reward_rule_sets;
+  if (stored === undefined) return [];
+  if (!Array.isArray(stored)) return field.fail(item, 'reward_rule_sets', 'a list of rule sets');
+  return stored.map((set: unknown) => {
+    const s = set as { from_ms?: unknown; rules?: unknown };
+    if (typeof s?.from_ms !== 'number' || !Array.isArray(s.rules))
+      return field.fail(item, 'reward_rule_sets', 'a list of rule sets');
+    return { from_ms: s.from_ms, rules: s.rules.map((r) => ruleOf(item, r)) };
+  });
+}
+
+function ruleOf(item: StoredItem, value: unknown): RewardRule {
+  const r = value as Record<string, unknown>;
+  const ok =
+    typeof r?.id === 'string' &&
+    (r.on === 'referred_user' || r.on === 'conversion') &&
+    (r.recipient === 'referrer' || r.recipient === 'referred_user') &&
+    (r.type === 'flat' || r.type === 'percent') &&
+    typeof r.amount === 'number' &&
+    typeof r.hold_days === 'number' &&
+    (r.first_conversions === undefined || typeof r.first_conversions === 'number');
+  if (!ok) return field.fail(item, 'reward_rule_sets', 'reward rules');
+  return {
+    id: r.id as string,
+    on: r.on as RewardRule['on'],
+    recipient: r.recipient as RewardRule['recipient'],
+    type: r.type as RewardRule['type'],
+    amount: r.amount as number,
+    ...(r.first_conversions !== undefined ? { first_conversions: r.first_conversions as number } : {}),
+    hold_days: r.hold_days as number,
+  };
+}
+
+/** The rules of the latest version: what the campaign shows, and what rewards events from now on. */
+export const currentRulesOfItem = (item: StoredItem): RewardRule[] =>
+  rulesInForce(ruleSetsOfItem(item), Number.MAX_SAFE_INTEGER);
+
+export const reviewSignupsPerHourOf = (item: StoredItem): number => {
+  const value = item.review_signups_per_hour;
+  return typeof value === 'number' && Number.isInteger(value) ? value : DEFAULT_REVIEW_SIGNUPS_PER_HOUR;
+};
 
 /** What the redirect and a signup by click id need of a campaign (`click_ids`, the window). */
 export interface ClickSettings {
@@ -183,6 +256,8 @@ export function campaignFromItem(item: StoredItem): Campaign {
     click_ids: clickSettingsOf(item).clickIds,
     attribution_window_days: clickSettingsOf(item).windowDays,
     currency: currencyOfItem(item),
+    reward_rules: currentRulesOfItem(item),
+    review_signups_per_hour: reviewSignupsPerHourOf(item),
   };
 }
 

@@ -89,7 +89,12 @@ export type ReferredUserClick = Pick<ReferredUserItem, 'click_id' | 'clicked_at'
 /** A new referred user of `link` (its campaign is the link's). */
 export function newReferredUserItem(
   link: LinkItem,
-  input: { id: number; referredUserId: string; now: Date; click?: { id: string; clickedAt: string } },
+  input: {
+    id: number;
+    referredUserId: string;
+    now: Date;
+    click?: { id: string; clickedAt: string; visitor?: string };
+  },
 ): ReferredUserItem & Record<string, unknown> {
   return {
     ...referredUserKey(link.tenant, link.campaign_id, input.referredUserId),
@@ -108,6 +113,8 @@ export function newReferredUserItem(
     link_code: link.referral_code,
     link_id: link.id,
     ...(input.click ? { click_id: input.click.id, clicked_at: input.click.clickedAt } : {}),
+    // The click's visitor (the day's visitor hash), for the rewards' `repeat_visitor` signal.
+    ...(input.click?.visitor ? { visitor: input.click.visitor } : {}),
     referral_code: link.referral_code,
   };
 }

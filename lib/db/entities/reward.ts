@@ -21,6 +21,12 @@ import { parseRewardId, recipientHash } from '../../domain/reward-ids.ts';
 import type { RewardRecipient, RewardRuleType } from '../../domain/reward-rules.ts';
 import { REWARD_STATUSES, type ReviewReason, type Reward, type RewardStatus } from '../../domain/rewards.ts';
 import { formatTimestamp } from '../../domain/time.ts';
+import {
+  type EventAttributes,
+  eventAttributesWithId,
+  rewardEventId,
+  rewardEventType,
+} from '../../domain/webhook-events.ts';
 import { GSI1 } from '../../table-definition.ts';
 import { campaignPartition } from './campaign.ts';
 import { decoder, type StoredItem } from './decode.ts';
@@ -86,13 +92,31 @@ export interface RewardItem {
 /** Whether a reward in this state waits in the due index. */
 const isDue = (r: Reward) => r.kind === 'reward' && r.status === 'pending';
 
-/** The item of `reward` as it is now (a Put of it replaces the stored one whole). */
+/**
+ * The item of `reward` as it is now (a Put of it replaces the stored one whole). `enteredAt`: this
+ * write puts the reward in a new state (its creation, or a change of `status`), at that time; the
+ * item then carries that state's event (`reward.created`, `reward.approved`, ...: see
+ * `rewardEventType`), whose stream record (INSERT, or MODIFY: `isRewardEventRecord`) the webhook
+ * and feed consumers send like any event. A write that changes no state (a refund raising
+ * `adjusted`) carries none, so its record is no event and passes no consumer's filter.
+ */
 export function rewardItem(
   tenant: string,
   reward: Reward,
   adjustmentIds: readonly string[] = [],
-): RewardItem {
+  enteredAt?: Date,
+): RewardItem & Partial<EventAttributes> {
   return {
+    ...(enteredAt
+      ? eventAttributesWithId(
+          rewardEventType(reward.status),
+          rewardEventId(reward.id, reward.status),
+          tenant,
+          reward.campaign_id.toLowerCase(),
+          toRewardObject(reward),
+          enteredAt,
+        )
+      : {}),
     ...rewardKey(tenant, reward.id),
     type: 'reward',
     tenant,

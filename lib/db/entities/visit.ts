@@ -53,8 +53,23 @@ export function visitKey(tenant: string, campaignId: string, id: number) {
  */
 export const CLICK_SECRET = 'click_secret';
 
+/**
+ * The attribute of a click that names its visitor: the day's visitor hash (`visitorHash`, the one
+ * the unique-visits marker is keyed by), so that a signup by its click id can tell whether the same
+ * visitor already signed up on the link (the rewards' `repeat_visitor` signal,
+ * `lib/db/reward-sources.ts`). An HMAC under a key deleted after two days: no IP address, and no
+ * way back to one once the key is gone.
+ */
+export const CLICK_VISITOR = 'visitor';
+
 /** A human visit: the action item, in a visit partition, marked for the rollups; a click when given a secret. */
-export function newVisitItem(link: LinkItem, action: LinkAction, unique: boolean, clickSecret?: string) {
+export function newVisitItem(
+  link: LinkItem,
+  action: LinkAction,
+  unique: boolean,
+  clickSecret?: string,
+  visitor?: string,
+) {
   const { item, data } = newActionItem(link, action);
   return {
     item: {
@@ -62,6 +77,7 @@ export function newVisitItem(link: LinkItem, action: LinkAction, unique: boolean
       ...visitKey(link.tenant, link.campaign_id, action.id),
       [VISIT_MARK]: { unique },
       ...(clickSecret !== undefined ? { [CLICK_SECRET]: clickSecret } : {}),
+      ...(clickSecret !== undefined && visitor !== undefined ? { [CLICK_VISITOR]: visitor } : {}),
     },
     data,
   };
@@ -72,6 +88,8 @@ export interface StoredClick {
   code: string;
   clickedMs: number;
   secret: string;
+  /** Absent on clicks recorded before visitors were kept on them. */
+  visitor?: string;
 }
 
 /**
@@ -84,7 +102,9 @@ export function clickOfVisitItem(item: Record<string, unknown> | undefined): Sto
   const secret = item[CLICK_SECRET];
   if (typeof code !== 'string' || typeof at !== 'string' || typeof secret !== 'string') return undefined;
   const clickedMs = Date.parse(at);
-  return Number.isNaN(clickedMs) ? undefined : { code, clickedMs, secret };
+  const visitor = item[CLICK_VISITOR];
+  if (Number.isNaN(clickedMs)) return undefined;
+  return { code, clickedMs, secret, ...(typeof visitor === 'string' ? { visitor } : {}) };
 }
 
 export const BOT_VISIT_TTL_SECONDS = 30 * 24 * 60 * 60;
