@@ -232,6 +232,12 @@ describe('alarms', () => {
       RefundConversion: 500,
       GetConversion: 500,
       ListConversions: 500,
+      ListRewards: 500,
+      ApproveReward: 500,
+      VoidReward: 500,
+      GetBalance: 500,
+      CreatePayout: 500,
+      ListPayouts: 500,
       // Not TestWebhook: its duration is the customer's endpoint's.
       Visit: 250,
       Health: 1000,
