@@ -12,7 +12,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { campaignNotFound } from '../domain/errors.ts';
+import { campaignNotFound, validationError } from '../domain/errors.ts';
 import type { IdempotentRequest } from '../domain/idempotency.ts';
 import type { RewardRecipient } from '../domain/reward-rules.ts';
 import {
@@ -56,7 +56,6 @@ import {
   recipientRewardsPartition,
   rewardFromItem,
   rewardItem,
-  rewardKey,
   rewardKeyOfId,
   rewardStatusPartition,
   toRewardObject,
@@ -529,9 +528,11 @@ export async function listRewards(
     options.recipientId === undefined
       ? rewardStatusPartition(tenant, campaignId, status)
       : recipientRewardsPartition(tenant, campaignId, options.recipientId, status);
-  const start = after
-    ? { sortKey: after, tableKey: rewardKey(tenant, after.slice(after.indexOf('#') + 1)) }
-    : undefined;
+  // The id after the time: of the shape, but perhaps no id the API made (a forged cursor).
+  const afterKey = after && rewardKeyOfId(tenant, after.slice(after.indexOf('#') + 1));
+  if (after && !afterKey)
+    throw validationError([{ field: 'cursor', message: 'is not a valid cursor for this list' }]);
+  const start = after && afterKey ? { sortKey: after, tableKey: afterKey } : undefined;
   const statuses = options.status ? [options.status] : REWARD_STATUSES;
   const [pages, exists] = await Promise.all([
     Promise.all(

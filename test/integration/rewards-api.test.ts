@@ -6,6 +6,7 @@
  * table), as the stream job will make them: the job is not part of this branch.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import { encodeSortKeyCursor } from '../../lib/db/table/cursor.ts';
 import { rewardRulesInput } from '../../lib/domain/reward-rules.ts';
 import type { Reward, RewardCampaign } from '../../lib/domain/rewards.ts';
 import { eventually } from '../../tools/wait.ts';
@@ -201,6 +202,12 @@ describe('GET /api/v1/rewards/{campaign_id} (endpoint 27)', () => {
     for (const cursor of bad) {
       expectValidation(await api('GET', `${path}?cursor=${encodeURIComponent(cursor)}`), 'cursor');
     }
+    // Of this list (its tag is not a secret) but naming a position no reward id can have.
+    const forged = encodeSortKeyCursor(
+      { kind: 'rewards', tenant, campaignId: campaign.id, filter: '[null,null]' },
+      `0000000000001#rw_${'A'.repeat(53)}B`,
+    );
+    expectValidation(await api('GET', `${path}?cursor=${forged}`), 'cursor');
     // A payout list's cursor is not a reward list's.
     expectValidation(
       await api('GET', `/api/v1/payouts/${campaign.id}?cursor=${encodeURIComponent(ownCursor)}`),
