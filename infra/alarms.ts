@@ -140,27 +140,33 @@ export class Alarms extends Construct {
     });
     notify(this.api5xxAlarm);
 
+    // One alarm per function on its errors and throttles together: two alarms each would take 92
+    // of CloudFormation's 500 resources a stack may hold, and the stack reached the limit with the
+    // rewards' routes. It bills the same two metrics; the runbook says how to tell them apart.
     for (const { label, fn } of props.functions) {
-      for (const [kind, metric] of [
-        ['errors', fn.metricErrors({ period: fiveMinutes, statistic: cloudwatch.Stats.SUM })],
-        ['throttles', fn.metricThrottles({ period: fiveMinutes, statistic: cloudwatch.Stats.SUM })],
-      ] as const) {
-        this.functionAlarms.push(
-          new cloudwatch.Alarm(this, `${label}-${kind}`, {
-            alarmName: `${prefix}-${label}-${kind}`,
-            alarmDescription: `${label} (${props.stage}) had ${kind} in the last 5 minutes`,
-            metric,
-            threshold: 0,
-            comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-            evaluationPeriods: 1,
-            treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      this.functionAlarms.push(
+        new cloudwatch.Alarm(this, `${label}-faults`, {
+          alarmName: `${prefix}-${label}-faults`,
+          alarmDescription: `${label} (${props.stage}) had errors or throttles in the last 5 minutes`,
+          metric: new cloudwatch.MathExpression({
+            label: 'errors + throttles',
+            expression: 'FILL(errors, 0) + FILL(throttles, 0)',
+            usingMetrics: {
+              errors: fn.metricErrors({ period: fiveMinutes, statistic: cloudwatch.Stats.SUM }),
+              throttles: fn.metricThrottles({ period: fiveMinutes, statistic: cloudwatch.Stats.SUM }),
+            },
+            period: fiveMinutes,
           }),
-        );
-      }
+          threshold: 0,
+          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        }),
+      );
     }
     this.lambdaFaultsAlarm = new cloudwatch.CompositeAlarm(this, 'LambdaFaults', {
       compositeAlarmName: `${prefix}-lambda-faults`,
-      alarmDescription: `A function (${props.stage}) had errors or throttles: see which ${prefix}-<function>-errors|throttles alarm is in ALARM`,
+      alarmDescription: `A function (${props.stage}) had errors or throttles: see which ${prefix}-<function>-faults alarm is in ALARM`,
       alarmRule: cloudwatch.AlarmRule.anyOf(...this.functionAlarms),
     });
     notify(this.lambdaFaultsAlarm);

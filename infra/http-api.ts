@@ -173,8 +173,24 @@ export class ReferralHttpApi extends Construct {
   }
 }
 
+/**
+ * A Lambda integration that grants API Gateway the invoke once, for its first route. The stock one
+ * adds a permission per route, but its source ARN names the path in any stage and for any method, so
+ * a GET row's HEAD twin got a second, identical one: 22 resources of nothing, in a stack that the
+ * rewards endpoints brought past CloudFormation's 500 (docs/deploying.md, "Resources").
+ */
+class OncePermittedLambdaIntegration extends HttpLambdaIntegration {
+  private permitted = false;
+
+  protected override completeBind(options: apigw.HttpRouteIntegrationBindOptions): void {
+    if (this.permitted) return;
+    this.permitted = true;
+    super.completeBind(options);
+  }
+}
+
 function integrationFor(name: string, fn: lambda.IFunction): HttpLambdaIntegration {
-  return new HttpLambdaIntegration(`${name}Integration`, fn, {
+  return new OncePermittedLambdaIntegration(`${name}Integration`, fn, {
     payloadFormatVersion: apigw.PayloadFormatVersion.VERSION_2_0,
   });
 }

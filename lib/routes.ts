@@ -491,6 +491,89 @@ const rows: readonly RowInput[] = [
     summary: "List a campaign's conversions, newest first",
   },
   {
+    name: 'ListRewards',
+    method: 'GET',
+    path: '/api/v1/rewards/{campaign_id}',
+    handler: 'http/list-rewards',
+    auth: true,
+    // One Query of a state's index partition (GSI3, or GSI2 for a recipient), or of all five at once
+    // without a state, beside the campaign's existence (GetItem); then the page's items in one
+    // BatchGetItem per 100 (no index projects a reward's fields). Two round trips.
+    dynamo: ['GetItem', 'BatchGetItem'],
+    queryIndexes: ['GSI2', 'GSI3'],
+    dynamoCalls: 7,
+    throttle: 'api',
+    summary: "List a campaign's rewards, newest first",
+  },
+  {
+    name: 'ApproveReward',
+    method: 'POST',
+    path: '/api/v1/reward/{id}/approve',
+    handler: 'http/post-reward-approval',
+    auth: true,
+    // The reward (GetItem; its id names its key), its adjustments when it has some (BatchGetItem),
+    // then one transaction: each changed reward's conditional Put, the campaign's ConditionCheck
+    // and, with a key, the answer's Put; a replay reads the answer (GetItem).
+    dynamo: ['GetItem', 'BatchGetItem', 'PutItem', 'ConditionCheckItem'],
+    dynamoCalls: 3,
+    throttle: 'api',
+    summary: 'Approve a reward in review, or end the hold of a pending one',
+  },
+  {
+    name: 'VoidReward',
+    method: 'POST',
+    path: '/api/v1/reward/{id}/void',
+    handler: 'http/post-reward-void',
+    auth: true,
+    // As ApproveReward: the reward, its adjustments or parent (BatchGetItem), one transaction.
+    dynamo: ['GetItem', 'BatchGetItem', 'PutItem', 'ConditionCheckItem'],
+    dynamoCalls: 3,
+    throttle: 'api',
+    summary: 'Void an unpaid reward, with a reason',
+  },
+  {
+    name: 'GetBalance',
+    method: 'GET',
+    path: '/api/v1/balance/{campaign_id}/{recipient_id}',
+    handler: 'http/get-balance',
+    auth: true,
+    // The campaign's currency (GetItem) beside one strongly consistent Query of the recipient's
+    // rewards in the campaign's partition (paged past 1 MB).
+    dynamo: ['GetItem', 'Query'],
+    dynamoCalls: 2,
+    throttle: 'api',
+    summary: "A recipient's rewards summed by state",
+  },
+  {
+    name: 'CreatePayout',
+    method: 'POST',
+    path: '/api/v1/payout',
+    handler: 'http/post-payout',
+    auth: true,
+    // One Query of the recipient's rewards, then one transaction: each paid reward's conditional
+    // Put, the payout's Put, the campaign's ConditionCheck and, with a key, the answer's Put. A
+    // replay reads the answer (GetItem) after its transaction failed on the key, hence 3; nothing
+    // to pay reads the campaign (GetItem) instead of the transaction (404 or 422).
+    dynamo: ['Query', 'GetItem', 'PutItem', 'ConditionCheckItem'],
+    dynamoCalls: 3,
+    throttle: 'api',
+    summary: "Record a payout of a recipient's approved rewards",
+  },
+  {
+    name: 'ListPayouts',
+    method: 'GET',
+    path: '/api/v1/payouts/{campaign_id}',
+    handler: 'http/list-payouts',
+    auth: true,
+    // One Query (the campaign's partition, or a recipient's GSI3 partition) beside the campaign's
+    // existence (GetItem); a recipient's page then reads its items (BatchGetItem per 100).
+    dynamo: ['GetItem', 'Query', 'BatchGetItem'],
+    queryIndexes: ['GSI3'],
+    dynamoCalls: 3,
+    throttle: 'api',
+    summary: "List a campaign's payouts, newest first",
+  },
+  {
     name: 'Health',
     method: 'GET',
     path: '/health',

@@ -25,14 +25,15 @@ export const THROTTLE_CLASSES: readonly ThrottleClass[] = ['redirect', 'api', 'd
  * - `redirect` 2,000/s, burst 4,000: the product's hot path (a campaign mail or post sends its
  *   visitors within minutes); about 100 concurrent visits at ~50 ms each, well within Lambda's
  *   default 1,000 concurrent executions.
- * - `api` 120/s, burst 240 per endpoint (150/s until the conversion endpoints, which would have passed the quota): far above what one integration sends to one endpoint,
+ * - `api` 100/s, burst 200 per endpoint (150/s until the conversion endpoints, 120/s until the
+ *   rewards endpoints, each of which would have passed the quota): far above what one integration sends to one endpoint,
  *   and a flood of random keys on one endpoint costs at most that many authorizer calls a second.
  * - `docs` 20/s, burst 40: a static document and page that people and generators fetch now and
  *   then.
  */
 export const DEFAULT_ROUTE_THROTTLES: RouteThrottles = {
   redirect: { rateLimit: 2000, burstLimit: 4000 },
-  api: { rateLimit: 120, burstLimit: 240 },
+  api: { rateLimit: 100, burstLimit: 200 },
   docs: { rateLimit: 20, burstLimit: 40 },
 };
 

@@ -1,7 +1,7 @@
 /** Campaign reads and writes; the item, its keys and its decoding are `entities/campaign.ts`. */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type CampaignChanges, type CampaignCreateInput, currencyLocked } from '../domain/campaign-rules.ts';
 import { DEFAULT_ATTRIBUTION_WINDOW_DAYS } from '../domain/click-ids.ts';
 import { ApiError, campaignNotFound } from '../domain/errors.ts';
@@ -30,6 +30,7 @@ import { rememberAnswer } from './idempotency.ts';
 import { getItems } from './table/batch.ts';
 import { db, tableName } from './table/client.ts';
 import { decodeSortKeyCursor, encodeSortKeyCursor, type Page } from './table/cursor.ts';
+import { queryPage } from './table/query.ts';
 import { transactWrite } from './table/transactions.ts';
 
 export type { CampaignItem } from './entities/campaign.ts';
@@ -242,24 +243,17 @@ export async function listCampaigns(
   const partition = campaignListPartition(tenant);
   const index = CAMPAIGN_LIST_INDEX;
   const afterId = after && campaignIdOfOrder(after);
-  const page = await db.send(
-    new QueryCommand({
-      TableName: tableName,
-      IndexName: index.indexName,
-      KeyConditionExpression: `${index.partitionKey} = :pk`,
-      ExpressionAttributeValues: { ':pk': partition },
-      ScanIndexForward: false,
-      Limit: options.limit + 1,
-      ExclusiveStartKey:
-        after && afterId
-          ? { ...campaignKey(tenant, afterId), [index.partitionKey]: partition, [index.sortKey]: after }
-          : undefined,
-    }),
-  );
-  const items = page.Items ?? [];
-  const shown = items.slice(0, options.limit);
-  const last = shown.at(-1);
-  const more = items.length > options.limit || page.LastEvaluatedKey !== undefined;
+  const {
+    items: shown,
+    last,
+    more,
+  } = await queryPage({
+    index,
+    partition,
+    limit: options.limit,
+    newestFirst: true,
+    after: after && afterId ? { sortKey: after, tableKey: campaignKey(tenant, afterId) } : undefined,
+  });
   // What the index does not project (`CAMPAIGN_ITEM_ATTRIBUTES`) comes from the items, as fresh
   // as the index copy. A campaign deleted in between keeps what the index had (its defaults).
   const later = await getItems(

@@ -9,7 +9,6 @@
  * sum can never pass the amount, and those that no longer fit get 422 `refund_exceeds_amount`.
  */
 
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { remainingMs } from '../aws/deadline.ts';
 import type { Conversion } from '../domain/conversion-schemas.ts';
 import { ApiError, campaignNotFound } from '../domain/errors.ts';
@@ -41,8 +40,9 @@ import { nextId } from './ids.ts';
 import { findLinkByCode } from './links.ts';
 import { referredUserNotFound } from './referred-users.ts';
 import { getItems } from './table/batch.ts';
-import { db, tableName } from './table/client.ts';
+import { tableName } from './table/client.ts';
 import { decodeSortKeyCursor, encodeSortKeyCursor, type Page } from './table/cursor.ts';
+import { queryPage } from './table/query.ts';
 import { transactWrite } from './table/transactions.ts';
 
 export const conversionNotFound = () => new ApiError('conversion_not_found', 'No such conversion.');
@@ -359,23 +359,17 @@ export async function listConversions(
     : undefined;
   const partition = campaignKey(tenant, campaignId).PK;
   const [page, exists] = await Promise.all([
-    db.send(
-      new QueryCommand({
-        TableName: tableName,
-        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
-        ExpressionAttributeValues: { ':pk': partition, ':prefix': prefix },
-        ScanIndexForward: false,
-        Limit: options.limit + 1,
-        ExclusiveStartKey: after ? { PK: partition, SK: after } : undefined,
-      }),
-    ),
+    queryPage({
+      partition,
+      sortKeyPrefix: prefix,
+      limit: options.limit,
+      newestFirst: true,
+      after: after ? { sortKey: after } : undefined,
+    }),
     campaignExists(tenant, campaignId),
   ]);
   if (!exists) throw campaignNotFound(campaignId);
-  const rows = page.Items ?? [];
-  const shown = rows.slice(0, options.limit);
-  const more = rows.length > options.limit || page.LastEvaluatedKey !== undefined;
-  const last = shown.at(-1);
+  const { items: shown, last, more } = page;
   const filtered = prefix !== conversionListPrefix();
   const pointers = filtered ? shown.map(pointerOf) : [];
   const codes = [

@@ -32,6 +32,7 @@ import { nextId } from './ids.ts';
 import { getItems } from './table/batch.ts';
 import { db, tableName } from './table/client.ts';
 import { decodeCursor, encodeCursor, type Page } from './table/cursor.ts';
+import { queryPage } from './table/query.ts';
 import { transactWrite } from './table/transactions.ts';
 
 /** Link reads and writes; the item, its keys, indexes and decoding are `entities/link.ts`. */
@@ -234,14 +235,10 @@ export async function getLiveLink(
 }
 
 /**
- * One page of a campaign's (or a referrer's) links, oldest first: one Query of limit + 1 items
- * (the extra one only tells whether another page exists) beside one campaign read, in parallel.
- * The cost is the same whatever the list's length.
- *
- * A Query also stops at 1 MB of items read, so a page of large items can end before `limit`. Its
- * LastEvaluatedKey then says more may follow, and the page must carry a cursor, or the rest of the
- * list would be unreachable. (When the 1 MB happened to end exactly at the last item, the next page
- * is empty and has none.)
+ * One page of a campaign's (or a referrer's) links, oldest first: one Query (`queryPage`: limit + 1
+ * items, a cursor also after a page cut at 1 MB) beside one campaign read, in parallel. The cost is
+ * the same whatever the list's length. (When the 1 MB happened to end exactly at the last item, the
+ * next page is empty and has none.)
  */
 export async function listLinks(
   tenant: string,
@@ -256,29 +253,16 @@ export async function listLinks(
       ? referrerLinksPartition(tenant, campaignId, options.referrerId)
       : campaignLinksPartition(tenant, campaignId);
   const [page, exists] = await Promise.all([
-    db.send(
-      new QueryCommand({
-        TableName: tableName,
-        IndexName: index.indexName,
-        KeyConditionExpression: `${index.partitionKey} = :pk`,
-        ExpressionAttributeValues: { ':pk': partition },
-        Limit: options.limit + 1,
-        ExclusiveStartKey: position
-          ? {
-              ...linkKey(position.code),
-              [index.partitionKey]: partition,
-              [index.sortKey]: position.sortKey,
-            }
-          : undefined,
-      }),
-    ),
+    queryPage({
+      index,
+      partition,
+      limit: options.limit,
+      after: position && { sortKey: position.sortKey, tableKey: linkKey(position.code) },
+    }),
     campaignExists(tenant, campaignId),
   ]);
   if (!exists) throw campaignNotFound(campaignId);
-  const items = page.Items ?? [];
-  const shown = items.slice(0, options.limit);
-  const last = shown[shown.length - 1];
-  const more = items.length > options.limit || page.LastEvaluatedKey !== undefined;
+  const { items: shown, last, more } = page;
   const links = shown.map(indexedLinkFromItem);
   return {
     items: await withCounters(links),

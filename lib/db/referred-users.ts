@@ -1,4 +1,3 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { decodeClickId, clickExpired as isClickExpired, sameSecret } from '../domain/click-ids.ts';
 import { ApiError, campaignNotFound } from '../domain/errors.ts';
 import type { IdempotentRequest } from '../domain/idempotency.ts';
@@ -26,8 +25,9 @@ import { rememberAnswer } from './idempotency.ts';
 import { nextId } from './ids.ts';
 import { countOn, findLink, findLinkByCode, linkNotFound } from './links.ts';
 import { getItems } from './table/batch.ts';
-import { db, tableName } from './table/client.ts';
+import { tableName } from './table/client.ts';
 import { decodeReferredUserCursor, encodeReferredUserCursor, type Page } from './table/cursor.ts';
+import { queryPage } from './table/query.ts';
 import { transactWrite } from './table/transactions.ts';
 
 /** Referred-user reads and writes; the item, its keys and decoding are `entities/referred-user.ts`. */
@@ -173,30 +173,20 @@ export async function listReferredUsers(
   const index = REFERRED_USER_LIST_INDEX[options.filter.kind];
   const partition = referredUserListPartition(tenant, campaignId, options.filter);
   const [page, exists] = await Promise.all([
-    db.send(
-      new QueryCommand({
-        TableName: tableName,
-        IndexName: index.indexName,
-        KeyConditionExpression: `${index.partitionKey} = :pk`,
-        ExpressionAttributeValues: { ':pk': partition },
-        ScanIndexForward: false,
-        Limit: options.limit + 1,
-        ExclusiveStartKey: position
-          ? {
-              ...referredUserKey(tenant, campaignId, position.referredUserId),
-              [index.partitionKey]: partition,
-              [index.sortKey]: position.sortKey,
-            }
-          : undefined,
-      }),
-    ),
+    queryPage({
+      index,
+      partition,
+      limit: options.limit,
+      newestFirst: true,
+      after: position && {
+        sortKey: position.sortKey,
+        tableKey: referredUserKey(tenant, campaignId, position.referredUserId),
+      },
+    }),
     campaignExists(tenant, campaignId),
   ]);
   if (!exists) throw campaignNotFound(campaignId);
-  const items = page.Items ?? [];
-  const shown = items.slice(0, options.limit);
-  const last = shown.at(-1);
-  const more = items.length > options.limit || page.LastEvaluatedKey !== undefined;
+  const { items: shown, last, more } = page;
   const listed = shown.map(listedReferredUserFromItem);
   const { links, clicks } = await linksAndClicks(tenant, campaignId, listed);
   return {

@@ -12,6 +12,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { campaignNotFound, validationError } from '../domain/errors.ts';
+import type { IdempotentRequest } from '../domain/idempotency.ts';
 import type { RewardRecipient } from '../domain/reward-rules.ts';
 import {
   approveReward,
@@ -19,30 +21,51 @@ import {
   balanceOf,
   type Conversion,
   LedgerError,
+  ledgerApiError,
   MAX_PAYOUT_REWARDS,
   payRewards,
+  REWARD_STATUSES,
   type Reward,
+  type RewardStatus,
   refundEffect,
   releaseReward,
   selectPayout,
   type Transition,
   voidReward,
 } from '../domain/rewards.ts';
-import { campaignStillExists } from './campaigns.ts';
-import { CURRENCY_LOCK, campaignKey, campaignPartition } from './entities/campaign.ts';
-import { type Payout, payoutItem } from './entities/payout.ts';
+import { campaignExists, campaignStillExists } from './campaigns.ts';
+import { CURRENCY_LOCK, campaignKey, campaignPartition, currencyOfItem } from './entities/campaign.ts';
+import {
+  PAYOUT_ORDER,
+  PAYOUT_PREFIX,
+  type Payout,
+  payoutFromItem,
+  payoutItem,
+  RECIPIENT_PAYOUTS_INDEX,
+  recipientPayoutsPartition,
+  toPayoutObject,
+} from './entities/payout.ts';
 import {
   DUE_REWARDS_INDEX,
   DUE_REWARDS_PARTITION,
   dueUpTo,
+  RECIPIENT_REWARDS_INDEX,
+  REWARD_LIST_ORDER,
+  REWARD_STATUS_INDEX,
   recipientPrefix,
+  recipientRewardsPartition,
   rewardFromItem,
   rewardItem,
   rewardKeyOfId,
+  rewardStatusPartition,
+  toRewardObject,
 } from './entities/reward.ts';
+import { rememberAnswer } from './idempotency.ts';
 import { getItems } from './table/batch.ts';
 import { db, tableName } from './table/client.ts';
-import { queryAll } from './table/query.ts';
+import { decodeSortKeyCursor, encodeSortKeyCursor, type Page } from './table/cursor.ts';
+import { mergeNewestFirst } from './table/merge-pages.ts';
+import { queryAll, queryPage } from './table/query.ts';
 import { transactWrite } from './table/transactions.ts';
 
 /** A reward as stored: the domain's reward and its adjustments' ids. */
@@ -167,6 +190,7 @@ async function writeChanges(
   read: readonly StoredReward[],
   changed: readonly Reward[],
   extra: Parameters<typeof transactWrite>[0] = [],
+  remember?: Parameters<typeof transactWrite>[1],
 ): Promise<{ ok: true } | { ok: false; failed: ReadonlySet<number> }> {
   const byId = new Map(read.map((s) => [s.reward.id, s]));
   const now = new Date();
@@ -186,24 +210,38 @@ async function writeChanges(
       },
     };
   });
-  const result = await transactWrite([...puts, ...extra]);
+  const result = await transactWrite([...puts, ...extra], remember);
   return result.ok ? result : { ok: false, failed: result.failed };
 }
 
-/** Run a transition of the reward `id`'s family, reading again when it changed meanwhile. */
+/**
+ * Run a transition of the reward `id`'s family, reading again when it changed meanwhile. The
+ * write is conditioned on the campaign too: a reward of a deleted campaign (not purged yet) is
+ * gone for every endpoint at once, as its campaign's other records are. With `idempotency`, the
+ * answer (the reward as changed) is stored in the same transaction.
+ */
 async function transition(
   tenant: string,
   id: string,
   decide: (family: NonNullable<Awaited<ReturnType<typeof readFamily>>>) => Transition,
+  idempotency?: IdempotentRequest,
 ): Promise<Reward> {
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     const family = await readFamily(tenant, id);
     if (!family) throw new LedgerError('reward_not_found');
     const t = decide(family);
-    if (!t.ok) throw new LedgerError(t.error);
+    if (!t.ok) throw new LedgerError(t.error, family.stored.reward.status);
+    const changed = t.changed.find((r) => r.id === id) ?? family.stored.reward;
     const read = [family.stored, ...family.adjustments];
-    const written = await writeChanges(tenant, read, t.changed);
-    if (written.ok) return t.changed.find((r) => r.id === id) ?? family.stored.reward;
+    const written = await writeChanges(
+      tenant,
+      read,
+      t.changed,
+      [campaignStillExists(tenant, changed.campaign_id)],
+      idempotency && rememberAnswer(idempotency, 200, toRewardObject(changed)),
+    );
+    if (written.ok) return changed;
+    if (written.failed.has(t.changed.length)) throw new LedgerError('reward_not_found');
   }
   throw new Error(`reward ${id} kept changing under a transition`);
 }
@@ -214,12 +252,16 @@ const familyOf = (f: NonNullable<Awaited<ReturnType<typeof readFamily>>>) => ({
 });
 
 /** Endpoint 28. */
-export const approveRewardById = (tenant: string, id: string, nowMs: number) =>
-  transition(tenant, id, (f) => approveReward(familyOf(f), nowMs));
+export const approveRewardById = (
+  tenant: string,
+  id: string,
+  nowMs: number,
+  idempotency?: IdempotentRequest,
+) => transition(tenant, id, (f) => approveReward(familyOf(f), nowMs), idempotency);
 
 /** Endpoint 29. */
-export const voidRewardById = (tenant: string, id: string, reason: string) =>
-  transition(tenant, id, (f) => voidReward(familyOf(f), f.parent?.reward, reason));
+export const voidRewardById = (tenant: string, id: string, reason: string, idempotency?: IdempotentRequest) =>
+  transition(tenant, id, (f) => voidReward(familyOf(f), f.parent?.reward, reason), idempotency);
 
 /**
  * What a refund of `conversion` (its `refunded_amount` already raised by the conversion's own
@@ -395,17 +437,27 @@ export async function planPayout(tenant: string, request: PayoutRequest): Promis
  * `paid` only if it is still `approved` with the adjustments it was read with. `false`: a reward
  * changed since the plan was read (another payout paid it, a refund adjusted it).
  */
-export async function commitPayout(tenant: string, plan: PayoutPlan): Promise<boolean> {
-  const written = await writeChanges(tenant, plan.read, plan.paid, [
-    campaignStillExists(tenant, plan.payout.campaign_id),
-    {
-      Put: {
-        TableName: tableName,
-        Item: payoutItem(tenant, plan.payout),
-        ConditionExpression: 'attribute_not_exists(PK)',
+export async function commitPayout(
+  tenant: string,
+  plan: PayoutPlan,
+  idempotency?: IdempotentRequest,
+): Promise<boolean> {
+  const written = await writeChanges(
+    tenant,
+    plan.read,
+    plan.paid,
+    [
+      campaignStillExists(tenant, plan.payout.campaign_id),
+      {
+        Put: {
+          TableName: tableName,
+          Item: payoutItem(tenant, plan.payout),
+          ConditionExpression: 'attribute_not_exists(PK)',
+        },
       },
-    },
-  ]);
+    ],
+    idempotency && rememberAnswer(idempotency, 201, payoutAnswer(plan.payout, plan.hasMore)),
+  );
   if (written.ok) return true;
   if (written.failed.has(plan.paid.length)) throw new LedgerError('campaign_not_found');
   return false;
@@ -420,10 +472,189 @@ export async function commitPayout(tenant: string, plan: PayoutPlan): Promise<bo
 export async function recordPayout(
   tenant: string,
   request: PayoutRequest,
+  idempotency?: IdempotentRequest,
 ): Promise<{ payout: Payout; hasMore: boolean }> {
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     const plan = await planPayout(tenant, request);
-    if (await commitPayout(tenant, plan)) return { payout: plan.payout, hasMore: plan.hasMore };
+    if (await commitPayout(tenant, plan, idempotency)) return { payout: plan.payout, hasMore: plan.hasMore };
   }
   throw new Error('a payout kept meeting concurrent changes');
+}
+
+/** Endpoint 31's body: the payout and whether approved rewards wait for another one. */
+export const payoutAnswer = (payout: Payout, hasMore: boolean) => ({
+  ...toPayoutObject(payout),
+  has_more: hasMore,
+});
+
+/**
+ * Endpoint 31 as the API answers it. A campaign that does not exist has no rewards: its payout
+ * would be `nothing_to_pay`, so only then is the campaign read (404), and a payout that pays costs
+ * no read of it (the transaction checks it).
+ */
+export async function createPayout(
+  tenant: string,
+  request: PayoutRequest,
+  idempotency?: IdempotentRequest,
+): Promise<ReturnType<typeof payoutAnswer>> {
+  try {
+    const { payout, hasMore } = await recordPayout(tenant, request, idempotency);
+    return payoutAnswer(payout, hasMore);
+  } catch (err) {
+    if (!(err instanceof LedgerError)) throw err;
+    if (err.code === 'campaign_not_found') throw campaignNotFound(request.campaignId);
+    if (!(await campaignExists(tenant, request.campaignId))) throw campaignNotFound(request.campaignId);
+    throw ledgerApiError(err);
+  }
+}
+
+/** Endpoints 28 and 29 as the API answers them: the reward object, or the contract's error. */
+export async function changeReward(change: () => Promise<Reward>) {
+  try {
+    return toRewardObject(await change());
+  } catch (err) {
+    throw err instanceof LedgerError ? ledgerApiError(err) : err;
+  }
+}
+
+/**
+ * Endpoint 30: the recipient's sums by state and the campaign's currency, read together (the
+ * campaign's item, and one strongly consistent Query of the recipient's rewards).
+ */
+export async function recipientBalance(
+  tenant: string,
+  campaignId: string,
+  recipient: RewardRecipient,
+  recipientId: string,
+): Promise<Balance & { currency: string }> {
+  const [campaign, balance] = await Promise.all([
+    db.send(
+      new GetCommand({
+        TableName: tableName,
+        Key: campaignKey(tenant, campaignId),
+        ConsistentRead: true,
+        ProjectionExpression: 'PK, currency',
+      }),
+    ),
+    rewardBalance(tenant, campaignId, recipient, recipientId),
+  ]);
+  if (!campaign.Item) throw campaignNotFound(campaignId);
+  return { ...balance, currency: currencyOfItem(campaign.Item) };
+}
+
+type RewardObject = ReturnType<typeof toRewardObject>;
+
+/** An index item's position in the reward lists (its index sort key). */
+const listOrderOf = (item: Record<string, unknown>, index: { sortKey: string }) =>
+  String(item[index.sortKey]);
+
+/**
+ * Endpoint 27: a page of a campaign's rewards, newest first, of one state or all, of one recipient
+ * (both kinds) or all. One state: one Query of its index partition. Every state: the five
+ * partitions' pages, read at once from the same position and merged (`mergeNewestFirst`), so a
+ * page still costs the same whatever the list's size. Beside it the campaign's existence; then
+ * the page's items by key (no index projects a reward's fields), eventually consistent like the
+ * index. A reward whose state changed since the index copy is shown as it is now, and left out of
+ * a list of another state (it is in its new state's list).
+ */
+export async function listRewards(
+  tenant: string,
+  campaignId: string,
+  options: { status?: RewardStatus; recipientId?: string; limit: number; cursor?: string },
+): Promise<Page<RewardObject>> {
+  const scope = {
+    kind: 'rewards' as const,
+    tenant,
+    campaignId,
+    filter: JSON.stringify([options.status ?? null, options.recipientId ?? null]),
+  };
+  const after = options.cursor ? decodeSortKeyCursor(scope, options.cursor, REWARD_LIST_ORDER) : undefined;
+  const index = options.recipientId === undefined ? REWARD_STATUS_INDEX : RECIPIENT_REWARDS_INDEX;
+  const partitionOf = (status: RewardStatus) =>
+    options.recipientId === undefined
+      ? rewardStatusPartition(tenant, campaignId, status)
+      : recipientRewardsPartition(tenant, campaignId, options.recipientId, status);
+  // The id after the time: of the shape, but perhaps no id the API made (a forged cursor).
+  const afterKey = after && rewardKeyOfId(tenant, after.slice(after.indexOf('#') + 1));
+  if (after && !afterKey)
+    throw validationError([{ field: 'cursor', message: 'is not a valid cursor for this list' }]);
+  const start = after && afterKey ? { sortKey: after, tableKey: afterKey } : undefined;
+  const statuses = options.status ? [options.status] : REWARD_STATUSES;
+  const [pages, exists] = await Promise.all([
+    Promise.all(
+      statuses.map((status) =>
+        queryPage({
+          index,
+          partition: partitionOf(status),
+          limit: options.limit,
+          newestFirst: true,
+          after: start,
+        }),
+      ),
+    ),
+    campaignExists(tenant, campaignId),
+  ]);
+  if (!exists) throw campaignNotFound(campaignId);
+  const { items: shown, more } = mergeNewestFirst(pages, options.limit, (item) => listOrderOf(item, index));
+  const read = shown.length > 0 ? await getItems(shown.map(tableKeyOf), { consistent: false }) : [];
+  const rewards = read.flatMap((item) => {
+    if (!item) return [];
+    const { reward } = rewardFromItem(item);
+    return options.status && reward.status !== options.status ? [] : [toRewardObject(reward)];
+  });
+  const last = shown.at(-1);
+  return {
+    items: rewards,
+    nextCursor: more && last ? encodeSortKeyCursor(scope, listOrderOf(last, index)) : undefined,
+  };
+}
+
+const tableKeyOf = (item: Record<string, unknown>) => ({ PK: String(item.PK), SK: String(item.SK) });
+
+/**
+ * Endpoint 32: a page of a campaign's payouts, newest first, all of them (one Query of the
+ * campaign's partition, read backwards) or one recipient's (one Query of GSI3, then the page's
+ * items by key: the index projects no payout field), beside the campaign's existence.
+ */
+export async function listPayouts(
+  tenant: string,
+  campaignId: string,
+  options: { recipientId?: string; limit: number; cursor?: string },
+): Promise<Page<ReturnType<typeof toPayoutObject>>> {
+  const { recipientId } = options;
+  const scope = { kind: 'payouts' as const, tenant, campaignId, filter: recipientId };
+  const after = options.cursor ? decodeSortKeyCursor(scope, options.cursor, PAYOUT_ORDER) : undefined;
+  const partition = campaignPartition(tenant, campaignId);
+  const query =
+    recipientId === undefined
+      ? queryPage({
+          partition,
+          sortKeyPrefix: PAYOUT_PREFIX,
+          limit: options.limit,
+          newestFirst: true,
+          after: after ? { sortKey: `${PAYOUT_PREFIX}${after}` } : undefined,
+        })
+      : queryPage({
+          index: RECIPIENT_PAYOUTS_INDEX,
+          partition: recipientPayoutsPartition(tenant, campaignId, recipientId),
+          limit: options.limit,
+          newestFirst: true,
+          after: after
+            ? { sortKey: after, tableKey: { PK: partition, SK: `${PAYOUT_PREFIX}${after}` } }
+            : undefined,
+        });
+  const [page, exists] = await Promise.all([query, campaignExists(tenant, campaignId)]);
+  if (!exists) throw campaignNotFound(campaignId);
+  const items =
+    recipientId === undefined || page.items.length === 0
+      ? page.items
+      : (await getItems(page.items.map(tableKeyOf), { consistent: false })).flatMap((item) =>
+          item ? [item] : [],
+        );
+  const last = page.last;
+  return {
+    items: items.map((item) => toPayoutObject(payoutFromItem(item))),
+    nextCursor:
+      page.more && last ? encodeSortKeyCursor(scope, String(last.SK).slice(PAYOUT_PREFIX.length)) : undefined,
+  };
 }

@@ -12,6 +12,7 @@
  * it. An adjustment made after its parent was paid is a *clawback*: approved at once, netted
  * against the recipient's next payout. A *family* is a reward with its adjustments.
  */
+import { ApiError } from './errors.ts';
 import { adjustmentId, rewardId } from './reward-ids.ts';
 import { DAY_MS, type RewardRecipient, type RewardRule, type RuleTerms, ruleAmount } from './reward-rules.ts';
 
@@ -382,13 +383,44 @@ export function payRewards(rewards: readonly Reward[], payoutId: string): Reward
 export type LedgerErrorCode = TransitionError | 'nothing_to_pay' | 'reward_not_found' | 'campaign_not_found';
 
 /**
- * A ledger operation refused, by the code a handler maps to the contract's error (`reward_paid`
- * 409, `nothing_to_pay` 422, `reward_not_found` 404, ...). Kept apart from `ApiError` until the
- * endpoints (27-32) add their codes to `errors.ts`.
+ * A ledger operation refused, by the code a handler maps to the contract's error
+ * (`ledgerApiError`). `status` is the reward's state when a transition was refused.
  */
 export class LedgerError extends Error {
-  constructor(readonly code: LedgerErrorCode) {
+  constructor(
+    readonly code: LedgerErrorCode,
+    readonly status?: RewardStatus,
+  ) {
     super(code);
     this.name = 'LedgerError';
+  }
+}
+
+/** The contract's error for a refused ledger operation (endpoints 28, 29 and 31). */
+export function ledgerApiError(err: LedgerError): ApiError {
+  switch (err.code) {
+    case 'reward_not_found':
+      return new ApiError('reward_not_found', 'No such reward.');
+    case 'campaign_not_found':
+      return new ApiError('campaign_not_found', 'No such campaign.');
+    case 'nothing_to_pay':
+      return new ApiError('nothing_to_pay', 'Nothing approved to pay to this recipient.');
+    case 'follows_reward':
+      return new ApiError(
+        'adjustment_follows_reward',
+        'This adjustment follows its reward; approve or void the reward.',
+      );
+    case 'reward_paid':
+      return new ApiError('reward_paid', 'This reward is paid; a paid reward cannot be voided.');
+    case 'invalid_state':
+      if (err.status === 'paid') return new ApiError('reward_paid', 'This reward is paid.');
+      if (err.status === 'voided') return new ApiError('reward_voided', 'This reward is voided.');
+      return new ApiError(
+        'reward_not_approvable',
+        `This reward is ${err.status ?? 'not approvable'} already.`,
+      );
+    case 'not_due':
+      // Only the scheduled release asks for a due reward.
+      throw new Error('not_due from an endpoint');
   }
 }

@@ -484,6 +484,138 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/rewards/{campaign_id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List a campaign's rewards, newest first
+     * @description Lists a campaign's rewards and adjustments (negative rewards a refund made), newest first, one page at a time (`Link` and `x-next-cursor` as every list): all of them or, with `status`, those in one state (`status=in_review` is the review queue), and with `recipient_id` those of one recipient (as referrer or as referred user). Read from indexes, as fresh as they are (about a second): a reward whose state changed meanwhile is shown as it is now.
+     */
+    get: operations['ListRewards'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    /**
+     * List a campaign's rewards, newest first (HEAD: never recorded)
+     * @description The same as `GET /api/v1/rewards/{campaign_id}` without a body; a `HEAD` request is never recorded.
+     */
+    head: operations['ListRewardsHead'];
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/reward/{id}/approve': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Approve a reward in review, or end the hold of a pending one
+     * @description Approves a reward: one `in_review` goes to `pending` (its hold still counted from its creation, so one whose hold is over is approved within a minute), one `pending` becomes `approved` now (its hold ends early). Its adjustments move with it. Any other state is 409: `reward_not_approvable` (approved already), `reward_paid`, `reward_voided`; an adjustment is approved with its reward (409 `adjustment_follows_reward`). A reward of another tenant or of a deleted campaign is 404.
+     */
+    post: operations['ApproveReward'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/reward/{id}/void': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Void an unpaid reward, with a reason
+     * @description Voids a reward that is `in_review`, `pending` or `approved` (not yet paid), with its adjustments, keeping `reason` as its `void_reason`. A paid reward is 409 `reward_paid` (a refund of its sale claws it back instead), a voided one 409 `reward_voided`. A clawback (an adjustment made after its reward was paid) may be voided: the business forgives that debt; an adjustment of an unpaid reward moves with its reward (409 `adjustment_follows_reward`).
+     */
+    post: operations['VoidReward'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/balance/{campaign_id}/{recipient_id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A recipient's rewards summed by state
+     * @description Sums one recipient's rewards and adjustments by state, in minor units of the campaign's `currency`, exact at the moment of the read (strongly consistent). `recipient` says which kind `recipient_id` is (`referrer` when omitted). `voided` (additive) makes the parts sum to every amount ever made for the recipient; `approved` is net of clawbacks and can be negative. An unknown recipient has a balance of zeros.
+     */
+    get: operations['GetBalance'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    /**
+     * A recipient's rewards summed by state (HEAD: never recorded)
+     * @description The same as `GET /api/v1/balance/{campaign_id}/{recipient_id}` without a body; a `HEAD` request is never recorded.
+     */
+    head: operations['GetBalanceHead'];
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/payout': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Record a payout of a recipient's approved rewards
+     * @description Records that you paid a recipient elsewhere (the service moves no money): every `approved` reward and adjustment of that recipient becomes `paid` in this payout, atomically, and the payout's `amount` is their sum. Clawbacks are netted first; when approved rewards minus clawbacks come to nothing, 422 `nothing_to_pay`. One payout takes at most 98 rewards (oldest first); `has_more` says more wait for another payout. Two payouts at once pay each reward once: the second pays what is left, or is 422.
+     */
+    post: operations['CreatePayout'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/payouts/{campaign_id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List a campaign's payouts, newest first
+     * @description Lists a campaign's payouts, newest first, one page at a time (`Link` and `x-next-cursor` as every list), all of them or, with `recipient_id`, one recipient's.
+     */
+    get: operations['ListPayouts'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    /**
+     * List a campaign's payouts, newest first (HEAD: never recorded)
+     * @description The same as `GET /api/v1/payouts/{campaign_id}` without a body; a `HEAD` request is never recorded.
+     */
+    head: operations['ListPayoutsHead'];
+    patch?: never;
+    trace?: never;
+  };
   '/health': {
     parameters: {
       query?: never;
@@ -1659,6 +1791,21 @@ export interface components {
           error?: {
             /** @enum {string} */
             code?: 'conversion_not_found';
+          };
+        } & components['schemas']['ErrorResponse'];
+      };
+    };
+    /** @description `reward_not_found`: No reward with this id exists for the caller: unknown, of another tenant, or of a deleted campaign. */
+    reward_not_found: {
+      headers: {
+        'x-request-id': components['headers']['XRequestId'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': {
+          error?: {
+            /** @enum {string} */
+            code?: 'reward_not_found';
           };
         } & components['schemas']['ErrorResponse'];
       };
@@ -5759,6 +5906,989 @@ export interface operations {
     requestBody?: never;
     responses: {
       /** @description One page of conversions (possibly empty). */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          link: components['headers']['Link'];
+          'x-next-cursor': components['headers']['XNextCursor'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `validation_failed`: A field or parameter is missing, of the wrong type, too long, malformed (including a malformed UUID) or unknown; `details` names each one. */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `unauthorized`: The `api-key` header is missing, unknown or revoked (the same body in all three cases). */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `campaign_not_found`: No campaign with this id exists for the caller (a campaign of another tenant is not found either). */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `payload_too_large`: The body is over 32 KiB. */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `rate_limited`: Too many requests on this route: its request-rate budget is spent for now. Retry after `retry-after` seconds. A deployed stage's throttling is answered by API Gateway itself, with its own body `{"message":"Too Many Requests"}` and no `retry-after`. */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `request_headers_too_large`: The request line and headers together are too large (over 16 KiB locally; API Gateway answers its own error over its 10 KiB limit). */
+      431: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `internal_error`: Anything unexpected; the message is generic and nothing internal is exposed. */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `service_unavailable`: A dependency (DynamoDB, SQS) throttled, failed or did not answer in time; `Retry-After` says when to retry. The write may or may not have happened: retry with the same `Idempotency-Key`. */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  ListRewards: {
+    parameters: {
+      query?: {
+        /**
+         * @description an integer from 1 to 1000, the most items of the page (100 when omitted)
+         * @example 100
+         */
+        limit?: string;
+        /**
+         * @description a cursor from x-next-cursor
+         * @example WzMsIjE3OTU0MjkyMzEyMDcjcndfUHd4YmZpcE5UQnVham0xZlRqd3JHcHBmRHlRWlpFNkxEQkxLNEs0UnozYW9SUXhZVHltbFl3IiwiZFFYRVVweEI0c2hDIl0
+         */
+        cursor?: string;
+        /**
+         * @description Only the rewards in this state: `in_review`, `pending`, `approved`, `paid` or `voided`.
+         * @example paid
+         */
+        status?: string;
+        /**
+         * @description Only the rewards of this recipient (a referrer or a referred user: both kinds).
+         * @example user_8f3a2c
+         */
+        recipient_id?: string;
+      };
+      header?: never;
+      path: {
+        /**
+         * @description A UUID
+         * @example 3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
+         */
+        campaign_id: components['schemas']['Uuid'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page of rewards (possibly empty). */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          link: components['headers']['Link'];
+          'x-next-cursor': components['headers']['XNextCursor'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example [
+           *       {
+           *         "id": "rw_PwxbfipNTBuajm1fTjwrGppfDyQZZE6LDBLK4K4Rz3aoRQxYTymlYw",
+           *         "created_at": "2026-11-23_10-20-31",
+           *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *         "rule_id": "sale_share",
+           *         "recipient": "referrer",
+           *         "recipient_id": "user_8f3a2c",
+           *         "source_type": "conversion",
+           *         "source_id": "cv_PwxbfipNTBuajm1fTjwrGgGiB-vqZwAAAAAAAAE3",
+           *         "type": "reward",
+           *         "adjusts": null,
+           *         "amount": 499,
+           *         "currency": "EUR",
+           *         "status": "paid",
+           *         "available_at": "2026-12-23_10-20-31",
+           *         "review_reasons": [],
+           *         "payout_id": "po_Xk3v9QmZt1bR7wLpA2cD8e",
+           *         "void_reason": null
+           *       }
+           *     ]
+           */
+          'application/json': {
+            id: string;
+            created_at: components['schemas']['Timestamp'];
+            campaign_id: components['schemas']['Uuid'];
+            /** @description The rule that made it. */
+            rule_id: string;
+            /** @description Who earns it: the link's referrer, or the referred user (a double-sided rule). */
+            recipient: 'referrer' | 'referred_user';
+            /** @description The `referrer_id` or the `referred_user_id`. */
+            recipient_id: string;
+            source_type: 'referred_user' | 'conversion';
+            /** @description The signup (its `referred_user_id`) or the conversion (its id). */
+            source_id: string;
+            /** @description `adjustment`: a negative reward a refund made against the reward `adjusts`. */
+            type: 'reward' | 'adjustment';
+            adjusts: string | null;
+            /** @description In minor units of `currency`: positive for a reward, negative for an adjustment. */
+            amount: number;
+            currency: string;
+            /** @description `in_review` (waits for approve or void), `pending` (in its hold), `approved` (payable), `paid` (in a payout) or `voided`. */
+            status: 'in_review' | 'pending' | 'approved' | 'paid' | 'voided';
+            /**
+             * @description When its hold ends (created + the rule's `hold_days`).
+             * @example 2026-11-22_14-05-09
+             */
+            available_at: string;
+            review_reasons: ('referrer_signups_per_hour' | 'repeat_visitor')[];
+            payout_id: string | null;
+            void_reason: string | null;
+          }[];
+        };
+      };
+      400: components['responses']['validation_failed'];
+      401: components['responses']['unauthorized'];
+      404: components['responses']['campaign_not_found'];
+      413: components['responses']['payload_too_large'];
+      429: components['responses']['rate_limited'];
+      431: components['responses']['request_headers_too_large'];
+      500: components['responses']['internal_error'];
+      503: components['responses']['service_unavailable'];
+    };
+  };
+  ListRewardsHead: {
+    parameters: {
+      query?: {
+        /**
+         * @description an integer from 1 to 1000, the most items of the page (100 when omitted)
+         * @example 100
+         */
+        limit?: string;
+        /**
+         * @description a cursor from x-next-cursor
+         * @example WzMsIjE3OTU0MjkyMzEyMDcjcndfUHd4YmZpcE5UQnVham0xZlRqd3JHcHBmRHlRWlpFNkxEQkxLNEs0UnozYW9SUXhZVHltbFl3IiwiZFFYRVVweEI0c2hDIl0
+         */
+        cursor?: string;
+        /**
+         * @description Only the rewards in this state: `in_review`, `pending`, `approved`, `paid` or `voided`.
+         * @example paid
+         */
+        status?: string;
+        /**
+         * @description Only the rewards of this recipient (a referrer or a referred user: both kinds).
+         * @example user_8f3a2c
+         */
+        recipient_id?: string;
+      };
+      header?: never;
+      path: {
+        /**
+         * @description A UUID
+         * @example 3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
+         */
+        campaign_id: components['schemas']['Uuid'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page of rewards (possibly empty). */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          link: components['headers']['Link'];
+          'x-next-cursor': components['headers']['XNextCursor'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `validation_failed`: A field or parameter is missing, of the wrong type, too long, malformed (including a malformed UUID) or unknown; `details` names each one. */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `unauthorized`: The `api-key` header is missing, unknown or revoked (the same body in all three cases). */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `campaign_not_found`: No campaign with this id exists for the caller (a campaign of another tenant is not found either). */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `payload_too_large`: The body is over 32 KiB. */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `rate_limited`: Too many requests on this route: its request-rate budget is spent for now. Retry after `retry-after` seconds. A deployed stage's throttling is answered by API Gateway itself, with its own body `{"message":"Too Many Requests"}` and no `retry-after`. */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `request_headers_too_large`: The request line and headers together are too large (over 16 KiB locally; API Gateway answers its own error over its 10 KiB limit). */
+      431: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `internal_error`: Anything unexpected; the message is generic and nothing internal is exposed. */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `service_unavailable`: A dependency (DynamoDB, SQS) throttled, failed or did not answer in time; `Retry-After` says when to retry. The write may or may not have happened: retry with the same `Idempotency-Key`. */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  ApproveReward: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Makes a retry safe: the first request with a key runs and its 2xx answer is stored with its write, kept at least 24 hours; a retry with the same key, method, path and body (as parsed JSON) gets that answer again, with `Idempotent-Replayed: true`, and writes nothing. Scoped to your account. Another request with a used key is 422 `idempotency_key_reused`.
+         * @example order-7731-purchase
+         */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        /**
+         * @description A reward id, as the API gave it (`rw_` and 54 characters).
+         * @example rw_PwxbfipNTBuajm1fTjwrGppfDyQZZE6LDBLK4K4Rz3aoRQxYTymlYw
+         */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The reward after the change. */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          'idempotent-replayed': components['headers']['IdempotentReplayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "rw_PwxbfipNTBuajm1fTjwrGppfDyQZZE6LDBLK4K4Rz3aoRQxYTymlYw",
+           *       "created_at": "2026-11-23_10-20-31",
+           *       "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *       "rule_id": "sale_share",
+           *       "recipient": "referrer",
+           *       "recipient_id": "user_8f3a2c",
+           *       "source_type": "conversion",
+           *       "source_id": "cv_PwxbfipNTBuajm1fTjwrGgGiB-vqZwAAAAAAAAE3",
+           *       "type": "reward",
+           *       "adjusts": null,
+           *       "amount": 499,
+           *       "currency": "EUR",
+           *       "status": "approved",
+           *       "available_at": "2026-12-23_10-20-31",
+           *       "review_reasons": [],
+           *       "payout_id": null,
+           *       "void_reason": null
+           *     }
+           */
+          'application/json': {
+            id: string;
+            created_at: components['schemas']['Timestamp'];
+            campaign_id: components['schemas']['Uuid'];
+            /** @description The rule that made it. */
+            rule_id: string;
+            /** @description Who earns it: the link's referrer, or the referred user (a double-sided rule). */
+            recipient: 'referrer' | 'referred_user';
+            /** @description The `referrer_id` or the `referred_user_id`. */
+            recipient_id: string;
+            source_type: 'referred_user' | 'conversion';
+            /** @description The signup (its `referred_user_id`) or the conversion (its id). */
+            source_id: string;
+            /** @description `adjustment`: a negative reward a refund made against the reward `adjusts`. */
+            type: 'reward' | 'adjustment';
+            adjusts: string | null;
+            /** @description In minor units of `currency`: positive for a reward, negative for an adjustment. */
+            amount: number;
+            currency: string;
+            /** @description `in_review` (waits for approve or void), `pending` (in its hold), `approved` (payable), `paid` (in a payout) or `voided`. */
+            status: 'in_review' | 'pending' | 'approved' | 'paid' | 'voided';
+            /**
+             * @description When its hold ends (created + the rule's `hold_days`).
+             * @example 2026-11-22_14-05-09
+             */
+            available_at: string;
+            review_reasons: ('referrer_signups_per_hour' | 'repeat_visitor')[];
+            payout_id: string | null;
+            void_reason: string | null;
+          };
+        };
+      };
+      400: components['responses']['validation_failed'];
+      401: components['responses']['unauthorized'];
+      404: components['responses']['reward_not_found'];
+      /**
+       * @description `idempotency_key_in_progress`: A request with the same `Idempotency-Key` has been committed but its answer is not stored yet (a moment, for an action of a referred user); retry in a second.
+       *
+       *     `reward_not_approvable`: Approve of a reward that is neither `in_review` nor `pending` (it is `approved` already).
+       *
+       *     `reward_paid`: The reward is paid: it cannot be voided (a refund of its sale claws it back instead) or approved.
+       *
+       *     `reward_voided`: The reward is voided: it can be neither approved nor voided again.
+       *
+       *     `adjustment_follows_reward`: Approve or void of an adjustment that moves with its reward: act on the reward (`adjusts`).
+       */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error?: {
+              /** @enum {string} */
+              code?:
+                | 'idempotency_key_in_progress'
+                | 'reward_not_approvable'
+                | 'reward_paid'
+                | 'reward_voided'
+                | 'adjustment_follows_reward';
+            };
+          } & components['schemas']['ErrorResponse'];
+        };
+      };
+      413: components['responses']['payload_too_large'];
+      422: components['responses']['idempotency_key_reused'];
+      429: components['responses']['rate_limited'];
+      431: components['responses']['request_headers_too_large'];
+      500: components['responses']['internal_error'];
+      503: components['responses']['service_unavailable'];
+    };
+  };
+  VoidReward: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Makes a retry safe: the first request with a key runs and its 2xx answer is stored with its write, kept at least 24 hours; a retry with the same key, method, path and body (as parsed JSON) gets that answer again, with `Idempotent-Replayed: true`, and writes nothing. Scoped to your account. Another request with a used key is 422 `idempotency_key_reused`.
+         * @example order-7731-purchase
+         */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        /**
+         * @description A reward id, as the API gave it (`rw_` and 54 characters).
+         * @example rw_PwxbfipNTBuajm1fTjwrGppfDyQZZE6LDBLK4K4Rz3aoRQxYTymlYw
+         */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "reason": "order cancelled by phone"
+         *     }
+         */
+        'application/json': {
+          /** @description Why it is voided (kept as `void_reason`), 1-256 characters. Lengths in Unicode code points, no control characters. */
+          reason: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The voided reward. */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          'idempotent-replayed': components['headers']['IdempotentReplayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "rw_PwxbfipNTBuajm1fTjwrGppfDyQZZE6LDBLK4K4Rz3aoRQxYTymlYw",
+           *       "created_at": "2026-11-23_10-20-31",
+           *       "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *       "rule_id": "sale_share",
+           *       "recipient": "referrer",
+           *       "recipient_id": "user_8f3a2c",
+           *       "source_type": "conversion",
+           *       "source_id": "cv_PwxbfipNTBuajm1fTjwrGgGiB-vqZwAAAAAAAAE3",
+           *       "type": "reward",
+           *       "adjusts": null,
+           *       "amount": 499,
+           *       "currency": "EUR",
+           *       "status": "voided",
+           *       "available_at": "2026-12-23_10-20-31",
+           *       "review_reasons": [],
+           *       "payout_id": null,
+           *       "void_reason": "order cancelled by phone"
+           *     }
+           */
+          'application/json': {
+            id: string;
+            created_at: components['schemas']['Timestamp'];
+            campaign_id: components['schemas']['Uuid'];
+            /** @description The rule that made it. */
+            rule_id: string;
+            /** @description Who earns it: the link's referrer, or the referred user (a double-sided rule). */
+            recipient: 'referrer' | 'referred_user';
+            /** @description The `referrer_id` or the `referred_user_id`. */
+            recipient_id: string;
+            source_type: 'referred_user' | 'conversion';
+            /** @description The signup (its `referred_user_id`) or the conversion (its id). */
+            source_id: string;
+            /** @description `adjustment`: a negative reward a refund made against the reward `adjusts`. */
+            type: 'reward' | 'adjustment';
+            adjusts: string | null;
+            /** @description In minor units of `currency`: positive for a reward, negative for an adjustment. */
+            amount: number;
+            currency: string;
+            /** @description `in_review` (waits for approve or void), `pending` (in its hold), `approved` (payable), `paid` (in a payout) or `voided`. */
+            status: 'in_review' | 'pending' | 'approved' | 'paid' | 'voided';
+            /**
+             * @description When its hold ends (created + the rule's `hold_days`).
+             * @example 2026-11-22_14-05-09
+             */
+            available_at: string;
+            review_reasons: ('referrer_signups_per_hour' | 'repeat_visitor')[];
+            payout_id: string | null;
+            void_reason: string | null;
+          };
+        };
+      };
+      /**
+       * @description `invalid_json`: The body is not parseable JSON, or not a JSON object.
+       *
+       *     `validation_failed`: A field or parameter is missing, of the wrong type, too long, malformed (including a malformed UUID) or unknown; `details` names each one.
+       */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error?: {
+              /** @enum {string} */
+              code?: 'invalid_json' | 'validation_failed';
+            };
+          } & components['schemas']['ErrorResponse'];
+        };
+      };
+      401: components['responses']['unauthorized'];
+      404: components['responses']['reward_not_found'];
+      /**
+       * @description `idempotency_key_in_progress`: A request with the same `Idempotency-Key` has been committed but its answer is not stored yet (a moment, for an action of a referred user); retry in a second.
+       *
+       *     `reward_paid`: The reward is paid: it cannot be voided (a refund of its sale claws it back instead) or approved.
+       *
+       *     `reward_voided`: The reward is voided: it can be neither approved nor voided again.
+       *
+       *     `adjustment_follows_reward`: Approve or void of an adjustment that moves with its reward: act on the reward (`adjusts`).
+       */
+      409: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error?: {
+              /** @enum {string} */
+              code?:
+                | 'idempotency_key_in_progress'
+                | 'reward_paid'
+                | 'reward_voided'
+                | 'adjustment_follows_reward';
+            };
+          } & components['schemas']['ErrorResponse'];
+        };
+      };
+      413: components['responses']['payload_too_large'];
+      415: components['responses']['unsupported_media_type'];
+      422: components['responses']['idempotency_key_reused'];
+      429: components['responses']['rate_limited'];
+      431: components['responses']['request_headers_too_large'];
+      500: components['responses']['internal_error'];
+      503: components['responses']['service_unavailable'];
+    };
+  };
+  GetBalance: {
+    parameters: {
+      query?: {
+        /**
+         * @description Which kind of recipient `recipient_id` is: `referrer` (when omitted) or `referred_user`.
+         * @example referrer
+         */
+        recipient?: string;
+      };
+      header?: never;
+      path: {
+        /**
+         * @description A UUID
+         * @example 3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
+         */
+        campaign_id: components['schemas']['Uuid'];
+        /**
+         * @description An id of your own. Lengths in Unicode code points, no control characters.
+         * @example user_8f3a2c
+         */
+        recipient_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The sums by state. */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "in_review": 0,
+           *       "pending": 1250,
+           *       "approved": 499,
+           *       "paid": 2000,
+           *       "voided": 0,
+           *       "currency": "EUR"
+           *     }
+           */
+          'application/json': {
+            /** @description Waiting for approve or void. */
+            in_review: number;
+            /** @description In their hold. */
+            pending: number;
+            /** @description Payable now, net of clawbacks (negative when the clawbacks owed exceed what is approved). */
+            approved: number;
+            /** @description Paid by payouts. */
+            paid: number;
+            /** @description Voided (additive): the five parts sum to every amount ever made for the recipient. */
+            voided: number;
+            currency: string;
+          };
+        };
+      };
+      400: components['responses']['validation_failed'];
+      401: components['responses']['unauthorized'];
+      404: components['responses']['campaign_not_found'];
+      413: components['responses']['payload_too_large'];
+      429: components['responses']['rate_limited'];
+      431: components['responses']['request_headers_too_large'];
+      500: components['responses']['internal_error'];
+      503: components['responses']['service_unavailable'];
+    };
+  };
+  GetBalanceHead: {
+    parameters: {
+      query?: {
+        /**
+         * @description Which kind of recipient `recipient_id` is: `referrer` (when omitted) or `referred_user`.
+         * @example referrer
+         */
+        recipient?: string;
+      };
+      header?: never;
+      path: {
+        /**
+         * @description A UUID
+         * @example 3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
+         */
+        campaign_id: components['schemas']['Uuid'];
+        /**
+         * @description An id of your own. Lengths in Unicode code points, no control characters.
+         * @example user_8f3a2c
+         */
+        recipient_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The sums by state. */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `validation_failed`: A field or parameter is missing, of the wrong type, too long, malformed (including a malformed UUID) or unknown; `details` names each one. */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `unauthorized`: The `api-key` header is missing, unknown or revoked (the same body in all three cases). */
+      401: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `campaign_not_found`: No campaign with this id exists for the caller (a campaign of another tenant is not found either). */
+      404: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `payload_too_large`: The body is over 32 KiB. */
+      413: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `rate_limited`: Too many requests on this route: its request-rate budget is spent for now. Retry after `retry-after` seconds. A deployed stage's throttling is answered by API Gateway itself, with its own body `{"message":"Too Many Requests"}` and no `retry-after`. */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `request_headers_too_large`: The request line and headers together are too large (over 16 KiB locally; API Gateway answers its own error over its 10 KiB limit). */
+      431: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `internal_error`: Anything unexpected; the message is generic and nothing internal is exposed. */
+      500: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `service_unavailable`: A dependency (DynamoDB, SQS) throttled, failed or did not answer in time; `Retry-After` says when to retry. The write may or may not have happened: retry with the same `Idempotency-Key`. */
+      503: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  CreatePayout: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Makes a retry safe: the first request with a key runs and its 2xx answer is stored with its write, kept at least 24 hours; a retry with the same key, method, path and body (as parsed JSON) gets that answer again, with `Idempotent-Replayed: true`, and writes nothing. Scoped to your account. Another request with a used key is 422 `idempotency_key_reused`.
+         * @example order-7731-purchase
+         */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+         *       "recipient": "referrer",
+         *       "recipient_id": "user_8f3a2c",
+         *       "reference": "stripe tr_1QKx8f2eZvKYlo2C"
+         *     }
+         */
+        'application/json': {
+          campaign_id: components['schemas']['Uuid'];
+          /** @description Who earns it: the link's referrer, or the referred user (a double-sided rule). */
+          recipient: 'referrer' | 'referred_user';
+          /** @description An id of your own. Lengths in Unicode code points, no control characters. */
+          recipient_id: string;
+          reference?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description The payout. */
+      201: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          'idempotent-replayed': components['headers']['IdempotentReplayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "po_Xk3v9QmZt1bR7wLpA2cD8e",
+           *       "created_at": "2026-12-24_09-00-00",
+           *       "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *       "recipient": "referrer",
+           *       "recipient_id": "user_8f3a2c",
+           *       "amount": 499,
+           *       "currency": "EUR",
+           *       "reward_ids": [
+           *         "rw_PwxbfipNTBuajm1fTjwrGppfDyQZZE6LDBLK4K4Rz3aoRQxYTymlYw"
+           *       ],
+           *       "reference": "stripe tr_1QKx8f2eZvKYlo2C",
+           *       "has_more": false
+           *     }
+           */
+          'application/json': {
+            id: string;
+            created_at: components['schemas']['Timestamp'];
+            campaign_id: components['schemas']['Uuid'];
+            /** @description Who earns it: the link's referrer, or the referred user (a double-sided rule). */
+            recipient: 'referrer' | 'referred_user';
+            recipient_id: string;
+            /** @description The sum of its rewards, in minor units. */
+            amount: number;
+            currency: string;
+            reward_ids: string[];
+            reference: string | null;
+            /** @description More approved rewards wait than one payout takes (98): record another payout for the rest. */
+            has_more: boolean;
+          };
+        };
+      };
+      /**
+       * @description `invalid_json`: The body is not parseable JSON, or not a JSON object.
+       *
+       *     `validation_failed`: A field or parameter is missing, of the wrong type, too long, malformed (including a malformed UUID) or unknown; `details` names each one.
+       */
+      400: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error?: {
+              /** @enum {string} */
+              code?: 'invalid_json' | 'validation_failed';
+            };
+          } & components['schemas']['ErrorResponse'];
+        };
+      };
+      401: components['responses']['unauthorized'];
+      404: components['responses']['campaign_not_found'];
+      409: components['responses']['idempotency_key_in_progress'];
+      413: components['responses']['payload_too_large'];
+      415: components['responses']['unsupported_media_type'];
+      /**
+       * @description `idempotency_key_reused`: The `Idempotency-Key` was used before, within 24 hours, with another method, path or body.
+       *
+       *     `nothing_to_pay`: The recipient's approved rewards, net of clawbacks, come to nothing to pay (none approved, or clawbacks owed exceed them).
+       */
+      422: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error?: {
+              /** @enum {string} */
+              code?: 'idempotency_key_reused' | 'nothing_to_pay';
+            };
+          } & components['schemas']['ErrorResponse'];
+        };
+      };
+      429: components['responses']['rate_limited'];
+      431: components['responses']['request_headers_too_large'];
+      500: components['responses']['internal_error'];
+      503: components['responses']['service_unavailable'];
+    };
+  };
+  ListPayouts: {
+    parameters: {
+      query?: {
+        /**
+         * @description an integer from 1 to 1000, the most items of the page (100 when omitted)
+         * @example 100
+         */
+        limit?: string;
+        /**
+         * @description a cursor from x-next-cursor
+         * @example WzMsIjE3OTU0MjkyMzEyMDcjcG9fWGszdjlRbVp0MWJSN3dMcEEyY0Q4ZSIsIjlDNHhEbFp3b1RvbSJd
+         */
+        cursor?: string;
+        /**
+         * @description Only the payouts of this recipient.
+         * @example user_8f3a2c
+         */
+        recipient_id?: string;
+      };
+      header?: never;
+      path: {
+        /**
+         * @description A UUID
+         * @example 3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
+         */
+        campaign_id: components['schemas']['Uuid'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page of payouts (possibly empty). */
+      200: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          link: components['headers']['Link'];
+          'x-next-cursor': components['headers']['XNextCursor'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example [
+           *       {
+           *         "id": "po_Xk3v9QmZt1bR7wLpA2cD8e",
+           *         "created_at": "2026-12-24_09-00-00",
+           *         "campaign_id": "3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a",
+           *         "recipient": "referrer",
+           *         "recipient_id": "user_8f3a2c",
+           *         "amount": 499,
+           *         "currency": "EUR",
+           *         "reward_ids": [
+           *           "rw_PwxbfipNTBuajm1fTjwrGppfDyQZZE6LDBLK4K4Rz3aoRQxYTymlYw"
+           *         ],
+           *         "reference": "stripe tr_1QKx8f2eZvKYlo2C"
+           *       }
+           *     ]
+           */
+          'application/json': {
+            id: string;
+            created_at: components['schemas']['Timestamp'];
+            campaign_id: components['schemas']['Uuid'];
+            /** @description Who earns it: the link's referrer, or the referred user (a double-sided rule). */
+            recipient: 'referrer' | 'referred_user';
+            recipient_id: string;
+            /** @description The sum of its rewards, in minor units. */
+            amount: number;
+            currency: string;
+            reward_ids: string[];
+            reference: string | null;
+          }[];
+        };
+      };
+      400: components['responses']['validation_failed'];
+      401: components['responses']['unauthorized'];
+      404: components['responses']['campaign_not_found'];
+      413: components['responses']['payload_too_large'];
+      429: components['responses']['rate_limited'];
+      431: components['responses']['request_headers_too_large'];
+      500: components['responses']['internal_error'];
+      503: components['responses']['service_unavailable'];
+    };
+  };
+  ListPayoutsHead: {
+    parameters: {
+      query?: {
+        /**
+         * @description an integer from 1 to 1000, the most items of the page (100 when omitted)
+         * @example 100
+         */
+        limit?: string;
+        /**
+         * @description a cursor from x-next-cursor
+         * @example WzMsIjE3OTU0MjkyMzEyMDcjcG9fWGszdjlRbVp0MWJSN3dMcEEyY0Q4ZSIsIjlDNHhEbFp3b1RvbSJd
+         */
+        cursor?: string;
+        /**
+         * @description Only the payouts of this recipient.
+         * @example user_8f3a2c
+         */
+        recipient_id?: string;
+      };
+      header?: never;
+      path: {
+        /**
+         * @description A UUID
+         * @example 3f0c5b7e-2a4d-4c1b-9a8e-6d5f4e3c2b1a
+         */
+        campaign_id: components['schemas']['Uuid'];
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page of payouts (possibly empty). */
       200: {
         headers: {
           'x-request-id': components['headers']['XRequestId'];

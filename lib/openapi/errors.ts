@@ -50,6 +50,30 @@ export const errorMeanings: Record<ErrorCode, { when: string; example: string }>
     when: "`PATCH /api/v1/campaign` changes `currency` after the campaign's first conversion.",
     example: 'The currency of a campaign cannot change once it has a conversion.',
   },
+  reward_not_found: {
+    when: 'No reward with this id exists for the caller: unknown, of another tenant, or of a deleted campaign.',
+    example: 'No such reward.',
+  },
+  reward_paid: {
+    when: 'The reward is paid: it cannot be voided (a refund of its sale claws it back instead) or approved.',
+    example: 'This reward is paid; a paid reward cannot be voided.',
+  },
+  reward_voided: {
+    when: 'The reward is voided: it can be neither approved nor voided again.',
+    example: 'This reward is voided.',
+  },
+  reward_not_approvable: {
+    when: 'Approve of a reward that is neither `in_review` nor `pending` (it is `approved` already).',
+    example: 'This reward is approved already.',
+  },
+  adjustment_follows_reward: {
+    when: 'Approve or void of an adjustment that moves with its reward: act on the reward (`adjusts`).',
+    example: 'This adjustment follows its reward; approve or void the reward.',
+  },
+  nothing_to_pay: {
+    when: "The recipient's approved rewards, net of clawbacks, come to nothing to pay (none approved, or clawbacks owed exceed them).",
+    example: 'Nothing approved to pay to this recipient.',
+  },
   conversion_exists: {
     when: 'The `external_id` is already used by a conversion of that campaign.',
     example: 'A conversion with this external_id already exists in the campaign.',

@@ -811,6 +811,208 @@ export const ListConversions: CompiledOperationOf<typeof operations.ListConversi
   },
 };
 
+/** GET /api/v1/rewards/{campaign_id}: List a campaign's rewards, newest first. */
+export const ListRewards: CompiledOperationOf<typeof operations.ListRewards> = {
+  name: "ListRewards",
+  auth: true,
+  query: {
+    validate: /* @__PURE__ */ validator(
+      /* @__PURE__ */ ((kind: KindHook) => {
+        const local_0 = /^(?:[1-9][0-9]{0,2}|1000)$/;
+        const local_1 = /^[A-Za-z0-9_-]+$/;
+        const local_2 = /^(?:in_review|pending|approved|paid|voided)$/;
+        return function check(value: any): boolean {
+          return (
+            (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+            (value['limit'] !== undefined ? ((typeof value['limit'] === 'string') && local_0.test(value['limit'])) : true) &&
+            (value['cursor'] !== undefined ? ((typeof value['cursor'] === 'string') && value['cursor'].length <= 1024 && local_1.test(value['cursor'])) : true) &&
+            (value['status'] !== undefined ? ((typeof value['status'] === 'string') && local_2.test(value['status'])) : true) &&
+            (value['recipient_id'] !== undefined ? (kind('Text', 0, value['recipient_id'])) : true)
+          )
+        }
+      })(/* @__PURE__ */ kindHook([{"minLength":1,"maxLength":256,"noControl":true}])),
+      {"kind":"Object","type":"object","additionalProperties":true,"properties":{"limit":{"kind":"String","type":"string","pattern":"^(?:[1-9][0-9]{0,2}|1000)$","description":"an integer from 1 to 1000, the most items of the page (100 when omitted)"},"cursor":{"kind":"String","type":"string","pattern":"^[A-Za-z0-9_-]+$","maxLength":1024,"description":"a cursor from x-next-cursor"},"status":{"kind":"String","type":"string","pattern":"^(?:in_review|pending|approved|paid|voided)$","description":"Only the rewards in this state: `in_review`, `pending`, `approved`, `paid` or `voided`."},"recipient_id":{"kind":"Text","type":"string","rules":{"minLength":1,"maxLength":256,"noControl":true}}}},
+    ),
+    required: [],
+  },
+  path: {
+    validate: /* @__PURE__ */ validator(
+      /* @__PURE__ */ (() => {
+        const local_0 = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+        return function check(value: any): boolean {
+          return (
+            (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+            (typeof value['campaign_id'] === 'string') &&
+            local_0.test(value['campaign_id'])
+          )
+        }
+      })(),
+      {"kind":"Object","type":"object","required":["campaign_id"],"properties":{"campaign_id":{"kind":"String","type":"string","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$","description":"A UUID"}}},
+    ),
+  },
+};
+
+/** POST /api/v1/reward/{id}/approve: Approve a reward in review, or end the hold of a pending one. */
+export const ApproveReward: CompiledOperationOf<typeof operations.ApproveReward> = {
+  name: "ApproveReward",
+  auth: true,
+  path: {
+    validate: /* @__PURE__ */ validator(
+      /* @__PURE__ */ (() => {
+        const local_0 = /^rw_[A-Za-z0-9_-]{54}$/;
+        return function check(value: any): boolean {
+          return (
+            (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+            (typeof value['id'] === 'string') &&
+            local_0.test(value['id'])
+          )
+        }
+      })(),
+      {"kind":"Object","type":"object","required":["id"],"properties":{"id":{"kind":"String","type":"string","pattern":"^rw_[A-Za-z0-9_-]{54}$","description":"A reward id, as the API gave it (`rw_` and 54 characters)."}}},
+    ),
+  },
+};
+
+/** POST /api/v1/reward/{id}/void: Void an unpaid reward, with a reason. */
+export const VoidReward: CompiledOperationOf<typeof operations.VoidReward> = {
+  name: "VoidReward",
+  auth: true,
+  body: {
+    validate: /* @__PURE__ */ validator(
+      /* @__PURE__ */ ((kind: KindHook) => {
+        return function check(value: any): boolean {
+          return (
+            (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+            kind('Text', 0, value['reason']) &&
+            Object.getOwnPropertyNames(value).length === 1
+          )
+        }
+      })(/* @__PURE__ */ kindHook([{"minLength":1,"maxLength":256,"noControl":true}])),
+      {"kind":"Object","type":"object","required":["reason"],"additionalProperties":false,"properties":{"reason":{"kind":"Text","type":"string","rules":{"minLength":1,"maxLength":256,"noControl":true}}}},
+    ),
+    optional: false,
+    refused: {},
+  },
+  path: {
+    validate: /* @__PURE__ */ validator(
+      /* @__PURE__ */ (() => {
+        const local_0 = /^rw_[A-Za-z0-9_-]{54}$/;
+        return function check(value: any): boolean {
+          return (
+            (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+            (typeof value['id'] === 'string') &&
+            local_0.test(value['id'])
+          )
+        }
+      })(),
+      {"kind":"Object","type":"object","required":["id"],"properties":{"id":{"kind":"String","type":"string","pattern":"^rw_[A-Za-z0-9_-]{54}$","description":"A reward id, as the API gave it (`rw_` and 54 characters)."}}},
+    ),
+  },
+};
+
+/** GET /api/v1/balance/{campaign_id}/{recipient_id}: A recipient's rewards summed by state. */
+export const GetBalance: CompiledOperationOf<typeof operations.GetBalance> = {
+  name: "GetBalance",
+  auth: true,
+  query: {
+    validate: /* @__PURE__ */ validator(
+      /* @__PURE__ */ (() => {
+        const local_0 = /^(?:referrer|referred_user)$/;
+        return function check(value: any): boolean {
+          return (
+            (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+            (value['recipient'] !== undefined ? ((typeof value['recipient'] === 'string') && local_0.test(value['recipient'])) : true)
+          )
+        }
+      })(),
+      {"kind":"Object","type":"object","additionalProperties":true,"properties":{"recipient":{"kind":"String","type":"string","pattern":"^(?:referrer|referred_user)$","description":"Which kind of recipient `recipient_id` is: `referrer` (when omitted) or `referred_user`."}}},
+    ),
+    required: [],
+  },
+  path: {
+    validate: /* @__PURE__ */ validator(
+      /* @__PURE__ */ ((kind: KindHook) => {
+        const local_0 = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+        return function check(value: any): boolean {
+          return (
+            (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+            (typeof value['campaign_id'] === 'string') &&
+            local_0.test(value['campaign_id']) &&
+            kind('Text', 0, value['recipient_id'])
+          )
+        }
+      })(/* @__PURE__ */ kindHook([{"minLength":1,"maxLength":256,"noControl":true}])),
+      {"kind":"Object","type":"object","required":["campaign_id","recipient_id"],"properties":{"campaign_id":{"kind":"String","type":"string","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$","description":"A UUID"},"recipient_id":{"kind":"Text","type":"string","rules":{"minLength":1,"maxLength":256,"noControl":true}}}},
+    ),
+  },
+};
+
+/** POST /api/v1/payout: Record a payout of a recipient's approved rewards. */
+export const CreatePayout: CompiledOperationOf<typeof operations.CreatePayout> = {
+  name: "CreatePayout",
+  auth: true,
+  body: {
+    validate: /* @__PURE__ */ validator(
+      /* @__PURE__ */ ((kind: KindHook) => {
+        const local_0 = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+        return function check(value: any): boolean {
+          return (
+            (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+            (typeof value['campaign_id'] === 'string') &&
+            local_0.test(value['campaign_id']) &&
+            (((value['recipient'] === 'referrer')) || ((value['recipient'] === 'referred_user'))) &&
+            kind('Text', 0, value['recipient_id']) &&
+            (value['reference'] !== undefined ? (((kind('Text', 1, value['reference'])) || ((value['reference'] === null)))) : true) &&
+            Object.getOwnPropertyNames(value).every(key => ['campaign_id', 'recipient', 'recipient_id', 'reference'].includes(key))
+          )
+        }
+      })(/* @__PURE__ */ kindHook([{"minLength":1,"maxLength":256,"noControl":true},{"minLength":1,"maxLength":256,"noControl":true}])),
+      {"kind":"Object","type":"object","required":["campaign_id","recipient","recipient_id"],"additionalProperties":false,"properties":{"campaign_id":{"kind":"String","type":"string","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$","description":"A UUID"},"recipient":{"kind":"Union","anyOf":[{"kind":"Literal","type":"string","const":"referrer"},{"kind":"Literal","type":"string","const":"referred_user"}]},"recipient_id":{"kind":"Text","type":"string","rules":{"minLength":1,"maxLength":256,"noControl":true}},"reference":{"kind":"Union","anyOf":[{"kind":"Text","type":"string","rules":{"minLength":1,"maxLength":256,"noControl":true}},{"kind":"Null","type":"null"}]}}},
+    ),
+    optional: false,
+    refused: {},
+  },
+};
+
+/** GET /api/v1/payouts/{campaign_id}: List a campaign's payouts, newest first. */
+export const ListPayouts: CompiledOperationOf<typeof operations.ListPayouts> = {
+  name: "ListPayouts",
+  auth: true,
+  query: {
+    validate: /* @__PURE__ */ validator(
+      /* @__PURE__ */ ((kind: KindHook) => {
+        const local_0 = /^(?:[1-9][0-9]{0,2}|1000)$/;
+        const local_1 = /^[A-Za-z0-9_-]+$/;
+        return function check(value: any): boolean {
+          return (
+            (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+            (value['limit'] !== undefined ? ((typeof value['limit'] === 'string') && local_0.test(value['limit'])) : true) &&
+            (value['cursor'] !== undefined ? ((typeof value['cursor'] === 'string') && value['cursor'].length <= 1024 && local_1.test(value['cursor'])) : true) &&
+            (value['recipient_id'] !== undefined ? (kind('Text', 0, value['recipient_id'])) : true)
+          )
+        }
+      })(/* @__PURE__ */ kindHook([{"minLength":1,"maxLength":256,"noControl":true}])),
+      {"kind":"Object","type":"object","additionalProperties":true,"properties":{"limit":{"kind":"String","type":"string","pattern":"^(?:[1-9][0-9]{0,2}|1000)$","description":"an integer from 1 to 1000, the most items of the page (100 when omitted)"},"cursor":{"kind":"String","type":"string","pattern":"^[A-Za-z0-9_-]+$","maxLength":1024,"description":"a cursor from x-next-cursor"},"recipient_id":{"kind":"Text","type":"string","rules":{"minLength":1,"maxLength":256,"noControl":true}}}},
+    ),
+    required: [],
+  },
+  path: {
+    validate: /* @__PURE__ */ validator(
+      /* @__PURE__ */ (() => {
+        const local_0 = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+        return function check(value: any): boolean {
+          return (
+            (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+            (typeof value['campaign_id'] === 'string') &&
+            local_0.test(value['campaign_id'])
+          )
+        }
+      })(),
+      {"kind":"Object","type":"object","required":["campaign_id"],"properties":{"campaign_id":{"kind":"String","type":"string","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$","description":"A UUID"}}},
+    ),
+  },
+};
+
 /** GET /health: Liveness: the service answers (no dependency is called). */
 export const Health: CompiledOperationOf<typeof operations.Health> = {
   name: "Health",

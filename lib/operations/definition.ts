@@ -18,6 +18,7 @@ export const tags = {
   referredUsers: 'Referred users',
   actions: 'Actions',
   conversions: 'Conversions',
+  rewards: 'Rewards',
   redirect: 'Redirect',
   webhooks: 'Webhooks',
   analytics: 'Analytics',

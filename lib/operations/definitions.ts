@@ -41,6 +41,22 @@ import {
 } from '../domain/link-schemas.ts';
 import { DashboardQuery, DocsQuery, REDOC_ASSET } from '../domain/page-schemas.ts';
 import {
+  Balance,
+  BalancePath,
+  BalanceQuery,
+  CreatePayoutBody,
+  PayoutCreated,
+  PayoutList,
+  PayoutsPath,
+  PayoutsQuery,
+  Reward,
+  RewardList,
+  RewardPath,
+  RewardsPath,
+  RewardsQuery,
+  VoidRewardBody,
+} from '../domain/reward-schemas.ts';
+import {
   Campaign,
   CampaignIdQuery,
   CampaignList,
@@ -445,6 +461,90 @@ export const operations = {
       },
       sampleQuery: ['limit', 'referrer_id'],
       response: ex.conversionPage,
+    },
+  },
+  ListRewards: {
+    tag: tags.rewards,
+    description:
+      "Lists a campaign's rewards and adjustments (negative rewards a refund made), newest first, one page at a time (`Link` and `x-next-cursor` as every list): all of them or, with `status`, those in one state (`status=in_review` is the review queue), and with `recipient_id` those of one recipient (as referrer or as referred user). Read from indexes, as fresh as they are (about a second): a reward whose state changed meanwhile is shown as it is now.",
+    request: { path: RewardsPath, query: RewardsQuery },
+    success: {
+      status: 200,
+      description: 'One page of rewards (possibly empty).',
+      schema: RewardList,
+      headers: listHeaders,
+    },
+    errors: ['campaign_not_found'],
+    example: {
+      path: { campaign_id: ex.campaignId },
+      query: { limit: '100', cursor: ex.rewardCursor, status: 'paid', recipient_id: ex.referrerId },
+      sampleQuery: ['limit', 'status'],
+      response: ex.rewardPage,
+    },
+  },
+  ApproveReward: {
+    tag: tags.rewards,
+    description:
+      'Approves a reward: one `in_review` goes to `pending` (its hold still counted from its creation, so one whose hold is over is approved within a minute), one `pending` becomes `approved` now (its hold ends early). Its adjustments move with it. Any other state is 409: `reward_not_approvable` (approved already), `reward_paid`, `reward_voided`; an adjustment is approved with its reward (409 `adjustment_follows_reward`). A reward of another tenant or of a deleted campaign is 404.',
+    request: { path: RewardPath },
+    success: { status: 200, description: 'The reward after the change.', schema: Reward },
+    errors: [
+      'reward_not_found',
+      'reward_not_approvable',
+      'reward_paid',
+      'reward_voided',
+      'adjustment_follows_reward',
+    ],
+    example: { path: { id: ex.rewardId }, response: ex.rewardApproved },
+  },
+  VoidReward: {
+    tag: tags.rewards,
+    description:
+      'Voids a reward that is `in_review`, `pending` or `approved` (not yet paid), with its adjustments, keeping `reason` as its `void_reason`. A paid reward is 409 `reward_paid` (a refund of its sale claws it back instead), a voided one 409 `reward_voided`. A clawback (an adjustment made after its reward was paid) may be voided: the business forgives that debt; an adjustment of an unpaid reward moves with its reward (409 `adjustment_follows_reward`).',
+    request: { path: RewardPath, body: VoidRewardBody },
+    success: { status: 200, description: 'The voided reward.', schema: Reward },
+    errors: ['reward_not_found', 'reward_paid', 'reward_voided', 'adjustment_follows_reward'],
+    example: { path: { id: ex.rewardId }, body: ex.voidReward, response: ex.rewardVoided },
+  },
+  GetBalance: {
+    tag: tags.rewards,
+    description:
+      "Sums one recipient's rewards and adjustments by state, in minor units of the campaign's `currency`, exact at the moment of the read (strongly consistent). `recipient` says which kind `recipient_id` is (`referrer` when omitted). `voided` (additive) makes the parts sum to every amount ever made for the recipient; `approved` is net of clawbacks and can be negative. An unknown recipient has a balance of zeros.",
+    request: { path: BalancePath, query: BalanceQuery },
+    success: { status: 200, description: 'The sums by state.', schema: Balance },
+    errors: ['campaign_not_found'],
+    example: {
+      path: { campaign_id: ex.campaignId, recipient_id: ex.referrerId },
+      query: { recipient: 'referrer' },
+      response: ex.balance,
+    },
+  },
+  CreatePayout: {
+    tag: tags.rewards,
+    description:
+      "Records that you paid a recipient elsewhere (the service moves no money): every `approved` reward and adjustment of that recipient becomes `paid` in this payout, atomically, and the payout's `amount` is their sum. Clawbacks are netted first; when approved rewards minus clawbacks come to nothing, 422 `nothing_to_pay`. One payout takes at most 98 rewards (oldest first); `has_more` says more wait for another payout. Two payouts at once pay each reward once: the second pays what is left, or is 422.",
+    request: { body: CreatePayoutBody },
+    success: { status: 201, description: 'The payout.', schema: PayoutCreated },
+    errors: ['campaign_not_found', 'nothing_to_pay'],
+    example: { body: ex.createPayout, response: ex.payoutCreated },
+  },
+  ListPayouts: {
+    tag: tags.rewards,
+    description:
+      "Lists a campaign's payouts, newest first, one page at a time (`Link` and `x-next-cursor` as every list), all of them or, with `recipient_id`, one recipient's.",
+    request: { path: PayoutsPath, query: PayoutsQuery },
+    success: {
+      status: 200,
+      description: 'One page of payouts (possibly empty).',
+      schema: PayoutList,
+      headers: listHeaders,
+    },
+    errors: ['campaign_not_found'],
+    example: {
+      path: { campaign_id: ex.campaignId },
+      query: { limit: '100', cursor: ex.payoutCursor, recipient_id: ex.referrerId },
+      sampleQuery: ['limit', 'recipient_id'],
+      response: ex.payoutPage,
     },
   },
   Health: {

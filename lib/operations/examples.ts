@@ -21,6 +21,7 @@ import type {
 } from '../domain/link-schemas.ts';
 import { rewardId } from '../domain/reward-ids.ts';
 import type { RewardRule } from '../domain/reward-rules.ts';
+import type { Balance, CreatePayoutBody, Payout, Reward, VoidRewardBody } from '../domain/reward-schemas.ts';
 import type { Campaign, CreateCampaignBody, UpdateCampaignBody } from '../domain/schemas.ts';
 import {
   actionEventId,
@@ -344,6 +345,46 @@ const analyticsSeries = {
   series: analyticsDays,
 } satisfies Static<typeof AnalyticsSeries>;
 
+/** A referrer's share of the sale above (a `percent` rule of 10 %), its hold over. */
+const approvedRewardId = 'rw_PwxbfipNTBuajm1fTjwrGppfDyQZZE6LDBLK4K4Rz3aoRQxYTymlYw';
+const payoutId = 'po_Xk3v9QmZt1bR7wLpA2cD8e';
+const rewardApproved = {
+  id: approvedRewardId,
+  created_at: '2026-11-23_10-20-31',
+  campaign_id: campaignId,
+  rule_id: 'sale_share',
+  recipient: 'referrer',
+  recipient_id: referrerId,
+  source_type: 'conversion',
+  source_id: conversionId,
+  type: 'reward',
+  adjusts: null,
+  amount: 499,
+  currency: 'EUR',
+  status: 'approved',
+  available_at: '2026-12-23_10-20-31',
+  review_reasons: [],
+  payout_id: null,
+  void_reason: null,
+} satisfies Reward;
+const rewardPaid = { ...rewardApproved, status: 'paid', payout_id: payoutId } satisfies Reward;
+const rewardVoided = {
+  ...rewardApproved,
+  status: 'voided',
+  void_reason: 'order cancelled by phone',
+} satisfies Reward;
+const payout = {
+  id: payoutId,
+  created_at: '2026-12-24_09-00-00',
+  campaign_id: campaignId,
+  recipient: 'referrer',
+  recipient_id: referrerId,
+  amount: 499,
+  currency: 'EUR',
+  reward_ids: [approvedRewardId],
+  reference: 'stripe tr_1QKx8f2eZvKYlo2C',
+} satisfies Payout;
+
 export const examples = {
   conversionId,
   createConversion: {
@@ -360,6 +401,32 @@ export const examples = {
   conversionPage: [saleRefunded] satisfies Conversion[],
   /** A cursor of a campaign's conversions, as `x-next-cursor` gives one. */
   conversionCursor: 'WzMsIkNWIzAwMTc5NTQyOTIzMTIwNyMwMDAwMDAwMDAwMDAwMzExIiwiZXhhbXBsZXRhZzEyIl0',
+  rewardId: approvedRewardId,
+  rewardApproved,
+  rewardVoided,
+  rewardPage: [rewardPaid] satisfies Reward[],
+  /** A cursor of a campaign's rewards, as `x-next-cursor` gives one. */
+  rewardCursor:
+    'WzMsIjE3OTU0MjkyMzEyMDcjcndfUHd4YmZpcE5UQnVham0xZlRqd3JHcHBmRHlRWlpFNkxEQkxLNEs0UnozYW9SUXhZVHltbFl3IiwiZFFYRVVweEI0c2hDIl0',
+  voidReward: { reason: 'order cancelled by phone' } satisfies VoidRewardBody,
+  balance: {
+    in_review: 0,
+    pending: 1250,
+    approved: 499,
+    paid: 2000,
+    voided: 0,
+    currency: 'EUR',
+  } satisfies Static<typeof Balance>,
+  createPayout: {
+    campaign_id: campaignId,
+    recipient: 'referrer',
+    recipient_id: referrerId,
+    reference: 'stripe tr_1QKx8f2eZvKYlo2C',
+  } satisfies CreatePayoutBody,
+  payoutCreated: { ...payout, has_more: false },
+  payoutPage: [payout] satisfies Payout[],
+  /** A cursor of a campaign's payouts. */
+  payoutCursor: 'WzMsIjE3OTU0MjkyMzEyMDcjcG9fWGszdjlRbVp0MWJSN3dMcEEyY0Q4ZSIsIjlDNHhEbFp3b1RvbSJd',
   analyticsSeries,
   analyticsTop: [
     { rank: 1, referrer_id: referrerId, value: 7 },

@@ -236,7 +236,7 @@ describe('HTTP API throttling and CORS (stack properties from context)', () => {
   });
 
   const REDIRECT = { ThrottlingRateLimit: 2000, ThrottlingBurstLimit: 4000 };
-  const API = { ThrottlingRateLimit: 120, ThrottlingBurstLimit: 240 };
+  const API = { ThrottlingRateLimit: 100, ThrottlingBurstLimit: 200 };
   const DOCS = { ThrottlingRateLimit: 20, ThrottlingBurstLimit: 40 };
 
   it('gives every route key its own limits by its row’s class: redirect high, api per route, docs low', () => {
@@ -281,6 +281,15 @@ describe('HTTP API throttling and CORS (stack properties from context)', () => {
       'HEAD /api/v1/conversion': API,
       'GET /api/v1/conversions/{campaign_id}': API,
       'HEAD /api/v1/conversions/{campaign_id}': API,
+      'GET /api/v1/rewards/{campaign_id}': API,
+      'HEAD /api/v1/rewards/{campaign_id}': API,
+      'POST /api/v1/reward/{id}/approve': API,
+      'POST /api/v1/reward/{id}/void': API,
+      'GET /api/v1/balance/{campaign_id}/{recipient_id}': API,
+      'HEAD /api/v1/balance/{campaign_id}/{recipient_id}': API,
+      'POST /api/v1/payout': API,
+      'GET /api/v1/payouts/{campaign_id}': API,
+      'HEAD /api/v1/payouts/{campaign_id}': API,
       'GET /api/v1/health/ready': API,
       'HEAD /api/v1/health/ready': API,
       'GET /health': DOCS,
@@ -342,9 +351,9 @@ describe('HTTP API throttling and CORS (stack properties from context)', () => {
     });
     expect(settings['POST /api/v1/campaign']).toEqual({
       ThrottlingRateLimit: 50.5,
-      ThrottlingBurstLimit: 240,
+      ThrottlingBurstLimit: 200,
     });
-    expect(settings.$default).toEqual({ ThrottlingRateLimit: 50.5, ThrottlingBurstLimit: 240 });
+    expect(settings.$default).toEqual({ ThrottlingRateLimit: 50.5, ThrottlingBurstLimit: 200 });
     expect(settings['GET /docs']).toEqual({ ThrottlingRateLimit: 20, ThrottlingBurstLimit: 10 });
     // The stage default is its own setting.
     expect(stageOf(s).DefaultRouteSettings).toEqual({

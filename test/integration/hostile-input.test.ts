@@ -420,6 +420,7 @@ describe('HEAD on every GET route: the GET status and headers, no body', () => {
       const path = route.path
         .replace('{campaign_id}', campaignId)
         .replace('{referrer_id}', 'head-ref')
+        .replace('{recipient_id}', 'head-ref')
         .replace('{referral_code}', link.referral_code);
       const query = queries[path] ?? '';
       const get = await rawRequest('GET', `${path}${query}`, {

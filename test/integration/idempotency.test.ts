@@ -46,6 +46,10 @@ describe('Idempotency-Key: a retry gets the first answer and writes nothing', ()
         '/api/v1/events/{event_id}/redeliver',
         '/api/v1/referral_link',
         '/api/v1/referred_user',
+        // Their replays: test/integration/rewards-api.test.ts.
+        '/api/v1/reward/{id}/approve',
+        '/api/v1/reward/{id}/void',
+        '/api/v1/payout',
       ].sort(),
     );
   });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { actionKey } from '../../lib/db/entities/action.ts';
 import {
@@ -42,11 +43,16 @@ import {
   DUE_REWARDS_INDEX,
   dueOrder,
   dueUpTo,
+  RECIPIENT_REWARDS_INDEX,
+  REWARD_LIST_ORDER,
+  REWARD_STATUS_INDEX,
   recipientPrefix,
+  recipientRewardsPartition,
   rewardFromItem,
   rewardItem,
   rewardKey,
   rewardKeyOfId,
+  rewardStatusPartition,
 } from '../../lib/db/entities/reward.ts';
 import { lastIdOf, sequenceKey } from '../../lib/db/entities/sequence.ts';
 import { signupVisitorKey } from '../../lib/db/entities/signup-visitor.ts';
@@ -171,6 +177,22 @@ describe('the key layout (docs/data-model.md)', () => {
       adjustmentIds: ['rw_adjustment'],
     });
     expect(() => rewardFromItem({ ...item, status: 'lost' })).toThrow(MalformedItemError);
+    // The lists' keys: a state's partition in GSI3, a recipient's (by id, either kind) and state's
+    // in GSI2, both by creation time; a change of state moves the item to the new state's.
+    const order = `${String(reward.created_ms).padStart(13, '0')}#${reward.id}`;
+    const recipientHashOfId = createHash('sha256').update('alice').digest('hex').slice(0, 24);
+    expect(item).toMatchObject({
+      GSI3PK: `T#acme#C#${campaignId}#RW#S#pending`,
+      GSI3SK: order,
+      GSI2PK: `T#acme#C#${campaignId}#RW#R#${recipientHashOfId}#S#pending`,
+      GSI2SK: order,
+    });
+    expect(item.GSI3SK).toMatch(REWARD_LIST_ORDER);
+    expect(rewardItem('acme', { ...reward, status: 'paid' })).toMatchObject({
+      GSI3PK: rewardStatusPartition('acme', campaignId, 'paid'),
+      GSI2PK: recipientRewardsPartition('acme', campaignId, 'alice', 'paid'),
+    });
+    expect([REWARD_STATUS_INDEX, RECIPIENT_REWARDS_INDEX]).toEqual([GSI3, GSI2]);
 
     const payout = {
       id: 'po_1',

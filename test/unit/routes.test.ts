@@ -69,7 +69,7 @@ describe('resolveRoute with the real route table', () => {
 
 describe('DynamoDB call budgets of the route table', () => {
   // What one request may cost once warm; test/integration/round-trips.test.ts measures each.
-  it('every row sets a whole budget of at most 2, but these: 3–5 calls in 2–3 round trips', () => {
+  it('every row sets a whole budget of at most 2, but these: 3–7 calls in 2–3 round trips', () => {
     // A visit writes no link (the stream's rollups count it), so it pairs its calls instead: the
     // link read beside the visitor marker, then the visit's Put beside the campaign check; a repeat
     // visitor's reads the earlier visit between them (it counts only if it was written). A feed
@@ -81,11 +81,20 @@ describe('DynamoDB call budgets of the route table', () => {
     // its referred user (with the campaign) and then the user's link for the counters it answers,
     // and so does a refund for its conversion (a keyed replay of either reads the stored answer
     // after its transaction); a conversion list reads its page's links (and a filtered page's
-    // records) after its Query.
+    // records) after its Query. A reward list of every state reads the five states' index
+    // partitions at once beside the campaign, then its page's items; a payout list of one recipient
+    // its page's items after its index Query; approve and void a reward's adjustments after the
+    // reward, then one transaction; a payout replayed by its key reads the answer after its
+    // transaction failed.
     const exceptions: Record<string, number> = {
       CreateConversion: 4,
       RefundConversion: 4,
       ListConversions: 3,
+      ListRewards: 7,
+      ApproveReward: 3,
+      VoidReward: 3,
+      CreatePayout: 3,
+      ListPayouts: 3,
       Visit: 5,
       ListEvents: 4,
       CreateLinkAction: 3,

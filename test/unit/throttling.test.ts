@@ -84,6 +84,15 @@ describe('route throttle classes', () => {
       'HEAD /api/v1/conversion': 'api',
       'GET /api/v1/conversions/{campaign_id}': 'api',
       'HEAD /api/v1/conversions/{campaign_id}': 'api',
+      'GET /api/v1/rewards/{campaign_id}': 'api',
+      'HEAD /api/v1/rewards/{campaign_id}': 'api',
+      'POST /api/v1/reward/{id}/approve': 'api',
+      'POST /api/v1/reward/{id}/void': 'api',
+      'GET /api/v1/balance/{campaign_id}/{recipient_id}': 'api',
+      'HEAD /api/v1/balance/{campaign_id}/{recipient_id}': 'api',
+      'POST /api/v1/payout': 'api',
+      'GET /api/v1/payouts/{campaign_id}': 'api',
+      'HEAD /api/v1/payouts/{campaign_id}': 'api',
       'GET /api/v1/health/ready': 'api',
       'HEAD /api/v1/health/ready': 'api',
       'GET /health': 'docs',
@@ -103,7 +112,7 @@ describe('route throttle classes', () => {
   it('the default figures, summed over every route key, stay below the account quota of 10,000/s', () => {
     expect(DEFAULT_ROUTE_THROTTLES).toEqual({
       redirect: { rateLimit: 2000, burstLimit: 4000 },
-      api: { rateLimit: 120, burstLimit: 240 },
+      api: { rateLimit: 100, burstLimit: 200 },
       docs: { rateLimit: 20, burstLimit: 40 },
     });
     const total = [...routeThrottles(routes).values()].reduce((sum, t) => sum + t.rateLimit, 0);

@@ -20,15 +20,23 @@ import { decoder, type StoredItem } from './decode.ts';
 export const RECIPIENT_PAYOUTS_INDEX = GSI3;
 
 const pad = (n: number, width: number) => String(n).padStart(width, '0');
-const payoutOrder = (createdMs: number, id: string) => `${pad(createdMs, 13)}#${id}`;
+export const payoutOrder = (createdMs: number, id: string) => `${pad(createdMs, 13)}#${id}`;
 
 export function payoutKey(tenant: string, campaignId: string, createdMs: number, id: string) {
-  return { PK: campaignPartition(tenant, campaignId), SK: `PO#${payoutOrder(createdMs, id)}` };
+  return { PK: campaignPartition(tenant, campaignId), SK: `${PAYOUT_PREFIX}${payoutOrder(createdMs, id)}` };
 }
+
+/** A `recipient_id` in an index partition: any characters, one length. */
+export const recipientIdHash = (recipientId: string) =>
+  createHash('sha256').update(recipientId).digest('hex').slice(0, 24);
 
 /** A recipient's payouts (by `recipient_id`, of either kind, as endpoint 32 filters): GSI3's partition. */
 export const recipientPayoutsPartition = (tenant: string, campaignId: string, recipientId: string) =>
-  `${campaignPartition(tenant, campaignId)}#PO#${createHash('sha256').update(recipientId).digest('hex').slice(0, 24)}`;
+  `${campaignPartition(tenant, campaignId)}#PO#${recipientIdHash(recipientId)}`;
+
+/** The position of a payout in both its lists: creation time, then id. */
+export const PAYOUT_ORDER = /^\d{13}#po_[A-Za-z0-9_-]{22}$/;
+export const PAYOUT_PREFIX = 'PO#';
 
 export interface Payout {
   id: string;

@@ -3,6 +3,8 @@
  *
  *   PK `T#<tenant>#C#<campaign>`   SK `RW#<recipient hash>#<key>`   (both 24 hex digits, from the id)
  *     GSI1  `REWARDS_DUE` / `<available ms, 13 digits>#<id>`   sparse: rewards `pending` now
+ *     GSI3  `T#<tenant>#C#<campaign>#RW#S#<status>` / `<created ms, 13 digits>#<id>`   a state's rewards
+ *     GSI2  `T#<tenant>#C#<campaign>#RW#R#<sha256 of recipient_id, 24 hex>#S#<status>` / the same
  *
  * In its campaign's partition, so the campaign's purge takes it, and a recipient's rewards are one
  * Query (`begins_with(SK, 'RW#<recipient hash>#')`): the balance and the payout read them strongly
@@ -16,6 +18,14 @@
  * prefix): no new index, no new projection. Its INCLUDE projection copies `tenant`, `id`,
  * `created_at` and `campaign_id` of the reward, and the table's keys, which is all the release needs
  * to reach the item.
+ *
+ * The lists (endpoint 27, newest first): every reward and adjustment is in GSI3's partition of its
+ * state and in GSI2's of its recipient and state, both keyed by creation time, and moves between
+ * partitions with its state (every change is a Put of the whole item). A list of one state is one
+ * Query; a list of every state merges the five partitions' pages (`lib/db/rewards.ts`). Neither
+ * index projects the reward's fields (a projection cannot change once deployed): a page reads its
+ * items by key. Their partitions continue `#RW#` after the campaign, where the links' (`#R#`,
+ * `#LINKS`), the referred users' (`#RU…`) and the payouts' (`#PO#`) do not.
  */
 import { parseRewardId, recipientHash } from '../../domain/reward-ids.ts';
 import type { RewardRecipient, RewardRuleType } from '../../domain/reward-rules.ts';
@@ -27,9 +37,10 @@ import {
   rewardEventId,
   rewardEventType,
 } from '../../domain/webhook-events.ts';
-import { GSI1 } from '../../table-definition.ts';
+import { GSI1, GSI2, GSI3 } from '../../table-definition.ts';
 import { campaignPartition } from './campaign.ts';
 import { decoder, type StoredItem } from './decode.ts';
+import { recipientIdHash } from './payout.ts';
 
 export const DUE_REWARDS_INDEX = GSI1;
 export const DUE_REWARDS_PARTITION = 'REWARDS_DUE';
@@ -40,6 +51,23 @@ const pad = (n: number, width: number) => String(n).padStart(width, '0');
 export const dueOrder = (availableMs: number, id: string) => `${pad(availableMs, 13)}#${id}`;
 /** The highest due sort key at `nowMs`: `GSI1SK <= dueUpTo(now)` is every reward due by then. */
 export const dueUpTo = (nowMs: number) => `${pad(nowMs, 13)}#~`;
+
+export const REWARD_STATUS_INDEX = GSI3;
+export const RECIPIENT_REWARDS_INDEX = GSI2;
+
+/** Both lists' sort key: creation time, then the id (unique). */
+export const rewardListOrder = (createdMs: number, id: string) => `${pad(createdMs, 13)}#${id}`;
+export const REWARD_LIST_ORDER = /^\d{13}#rw_[A-Za-z0-9_-]{54}$/;
+
+export const rewardStatusPartition = (tenant: string, campaignId: string, status: RewardStatus) =>
+  `${campaignPartition(tenant, campaignId)}#RW#S#${status}`;
+
+export const recipientRewardsPartition = (
+  tenant: string,
+  campaignId: string,
+  recipientId: string,
+  status: RewardStatus,
+) => `${campaignPartition(tenant, campaignId)}#RW#R#${recipientIdHash(recipientId)}#S#${status}`;
 
 export const recipientPrefix = (recipient: RewardRecipient, recipientId: string) =>
   `RW#${recipientHash(recipient, recipientId)}#`;
@@ -87,6 +115,10 @@ export interface RewardItem {
   void_reason: string | null;
   GSI1PK?: string;
   GSI1SK?: string;
+  GSI2PK: string;
+  GSI2SK: string;
+  GSI3PK: string;
+  GSI3SK: string;
 }
 
 /** Whether a reward in this state waits in the due index. */
@@ -142,6 +174,10 @@ export function rewardItem(
     review_reasons: [...reward.review_reasons],
     payout_id: reward.payout_id,
     void_reason: reward.void_reason,
+    GSI2PK: recipientRewardsPartition(tenant, reward.campaign_id, reward.recipient_id, reward.status),
+    GSI2SK: rewardListOrder(reward.created_ms, reward.id),
+    GSI3PK: rewardStatusPartition(tenant, reward.campaign_id, reward.status),
+    GSI3SK: rewardListOrder(reward.created_ms, reward.id),
     ...(isDue(reward)
       ? { GSI1PK: DUE_REWARDS_PARTITION, GSI1SK: dueOrder(reward.available_ms, reward.id) }
       : {}),

@@ -90,10 +90,10 @@ export function decodeCursor(scope: ListScope, cursor: string): Position {
  */
 export type SortKeyScope =
   | {
-      kind: 'events' | 'deliveries' | 'conversions';
+      kind: 'events' | 'deliveries' | 'conversions' | 'rewards' | 'payouts';
       tenant: string;
       campaignId: string;
-      /** The delivery log's status filter; part of the list's identity. */
+      /** A list's filter (the delivery log's status, ...); part of the list's identity. */
       filter?: string;
     }
   | { kind: 'campaigns'; tenant: string };

@@ -1,0 +1,22 @@
+import type { QueriedPage } from './query.ts';
+
+/**
+ * One page of several lists' pages read from the same position, newest first: the `limit` newest
+ * items of them all. A list whose page stopped before its end (at `limit`, or at 1 MB) may hold
+ * unread items older than its last one read, so nothing older than that is shown yet (the next
+ * page, from the last item shown, reads on): every item is reached once.
+ */
+export function mergeNewestFirst(
+  pages: readonly QueriedPage[],
+  limit: number,
+  orderOf: (item: Record<string, unknown>) => string,
+): { items: Record<string, unknown>[]; more: boolean } {
+  const cut = pages.reduce<string | undefined>((newest, page) => {
+    if (!page.more || !page.last) return newest;
+    const lastRead = orderOf(page.last);
+    return newest === undefined || lastRead > newest ? lastRead : newest;
+  }, undefined);
+  const merged = pages.flatMap((page) => page.items).sort((a, b) => (orderOf(a) < orderOf(b) ? 1 : -1));
+  const items = merged.filter((item) => cut === undefined || orderOf(item) >= cut).slice(0, limit);
+  return { items, more: items.length < merged.length || pages.some((page) => page.more) };
+}
