@@ -102,7 +102,8 @@ export async function page<T>(path: string, query: Query): Promise<Page<T>> {
  * of `npm run openapi:types`): a type-only import, nothing of it reaches the bundle.
  */
 type Schemas = components['schemas'];
-export type Campaign = Schemas['Campaign'];
+/** `reward_rules` (issue 30) is read when the API sends it: older stacks do not. */
+export type Campaign = Schemas['Campaign'] & { reward_rules?: unknown[] };
 /**
  * `share_url` (the URL that counts a visit, `/r/{code}` on the stage's public base) is read when the
  * API sends it; older stacks do not, and the dashboard builds it from its own origin then.
@@ -152,3 +153,46 @@ export type TopEntry = { rank: number; value: number } & (
   | { referrer_id: string }
   | { referral_link: string | null; referral_link_id: number; referral_code: string }
 );
+
+/** A reward's state (endpoint 27's `status` filter). */
+export type RewardStatus = 'in_review' | 'pending' | 'approved' | 'paid' | 'voided';
+
+/** A reward or a (negative) adjustment of the ledger (endpoints 27–29), amounts in minor units. */
+export interface Reward {
+  id: string;
+  created_at: string;
+  campaign_id: string;
+  rule_id: string;
+  recipient: 'referrer' | 'referred_user';
+  recipient_id: string;
+  source_type: 'referred_user' | 'conversion';
+  source_id: string;
+  amount: number;
+  currency: string;
+  status: RewardStatus;
+  available_at: string;
+  review_reasons: string[];
+  payout_id: string | null;
+  void_reason: string | null;
+}
+
+/** One recipient's sums by state (endpoint 30), minor units. */
+export interface Balance {
+  in_review: number;
+  pending: number;
+  approved: number;
+  paid: number;
+  currency: string;
+}
+
+/** A payout recorded (endpoints 31, 32): what the business paid elsewhere. */
+export interface Payout {
+  id: string;
+  created_at: string;
+  amount: number;
+  currency: string;
+  reward_ids: string[];
+  reference: string | null;
+  recipient?: 'referrer' | 'referred_user';
+  recipient_id?: string;
+}

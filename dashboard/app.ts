@@ -1,6 +1,6 @@
 /**
  * The dashboard: sign in with an api key, campaigns, and a campaign's pages (overview, links,
- * referred users, webhook deliveries, events, settings; `pages/`). Routes live in the URL's
+ * referred users, rewards, webhook deliveries, events, settings; `pages/`). Routes live in the URL's
  * fragment (`#/campaigns/<id>/links`), so one page serves them all; the api key never appears
  * there (`api.ts`).
  */
@@ -12,6 +12,7 @@ import { CampaignPage, TABS, type Tab } from './pages/campaign.ts';
 import { Campaigns, SignIn } from './pages/campaigns.ts';
 import { Links } from './pages/links.ts';
 import { Overview } from './pages/overview.ts';
+import { Rewards } from './pages/rewards.ts';
 import { Settings } from './pages/settings.ts';
 import { ReferredUsers } from './pages/users.ts';
 import { Deliveries, Events } from './pages/webhooks.ts';
@@ -31,6 +32,7 @@ const VIEWS: Record<Tab, (c: Campaign, update: (c: Campaign) => void) => unknown
   overview: (c) => html`<${Overview} campaign=${c} />`,
   links: (c) => html`<${Links} campaign=${c} />`,
   users: (c) => html`<${ReferredUsers} campaign=${c} />`,
+  rewards: (c) => html`<${Rewards} campaign=${c} />`,
   deliveries: (c) => html`<${Deliveries} campaign=${c} />`,
   events: (c) => html`<${Events} campaign=${c} />`,
   settings: (c, update) => html`<${Settings} campaign=${c} update=${update} />`,

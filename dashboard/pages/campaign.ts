@@ -9,6 +9,7 @@ export const TABS = [
   ['overview', '', 'Overview'],
   ['links', '/links', 'Links'],
   ['users', '/users', 'Referred users'],
+  ['rewards', '/rewards', 'Rewards'],
   ['deliveries', '/deliveries', 'Deliveries'],
   ['events', '/events', 'Events'],
   ['settings', '/settings', 'Settings'],

@@ -43,6 +43,8 @@ const KINDS = [
   ['conversion record', /^T#\S* CV#/],
   ['conversion pointer', /^T#\S* CV[UR]#/],
   ['conversion external id', /^T#\S* CVX#/],
+  ['reward', /^T#\S* RW#/],
+  ['payout', /^T#\S* PO#/],
 ] as const;
 export type ItemKind = (typeof KINDS)[number][0] | 'other';
 export const kindOf = (pk: string, sk: string): ItemKind =>

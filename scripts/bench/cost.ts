@@ -112,9 +112,15 @@ const lastCounted = async (count: Count, { id, referrer }: traffic.BenchLink, n:
   (await count({ kind: 'link', linkId: id })) >= n &&
   (await count({ kind: 'referrer', referrerId: referrer! })) >= n;
 
-/** The conversions' campaign: 50 links, a referred user of each, its signups rolled up before tracking. */
+/**
+ * The conversions' campaign: 50 links, a referred user of each, its signups rolled up before
+ * tracking; one reward rule (10 % of each sale to the referrer), so a sale's cost includes its
+ * reward (issue 30), itemised apart.
+ */
 async function campaignWithSignups(env: BenchEnvironment, name: string) {
   const campaign = await traffic.campaignWithLinks(env, name, 50);
+  const rule = { id: 'share', on: 'conversion', recipient: 'referrer', type: 'percent', amount: 1000 };
+  await env.client.call('PATCH', `/api/v1/campaign?id=${campaign.id}`, { reward_rules: [rule] });
   const user = (l: traffic.BenchLink, i: number) => ({
     referral_code: l.code,
     referred_user_id: `${name}-u${i}`,
@@ -356,7 +362,7 @@ every run's rollups in the table | ${unsettled.join('; ') || 'all'} | within ${S
         unitsTable(actionCaps!, labels),
         `**Per million conversions** (\`POST /api/v1/conversion\`, each of a referred user signed up on one of 50 links before the run, with an \`external_id\` and an \`Idempotency-Key\` as a payments client sends them; one shape: the link counters and rollups of a sale are per link like an action's):`,
         costTable(sale, [sales[0]!.shape.label]),
-        '**DynamoDB units per conversion**, by item: the transaction (record with its event, its two list pointers, its external id, the link counter update, the campaign check: 2 WRU per KB each), the stored answer of its key, and the rollups and feed item the stream writes:',
+        '**DynamoDB units per conversion**, by item: the transaction (record with its event, its two list pointers, its external id, the link counter update, the campaign check: 2 WRU per KB each), the stored answer of its key, the rollups and feed item the stream writes, and what the rewards job writes for its one reward rule (a percent of the sale to the referrer: the reward with its `reward.created` event, and what it reads to decide):',
         unitsTable(saleCaps!, [sales[0]!.shape.label]),
         `**Against the floor**: the write units per request the contract strictly needs for each shape, floor = 2 + (d₁ + 1) ÷ n₁ + (d_L + d_R) ÷ n_M. The 2 are the request's own (a visit: its visit item and its visitor marker; an action: the link update that commits it and its action item). \`total_clicks\` and the campaign's series must be fresh within 2 s: at least a write per distinct link and one for the campaign per 1-s batch of n₁ = ${rate} requests, d₁ the distinct links expected among them. The link and referrer series and the rankings within 60 s: at least a write per distinct link (d_L) and per distinct referrer (d_R = d_L, one referrer per link) per minute of n_M = ${rate * 60} requests (a run shorter than a minute: per run). d = Σ_i 1 − (1 − p_i)^n over the shape's links, link i with share p_i, among n requests; every item under 1 KB, 1 WRU.`,
         rows(floorHead, [...visits, ...actions].map(floorRow)),

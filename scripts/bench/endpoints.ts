@@ -8,7 +8,15 @@ import { BROWSER, visitOf } from './traffic.ts';
 
 /** A campaign, a link of it with a referrer, a referred user and its signup event, and a campaign whose webhook is the gateway's `/health`. */
 type Fixture = 'campaign_id' | 'referral_code' | 'link_id' | 'referrer_id' | 'referred_user_id';
-export type Fixtures = Record<Fixture | 'event_id' | 'hook_campaign_id' | 'click_referral_code', string>;
+export type Fixtures = Record<
+  | Fixture
+  | 'event_id'
+  | 'hook_campaign_id'
+  | 'click_referral_code'
+  | 'rewards_campaign_id'
+  | 'rewards_referrer_id',
+  string
+>;
 type Values = Record<string, string>;
 interface Recipe {
   route: string;
@@ -39,6 +47,33 @@ const sale = (f: Fixtures) => ({ ...pick('campaign_id', 'referred_user_id')(f), 
 async function newConversion(env: BenchEnvironment, f: Fixtures): Promise<string> {
   return (await env.client.call<{ id: string }>('POST', '/api/v1/conversion', sale(f))).id;
 }
+
+/**
+ * A referrer of its own on the rewards campaign, with one signup and so one reward, made by the
+ * stream a moment later: its id once listed (approved first when `approve`). A referrer of its own
+ * keeps the reward findable without knowing how its id is derived.
+ */
+async function newReward(env: BenchEnvironment, f: Fixtures, approve = false): Promise<string> {
+  const campaign_id = f.rewards_campaign_id;
+  const referrer_id = `rw-${uid()}`;
+  const link = await env.client.call<{ referral_code: string }>('POST', '/api/v1/referral_link', {
+    ...{ campaign_id, referrer_id },
+  });
+  await env.client.call('POST', '/api/v1/referred_user', {
+    ...{ referral_code: link.referral_code, referred_user_id: `u-${uid()}` },
+  });
+  const listed = `/api/v1/rewards/${campaign_id}?recipient_id=${referrer_id}`;
+  for (let tries = 0; tries < 300; tries++) {
+    const [reward] = await env.client.call<Array<{ id: string }>>('GET', listed);
+    if (reward) {
+      if (approve) await env.client.call('POST', `/api/v1/reward/${reward.id}/approve`);
+      return approve ? referrer_id : reward.id;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`no reward of ${referrer_id} within 30 s`);
+}
+const onRewards = (f: Fixtures) => ({ campaign_id: f.rewards_campaign_id });
 
 const RECIPES: Recipe[] = [
   { route: 'CreateCampaign', body: () => ({ url: 'example.com/spring', name: 'Spring' }) },
@@ -110,11 +145,26 @@ const RECIPES: Recipe[] = [
   },
   { route: 'GetConversion', fresh: newConversion, query: (_, id) => ({ id }) },
   { route: 'ListConversions', query: () => ({ limit: '100' }) },
-  // The rewards' reads, of a campaign with none yet: nothing makes rewards through the API until
-  // the stream job that creates them (issue 30) is merged; approve, void and payout wait for it.
-  { route: 'ListRewards', query: () => ({ limit: '100' }) },
-  { route: 'GetBalance', path: (f) => ({ recipient_id: f.referrer_id }) },
-  { route: 'ListPayouts', query: () => ({ limit: '100' }) },
+  { route: 'ListRewards', path: onRewards, query: () => ({ limit: '100' }) },
+  {
+    route: 'ApproveReward',
+    note: 'ends a hold',
+    fresh: (env, f) => newReward(env, f),
+    path: (_, id) => ({ id }),
+  },
+  {
+    ...{ route: 'VoidReward', fresh: (env: BenchEnvironment, f: Fixtures) => newReward(env, f) },
+    ...{ path: (_: Fixtures, id: string) => ({ id }), body: () => ({ reason: 'bench' }) },
+  },
+  {
+    ...{ route: 'GetBalance', query: () => ({ recipient: 'referrer' }) },
+    path: (f) => ({ ...onRewards(f), recipient_id: f.rewards_referrer_id }),
+  },
+  {
+    ...{ route: 'CreatePayout', note: 'one approved reward', fresh: (env, f) => newReward(env, f, true) },
+    body: (f, referrer) => ({ ...onRewards(f), recipient: 'referrer', recipient_id: referrer }),
+  },
+  { route: 'ListPayouts', path: onRewards, query: () => ({ limit: '100' }) },
   {
     ...{ route: 'Visit', key: 'VisitCrawler', note: 'crawler, not recorded' },
     headers: { 'user-agent': 'Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)' },
@@ -147,7 +197,27 @@ export async function createFixtures(env: BenchEnvironment): Promise<Fixtures> {
       campaign_id: clicks.id,
     },
   );
-  return { ...user, ...ids, referrer_id: 'bench', hook_campaign_id, click_referral_code };
+  // Rewards (endpoints 27–32): a signup reward and a sale's share for the referrer, on hold 30 days.
+  const rewards = await post<{ id: string }>('/api/v1/campaign', {
+    ...{ url: 'https://example.com/rewards', name: 'Rewards' },
+    reward_rules: [
+      { id: 'signup', on: 'referred_user', recipient: 'referrer', type: 'flat', amount: 500, hold_days: 30 },
+      { id: 'share', on: 'conversion', recipient: 'referrer', type: 'percent', amount: 1000, hold_days: 30 },
+    ],
+  });
+  const rewards_referrer_id = 'bench-rewards';
+  const rewardLink = await post<{ referral_code: string }>('/api/v1/referral_link', {
+    ...{ campaign_id: rewards.id, referrer_id: rewards_referrer_id },
+  });
+  for (let i = 0; i < 20; i++) {
+    const referred_user_id = `rw-user-${i}`;
+    await post('/api/v1/referred_user', { referral_code: rewardLink.referral_code, referred_user_id });
+    await post('/api/v1/conversion', { campaign_id: rewards.id, referred_user_id, amount: 4990 });
+  }
+  return {
+    ...{ ...user, ...ids, referrer_id: 'bench', hook_campaign_id, click_referral_code },
+    ...{ rewards_campaign_id: rewards.id, rewards_referrer_id },
+  };
 }
 
 /** The cases, and the rows not measured. `settle` waits out the background work `prepare` set off. */
