@@ -125,6 +125,11 @@ export const EVENT_TYPES: Array<{ type: EventType; label: string }> = [
   { type: 'referred_user.created', label: 'Signups (referred_user.created)' },
   { type: 'conversion.created', label: 'Sales (conversion.created)' },
   { type: 'conversion.refunded', label: 'Refunds (conversion.refunded)' },
+  { type: 'reward.created', label: 'Rewards made, on hold (reward.created)' },
+  { type: 'reward.approved', label: 'Rewards payable (reward.approved)' },
+  { type: 'reward.voided', label: 'Rewards voided (reward.voided)' },
+  { type: 'reward.paid', label: 'Rewards paid (reward.paid)' },
+  { type: 'reward.flagged', label: 'Rewards held for review (reward.flagged)' },
 ];
 
 export interface Metrics {

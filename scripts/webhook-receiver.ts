@@ -30,6 +30,10 @@ interface WebhookBody {
     amount?: number;
     refunded_amount?: number;
     currency?: string;
+    /** A reward's (`reward.*`): whose, in which state. */
+    type?: string;
+    status?: string;
+    recipient_id?: string;
     referral_link?: {
       referral_code?: string;
       total_clicks?: number;
@@ -43,6 +47,9 @@ interface WebhookBody {
 /** What happened, on which link, and the link's counters as the event carries them. */
 function summary({ type, data }: WebhookBody): string {
   const link = data.referral_link;
+  if (type.startsWith('reward.')) {
+    return `${data.type ?? 'reward'} of ${data.amount} ${data.currency} to ${data.recipient_id}, now ${data.status}`;
+  }
   if (type.startsWith('conversion.')) {
     const refunded = data.refunded_amount ? `, ${data.refunded_amount} refunded` : '';
     return `conversion of ${data.amount} ${data.currency}${refunded} on ${link?.referral_code} (total_conversions ${link?.total_conversions}, total_revenue ${link?.total_revenue})`;

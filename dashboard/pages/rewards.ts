@@ -272,8 +272,7 @@ function BalanceAndPayout({ campaign, onPaid }: { campaign: Campaign; onPaid: ()
     <${ErrorNote} error=${pay.error} />
     ${
       paid
-        ? html`<p class="notice" role="status">Payout <code>${paid.id}</code> recorded: ${amount(paid.amount, paid.currency)} for
-            ${paid.reward_ids.length} ${paid.reward_ids.length === 1 ? 'reward' : 'rewards'}.</p>`
+        ? html`<p class="notice" role="status">${`Payout ${paid.id} recorded: ${amount(paid.amount, paid.currency)} for ${paid.reward_ids.length} ${paid.reward_ids.length === 1 ? 'reward' : 'rewards'}.`}</p>`
         : null
     }
   </section>`;

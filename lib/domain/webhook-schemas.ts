@@ -6,7 +6,7 @@
 import { Type } from '@sinclair/typebox';
 import { Conversion } from './conversion-schemas.ts';
 import { Action, ListQuery, ReferredUser } from './link-schemas.ts';
-import { RewardObject } from './reward-rule-schemas.ts';
+import { Reward } from './reward-schemas.ts';
 import { Uuid } from './schemas.ts';
 
 export const WebhookDeliveriesQuery = Type.Object(
@@ -77,7 +77,7 @@ export const DeliveryAttemptList = Type.Array(DeliveryAttempt);
 
 const eventOf = (
   type: string,
-  data: typeof Action | typeof ReferredUser | typeof Conversion | typeof RewardObject,
+  data: typeof Action | typeof ReferredUser | typeof Conversion | typeof Reward,
 ) =>
   Type.Object(
     {
@@ -96,11 +96,11 @@ export const FeedEvent = Type.Union(
     eventOf('referred_user.created', ReferredUser),
     eventOf('conversion.created', Conversion),
     eventOf('conversion.refunded', Conversion),
-    eventOf('reward.created', RewardObject),
-    eventOf('reward.flagged', RewardObject),
-    eventOf('reward.approved', RewardObject),
-    eventOf('reward.paid', RewardObject),
-    eventOf('reward.voided', RewardObject),
+    eventOf('reward.created', Reward),
+    eventOf('reward.flagged', Reward),
+    eventOf('reward.approved', Reward),
+    eventOf('reward.paid', Reward),
+    eventOf('reward.voided', Reward),
   ],
   {
     description: 'An event: exactly the body of its webhook, with its `id`.',

@@ -1243,6 +1243,96 @@ export interface components {
       campaign_id: components['schemas']['Uuid'];
       data: components['schemas']['Conversion'];
     };
+    Reward: {
+      id: string;
+      created_at: components['schemas']['Timestamp'];
+      campaign_id: components['schemas']['Uuid'];
+      /** @description The rule that made it. */
+      rule_id: string;
+      /** @description Who earns it: the link's referrer, or the referred user (a double-sided rule). */
+      recipient: 'referrer' | 'referred_user';
+      /** @description The `referrer_id` or the `referred_user_id`. */
+      recipient_id: string;
+      source_type: 'referred_user' | 'conversion';
+      /** @description The signup (its `referred_user_id`) or the conversion (its id). */
+      source_id: string;
+      /** @description `adjustment`: a negative reward a refund made against the reward `adjusts`. */
+      type: 'reward' | 'adjustment';
+      adjusts: string | null;
+      /** @description In minor units of `currency`: positive for a reward, negative for an adjustment. */
+      amount: number;
+      currency: string;
+      /** @description `in_review` (waits for approve or void), `pending` (in its hold), `approved` (payable), `paid` (in a payout) or `voided`. */
+      status: 'in_review' | 'pending' | 'approved' | 'paid' | 'voided';
+      /**
+       * @description When its hold ends (created + the rule's `hold_days`).
+       * @example 2026-11-22_14-05-09
+       */
+      available_at: string;
+      review_reasons: ('referrer_signups_per_hour' | 'repeat_visitor')[];
+      payout_id: string | null;
+      void_reason: string | null;
+    };
+    /** @description A reward entered `pending`: made by a rule for a signup or a conversion, or approved out of review. Its hold ends at `available_at`. `data` is the reward. An adjustment (`type: adjustment`, a negative amount a refund made) has the same events as a reward. */
+    RewardCreatedEvent: {
+      /** @constant */
+      type: 'reward.created';
+      /**
+       * Format: date-time
+       * @description When the event happened (ISO-8601, UTC)
+       */
+      timestamp: string;
+      campaign_id: components['schemas']['Uuid'];
+      data: components['schemas']['Reward'];
+    };
+    /** @description A reward was made `in_review` (`review_reasons` say why): it waits for approve or void. `data` is the reward. An adjustment (`type: adjustment`, a negative amount a refund made) has the same events as a reward. */
+    RewardFlaggedEvent: {
+      /** @constant */
+      type: 'reward.flagged';
+      /**
+       * Format: date-time
+       * @description When the event happened (ISO-8601, UTC)
+       */
+      timestamp: string;
+      campaign_id: components['schemas']['Uuid'];
+      data: components['schemas']['Reward'];
+    };
+    /** @description A reward became `approved` (its hold ended, or it was approved early): it is payable, and the next payout of its recipient includes it. A clawback (an adjustment of a paid reward) is approved when made. `data` is the reward. An adjustment (`type: adjustment`, a negative amount a refund made) has the same events as a reward. */
+    RewardApprovedEvent: {
+      /** @constant */
+      type: 'reward.approved';
+      /**
+       * Format: date-time
+       * @description When the event happened (ISO-8601, UTC)
+       */
+      timestamp: string;
+      campaign_id: components['schemas']['Uuid'];
+      data: components['schemas']['Reward'];
+    };
+    /** @description A payout included the reward (`payout_id`). `data` is the reward. An adjustment (`type: adjustment`, a negative amount a refund made) has the same events as a reward. */
+    RewardPaidEvent: {
+      /** @constant */
+      type: 'reward.paid';
+      /**
+       * Format: date-time
+       * @description When the event happened (ISO-8601, UTC)
+       */
+      timestamp: string;
+      campaign_id: components['schemas']['Uuid'];
+      data: components['schemas']['Reward'];
+    };
+    /** @description A reward was voided (`void_reason`: `refunded` for a full refund of its conversion, or the reason given to the API). `data` is the reward. An adjustment (`type: adjustment`, a negative amount a refund made) has the same events as a reward. */
+    RewardVoidedEvent: {
+      /** @constant */
+      type: 'reward.voided';
+      /**
+       * Format: date-time
+       * @description When the event happened (ISO-8601, UTC)
+       */
+      timestamp: string;
+      campaign_id: components['schemas']['Uuid'];
+      data: components['schemas']['Reward'];
+    };
     /** @description Sent only on demand by `POST /api/v1/campaign/webhook_test`, to check that the endpoint answers and verifies signatures; never retried and not in the events feed. */
     WebhookTestEvent: {
       /** @constant */
@@ -1358,35 +1448,7 @@ export interface components {
            */
           timestamp: string;
           campaign_id: components['schemas']['Uuid'];
-          data: {
-            /** @description Derived from rule and source. */
-            id: string;
-            /** @description UTC time as YYYY-MM-DD_HH-MM-SS */
-            created_at: string;
-            campaign_id: string;
-            rule_id: string;
-            recipient: 'referrer' | 'referred_user';
-            /** @description The `referrer_id` or the `referred_user_id`. */
-            recipient_id: string;
-            source_type: 'referred_user' | 'conversion';
-            /** @description The `referred_user_id` of a signup, or the conversion id. */
-            source_id: string;
-            /** @description `adjustment`: a negative reward a refund made against `adjusts`. */
-            type: 'reward' | 'adjustment';
-            /** @description The reward an adjustment lowers; null for a reward. */
-            adjusts: string | null;
-            /** @description Minor units; negative for an adjustment. */
-            amount: number;
-            currency: string;
-            status: 'in_review' | 'pending' | 'approved' | 'paid' | 'voided';
-            /** @description When the hold ends (UTC, YYYY-MM-DD_HH-MM-SS). */
-            available_at: string;
-            review_reasons: ('referrer_signups_per_hour' | 'repeat_visitor')[];
-            /** @description The payout that paid it. */
-            payout_id: string | null;
-            /** @description Why it was voided (`refunded` for a refund). */
-            void_reason: string | null;
-          };
+          data: components['schemas']['Reward'];
         }
       | {
           /** @description The event id, the `webhook-id` of its deliveries */
@@ -1399,35 +1461,7 @@ export interface components {
            */
           timestamp: string;
           campaign_id: components['schemas']['Uuid'];
-          data: {
-            /** @description Derived from rule and source. */
-            id: string;
-            /** @description UTC time as YYYY-MM-DD_HH-MM-SS */
-            created_at: string;
-            campaign_id: string;
-            rule_id: string;
-            recipient: 'referrer' | 'referred_user';
-            /** @description The `referrer_id` or the `referred_user_id`. */
-            recipient_id: string;
-            source_type: 'referred_user' | 'conversion';
-            /** @description The `referred_user_id` of a signup, or the conversion id. */
-            source_id: string;
-            /** @description `adjustment`: a negative reward a refund made against `adjusts`. */
-            type: 'reward' | 'adjustment';
-            /** @description The reward an adjustment lowers; null for a reward. */
-            adjusts: string | null;
-            /** @description Minor units; negative for an adjustment. */
-            amount: number;
-            currency: string;
-            status: 'in_review' | 'pending' | 'approved' | 'paid' | 'voided';
-            /** @description When the hold ends (UTC, YYYY-MM-DD_HH-MM-SS). */
-            available_at: string;
-            review_reasons: ('referrer_signups_per_hour' | 'repeat_visitor')[];
-            /** @description The payout that paid it. */
-            payout_id: string | null;
-            /** @description Why it was voided (`refunded` for a refund). */
-            void_reason: string | null;
-          };
+          data: components['schemas']['Reward'];
         }
       | {
           /** @description The event id, the `webhook-id` of its deliveries */
@@ -1440,35 +1474,7 @@ export interface components {
            */
           timestamp: string;
           campaign_id: components['schemas']['Uuid'];
-          data: {
-            /** @description Derived from rule and source. */
-            id: string;
-            /** @description UTC time as YYYY-MM-DD_HH-MM-SS */
-            created_at: string;
-            campaign_id: string;
-            rule_id: string;
-            recipient: 'referrer' | 'referred_user';
-            /** @description The `referrer_id` or the `referred_user_id`. */
-            recipient_id: string;
-            source_type: 'referred_user' | 'conversion';
-            /** @description The `referred_user_id` of a signup, or the conversion id. */
-            source_id: string;
-            /** @description `adjustment`: a negative reward a refund made against `adjusts`. */
-            type: 'reward' | 'adjustment';
-            /** @description The reward an adjustment lowers; null for a reward. */
-            adjusts: string | null;
-            /** @description Minor units; negative for an adjustment. */
-            amount: number;
-            currency: string;
-            status: 'in_review' | 'pending' | 'approved' | 'paid' | 'voided';
-            /** @description When the hold ends (UTC, YYYY-MM-DD_HH-MM-SS). */
-            available_at: string;
-            review_reasons: ('referrer_signups_per_hour' | 'repeat_visitor')[];
-            /** @description The payout that paid it. */
-            payout_id: string | null;
-            /** @description Why it was voided (`refunded` for a refund). */
-            void_reason: string | null;
-          };
+          data: components['schemas']['Reward'];
         }
       | {
           /** @description The event id, the `webhook-id` of its deliveries */
@@ -1481,35 +1487,7 @@ export interface components {
            */
           timestamp: string;
           campaign_id: components['schemas']['Uuid'];
-          data: {
-            /** @description Derived from rule and source. */
-            id: string;
-            /** @description UTC time as YYYY-MM-DD_HH-MM-SS */
-            created_at: string;
-            campaign_id: string;
-            rule_id: string;
-            recipient: 'referrer' | 'referred_user';
-            /** @description The `referrer_id` or the `referred_user_id`. */
-            recipient_id: string;
-            source_type: 'referred_user' | 'conversion';
-            /** @description The `referred_user_id` of a signup, or the conversion id. */
-            source_id: string;
-            /** @description `adjustment`: a negative reward a refund made against `adjusts`. */
-            type: 'reward' | 'adjustment';
-            /** @description The reward an adjustment lowers; null for a reward. */
-            adjusts: string | null;
-            /** @description Minor units; negative for an adjustment. */
-            amount: number;
-            currency: string;
-            status: 'in_review' | 'pending' | 'approved' | 'paid' | 'voided';
-            /** @description When the hold ends (UTC, YYYY-MM-DD_HH-MM-SS). */
-            available_at: string;
-            review_reasons: ('referrer_signups_per_hour' | 'repeat_visitor')[];
-            /** @description The payout that paid it. */
-            payout_id: string | null;
-            /** @description Why it was voided (`refunded` for a refund). */
-            void_reason: string | null;
-          };
+          data: components['schemas']['Reward'];
         }
       | {
           /** @description The event id, the `webhook-id` of its deliveries */
@@ -1522,35 +1500,7 @@ export interface components {
            */
           timestamp: string;
           campaign_id: components['schemas']['Uuid'];
-          data: {
-            /** @description Derived from rule and source. */
-            id: string;
-            /** @description UTC time as YYYY-MM-DD_HH-MM-SS */
-            created_at: string;
-            campaign_id: string;
-            rule_id: string;
-            recipient: 'referrer' | 'referred_user';
-            /** @description The `referrer_id` or the `referred_user_id`. */
-            recipient_id: string;
-            source_type: 'referred_user' | 'conversion';
-            /** @description The `referred_user_id` of a signup, or the conversion id. */
-            source_id: string;
-            /** @description `adjustment`: a negative reward a refund made against `adjusts`. */
-            type: 'reward' | 'adjustment';
-            /** @description The reward an adjustment lowers; null for a reward. */
-            adjusts: string | null;
-            /** @description Minor units; negative for an adjustment. */
-            amount: number;
-            currency: string;
-            status: 'in_review' | 'pending' | 'approved' | 'paid' | 'voided';
-            /** @description When the hold ends (UTC, YYYY-MM-DD_HH-MM-SS). */
-            available_at: string;
-            review_reasons: ('referrer_signups_per_hour' | 'repeat_visitor')[];
-            /** @description The payout that paid it. */
-            payout_id: string | null;
-            /** @description Why it was voided (`refunded` for a refund). */
-            void_reason: string | null;
-          };
+          data: components['schemas']['Reward'];
         };
     WebhookTestResult: {
       /** @description The endpoint answered a 2xx */
@@ -6051,36 +6001,7 @@ export interface operations {
            *       }
            *     ]
            */
-          'application/json': {
-            id: string;
-            created_at: components['schemas']['Timestamp'];
-            campaign_id: components['schemas']['Uuid'];
-            /** @description The rule that made it. */
-            rule_id: string;
-            /** @description Who earns it: the link's referrer, or the referred user (a double-sided rule). */
-            recipient: 'referrer' | 'referred_user';
-            /** @description The `referrer_id` or the `referred_user_id`. */
-            recipient_id: string;
-            source_type: 'referred_user' | 'conversion';
-            /** @description The signup (its `referred_user_id`) or the conversion (its id). */
-            source_id: string;
-            /** @description `adjustment`: a negative reward a refund made against the reward `adjusts`. */
-            type: 'reward' | 'adjustment';
-            adjusts: string | null;
-            /** @description In minor units of `currency`: positive for a reward, negative for an adjustment. */
-            amount: number;
-            currency: string;
-            /** @description `in_review` (waits for approve or void), `pending` (in its hold), `approved` (payable), `paid` (in a payout) or `voided`. */
-            status: 'in_review' | 'pending' | 'approved' | 'paid' | 'voided';
-            /**
-             * @description When its hold ends (created + the rule's `hold_days`).
-             * @example 2026-11-22_14-05-09
-             */
-            available_at: string;
-            review_reasons: ('referrer_signups_per_hour' | 'repeat_visitor')[];
-            payout_id: string | null;
-            void_reason: string | null;
-          }[];
+          'application/json': components['schemas']['Reward'][];
         };
       };
       400: components['responses']['validation_failed'];
@@ -6257,36 +6178,7 @@ export interface operations {
            *       "void_reason": null
            *     }
            */
-          'application/json': {
-            id: string;
-            created_at: components['schemas']['Timestamp'];
-            campaign_id: components['schemas']['Uuid'];
-            /** @description The rule that made it. */
-            rule_id: string;
-            /** @description Who earns it: the link's referrer, or the referred user (a double-sided rule). */
-            recipient: 'referrer' | 'referred_user';
-            /** @description The `referrer_id` or the `referred_user_id`. */
-            recipient_id: string;
-            source_type: 'referred_user' | 'conversion';
-            /** @description The signup (its `referred_user_id`) or the conversion (its id). */
-            source_id: string;
-            /** @description `adjustment`: a negative reward a refund made against the reward `adjusts`. */
-            type: 'reward' | 'adjustment';
-            adjusts: string | null;
-            /** @description In minor units of `currency`: positive for a reward, negative for an adjustment. */
-            amount: number;
-            currency: string;
-            /** @description `in_review` (waits for approve or void), `pending` (in its hold), `approved` (payable), `paid` (in a payout) or `voided`. */
-            status: 'in_review' | 'pending' | 'approved' | 'paid' | 'voided';
-            /**
-             * @description When its hold ends (created + the rule's `hold_days`).
-             * @example 2026-11-22_14-05-09
-             */
-            available_at: string;
-            review_reasons: ('referrer_signups_per_hour' | 'repeat_visitor')[];
-            payout_id: string | null;
-            void_reason: string | null;
-          };
+          'application/json': components['schemas']['Reward'];
         };
       };
       400: components['responses']['validation_failed'];
@@ -6392,36 +6284,7 @@ export interface operations {
            *       "void_reason": "order cancelled by phone"
            *     }
            */
-          'application/json': {
-            id: string;
-            created_at: components['schemas']['Timestamp'];
-            campaign_id: components['schemas']['Uuid'];
-            /** @description The rule that made it. */
-            rule_id: string;
-            /** @description Who earns it: the link's referrer, or the referred user (a double-sided rule). */
-            recipient: 'referrer' | 'referred_user';
-            /** @description The `referrer_id` or the `referred_user_id`. */
-            recipient_id: string;
-            source_type: 'referred_user' | 'conversion';
-            /** @description The signup (its `referred_user_id`) or the conversion (its id). */
-            source_id: string;
-            /** @description `adjustment`: a negative reward a refund made against the reward `adjusts`. */
-            type: 'reward' | 'adjustment';
-            adjusts: string | null;
-            /** @description In minor units of `currency`: positive for a reward, negative for an adjustment. */
-            amount: number;
-            currency: string;
-            /** @description `in_review` (waits for approve or void), `pending` (in its hold), `approved` (payable), `paid` (in a payout) or `voided`. */
-            status: 'in_review' | 'pending' | 'approved' | 'paid' | 'voided';
-            /**
-             * @description When its hold ends (created + the rule's `hold_days`).
-             * @example 2026-11-22_14-05-09
-             */
-            available_at: string;
-            review_reasons: ('referrer_signups_per_hour' | 'repeat_visitor')[];
-            payout_id: string | null;
-            void_reason: string | null;
-          };
+          'application/json': components['schemas']['Reward'];
         };
       };
       /**
@@ -7930,45 +7793,7 @@ export interface operations {
          *       }
          *     }
          */
-        'application/json': {
-          /** @constant */
-          type: 'reward.created';
-          /**
-           * Format: date-time
-           * @description When the event happened (ISO-8601, UTC)
-           */
-          timestamp: string;
-          campaign_id: components['schemas']['Uuid'];
-          data: {
-            /** @description Derived from rule and source. */
-            id: string;
-            /** @description UTC time as YYYY-MM-DD_HH-MM-SS */
-            created_at: string;
-            campaign_id: string;
-            rule_id: string;
-            recipient: 'referrer' | 'referred_user';
-            /** @description The `referrer_id` or the `referred_user_id`. */
-            recipient_id: string;
-            source_type: 'referred_user' | 'conversion';
-            /** @description The `referred_user_id` of a signup, or the conversion id. */
-            source_id: string;
-            /** @description `adjustment`: a negative reward a refund made against `adjusts`. */
-            type: 'reward' | 'adjustment';
-            /** @description The reward an adjustment lowers; null for a reward. */
-            adjusts: string | null;
-            /** @description Minor units; negative for an adjustment. */
-            amount: number;
-            currency: string;
-            status: 'in_review' | 'pending' | 'approved' | 'paid' | 'voided';
-            /** @description When the hold ends (UTC, YYYY-MM-DD_HH-MM-SS). */
-            available_at: string;
-            review_reasons: ('referrer_signups_per_hour' | 'repeat_visitor')[];
-            /** @description The payout that paid it. */
-            payout_id: string | null;
-            /** @description Why it was voided (`refunded` for a refund). */
-            void_reason: string | null;
-          };
-        };
+        'application/json': components['schemas']['RewardCreatedEvent'];
       };
     };
     responses: {
@@ -8048,45 +7873,7 @@ export interface operations {
          *       }
          *     }
          */
-        'application/json': {
-          /** @constant */
-          type: 'reward.flagged';
-          /**
-           * Format: date-time
-           * @description When the event happened (ISO-8601, UTC)
-           */
-          timestamp: string;
-          campaign_id: components['schemas']['Uuid'];
-          data: {
-            /** @description Derived from rule and source. */
-            id: string;
-            /** @description UTC time as YYYY-MM-DD_HH-MM-SS */
-            created_at: string;
-            campaign_id: string;
-            rule_id: string;
-            recipient: 'referrer' | 'referred_user';
-            /** @description The `referrer_id` or the `referred_user_id`. */
-            recipient_id: string;
-            source_type: 'referred_user' | 'conversion';
-            /** @description The `referred_user_id` of a signup, or the conversion id. */
-            source_id: string;
-            /** @description `adjustment`: a negative reward a refund made against `adjusts`. */
-            type: 'reward' | 'adjustment';
-            /** @description The reward an adjustment lowers; null for a reward. */
-            adjusts: string | null;
-            /** @description Minor units; negative for an adjustment. */
-            amount: number;
-            currency: string;
-            status: 'in_review' | 'pending' | 'approved' | 'paid' | 'voided';
-            /** @description When the hold ends (UTC, YYYY-MM-DD_HH-MM-SS). */
-            available_at: string;
-            review_reasons: ('referrer_signups_per_hour' | 'repeat_visitor')[];
-            /** @description The payout that paid it. */
-            payout_id: string | null;
-            /** @description Why it was voided (`refunded` for a refund). */
-            void_reason: string | null;
-          };
-        };
+        'application/json': components['schemas']['RewardFlaggedEvent'];
       };
     };
     responses: {
@@ -8164,45 +7951,7 @@ export interface operations {
          *       }
          *     }
          */
-        'application/json': {
-          /** @constant */
-          type: 'reward.approved';
-          /**
-           * Format: date-time
-           * @description When the event happened (ISO-8601, UTC)
-           */
-          timestamp: string;
-          campaign_id: components['schemas']['Uuid'];
-          data: {
-            /** @description Derived from rule and source. */
-            id: string;
-            /** @description UTC time as YYYY-MM-DD_HH-MM-SS */
-            created_at: string;
-            campaign_id: string;
-            rule_id: string;
-            recipient: 'referrer' | 'referred_user';
-            /** @description The `referrer_id` or the `referred_user_id`. */
-            recipient_id: string;
-            source_type: 'referred_user' | 'conversion';
-            /** @description The `referred_user_id` of a signup, or the conversion id. */
-            source_id: string;
-            /** @description `adjustment`: a negative reward a refund made against `adjusts`. */
-            type: 'reward' | 'adjustment';
-            /** @description The reward an adjustment lowers; null for a reward. */
-            adjusts: string | null;
-            /** @description Minor units; negative for an adjustment. */
-            amount: number;
-            currency: string;
-            status: 'in_review' | 'pending' | 'approved' | 'paid' | 'voided';
-            /** @description When the hold ends (UTC, YYYY-MM-DD_HH-MM-SS). */
-            available_at: string;
-            review_reasons: ('referrer_signups_per_hour' | 'repeat_visitor')[];
-            /** @description The payout that paid it. */
-            payout_id: string | null;
-            /** @description Why it was voided (`refunded` for a refund). */
-            void_reason: string | null;
-          };
-        };
+        'application/json': components['schemas']['RewardApprovedEvent'];
       };
     };
     responses: {
@@ -8280,45 +8029,7 @@ export interface operations {
          *       }
          *     }
          */
-        'application/json': {
-          /** @constant */
-          type: 'reward.paid';
-          /**
-           * Format: date-time
-           * @description When the event happened (ISO-8601, UTC)
-           */
-          timestamp: string;
-          campaign_id: components['schemas']['Uuid'];
-          data: {
-            /** @description Derived from rule and source. */
-            id: string;
-            /** @description UTC time as YYYY-MM-DD_HH-MM-SS */
-            created_at: string;
-            campaign_id: string;
-            rule_id: string;
-            recipient: 'referrer' | 'referred_user';
-            /** @description The `referrer_id` or the `referred_user_id`. */
-            recipient_id: string;
-            source_type: 'referred_user' | 'conversion';
-            /** @description The `referred_user_id` of a signup, or the conversion id. */
-            source_id: string;
-            /** @description `adjustment`: a negative reward a refund made against `adjusts`. */
-            type: 'reward' | 'adjustment';
-            /** @description The reward an adjustment lowers; null for a reward. */
-            adjusts: string | null;
-            /** @description Minor units; negative for an adjustment. */
-            amount: number;
-            currency: string;
-            status: 'in_review' | 'pending' | 'approved' | 'paid' | 'voided';
-            /** @description When the hold ends (UTC, YYYY-MM-DD_HH-MM-SS). */
-            available_at: string;
-            review_reasons: ('referrer_signups_per_hour' | 'repeat_visitor')[];
-            /** @description The payout that paid it. */
-            payout_id: string | null;
-            /** @description Why it was voided (`refunded` for a refund). */
-            void_reason: string | null;
-          };
-        };
+        'application/json': components['schemas']['RewardPaidEvent'];
       };
     };
     responses: {
@@ -8396,45 +8107,7 @@ export interface operations {
          *       }
          *     }
          */
-        'application/json': {
-          /** @constant */
-          type: 'reward.voided';
-          /**
-           * Format: date-time
-           * @description When the event happened (ISO-8601, UTC)
-           */
-          timestamp: string;
-          campaign_id: components['schemas']['Uuid'];
-          data: {
-            /** @description Derived from rule and source. */
-            id: string;
-            /** @description UTC time as YYYY-MM-DD_HH-MM-SS */
-            created_at: string;
-            campaign_id: string;
-            rule_id: string;
-            recipient: 'referrer' | 'referred_user';
-            /** @description The `referrer_id` or the `referred_user_id`. */
-            recipient_id: string;
-            source_type: 'referred_user' | 'conversion';
-            /** @description The `referred_user_id` of a signup, or the conversion id. */
-            source_id: string;
-            /** @description `adjustment`: a negative reward a refund made against `adjusts`. */
-            type: 'reward' | 'adjustment';
-            /** @description The reward an adjustment lowers; null for a reward. */
-            adjusts: string | null;
-            /** @description Minor units; negative for an adjustment. */
-            amount: number;
-            currency: string;
-            status: 'in_review' | 'pending' | 'approved' | 'paid' | 'voided';
-            /** @description When the hold ends (UTC, YYYY-MM-DD_HH-MM-SS). */
-            available_at: string;
-            review_reasons: ('referrer_signups_per_hour' | 'repeat_visitor')[];
-            /** @description The payout that paid it. */
-            payout_id: string | null;
-            /** @description Why it was voided (`refunded` for a refund). */
-            void_reason: string | null;
-          };
-        };
+        'application/json': components['schemas']['RewardVoidedEvent'];
       };
     };
     responses: {

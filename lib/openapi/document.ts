@@ -17,6 +17,7 @@ import {
   ReferralLink,
   ReferredUser,
 } from '../domain/link-schemas.ts';
+import { Reward } from '../domain/reward-schemas.ts';
 import {
   Campaign,
   CreateCampaignBody,
@@ -40,6 +41,11 @@ import {
   ConversionCreatedEvent,
   ConversionRefundedEvent,
   ReferredUserCreatedEvent,
+  RewardApprovedEvent,
+  RewardCreatedEvent,
+  RewardFlaggedEvent,
+  RewardPaidEvent,
+  RewardVoidedEvent,
   WebhookTestEvent,
   webhookEvents,
 } from './webhooks.ts';
@@ -69,6 +75,12 @@ const registry = new SchemaRegistry({
   ReferredUserCreatedEvent,
   ConversionCreatedEvent,
   ConversionRefundedEvent,
+  Reward,
+  RewardCreatedEvent,
+  RewardFlaggedEvent,
+  RewardApprovedEvent,
+  RewardPaidEvent,
+  RewardVoidedEvent,
   WebhookTestEvent,
   DeliveryAttempt,
   FeedEvent,

@@ -5,7 +5,7 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { Conversion } from '../domain/conversion-schemas.ts';
 import { Action, ReferredUser } from '../domain/link-schemas.ts';
-import { RewardObject } from '../domain/reward-rule-schemas.ts';
+import { Reward } from '../domain/reward-schemas.ts';
 import { Uuid } from '../domain/schemas.ts';
 import { TEST_EVENT_TYPE, type WebhookBody, type WebhookEventType } from '../domain/webhook-events.ts';
 
@@ -51,27 +51,27 @@ const rewardNote =
   ' An adjustment (`type: adjustment`, a negative amount a refund made) has the same events as a reward.';
 export const RewardCreatedEvent = event(
   'reward.created',
-  RewardObject,
+  Reward,
   `A reward entered \`pending\`: made by a rule for a signup or a conversion, or approved out of review. Its hold ends at \`available_at\`. \`data\` is the reward.${rewardNote}`,
 );
 export const RewardFlaggedEvent = event(
   'reward.flagged',
-  RewardObject,
+  Reward,
   `A reward was made \`in_review\` (\`review_reasons\` say why): it waits for approve or void. \`data\` is the reward.${rewardNote}`,
 );
 export const RewardApprovedEvent = event(
   'reward.approved',
-  RewardObject,
+  Reward,
   `A reward became \`approved\` (its hold ended, or it was approved early): it is payable, and the next payout of its recipient includes it. A clawback (an adjustment of a paid reward) is approved when made. \`data\` is the reward.${rewardNote}`,
 );
 export const RewardPaidEvent = event(
   'reward.paid',
-  RewardObject,
+  Reward,
   `A payout included the reward (\`payout_id\`). \`data\` is the reward.${rewardNote}`,
 );
 export const RewardVoidedEvent = event(
   'reward.voided',
-  RewardObject,
+  Reward,
   `A reward was voided (\`void_reason\`: \`refunded\` for a full refund of its conversion, or the reason given to the API). \`data\` is the reward.${rewardNote}`,
 );
 

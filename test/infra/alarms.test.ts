@@ -425,10 +425,10 @@ describe('alarms', () => {
     // API 5xx, authorizer errors, 3 iterator ages, 3 webhook queues, 3 purge queues, the rewards'
     // stream failures, 3 composites, disabled webhooks, parked counting work.
     expect(notifying).toHaveLength(17);
-    // 2 per function, a latency alarm per route (but the webhook test's) and the authorizer, the
+    // 1 per function, a latency alarm per route (but the webhook test's) and the authorizer, the
     // table and its 3 indexes.
     const functions = withTopic.stack.allFunctions.length;
-    expect(children.size).toBe(2 * functions + withTopic.stack.routes.length + 4);
+    expect(children.size).toBe(functions + withTopic.stack.routes.length + 4);
   });
 
   it('refuse to synthesize prod without an alarm topic, unless -c alarms=none says so', () => {

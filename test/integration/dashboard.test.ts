@@ -296,8 +296,8 @@ describe('the dashboard in Chromium', () => {
     await page.getByRole('heading', { name: renamed, level: 1 }).waitFor();
     expect((await campaignNow()).name).toBe(renamed);
 
-    // The webhook: a local receiver, signups, sales and refunds (a new campaign's default, shown
-    // checked); not actions (the visits stay in the feed, unsent).
+    // The webhook: a local receiver, signups, sales, refunds and rewards (a new campaign's
+    // default, shown checked); not actions (the visits stay in the feed, unsent).
     const rx = await receiver();
     await page.getByLabel(/Webhook URL/).fill(`${rx.url}/dash`);
     await page.getByLabel(/Actions, visits included/).uncheck();
@@ -305,7 +305,16 @@ describe('the dashboard in Chromium', () => {
     await page.getByRole('status').filter({ hasText: 'Webhook saved.' }).waitFor();
     expect(await campaignNow()).toMatchObject({
       webhook_url: `${rx.url}/dash`,
-      webhook_events: ['referred_user.created', 'conversion.created', 'conversion.refunded'],
+      webhook_events: [
+        'referred_user.created',
+        'conversion.created',
+        'conversion.refunded',
+        'reward.created',
+        'reward.approved',
+        'reward.voided',
+        'reward.paid',
+        'reward.flagged',
+      ],
       webhook_status: 'enabled',
     });
     // A test event, sent now: its result on the page, its POST at the receiver.
@@ -616,6 +625,96 @@ describe('the dashboard in Chromium', () => {
     expect(
       await page.locator('dl.facts').last().locator('dt:has-text("Click id") + dd').textContent(),
     ).toMatch(/^none/);
+
+    await page.waitForLoadState('networkidle');
+    expect(elsewhere).toEqual([]);
+    expect(problems).toEqual([]);
+    await context.close();
+  }, 120_000);
+
+  it('runs a rewards program: the review queue, approve, void, a balance and a payout', async () => {
+    const key = account.key;
+    // $5.00 to the referrer per signup, on hold 30 days; over 1 signup an hour goes to review.
+    const campaign = (
+      await api('POST', '/api/v1/campaign', {
+        key,
+        body: {
+          url: 'https://example.com/invite',
+          name: `Rewards ${Date.now()}`,
+          review_signups_per_hour: 1,
+          reward_rules: [
+            { id: 'signup-bonus', on: 'referred_user', recipient: 'referrer', type: 'flat', amount: 500 },
+          ],
+        },
+      })
+    ).body;
+    const link = (
+      await api('POST', '/api/v1/referral_link', {
+        key,
+        body: { campaign_id: campaign.id, referrer_id: 'rita' },
+      })
+    ).body;
+    for (const user of ['friend-1', 'friend-2', 'friend-3'])
+      await createReferredUser(link.referral_code, user, key);
+    // The first is pending; the two after it crossed the hourly threshold and wait in review.
+    await expect
+      .poll(async () => (await api('GET', `/api/v1/rewards/${campaign.id}`, { key })).body.length, {
+        timeout: 20_000,
+      })
+      .toBe(3);
+
+    const context = await browser.newContext({ viewport: WIDTHS.desktop, locale: 'en-US' });
+    const { page, elsewhere, problems } = await openTab(context);
+    await page.goto(`${baseUrl()}/dashboard`);
+    await signIn(page, key);
+    await page.goto(`${baseUrl()}/dashboard#/campaigns/${campaign.id}/rewards`);
+    await page.getByRole('heading', { name: 'Review queue', level: 2 }).waitFor();
+    const queue = page.locator('section[aria-labelledby="review-title"] table.rewards tbody tr');
+    await expect.poll(() => queue.count(), { timeout: 15_000 }).toBe(2);
+    expect(await queue.first().textContent()).toContain('referrer over the signups-per-hour limit');
+    await checkAndShoot(page, 'rewards');
+
+    // Approve one from review, void the other with a reason.
+    await queue
+      .first()
+      .getByRole('button', { name: /^Approve/ })
+      .click();
+    await expect.poll(() => queue.count(), { timeout: 15_000 }).toBe(1);
+    await queue.first().getByRole('button', { name: /^Void/ }).click();
+    await queue.first().getByLabel('Why void it?').fill('same household');
+    await queue.first().getByRole('button', { name: 'Void', exact: true }).click();
+    await page.getByText('Nothing to review.').waitFor({ timeout: 15_000 });
+
+    // End the holds of the pending rewards now, from the list filtered by state.
+    const list = page.locator('section[aria-labelledby="rewards-title"] table.rewards tbody tr');
+    await page.getByLabel('State').selectOption('pending');
+    await expect.poll(() => list.count(), { timeout: 15_000 }).toBe(2);
+    while ((await list.count()) > 0) {
+      const before = await list.count();
+      await list
+        .first()
+        .getByRole('button', { name: /^End hold/ })
+        .click();
+      await expect.poll(() => list.count(), { timeout: 15_000 }).toBe(before - 1);
+    }
+
+    // rita's balance: $10.00 approved, $5.00 voided; the payout, confirmed, pays the $10.00.
+    await page.getByLabel('Recipient id').first().fill('rita');
+    await page.getByRole('button', { name: 'Show balance' }).click();
+    const balance = page.locator('dl.balance');
+    await expect.poll(() => balance.locator('dt:has-text("Approved") + dd').textContent()).toBe('$10.00');
+    await page.getByRole('button', { name: 'Record a payout…' }).click();
+    await page.getByLabel('Reference (optional)').fill('tr_dashboard_1');
+    await page.getByRole('button', { name: 'Yes, record the payout' }).click();
+    await page.getByRole('status').filter({ hasText: 'recorded' }).waitFor({ timeout: 15_000 });
+    expect(await page.getByRole('status').filter({ hasText: 'recorded' }).textContent()).toContain(
+      '$10.00 for 2 rewards',
+    );
+    await expect.poll(() => balance.locator('dt:has-text("Paid") + dd').textContent()).toBe('$10.00');
+    const payouts = page.locator('table.payouts tbody tr');
+    await expect.poll(() => payouts.count(), { timeout: 15_000 }).toBe(1);
+    expect(await payouts.first().textContent()).toContain('tr_dashboard_1');
+    await checkAndShoot(page, 'rewards-paid');
 
     await page.waitForLoadState('networkidle');
     expect(elsewhere).toEqual([]);
