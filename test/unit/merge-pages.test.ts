@@ -51,6 +51,17 @@ describe('mergeNewestFirst', () => {
     );
   });
 
+  it('shows an item read in two lists at once (it changed state between the reads) once', () => {
+    const page = (keys: string[]): QueriedPage => {
+      const items = keys.map((k) => ({ k }));
+      return { items, last: items.at(-1), more: false };
+    };
+    // "50" was pending when the pending list was read, approved when the approved list was.
+    const merged = mergeNewestFirst([page(['60', '50', '40']), page(['55', '50'])], 10, order);
+    expect(merged.items.map(order)).toEqual(['60', '55', '50', '40']);
+    expect(merged.more).toBe(false);
+  });
+
   it('shows nothing older than the last item of a list that stopped early', () => {
     const page = (keys: string[], more: boolean): QueriedPage => {
       const items = keys.map((k) => ({ k }));

@@ -16,7 +16,14 @@ export function mergeNewestFirst(
     const lastRead = orderOf(page.last);
     return newest === undefined || lastRead > newest ? lastRead : newest;
   }, undefined);
-  const merged = pages.flatMap((page) => page.items).sort((a, b) => (orderOf(a) < orderOf(b) ? 1 : -1));
+  // An item that changed partition between two of the reads (a reward approved while its state's
+  // pages were read side by side, or an index copy not yet moved) is in two pages: shown once. A
+  // batch read of both copies' keys would be refused (duplicate keys), a 500.
+  const seen = new Set<string>();
+  const merged = pages
+    .flatMap((page) => page.items)
+    .filter((item) => !seen.has(orderOf(item)) && seen.add(orderOf(item)))
+    .sort((a, b) => (orderOf(a) < orderOf(b) ? 1 : -1));
   const items = merged.filter((item) => cut === undefined || orderOf(item) >= cut).slice(0, limit);
   return { items, more: items.length < merged.length || pages.some((page) => page.more) };
 }
