@@ -188,9 +188,11 @@ describe('rewards across kill -9 and a restart on the same DATA_DIR', () => {
           }),
         ),
       );
+      // Settled from the start: the payouts the kill cuts off reject while it runs.
+      const settled = Promise.allSettled(first);
       await eventually('a first payout answered', async () => (firstAnswer ? true : undefined), 60_000);
       await killGroup(stack.s, dir);
-      await Promise.allSettled(first);
+      await settled;
       stack = await startOn(dir);
       api = apiAt(stack.baseUrl, KEY);
       const answers = await mapLimit(
