@@ -139,7 +139,7 @@ export function startStreamPoller(options: StreamPollerOptions): StreamPoller {
   let stopped = false;
   let killed = false;
   let wake: (() => void) | undefined;
-  /** The last record read, write seen, or the start: the stream is idle `IDLE_AFTER_MS` after it. */
+  /** The last record read, write seen or stop: the stream is idle `IDLE_AFTER_MS` after it. */
   let lastActivity = Date.now();
   let pause = interval;
   const stopWatching = onTableWrite(options.endpoint, () => {
