@@ -50,7 +50,13 @@ async function all<T>(api: Api, path: string): Promise<T[]> {
   do {
     const sep = path.includes('?') ? '&' : '?';
     const page: string = `${path}${sep}limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
-    const res: ApiResponse<T[]> = await api<T[]>('GET', page);
+    let res: ApiResponse<T[]> = await api<T[]>('GET', page);
+    // A 503 says retry (DynamoDB Local, just restarted on a loaded machine, answered too slowly):
+    // as a client would, for up to a minute.
+    for (let tries = 0; res.status === 503 && tries < 120; tries++) {
+      await new Promise((r) => setTimeout(r, 500));
+      res = await api<T[]>('GET', page);
+    }
     expect(res.status, res.text).toBe(200);
     items.push(...res.body);
     cursor = res.headers.get('x-next-cursor');
