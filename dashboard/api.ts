@@ -160,26 +160,10 @@ export type TopEntry = { rank: number; value: number } & (
 );
 
 /** A reward's state (endpoint 27's `status` filter). */
-export type RewardStatus = 'in_review' | 'pending' | 'approved' | 'paid' | 'voided';
+export type RewardStatus = Reward['status'];
 
 /** A reward or a (negative) adjustment of the ledger (endpoints 27–29), amounts in minor units. */
-export interface Reward {
-  id: string;
-  created_at: string;
-  campaign_id: string;
-  rule_id: string;
-  recipient: 'referrer' | 'referred_user';
-  recipient_id: string;
-  source_type: 'referred_user' | 'conversion';
-  source_id: string;
-  amount: number;
-  currency: string;
-  status: RewardStatus;
-  available_at: string;
-  review_reasons: string[];
-  payout_id: string | null;
-  void_reason: string | null;
-}
+export type Reward = Schemas['Reward'];
 
 /** One recipient's sums by state (endpoint 30), minor units. */
 export interface Balance {

@@ -27,6 +27,7 @@ import {
   actionEventId,
   conversionEventId,
   rewardEventId,
+  WEBHOOK_EVENT_TYPES,
   type WebhookBody,
 } from '../domain/webhook-events.ts';
 import type {
@@ -48,17 +49,8 @@ const customCode = 'ANNA-SPRING';
 const referrerId = 'user_8f3a2c';
 const referredUserId = 'user_51d7e0';
 
-const allEvents: Campaign['webhook_events'] = [
-  'action.created',
-  'referred_user.created',
-  'conversion.created',
-  'conversion.refunded',
-  'reward.created',
-  'reward.approved',
-  'reward.voided',
-  'reward.paid',
-  'reward.flagged',
-];
+/** A new campaign's default: every event type, in the API's order. */
+const allEvents: Campaign['webhook_events'] = [...WEBHOOK_EVENT_TYPES];
 
 /** 10 % of every sale for the referrer, and 5.00 EUR for the referred user's first order. */
 const rewardRules = [
