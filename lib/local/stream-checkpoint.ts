@@ -26,6 +26,8 @@ export interface SavedWindow {
   state: WindowState;
   /** Its state outgrew 1 MB: the next invocation is the early final one, with this state. */
   endsEarly?: true;
+  /** Its final invocation was handed over, through this record ('' for none): retried as it was. */
+  closing?: string;
 }
 
 export interface StreamCheckpoint {

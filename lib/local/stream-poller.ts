@@ -197,6 +197,7 @@ export function startStreamPoller(options: StreamPollerOptions): StreamPoller {
   const handOver = async (shard: Shard): Promise<boolean> => {
     const invocation = shard.next(Date.now());
     if (!invocation || !streamArn) return false;
+    if (shard.handing(invocation)) save();
     const outcome = await invoke(shard.id, streamArn, invocation);
     if (killed) return false;
     shard.settle(invocation, outcome, Date.now());

@@ -35,6 +35,11 @@ interface OpenWindow extends Bounds {
   state: WindowState;
   /** The state outgrew `MAX_STATE_BYTES`: the next invocation is the early final one. */
   endsEarly?: true;
+  /**
+   * Its final invocation was handed over, through this record ('' for one without records): the
+   * window is closing, and every retry is that final invocation again, with no record after it.
+   */
+  closing?: string;
 }
 
 interface InHand {
@@ -55,6 +60,8 @@ export interface Invocation {
 export type Outcome = { ok: true; state?: WindowState } | { ok: false; failedAt: number };
 
 const sequenceOf = (record: DynamoDBRecord) => record.dynamodb?.SequenceNumber ?? '';
+/** Whether sequence number `a` comes after `b` (decimal strings of any width). */
+const isAfter = (a: string, b: string) => BigInt(a) > BigInt(b);
 
 export class Shard {
   /** Where to read from next; undefined: get a new iterator after `readUpTo`. */
@@ -83,8 +90,9 @@ export class Shard {
     saved: ShardCheckpoint = {},
   ) {
     this.acknowledged = saved.sequence;
+    if (saved.closedUntil) this.closedUntil = Date.parse(saved.closedUntil);
     if (settings.windowMs && saved.window) {
-      const { start, end, state, endsEarly } = saved.window;
+      const { start, end, state, endsEarly, closing } = saved.window;
       this.window = {
         start: Date.parse(start),
         end: Date.parse(end),
@@ -92,8 +100,8 @@ export class Shard {
         ...(endsEarly ? { endsEarly } : {}),
       };
       this.lastWindow = { start: this.window.start, end: this.window.end };
+      if (closing !== undefined) this.close(closing);
     }
-    if (saved.closedUntil) this.closedUntil = Date.parse(saved.closedUntil);
   }
 
   /** Room for this many more records in hand. */
@@ -119,7 +127,7 @@ export class Shard {
     for (const record of records) {
       this.readUpTo = sequenceOf(record);
       if (!matches(record)) continue;
-      const window = this.settings.windowMs ? this.windowOf(creationTimeMs(record, now)) : undefined;
+      const window = this.settings.windowMs ? this.windowFor(record, now) : undefined;
       this.pending.push({ record, readAt: now, ...(window ? { window } : {}) });
     }
     if (records.length === 0 || this.pending.length > 0) return false;
@@ -148,6 +156,8 @@ export class Shard {
     });
     if (window) {
       if (this.window?.endsEarly) return { ...invocation(true, true), records: [] };
+      // Handed over as final once: final again, whatever was read since (see `closing`).
+      if (this.window?.closing !== undefined) return invocation(true);
       const allOfIt = count === this.pending.length;
       const over =
         (count < this.pending.length && this.pending[count]!.window!.start !== window.start) ||
@@ -161,6 +171,24 @@ export class Shard {
       this.ended ||
       now - this.pending[0]!.readAt >= batchingWindowMs;
     return due ? invocation(false) : undefined;
+  }
+
+  /**
+   * Called as `invocation` is handed over; whether the checkpoint changed (the poller saves it
+   * before the handler runs). A final one closes its window from then on: a retry, after a failure
+   * or after a restart, is the same final invocation, and a record of the window read later goes
+   * into the next one. Were a retry an ordinary invocation instead (the poller no longer caught up
+   * once its own writes are read, or a record read late joining it after a restart), a consumer
+   * that wrote the final invocation's records one by one would sum some of them again, into a run
+   * that its high-water marks already cut (`lib/db/counted-update.ts`: "a mark inside a run"),
+   * and park those counts.
+   */
+  handing(invocation: Invocation): boolean {
+    if (!invocation.final || invocation.endsEarly || !invocation.window) return false;
+    this.window ??= { ...invocation.window, state: invocation.state ?? {} };
+    if (this.window.closing !== undefined) return false;
+    this.close(sequenceOf(invocation.records.at(-1) ?? {}));
+    return true;
   }
 
   /** Records how `invocation` went. */
@@ -202,11 +230,29 @@ export class Shard {
               end: iso(w.end),
               state: w.state,
               ...(w.endsEarly ? { endsEarly: true } : {}),
+              ...(w.closing !== undefined ? { closing: w.closing } : {}),
             },
           }
         : {}),
       ...(this.closedUntil !== undefined ? { closedUntil: iso(this.closedUntil) } : {}),
     };
+  }
+
+  /** The open window closes through `last`: no record read from now on but those up to it goes into it. */
+  private close(last: string): void {
+    const w = this.window!;
+    w.closing = last;
+    this.closedUntil = Math.max(this.closedUntil ?? w.end, w.end);
+    if (this.lastWindow?.start === w.start) this.lastWindow = undefined;
+  }
+
+  /** A record's window: the closing one's up to its last record (read again after a restart), or by its time. */
+  private windowFor(record: DynamoDBRecord, now: number): Bounds {
+    const w = this.window;
+    const seq = sequenceOf(record);
+    if (w?.closing !== undefined && w.closing !== '' && !isAfter(seq, w.closing))
+      return { start: w.start, end: w.end };
+    return this.windowOf(creationTimeMs(record, now));
   }
 
   /**

@@ -142,6 +142,52 @@ describe('a shard with a tumbling window', () => {
     });
   });
 
+  it('hands a failed final invocation over again as it was, after a pause and after a restart', () => {
+    // The counting consumer writes a final invocation's records one by one; a retry that summed
+    // them again instead (an ordinary invocation, or one with a record read later) would count
+    // some of them twice or park them ("a mark inside a run").
+    const shard = windowed();
+    shard.take([record(1), record(2)], all, T0 + 9_000);
+    shard.take([], all, T0 + 10_000);
+    const final = shard.next(T0 + 10_000)!;
+    expect(final).toMatchObject({ final: true, window: { start: T0 } });
+    expect(shard.handing(final)).toBe(true);
+    shard.settle(final, { ok: false, failedAt: 0 }, T0 + 10_000);
+    // Read since: no longer caught up (its own writes), and a record created in the window.
+    shard.take([record(3, T0 + 9_990)], all, T0 + 10_200);
+    const again = shard.next(T0 + 10_500)!;
+    expect(again).toMatchObject({ final: true, window: { start: T0 } });
+    expect(keys(again.records)).toEqual([1, 2]);
+    expect(shard.handing(again)).toBe(false);
+    const saved = shard.toCheckpoint();
+    expect(saved.window?.closing).toBe(record(2).dynamodb!.SequenceNumber);
+
+    // A new process reads records 1 to 3 again: 1 and 2 are the final invocation, 3 the next window's.
+    const restarted = new Shard('shard-1', SETTINGS, saved);
+    restarted.take([record(1), record(2), record(3, T0 + 9_990)], all, T0 + 12_000);
+    const retried = restarted.next(T0 + 12_000)!;
+    expect(retried).toMatchObject({ final: true, window: { start: T0 } });
+    expect(keys(retried.records)).toEqual([1, 2]);
+    restarted.settle(retried, { ok: true, state: {} }, T0 + 12_000);
+    const next = restarted.next(T0 + 12_000)!;
+    expect(next).toMatchObject({ final: false, window: { start: T0 + 10_000 }, state: {} });
+    expect(keys(next.records)).toEqual([3]);
+  });
+
+  it('keeps a final invocation without records final, and a restart starts the next window after it', () => {
+    const shard = windowed();
+    shard.take([record(1)], all, T0 + 1_000);
+    shard.settle(shard.next(T0 + 1_000)!, { ok: true, state: { n: 1 } }, T0 + 1_000);
+    shard.take([], all, T0 + 10_000);
+    const final = shard.next(T0 + 10_000)!;
+    expect(final).toMatchObject({ final: true, records: [], state: { n: 1 } });
+    shard.handing(final);
+    const restarted = new Shard('shard-1', SETTINGS, shard.toCheckpoint());
+    restarted.take([record(2, T0 + 9_990)], all, T0 + 10_300);
+    const retried = restarted.next(T0 + 10_300)!;
+    expect(retried).toMatchObject({ final: true, records: [], state: { n: 1 }, window: { start: T0 } });
+  });
+
   it('ends a window early when its state passes 1 MB, then goes on in the same window with {}', () => {
     const shard = windowed();
     shard.take([record(1)], all, T0);
