@@ -52,13 +52,22 @@ const VISITORS = 7;
 const INVOCATION_FAILED = /a counting job failed; the batch comes again/g;
 const EMPTY_INVOCATION_FAILED = /the counting consumer failed; the invocation comes again/g;
 
+/**
+ * How long the first stack's counting reader holds what it read before handing it over (1 s
+ * deployed): long enough that records are in its hand when DynamoDB Local dies, whatever the
+ * machine's load. With 1 s, a loaded run found the reader's hand empty at the kill about one time
+ * in ten: nothing but the window's final invocation then failed, and the wait below timed out.
+ */
+const HOLD_MS = 4_000;
+
 /** `npm start` on `dir`, ready; its client and DynamoDB endpoint. */
-async function startOn(dir: string) {
+async function startOn(dir: string, env: Record<string, string> = {}) {
   const s = await start({
     DATA_DIR: dir,
     DEV_API_KEYS: `${TENANT}:${KEY}`,
     PORT: String(await freePort()),
     LOCAL_REQUEST_LOG: 'off',
+    ...env,
   });
   const info = await ready(s);
   return { s, api: apiAt(info.baseUrl, KEY), dynamodbEndpoint: info.dynamodbEndpoint };
@@ -131,7 +140,7 @@ describe('DynamoDB Local killed while the counting consumer holds a failing batc
       const phases: string[] = [];
       const phase = (name: string) => phases.push(`${name} ${((Date.now() - began) / 1000).toFixed(0)} s`);
       const dir = tempDataDir();
-      let stack = await startOn(dir);
+      let stack = await startOn(dir, { ROLLUP_BATCHING_WINDOW_MS: String(HOLD_MS) });
       phase('started');
       let api: Api = stack.api;
       const created = await api('POST', '/api/v1/campaign', { body: { url: 'example.com', name: 'kill' } });
@@ -215,6 +224,11 @@ describe('DynamoDB Local killed while the counting consumer holds a failing batc
       );
       phase('loaded');
       const countedBeforeKill = (await clicksNow()).reduce<number>((a, c) => a + (c ?? 0), 0);
+      // The kill comes a moment after an answer: that write's record has been read since, and is
+      // held with whatever came after it (HOLD_MS).
+      const answeredBefore = answered;
+      await eventually('one more answer', () => (answered > answeredBefore ? true : undefined), 30_000, 10);
+      await new Promise((r) => setTimeout(r, 600));
 
       // DynamoDB Local's JVM killed: the consumer's batch in hand fails, and is handed over again
       // (a window's final invocation, without records, fails too: not counted here).
@@ -234,8 +248,14 @@ describe('DynamoDB Local killed while the counting consumer holds a failing batc
         90_000,
         100,
       ).catch((err: Error) => {
+        // What the stack was doing: running or gone, how much it said since the kill, its last words.
+        const { child } = stack.s;
+        const state = child.exitCode ?? child.signalCode ?? 'running';
+        const since = stack.s.stderr().slice(stderrAtKill);
         throw new Error(
-          `${err.message}\nstderr since the kill:\n${stack.s.stderr().slice(stderrAtKill, -1).slice(-4000)}`,
+          `${err.message}\nnpm start: ${state}; ${since.length} characters on stderr since the kill; ` +
+            `${answered} answered; ${phases.join(', ')}\nstdout tail:\n${stack.s.stdout().slice(-1500)}\n` +
+            `stderr since the kill, its end:\n${since.slice(-4000)}`,
         );
       });
       const failuresSeen = failedHandOvers();
