@@ -27,7 +27,7 @@ interface Seen {
 /** A poller on `table` whose handler records each batch (and may fail some). */
 function recording(
   table: string,
-  settings: { batchSize: number; batchingWindowMs: number },
+  settings: { batchSize: number; batchingWindowMs: number; idleIntervalMs?: number },
   fail?: (keys: string[]) => string | undefined,
 ) {
   const batches: Seen[] = [];
@@ -71,6 +71,25 @@ describe('the local stream poller, as an event source mapping', () => {
     // (The window is wide enough for five puts 80 ms apart on a loaded CI machine.)
     expect(batches[0]!.at - first).toBeGreaterThanOrEqual(1_500);
     expect(batches[0]!.at - first).toBeLessThan(4_000);
+  });
+
+  it('reads a write of its own process at once when idle, however long its idle pause', async () => {
+    const table = await streamTable();
+    // Idle 2 s after its start, its pauses then double from 100 ms up to 10 minutes: 10 s after
+    // its start it is in the one that ends near 15 s (the one before ended near 8 s).
+    const { batches, poller } = recording(table, {
+      batchSize: 100,
+      batchingWindowMs: 0,
+      idleIntervalMs: 600_000,
+    });
+    pollers.push(poller);
+    await pause(10_000);
+    const wrote = Date.now();
+    await put(table, 0);
+    await eventually('the write handed over', () => (batches.length > 0 ? true : undefined), 20_000, 20);
+    expect(batches.map((b) => b.keys)).toEqual([[itemKey(0)]]);
+    // Woken by the write (lib/local/table-writes.ts), not at the end of its pause, seconds later.
+    expect(batches[0]!.at - wrote).toBeLessThan(2_000);
   });
 
   it('hands over a full batch without waiting out the window, never more than the batch size', async () => {
