@@ -166,22 +166,7 @@ export type RewardStatus = Reward['status'];
 export type Reward = Schemas['Reward'];
 
 /** One recipient's sums by state (endpoint 30), minor units. */
-export interface Balance {
-  in_review: number;
-  pending: number;
-  approved: number;
-  paid: number;
-  currency: string;
-}
+export type Balance = Schemas['Balance'];
 
 /** A payout recorded (endpoints 31, 32): what the business paid elsewhere. */
-export interface Payout {
-  id: string;
-  created_at: string;
-  amount: number;
-  currency: string;
-  reward_ids: string[];
-  reference: string | null;
-  recipient?: 'referrer' | 'referred_user';
-  recipient_id?: string;
-}
+export type Payout = Schemas['Payout'];

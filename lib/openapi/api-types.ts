@@ -1273,6 +1273,32 @@ export interface components {
       payout_id: string | null;
       void_reason: string | null;
     };
+    Balance: {
+      /** @description Waiting for approve or void. */
+      in_review: number;
+      /** @description In their hold. */
+      pending: number;
+      /** @description Payable now, net of clawbacks (negative when the clawbacks owed exceed what is approved). */
+      approved: number;
+      /** @description Paid by payouts. */
+      paid: number;
+      /** @description Voided (additive): the five parts sum to every amount ever made for the recipient. */
+      voided: number;
+      currency: string;
+    };
+    Payout: {
+      id: string;
+      created_at: components['schemas']['Timestamp'];
+      campaign_id: components['schemas']['Uuid'];
+      /** @description Who earns it: the link's referrer, or the referred user (a double-sided rule). */
+      recipient: 'referrer' | 'referred_user';
+      recipient_id: string;
+      /** @description The sum of its rewards, in minor units. */
+      amount: number;
+      currency: string;
+      reward_ids: string[];
+      reference: string | null;
+    };
     /** @description A reward entered `pending`: made by a rule for a signup or a conversion, or approved out of review. Its hold ends at `available_at`. `data` is the reward. An adjustment (`type: adjustment`, a negative amount a refund made) has the same events as a reward. */
     RewardCreatedEvent: {
       /** @constant */
@@ -6387,19 +6413,7 @@ export interface operations {
            *       "currency": "EUR"
            *     }
            */
-          'application/json': {
-            /** @description Waiting for approve or void. */
-            in_review: number;
-            /** @description In their hold. */
-            pending: number;
-            /** @description Payable now, net of clawbacks (negative when the clawbacks owed exceed what is approved). */
-            approved: number;
-            /** @description Paid by payouts. */
-            paid: number;
-            /** @description Voided (additive): the five parts sum to every amount ever made for the recipient. */
-            voided: number;
-            currency: string;
-          };
+          'application/json': components['schemas']['Balance'];
         };
       };
       400: components['responses']['validation_failed'];
@@ -6695,19 +6709,7 @@ export interface operations {
            *       }
            *     ]
            */
-          'application/json': {
-            id: string;
-            created_at: components['schemas']['Timestamp'];
-            campaign_id: components['schemas']['Uuid'];
-            /** @description Who earns it: the link's referrer, or the referred user (a double-sided rule). */
-            recipient: 'referrer' | 'referred_user';
-            recipient_id: string;
-            /** @description The sum of its rewards, in minor units. */
-            amount: number;
-            currency: string;
-            reward_ids: string[];
-            reference: string | null;
-          }[];
+          'application/json': components['schemas']['Payout'][];
         };
       };
       400: components['responses']['validation_failed'];

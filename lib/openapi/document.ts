@@ -17,7 +17,7 @@ import {
   ReferralLink,
   ReferredUser,
 } from '../domain/link-schemas.ts';
-import { Reward } from '../domain/reward-schemas.ts';
+import { Balance, Payout, Reward } from '../domain/reward-schemas.ts';
 import {
   Campaign,
   CreateCampaignBody,
@@ -76,6 +76,8 @@ const registry = new SchemaRegistry({
   ConversionCreatedEvent,
   ConversionRefundedEvent,
   Reward,
+  Balance,
+  Payout,
   RewardCreatedEvent,
   RewardFlaggedEvent,
   RewardApprovedEvent,
