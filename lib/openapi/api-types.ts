@@ -7058,7 +7058,7 @@ export interface operations {
            *       "openapi": "3.1.0",
            *       "info": {
            *         "title": "Referral tracking API",
-           *         "version": "1.2.0"
+           *         "version": "1.3.0"
            *       },
            *       "paths": {
            *         "/api/v1/campaign": {

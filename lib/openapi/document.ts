@@ -542,7 +542,7 @@ export function buildOpenApiDocument(
     info: {
       title: 'Referral tracking API',
       // A minor number more with every addition (README, "API versioning"): 1.1 added doc_url.
-      version: '1.2.0',
+      version: '1.3.0',
       description: overview,
     },
     servers: [{ url: '/', description: 'The deployment serving this document' }],

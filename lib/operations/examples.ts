@@ -531,7 +531,7 @@ export const examples = {
   /** The start of this document (the real one is long). */
   openApiDocument: {
     openapi: '3.1.0',
-    info: { title: 'Referral tracking API', version: '1.2.0' },
+    info: { title: 'Referral tracking API', version: '1.3.0' },
     paths: { '/api/v1/campaign': { post: { operationId: 'CreateCampaign', summary: 'Create a campaign' } } },
   },
   /** The start of the reference page and of the script it loads. */
