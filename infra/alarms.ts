@@ -70,6 +70,8 @@ export interface AlarmsProps {
   /** The table, and the names of its global secondary indexes: each gets a throttle alarm. */
   readonly table: dynamodb.ITable;
   readonly indexNames: readonly string[];
+  /** Whether the table and its indexes get throttle alarms (not in the minimal set). */
+  readonly watchTableThrottles: boolean;
   /** The HTTP API's access log group, whose authorizer failures are counted into a metric. */
   readonly accessLogGroup: logs.ILogGroup;
   readonly alarmTopic?: sns.ITopic;
@@ -97,6 +99,9 @@ export interface AlarmsProps {
  *   key (the route answers 503): the authorizer's own Errors alarm misses the second kind.
  *
  * With a topic, every alarm notifies it, directly or through exactly one composite alarm that does.
+ * The minimal set of a dev stage (`-c alarmSet=minimal`) is the same construct given fewer
+ * functions, no latency-monitored ones and no table throttles: a composite without children is
+ * left out.
  */
 export class Alarms extends Construct {
   readonly api5xxAlarm: cloudwatch.Alarm;
@@ -106,9 +111,11 @@ export class Alarms extends Construct {
   readonly webhookDisabledAlarm: cloudwatch.Alarm;
   readonly countingParkedAlarm: cloudwatch.Alarm;
   readonly latencyAlarms: cloudwatch.Alarm[] = [];
-  readonly latencyAlarm: cloudwatch.CompositeAlarm;
+  /** Absent when no function is latency-monitored (the minimal set). */
+  readonly latencyAlarm?: cloudwatch.CompositeAlarm;
   readonly throttleAlarms: cloudwatch.Alarm[] = [];
-  readonly dynamoThrottlesAlarm: cloudwatch.CompositeAlarm;
+  /** Absent without table throttle alarms (the minimal set). */
+  readonly dynamoThrottlesAlarm?: cloudwatch.CompositeAlarm;
   readonly authorizerErrorsAlarm: cloudwatch.Alarm;
 
   constructor(scope: Construct, id: string, props: AlarmsProps) {
@@ -251,15 +258,18 @@ export class Alarms extends Construct {
         }),
       );
     }
-    this.latencyAlarm = new cloudwatch.CompositeAlarm(this, 'ApiLatency', {
-      compositeAlarmName: `${prefix}-api-latency`,
-      alarmDescription: `A route (${props.stage}) is slow at p99: see which ${prefix}-<route>-latency-p99 alarm is in ALARM`,
-      alarmRule: cloudwatch.AlarmRule.anyOf(...this.latencyAlarms),
-    });
-    notify(this.latencyAlarm);
+    if (this.latencyAlarms.length > 0) {
+      this.latencyAlarm = new cloudwatch.CompositeAlarm(this, 'ApiLatency', {
+        compositeAlarmName: `${prefix}-api-latency`,
+        alarmDescription: `A route (${props.stage}) is slow at p99: see which ${prefix}-<route>-latency-p99 alarm is in ALARM`,
+        alarmRule: cloudwatch.AlarmRule.anyOf(...this.latencyAlarms),
+      });
+      notify(this.latencyAlarm);
+    }
 
     const tableName = props.table.tableName;
-    for (const index of [undefined, ...props.indexNames]) {
+    const watchedIndexes = props.watchTableThrottles ? [undefined, ...props.indexNames] : [];
+    for (const index of watchedIndexes) {
       const dimensionsMap: Record<string, string> = index
         ? { TableName: tableName, GlobalSecondaryIndexName: index }
         : { TableName: tableName };
@@ -292,12 +302,14 @@ export class Alarms extends Construct {
         }),
       );
     }
-    this.dynamoThrottlesAlarm = new cloudwatch.CompositeAlarm(this, 'DynamoThrottles', {
-      compositeAlarmName: `${prefix}-dynamodb-throttles`,
-      alarmDescription: `DynamoDB throttled requests (${props.stage}): see which ${prefix}-dynamodb-<table|index>-throttles alarm is in ALARM`,
-      alarmRule: cloudwatch.AlarmRule.anyOf(...this.throttleAlarms),
-    });
-    notify(this.dynamoThrottlesAlarm);
+    if (this.throttleAlarms.length > 0) {
+      this.dynamoThrottlesAlarm = new cloudwatch.CompositeAlarm(this, 'DynamoThrottles', {
+        compositeAlarmName: `${prefix}-dynamodb-throttles`,
+        alarmDescription: `DynamoDB throttled requests (${props.stage}): see which ${prefix}-dynamodb-<table|index>-throttles alarm is in ALARM`,
+        alarmRule: cloudwatch.AlarmRule.anyOf(...this.throttleAlarms),
+      });
+      notify(this.dynamoThrottlesAlarm);
+    }
 
     // One count per request whose authorizer failed (any message in `authError`: API Gateway
     // logs "-" for none) or answered `unavailable` (the key could not be read in time).

@@ -30,6 +30,12 @@ export interface StackSettings {
    * a protected stage (prod) refuses to synthesize when no `alarmTopicArn` is given.
    */
   readonly alarmsWithoutTopic: boolean;
+  /**
+   * Which alarms the stage gets: `full` (the default, and the only one a protected stage takes) or
+   * `minimal` (`-c alarmSet=minimal`, for dev: the service-wide alarms and those guarding data,
+   * without the per-route and per-index ones; docs/deploying.md lists both and their cost).
+   */
+  readonly alarmSet: AlarmSet;
   /** p99 duration (ms) above which a route function's latency alarm fires, by the route's class. */
   readonly latencyP99Ms: Readonly<Record<ThrottleClass, number>>;
   /** Lambda active tracing (X-Ray) on every function. */
@@ -59,6 +65,10 @@ export interface CustomDomainSettings {
   readonly hostedZone?: { readonly id: string; readonly name: string };
 }
 
+/** The alarm sets of `-c alarmSet=`; the first is the default. */
+export const ALARM_SETS = ['full', 'minimal'] as const;
+export type AlarmSet = (typeof ALARM_SETS)[number];
+
 /** The context keys, as an operator types them. */
 export const CONTEXT_KEYS = {
   rateLimit: 'throttleRateLimit',
@@ -66,6 +76,7 @@ export const CONTEXT_KEYS = {
   corsOrigins: 'corsOrigins',
   alarmTopicArn: 'alarmTopicArn',
   alarms: 'alarms',
+  alarmSet: 'alarmSet',
   tracing: 'tracing',
   costTags: 'costTags',
   kms: 'kms',
@@ -158,6 +169,7 @@ export function readStackSettings(node: Node): StackSettings {
     corsOrigins: parseCorsOrigins(ctx(CONTEXT_KEYS.corsOrigins)),
     alarmTopicArn,
     alarmsWithoutTopic,
+    alarmSet: parseAlarmSet(ctx(CONTEXT_KEYS.alarmSet)),
     latencyP99Ms,
     tracing: parseBoolean(CONTEXT_KEYS.tracing, ctx(CONTEXT_KEYS.tracing)),
     costTags: parseCostTags(ctx(CONTEXT_KEYS.costTags)),
@@ -228,6 +240,14 @@ export function parseAlarmsOptOut(value: unknown): boolean {
   throw new Error(
     `-c ${CONTEXT_KEYS.alarms}=${String(value)}: the only value is "none" (alarms that notify nobody); to notify, give -c ${CONTEXT_KEYS.alarmTopicArn}=<SNS topic ARN>`,
   );
+}
+
+/** `full` or `minimal`; `full` when unset. */
+export function parseAlarmSet(value: unknown): AlarmSet {
+  if (isUnset(value)) return ALARM_SETS[0];
+  const set = String(value).trim();
+  if ((ALARM_SETS as readonly string[]).includes(set)) return set as AlarmSet;
+  throw new Error(`-c ${CONTEXT_KEYS.alarmSet}=${String(value)}: expected one of ${ALARM_SETS.join(', ')}`);
 }
 
 /** `true`/`false` (a string from `-c`, a boolean from cdk.json); false when unset. */

@@ -17,6 +17,7 @@ import { Purge } from './purge.ts';
 import { Rewards } from './rewards.ts';
 import { Rollups } from './rollups.ts';
 import {
+  type AlarmSet,
   CONTEXT_KEYS,
   DEFAULT_LATENCY_P99_MS,
   DEFAULT_THROTTLE,
@@ -47,6 +48,8 @@ export interface ReferralApiStackProps extends StackProps {
    * without a topic and without this refuses to synthesize: its alarms would page nobody.
    */
   readonly alarmsWithoutTopic?: boolean;
+  /** `full` when omitted; `minimal` (`-c alarmSet=minimal`) only on a stage that is not protected. */
+  readonly alarmSet?: AlarmSet;
   /** p99 duration thresholds (ms) per route class; `DEFAULT_LATENCY_P99_MS` when omitted. */
   readonly latencyP99Ms?: Readonly<Record<ThrottleClass, number>>;
   /** Lambda active tracing (X-Ray) on every function; off when omitted. */
@@ -97,6 +100,13 @@ export class ReferralApiStack extends Stack {
           `-c ${CONTEXT_KEYS.alarmTopicArn}=arn:aws:sns:<region>:<account>:<topic> (every alarm and its ` +
           `return to OK are sent there), or -c ${CONTEXT_KEYS.alarms}=none to deploy them without ` +
           'notifications on purpose.',
+      );
+    }
+    const alarmSet = props.alarmSet ?? 'full';
+    if (isProtected(props.stage) && alarmSet !== 'full') {
+      throw new Error(
+        `${this.stackName}: -c ${CONTEXT_KEYS.alarmSet}=${alarmSet} is for dev stages; stage ${props.stage} ` +
+          'keeps the full set (its per-route and per-function alarms say where an incident is).',
       );
     }
     this.tracing = props.tracing ?? false;
@@ -175,19 +185,23 @@ export class ReferralApiStack extends Stack {
       failureQueue: this.purge.streamFailureQueue,
     });
 
+    const minimal = alarmSet === 'minimal';
     this.alarms = new Alarms(this, 'Alarms', {
       stage: props.stage,
       httpStage: this.api.stage,
-      functions: this.monitoredFunctions,
+      // A minimal set leaves the API's functions to the 5xx-rate and authorizer alarms, and keeps
+      // the faults of those behind queues, streams and the schedule, which no request shows.
+      functions: minimal ? this.backgroundFunctions : this.monitoredFunctions,
       streamConsumers: [
         { label: 'WebhookStreamConsumer', fn: this.webhooks.streamConsumer },
         { label: 'RollupStreamConsumer', fn: this.rollups.streamConsumer },
         { label: 'RewardStreamConsumer', fn: this.rewards.streamConsumer },
       ],
-      latencyFunctions: this.latencyMonitoredFunctions,
+      latencyFunctions: minimal ? [] : this.latencyMonitoredFunctions,
       latencyP99Ms: props.latencyP99Ms ?? DEFAULT_LATENCY_P99_MS,
       table: this.table,
       indexNames: tableDefinition.globalSecondaryIndexes.map((gsi) => gsi.indexName),
+      watchTableThrottles: !minimal,
       accessLogGroup: this.api.accessLogGroup,
       alarmTopic: this.alarmTopic,
     });
@@ -313,6 +327,13 @@ export class ReferralApiStack extends Stack {
       ...[...this.functions.byRoute].map(([label, fn]) => ({ label, fn })),
       { label: 'Authorizer', fn: this.functions.authorizer },
       { label: 'Fallback', fn: this.functions.fallback },
+      ...this.backgroundFunctions,
+    ];
+  }
+
+  /** The functions no request waits for: fed by queues, the table stream or a schedule. */
+  get backgroundFunctions(): MonitoredFunction[] {
+    return [
       { label: 'WebhookDelivery', fn: this.webhooks.firstAttemptFunction },
       { label: 'WebhookRetry', fn: this.webhooks.retryFunction },
       { label: 'WebhookStreamConsumer', fn: this.webhooks.streamConsumer },
@@ -364,6 +385,7 @@ export function addReferralApiStack(
     corsOrigins: settings.corsOrigins,
     alarmTopicArn: settings.alarmTopicArn,
     alarmsWithoutTopic: settings.alarmsWithoutTopic,
+    alarmSet: settings.alarmSet,
     latencyP99Ms: settings.latencyP99Ms,
     tracing: settings.tracing,
     costTags: settings.costTags,

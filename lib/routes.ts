@@ -88,8 +88,9 @@ export interface RouteDefinition {
   readonly timeoutSeconds?: number;
   /**
    * DynamoDB calls one request may make once warm, id-block reservations and the authorizer's key
-   * lookup excepted: 1 for the campaign endpoints, at most 2 for the others,
-   * 0 for routes that never touch the table. Reads and transactions count alike.
+   * lookup excepted (a list's, for a page of the default size, 100: its batch reads take 100
+   * keys each, so a larger `limit` takes more): 1 for the campaign endpoints, at most 2 for the
+   * others, 0 for routes that never touch the table. Reads and transactions count alike.
    * test/integration/round-trips.test.ts enforces it per route and `npm run bench` reports
    * against it.
    */
@@ -293,11 +294,16 @@ const rows: readonly RowInput[] = [
     handler: 'http/list-referred-users',
     auth: true,
     // A page of the list read backwards (one Query: GSI2 for the campaign's, GSI1 for a link's,
-    // GSI3 for a referrer's) beside the campaign's existence, then the page's links, whose
-    // counters no index copies (BatchGetItem, one per 100 distinct links).
+    // GSI3 for a referrer's) beside the campaign's existence (GetItem), then in one round trip
+    // the page's distinct links (their counters are in no index) and its users' own items (their
+    // click_id and clicked_at, which no index projects), 100 keys per BatchGetItem. A full page
+    // of the default 100 users has 100 user keys and 1 to 100 link keys: 2 BatchGetItems, 4
+    // calls. Past the default it grows as every list's batch reads do: 2 + ceil((users + distinct
+    // links) / 100), up to 22 at limit=1000 (docs/data-model.md says why the index cannot carry
+    // the clicks without a rebuild).
     dynamo: ['GetItem', 'BatchGetItem'],
     queryIndexes: ['GSI1', 'GSI2', 'GSI3'],
-    dynamoCalls: 3,
+    dynamoCalls: 4,
     throttle: 'api',
     summary: "List a campaign's referred users, newest first",
   },

@@ -157,8 +157,9 @@ const filterName = (filter: ReferredUserFilter) =>
 /**
  * Endpoint 33: one page of a campaign's referred users, newest first, whole or one link's or one
  * referrer's: one Query of that list's index partition read backwards, beside the campaign's
- * existence, then the page's links (their counters are live, and in no index) in one eventually
- * consistent BatchGetItem per 100 distinct links. A referred user whose link is no longer a link
+ * existence, then the page's links (their counters are live, and in no index) and its users' items
+ * (their clicks) in one round trip of eventually consistent BatchGetItems, 100 keys each: 2 for a
+ * full page of the default 100 users, so 4 calls (the route's budget). A referred user whose link is no longer a link
  * of this tenant (a purge ran meanwhile) is left out.
  *
  * As for the link lists, a page that stopped at 1 MB carries a cursor: every item is reachable.

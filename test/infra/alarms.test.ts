@@ -448,6 +448,63 @@ describe('alarms', () => {
     expect(() => synth({ stage: 'prod', context: { alarms: 'off' } })).toThrow(/alarms=off/);
   });
 
+  it('with -c alarmSet=minimal (dev), keep the service-wide alarms and those guarding data, none silent', () => {
+    const minimal = synth({ stage: 'dev', context: { alarmSet: 'minimal', alarmTopicArn: TOPIC_ARN } });
+    const full = synth({ stage: 'dev', context: { alarmTopicArn: TOPIC_ARN } });
+    const names = (s: Synthesized) =>
+      new Set(alarms(s).map(([, a]) => String(a.Properties?.AlarmName).replace(/^ReferralApi-dev-/, '')));
+    const kept = names(minimal);
+    const dropped = [...names(full)].filter((n) => !kept.has(n));
+    for (const name of kept) expect(names(full).has(name), `${name} is one of the full set`).toBe(true);
+    for (const name of dropped) expect(name).toMatch(/-latency-p99$|^dynamodb-|-faults$/);
+    // Every route's latency, the table's throttles and the faults of the API's functions go ...
+    expect([...kept].filter((n) => /-latency-p99$|^dynamodb-/.test(n))).toEqual([]);
+    for (const route of minimal.stack.routes)
+      expect(kept.has(`${route.name}-faults`), route.name).toBe(false);
+    // ... the service-wide alarms, the stream consumers' and queues' alarms stay ...
+    for (const name of [
+      'api-5xx-rate',
+      'authorizer-errors',
+      'webhook-endpoints-disabled',
+      'counting-work-parked',
+      'webhook-dead-letters',
+      'webhook-first-attempt-dead-letters',
+      'webhook-stream-failures',
+      'reward-stream-failures',
+      'purge-backlog',
+      'purge-dead-letters',
+      'WebhookStreamConsumer-iterator-age',
+      'RollupStreamConsumer-iterator-age',
+      'RewardStreamConsumer-iterator-age',
+    ]) {
+      expect(kept.has(name), name).toBe(true);
+    }
+    // ... and so do the faults of the functions no request shows, through the one composite left.
+    const composites = resourcesOfType(minimal.json, 'AWS::CloudWatch::CompositeAlarm');
+    expect(composites.map(([, c]) => c.Properties?.AlarmName)).toEqual(['ReferralApi-dev-lambda-faults']);
+    const children = referencedIds(composites[0]![1].Properties?.AlarmRule);
+    expect(
+      [...children].map((id) => String(minimal.json.Resources[id]?.Properties?.AlarmName)).sort(),
+    ).toEqual(minimal.stack.backgroundFunctions.map(({ label }) => `ReferralApi-dev-${label}-faults`).sort());
+    for (const [id, a] of [...alarms(minimal), ...composites]) {
+      if (children.has(id)) {
+        expect(a.Properties?.AlarmActions, id).toBeUndefined();
+        continue;
+      }
+      expect(a.Properties?.AlarmActions, id).toEqual([TOPIC_ARN]);
+      expect(a.Properties?.OKActions, id).toEqual([TOPIC_ARN]);
+    }
+  });
+
+  it('keep the full set in prod, and take no alarm set but full and minimal', () => {
+    expect(() =>
+      synth({ stage: 'prod', context: { alarmSet: 'minimal', alarmTopicArn: TOPIC_ARN } }),
+    ).toThrow(/ReferralApi-prod: -c alarmSet=minimal is for dev stages/);
+    expect(() => synth({ stage: 'dev', context: { alarmSet: 'few' } })).toThrow(
+      /-c alarmSet=few: expected one of full, minimal/,
+    );
+  });
+
   it('refuses an alarm topic that is not an SNS topic ARN', () => {
     const app = new App({
       outdir: tempOutdir(),

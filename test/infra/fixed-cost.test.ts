@@ -52,5 +52,18 @@ describe('fixed monthly cost of a stage', () => {
     ]) {
       expect(deploying, `docs/deploying.md gives "${figure}"`).toContain(figure);
     }
+    // The default is the full set, whatever the stage.
+    expect(fixedMonthlyCost(synth({ stage: 'dev', context: { alarmSet: 'full' } }).json)).toEqual(dev);
+  });
+
+  it('is lower with -c alarmSet=minimal, and is what docs/deploying.md says', () => {
+    const full = fixedMonthlyCost(synth({ stage: 'dev' }).json);
+    const minimal = fixedMonthlyCost(synth({ stage: 'dev', context: { alarmSet: 'minimal' } }).json);
+    expect(minimal.alarms).toBeLessThan(full.alarms / 4);
+    expect(minimal.usdPerMonth).toBeLessThan(full.usdPerMonth / 4);
+    const figure =
+      `${minimal.alarms} metric alarms (${minimal.mathAlarms} on metric math, ${minimal.standardMetrics} alarm ` +
+      `metrics) and ${minimal.composites} composite alarm: **$${minimal.usdPerMonth.toFixed(2)} a month**`;
+    expect(deploying.replace(/\s+/g, ' '), `docs/deploying.md gives "${figure}"`).toContain(figure);
   });
 });

@@ -335,6 +335,8 @@ const data = {} as {
   campaignsSecondPage: string;
   /** A cursor to the second page of the campaign's referred users (limit 1). */
   referredUsersSecondPage: string;
+  /** A campaign with a full default page of referred users: 100, across several links. */
+  fullPageCampaignId: string;
   /** A campaign whose webhook URL refuses connections (port 9), for the test event and rotation. */
   hookCampaignId: string;
   /** An event of `campaignId` in its feed, and a poll cursor of the feed. */
@@ -356,6 +358,14 @@ interface Case {
   /** The request of one sample; any setup it makes runs before the counted request. */
   request: () => Request | Promise<Request>;
 }
+
+/**
+ * A full page of the referred-user list at the default limit: its users' items and its distinct
+ * links are more than one BatchGetItem's 100 keys, whatever the number of links.
+ */
+const FULL_PAGE_USERS = 100;
+const FULL_PAGE_LINKS = 5;
+const FULL_PAGE_LABEL = `a full page: ${FULL_PAGE_USERS} users across ${FULL_PAGE_LINKS} links`;
 
 const cases: Case[] = [
   {
@@ -536,6 +546,15 @@ const cases: Case[] = [
     request: () => ({
       method: 'GET',
       path: `/api/v1/referred_users/${data.campaignId}?referrer_id=${encodeURIComponent(data.referrerId)}`,
+    }),
+  },
+  {
+    route: 'ListReferredUsers',
+    label: FULL_PAGE_LABEL,
+    status: 200,
+    request: () => ({
+      method: 'GET',
+      path: `/api/v1/referred_users/${data.fullPageCampaignId}?limit=${FULL_PAGE_USERS}`,
     }),
   },
   {
@@ -1133,6 +1152,12 @@ beforeAll(async () => {
     throw new Error(`no second page of referred users: ${referred.status} ${referred.text}`);
   }
   data.referredUsersSecondPage = referredCursor;
+  data.fullPageCampaignId = await newCampaign('Round trips: a full page of referred users');
+  const fullPageLinks: Link[] = [];
+  for (let i = 0; i < FULL_PAGE_LINKS; i++)
+    fullPageLinks.push(await newLink(data.fullPageCampaignId, `full page referrer ${i}`));
+  // One at a time, as every request here: the counter's windows assume one request in flight.
+  for (let i = 0; i < FULL_PAGE_USERS; i++) await newReferredUser(fullPageLinks[i % FULL_PAGE_LINKS]!);
   data.hookCampaignId = await newCampaign('Webhook operations');
   await expectStatus(
     {
@@ -1217,6 +1242,23 @@ describe('DynamoDB calls per request, once warm', () => {
       );
     }
   }, 60_000);
+
+  it('a full page of referred users takes its whole budget: the Query, the campaign, 2 batch reads', async () => {
+    const route = routes.find((r) => r.name === 'ListReferredUsers')!;
+    const c = cases.find((x) => x.label === FULL_PAGE_LABEL)!;
+    const page = await send(await c.request());
+    expect(page.status, page.text.slice(0, 300)).toBe(200);
+    expect(page.body).toHaveLength(FULL_PAGE_USERS);
+    // Every listed user has a link object: the links and the users' items were both read.
+    expect(new Set(page.body.map((u: { referral_link: Link }) => u.referral_link.id)).size).toBe(
+      FULL_PAGE_LINKS,
+    );
+    await measure(route, c); // warm
+    const { ops } = await measure(route, c);
+    // 100 users' items and 5 links: 105 keys, two BatchGetItems of at most 100.
+    expect([...ops].sort()).toEqual(['BatchGetItem', 'BatchGetItem', 'GetItem', 'Query']);
+    expect(ops).toHaveLength(route.dynamoCalls);
+  });
 
   it('every route of the table has at least one case', () => {
     const covered = new Set(cases.map((c) => c.route));

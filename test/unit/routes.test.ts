@@ -83,7 +83,9 @@ describe('DynamoDB call budgets of the route table', () => {
     // after its transaction); a conversion list reads its page's links (and a filtered page's
     // records) after its Query. A reward list of every state reads the five states' index
     // partitions at once beside the campaign, then its page's items; a payout list of one recipient
-    // its page's items after its index Query; approve and void a reward's adjustments after the
+    // its page's items after its index Query; a referred-user page reads its links and its users'
+    // items (their clicks) after its Query, 100 keys a batch, so two batches for a full page of
+    // 100; approve and void a reward's adjustments after the
     // reward, then one transaction; a payout replayed by its key reads the answer after its
     // transaction failed.
     const exceptions: Record<string, number> = {
@@ -100,7 +102,7 @@ describe('DynamoDB call budgets of the route table', () => {
       CreateLinkAction: 3,
       ListCampaignLinks: 3,
       ListReferrerLinks: 3,
-      ListReferredUsers: 3,
+      ListReferredUsers: 4,
       CreateReferredUser: 3,
     };
     for (const route of routes) {
