@@ -6,7 +6,7 @@
  * write behind its back ages a click, which the API cannot make a day old in a test's time.
  */
 import { randomUUID } from 'node:crypto';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { newCampaignItem } from '../../lib/db/entities/campaign.ts';
@@ -321,6 +321,20 @@ describe('a signup by click id (endpoint 10)', () => {
     const res = await signUp({ click_id: id, referred_user_id: userId });
     expect(res.status, res.text).toBe(201);
     expect(msOf(res.body.clicked_at!)).toBe(Math.floor(twoDaysAgo.getTime() / 1000) * 1000);
+  });
+
+  it("the click's item expires a day after the longest window (DynamoDB's TTL), never before it", async () => {
+    const longest = await createCampaign({ name: 'a year', click_ids: true, attribution_window_days: 365 });
+    const yearLink = await createLink(longest.id);
+    const id = await click(yearLink.referral_code);
+    const named = decodeClickId(id)!;
+    const { db, name } = table();
+    const { Item } = await db.send(
+      new GetCommand({ TableName: name, Key: visitKey(TENANT_A.tenant, named.campaignId, named.visitId) }),
+    );
+    const clickedSeconds = Date.parse(String(Item?.event_time)) / 1000;
+    expect(Item?.expires_at).toBe(Math.floor(clickedSeconds) + 366 * 24 * 60 * 60);
+    expect(Item?.expires_at).toBeGreaterThan(clickedSeconds + 365 * 24 * 60 * 60);
   });
 
   it('any click_id string: never a 5xx, always 400 (not a 1–256 string) or 404 click_not_found', async () => {

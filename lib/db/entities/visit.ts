@@ -2,7 +2,7 @@
  * Visits through `/r/{code}`: the items a visit writes, spread so that one hot link does not land
  * on one item or one partition.
  *
- *   visit            PK `T#<tenant>#C#<campaign>#V<n>`  SK `A#<id, 16 digits>`   (n = id mod 16)
+ *   visit            PK `T#<tenant>#C#<campaign>#V<n>`  SK `A#<id, 16 digits>`   TTL 366 days (n = id mod 16)
  *   lost visit       the key of a visit that was never written                   TTL 2 hours
  *   bot visit        PK `T#<tenant>#C#<campaign>#V<n>`  SK `B#<ms>#<random>`       TTL 30 days
  *   visitor marker   PK `VISITOR#<code>#<visitor>`      SK `V`                     TTL 2 hours
@@ -62,6 +62,15 @@ export const CLICK_SECRET = 'click_secret';
  */
 export const CLICK_VISITOR = 'visitor';
 
+/**
+ * How long a visit item, and so its click, is kept: a day past the longest attribution window the
+ * contract allows (365 days). Its campaign's own window is checked at signup (`click_expired`);
+ * the visit is written beside its campaign's read, before that window is known, so the item takes
+ * the longest. Nothing else needs a visit that old: its counts are in the link and the rollups,
+ * its event leaves the feed after 30 days, the visitor markers after 2 hours.
+ */
+export const VISIT_TTL_SECONDS = 366 * 24 * 60 * 60;
+
 /** A human visit: the action item, in a visit partition, marked for the rollups; a click when given a secret. */
 export function newVisitItem(
   link: LinkItem,
@@ -76,6 +85,7 @@ export function newVisitItem(
       ...item,
       ...visitKey(link.tenant, link.campaign_id, action.id),
       [VISIT_MARK]: { unique },
+      expires_at: Math.floor(Date.parse(action.at) / 1000) + VISIT_TTL_SECONDS,
       ...(clickSecret !== undefined ? { [CLICK_SECRET]: clickSecret } : {}),
       ...(clickSecret !== undefined && visitor !== undefined ? { [CLICK_VISITOR]: visitor } : {}),
     },
