@@ -412,9 +412,12 @@ const rows: readonly RowInput[] = [
     path: '/api/v1/campaign/webhook_test',
     handler: 'http/post-webhook-test',
     auth: true,
-    // The campaign read (GetItem), and the attempt's two log items (one BatchWriteItem).
-    dynamo: ['GetItem', 'BatchWriteItem'],
-    dynamoCalls: 2,
+    // The campaign read (GetItem), and the attempt's two log items (one BatchWriteItem). With an
+    // Idempotency-Key, one more: the key's claim (a conditional PutItem) before the POST, which
+    // is outside the table, then one transaction of the log items and the answer; a replay is
+    // the campaign read and the claim that fails with the stored answer.
+    dynamo: ['GetItem', 'BatchWriteItem', 'PutItem'],
+    dynamoCalls: 3,
     throttle: 'api',
     timeoutSeconds: 25,
     summary: "Send a webhook.test event to the campaign's webhook URL now",
