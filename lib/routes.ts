@@ -399,9 +399,9 @@ const rows: readonly RowInput[] = [
     auth: true,
     // The event: an action's item itself (BatchGetItem of its two possible keys: the campaign's
     // partition, or a visit partition), another's lookup item (GetItem); then one transaction of
-    // the redelivery item's Put, the campaign's ConditionCheck and, with a key, the answer's Put;
-    // a replay reads the answer.
-    dynamo: ['GetItem', 'BatchGetItem', 'PutItem', 'ConditionCheckItem'],
+    // the redelivery item's Put, the campaign's ConditionCheck, the Update of the event's count of
+    // redeliveries this hour (the cap) and, with a key, the answer's Put; a replay reads the answer.
+    dynamo: ['GetItem', 'BatchGetItem', 'PutItem', 'ConditionCheckItem', 'UpdateItem'],
     dynamoCalls: 2,
     throttle: 'api',
     summary: 'Deliver an event again',

@@ -384,10 +384,14 @@ export const operations = {
   RedeliverEvent: {
     tag: tags.webhooks,
     description:
-      "Queues a new delivery of an event of the last 30 days to the campaign's current `webhook_url`: signed anew, with the same `webhook-id`, and retried on the usual schedule if it fails. It shows in the delivery log. Nothing is sent while the webhook is disabled, has no URL or does not subscribe to the event's type.",
+      "Queues a new delivery of an event of the last 30 days to the campaign's current `webhook_url`: signed anew, with the same `webhook-id`, and retried on the usual schedule if it fails. It shows in the delivery log. Nothing is sent while the webhook is disabled, has no URL or does not subscribe to the event's type. At most 5 redeliveries of one event per clock hour (each starts a retry schedule of its own): beyond, 429 `rate_limited` with `Retry-After`, the seconds to the next hour.",
     request: { path: EventIdPath },
     success: { status: 202, description: 'The delivery is queued.', schema: RedeliveryAccepted },
-    errors: ['event_not_found'],
+    errors: ['event_not_found', 'rate_limited'],
+    errorNotes: {
+      rate_limited:
+        'Also when the event was redelivered 5 times in this clock hour already, the most for one event: nothing is queued, and `Retry-After` is the seconds to the next hour.',
+    },
     example: { path: { event_id: ex.eventId }, response: ex.redelivery },
   },
   TestWebhook: {
