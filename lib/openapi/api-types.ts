@@ -383,7 +383,7 @@ export interface paths {
     put?: never;
     /**
      * Send a webhook.test event to the campaign's webhook URL now
-     * @description Sends one signed `webhook.test` event to the campaign's `webhook_url` now, under the rules of every delivery (15 s timeout, address checks, no redirects followed), and answers what happened. Not retried, not in the feed; it shows in the delivery log. Sent whatever `webhook_status` says, so a disabled endpoint can be checked before it is enabled again.
+     * @description Sends one signed `webhook.test` event to the campaign's `webhook_url` now, under the rules of every delivery (15 s timeout, address checks, no redirects followed), and answers what happened. Not retried, not in the feed; it shows in the delivery log. Sent whatever `webhook_status` says, so a disabled endpoint can be checked before it is enabled again. With an `Idempotency-Key`, a retry gets the first answer and sends nothing; a retry while the first is still waiting on the endpoint is 409 `idempotency_key_in_progress`.
      */
     post: operations['TestWebhook'];
     delete?: never;
