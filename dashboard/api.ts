@@ -6,11 +6,32 @@ import type { components } from '../lib/openapi/api-types.ts';
 
 const KEY_ITEM = 'dashboard.api-key';
 
+/** Told when the API refuses the stored key: the app shows the sign-in form with why. */
+const refusedListeners = new Set<() => void>();
+
 export const session = {
   key: (): string | null => sessionStorage.getItem(KEY_ITEM),
   signIn: (key: string) => sessionStorage.setItem(KEY_ITEM, key),
   signOut: () => sessionStorage.removeItem(KEY_ITEM),
+  /** Call `listener` each time a 401 signs the session out; returns how to stop. */
+  onRefused: (listener: () => void) => {
+    refusedListeners.add(listener);
+    return () => {
+      refusedListeners.delete(listener);
+    };
+  },
 };
+
+/**
+ * A 401 to the key in use (revoked, deleted, or changed in storage since sign-in): sign out, so
+ * no page keeps showing data and failing on every call as if still signed in. Only when the key
+ * sent is still the stored one, so an answer to an older key cannot sign a new one out.
+ */
+function keyRefused(sent: string | null) {
+  if (sent === null || session.key() !== sent) return;
+  session.signOut();
+  for (const listener of refusedListeners) listener();
+}
 
 /** An answer of the API other than a success, with its own message. */
 export class ApiError extends Error {
@@ -59,6 +80,7 @@ async function call(method: string, path: string, query?: Query, body?: unknown)
     throw new ApiError(0, 'network_error', 'The API could not be reached. Check your connection and retry.');
   }
   if (res.ok) return res;
+  if (res.status === 401) keyRefused(key);
   let code = 'http_error';
   let message = `The API answered ${res.status} ${res.statusText}.`;
   try {

@@ -46,12 +46,27 @@ function App() {
     window.addEventListener('hashchange', onHash);
     return () => window.removeEventListener('hashchange', onHash);
   }, []);
+  // Why the sign-in form shows, when the API refused the key rather than the user signing out.
+  const [refused, setRefused] = useState(false);
+  useEffect(
+    () =>
+      session.onRefused(() => {
+        setRefused(true);
+        setSignedIn(false);
+      }),
+    [],
+  );
   const signOut = () => {
     session.signOut();
+    setRefused(false);
     setSignedIn(false);
   };
+  const signedInNow = () => {
+    setRefused(false);
+    setSignedIn(true);
+  };
   let content: unknown;
-  if (!signedIn) content = html`<${SignIn} onSignedIn=${() => setSignedIn(true)} />`;
+  if (!signedIn) content = html`<${SignIn} onSignedIn=${signedInNow} refused=${refused} />`;
   else if (route.name === 'campaigns') content = html`<${Campaigns} key="campaigns" />`;
   else
     content = html`<${CampaignPage} key=${`${route.tab}${route.id}`} id=${route.id} current=${route.tab}

@@ -405,9 +405,9 @@ const rows: readonly RowInput[] = [
     auth: true,
     // The event: an action's item itself (BatchGetItem of its two possible keys: the campaign's
     // partition, or a visit partition), another's lookup item (GetItem); then one transaction of
-    // the redelivery item's Put, the campaign's ConditionCheck and, with a key, the answer's Put;
-    // a replay reads the answer.
-    dynamo: ['GetItem', 'BatchGetItem', 'PutItem', 'ConditionCheckItem'],
+    // the redelivery item's Put, the campaign's ConditionCheck, the Update of the event's count of
+    // redeliveries this hour (the cap) and, with a key, the answer's Put; a replay reads the answer.
+    dynamo: ['GetItem', 'BatchGetItem', 'PutItem', 'ConditionCheckItem', 'UpdateItem'],
     dynamoCalls: 2,
     throttle: 'api',
     summary: 'Deliver an event again',
@@ -418,9 +418,12 @@ const rows: readonly RowInput[] = [
     path: '/api/v1/campaign/webhook_test',
     handler: 'http/post-webhook-test',
     auth: true,
-    // The campaign read (GetItem), and the attempt's two log items (one BatchWriteItem).
-    dynamo: ['GetItem', 'BatchWriteItem'],
-    dynamoCalls: 2,
+    // The campaign read (GetItem), and the attempt's two log items (one BatchWriteItem). With an
+    // Idempotency-Key, one more: the key's claim (a conditional PutItem) before the POST, which
+    // is outside the table, then one transaction of the log items and the answer; a replay is
+    // the campaign read and the claim that fails with the stored answer.
+    dynamo: ['GetItem', 'BatchWriteItem', 'PutItem'],
+    dynamoCalls: 3,
     throttle: 'api',
     timeoutSeconds: 25,
     summary: "Send a webhook.test event to the campaign's webhook URL now",

@@ -48,7 +48,11 @@ const figure = (f: Figures | undefined, key: 'visits' | 'referred_users' | 'acti
       ? html`<span class="muted">—</span>`
       : count(f[key]);
 
-export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
+/**
+ * The sign-in form; `refused`: shown because the API refused the key in use (401), which it says,
+ * until the next attempt.
+ */
+export function SignIn({ onSignedIn, refused = false }: { onSignedIn: () => void; refused?: boolean }) {
   const [key, setKey] = useState('');
   const { busy, error, submit } = useSubmit(async () => {
     session.signIn(key.trim());
@@ -63,6 +67,11 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
   });
   return html`<main id="main" class="narrow">
     <${Heading}>Sign in<//>
+    ${
+      refused && !error && !busy
+        ? html`<p class="error" role="alert" id="signed-out-reason">Your API key was refused (401); sign in again.</p>`
+        : null
+    }
     <p>Paste an api key of your account. It is kept in this tab only and forgotten when you close it.</p>
     <form onSubmit=${submit}>
       <label for="api-key">API key</label>

@@ -1,5 +1,5 @@
 /** The delivery log: reads and writes (items in `entities/webhook-attempt.ts`). */
-import { BatchWriteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, QueryCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { campaignNotFound } from '../domain/errors.ts';
 import { campaignExists } from './campaigns.ts';
 import {
@@ -12,19 +12,32 @@ import {
 } from './entities/webhook-attempt.ts';
 import { db, tableName } from './table/client.ts';
 import { decodeSortKeyCursor, encodeSortKeyCursor, type Page } from './table/cursor.ts';
+import { transactWrite } from './table/transactions.ts';
+
+type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 export type { AttemptStatus, DeliveryAttempt };
 
 /**
  * Log one attempt: one BatchWriteItem of its two items. Items DynamoDB leaves unprocessed are
  * reported as an error: the caller logs it and goes on (a log write never fails a delivery).
+ * With `answer` (the webhook test's, for a claimed `Idempotency-Key`), one transaction of the two
+ * items and the answer instead, so the answer is stored with the log of what it answers.
  */
 export async function recordAttempt(
   tenant: string,
   campaignId: string,
   attempt: DeliveryAttempt,
+  answer?: TransactItem,
 ): Promise<void> {
   const items = newAttemptItems(tenant, campaignId, attempt);
+  if (answer) {
+    await transactWrite(
+      items.map((Item) => ({ Put: { TableName: tableName, Item } })),
+      answer,
+    );
+    return;
+  }
   const result = await db.send(
     new BatchWriteCommand({
       RequestItems: { [tableName]: items.map((Item) => ({ PutRequest: { Item } })) },

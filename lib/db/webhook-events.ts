@@ -14,6 +14,7 @@ import { actionKey } from './entities/action.ts';
 import { campaignPartition } from './entities/campaign.ts';
 import { visitKey } from './entities/visit.ts';
 import {
+  countRedelivery,
   eventFromActionItem,
   eventFromItem,
   eventLookupKey,
@@ -32,6 +33,8 @@ import {
   newFeedPackItem,
   newRedeliveryItem,
   nextFeedCounter,
+  REDELIVERIES_PER_HOUR,
+  redeliveryWindow,
   SEQUENCE_PATTERN,
   type StoredEvent,
   shardPosition,
@@ -311,21 +314,39 @@ export async function getStoredEvent(tenant: string, eventId: string): Promise<E
   return event;
 }
 
+/** 429: the event's redeliveries of this hour are used up; `seconds` until the next hour. */
+export const redeliveryLimited = (eventId: string, seconds: number) =>
+  new ApiError(
+    'rate_limited',
+    `Event ${truncate(eventId)} was redelivered ${REDELIVERIES_PER_HOUR} times this hour, the most an event may be; retry after ${seconds} second${seconds === 1 ? '' : 's'}.`,
+    undefined,
+    seconds,
+  );
+
 /**
  * Ask for a fresh delivery of `event`: one transaction of the redelivery item (which the stream
- * consumer puts on the first-attempt queue) and a check that the campaign still exists.
+ * consumer puts on the first-attempt queue), a check that the campaign still exists, and the
+ * event's count of redeliveries this hour, which refuses the request past `REDELIVERIES_PER_HOUR`
+ * (429 with the seconds to the next hour): the cap and the write are one, so concurrent requests
+ * cannot pass it together, and a refused request writes nothing.
  */
 export async function requestRedelivery(
   event: EventAttributes,
   remember?: { request: IdempotentRequest; body: unknown },
 ): Promise<void> {
   const nonce = randomBytes(6).toString('base64url');
+  const now = Math.floor(Date.now() / 1000);
   const result = await transactWrite(
     [
       { Put: { TableName: tableName, Item: newRedeliveryItem(event, nonce) } },
       campaignStillExists(event.tenant, event.campaign_id),
+      countRedelivery(tableName, event, now),
     ],
     remember && rememberAnswer(remember.request, 202, remember.body),
   );
-  if (!result.ok) throw eventNotFound(event.event_id);
+  if (result.ok) return;
+  if (result.failed.has(1)) throw eventNotFound(event.event_id);
+  if (result.failed.has(2))
+    throw redeliveryLimited(event.event_id, Math.max(1, redeliveryWindow(now).end - now));
+  throw eventNotFound(event.event_id);
 }

@@ -87,7 +87,11 @@ export function errorResponse(
   options: { origin?: string; headers?: Record<string, string> } = {},
 ) {
   const retry: Record<string, string> =
-    error.code === 'service_unavailable' ? { 'retry-after': String(RETRY_AFTER_SECONDS) } : {};
+    error.retryAfterSeconds !== undefined
+      ? { 'retry-after': String(error.retryAfterSeconds) }
+      : error.code === 'service_unavailable'
+        ? { 'retry-after': String(RETRY_AFTER_SECONDS) }
+        : {};
   return toResponse(
     {
       status: error.status,

@@ -363,7 +363,7 @@ export interface paths {
     put?: never;
     /**
      * Deliver an event again
-     * @description Queues a new delivery of an event of the last 30 days to the campaign's current `webhook_url`: signed anew, with the same `webhook-id`, and retried on the usual schedule if it fails. It shows in the delivery log. Nothing is sent while the webhook is disabled, has no URL or does not subscribe to the event's type.
+     * @description Queues a new delivery of an event of the last 30 days to the campaign's current `webhook_url`: signed anew, with the same `webhook-id`, and retried on the usual schedule if it fails. It shows in the delivery log. Nothing is sent while the webhook is disabled, has no URL or does not subscribe to the event's type. At most 5 redeliveries of one event per clock hour (each starts a retry schedule of its own): beyond, 429 `rate_limited` with `Retry-After`, the seconds to the next hour.
      */
     post: operations['RedeliverEvent'];
     delete?: never;
@@ -383,7 +383,7 @@ export interface paths {
     put?: never;
     /**
      * Send a webhook.test event to the campaign's webhook URL now
-     * @description Sends one signed `webhook.test` event to the campaign's `webhook_url` now, under the rules of every delivery (15 s timeout, address checks, no redirects followed), and answers what happened. Not retried, not in the feed; it shows in the delivery log. Sent whatever `webhook_status` says, so a disabled endpoint can be checked before it is enabled again.
+     * @description Sends one signed `webhook.test` event to the campaign's `webhook_url` now, under the rules of every delivery (15 s timeout, address checks, no redirects followed), and answers what happened. Not retried, not in the feed; it shows in the delivery log. Sent whatever `webhook_status` says, so a disabled endpoint can be checked before it is enabled again. With an `Idempotency-Key`, a retry gets the first answer and sends nothing; a retry while the first is still waiting on the endpoint is 409 `idempotency_key_in_progress`.
      */
     post: operations['TestWebhook'];
     delete?: never;
@@ -5008,7 +5008,22 @@ export interface operations {
       409: components['responses']['idempotency_key_in_progress'];
       413: components['responses']['payload_too_large'];
       422: components['responses']['idempotency_key_reused'];
-      429: components['responses']['rate_limited'];
+      /** @description `rate_limited`: Too many requests on this route: its request-rate budget is spent for now. Retry after `retry-after` seconds. A deployed stage's throttling is answered by API Gateway itself, with its own body `{"message":"Too Many Requests"}` and no `retry-after`. Also when the event was redelivered 5 times in this clock hour already, the most for one event: nothing is queued, and `Retry-After` is the seconds to the next hour. */
+      429: {
+        headers: {
+          'x-request-id': components['headers']['XRequestId'];
+          'retry-after': components['headers']['RetryAfter'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error?: {
+              /** @enum {string} */
+              code?: 'rate_limited';
+            };
+          } & components['schemas']['ErrorResponse'];
+        };
+      };
       431: components['responses']['request_headers_too_large'];
       500: components['responses']['internal_error'];
       503: components['responses']['service_unavailable'];

@@ -215,6 +215,7 @@ function errorResponses(
   shared: SharedComponents,
   codes: readonly ErrorCode[],
   withBody = true,
+  notes: OperationDefinition['errorNotes'] = {},
 ): Record<string, JsonSchema> {
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of new Set(codes)) {
@@ -224,7 +225,9 @@ function errorResponses(
   const out: Record<string, JsonSchema> = {};
   for (const [status, list] of [...byStatus].sort(([a], [b]) => a - b)) {
     const response: JsonSchema = {
-      description: list.map((code) => `\`${code}\`: ${errorMeanings[code].when}`).join('\n\n'),
+      description: list
+        .map((code) => `\`${code}\`: ${errorMeanings[code].when}${notes?.[code] ? ` ${notes[code]}` : ''}`)
+        .join('\n\n'),
       headers:
         status === errorStatus.rate_limited || status === errorStatus.service_unavailable
           ? { ...withRequestId(), 'retry-after': { $ref: '#/components/headers/RetryAfter' } }
@@ -246,7 +249,8 @@ function errorResponses(
       },
     };
     const [only] = list;
-    if (list.length === 1 && only) {
+    // A code with this operation's own note is its own response, not the shared one.
+    if (list.length === 1 && only && !notes?.[only]) {
       shared.responses[only] ??= response;
       out[String(status)] = { $ref: `#/components/responses/${only}` };
     } else out[String(status)] = response;
@@ -398,7 +402,7 @@ function operation(shared: SharedComponents, route: RouteDefinition, meta: Opera
       : {}),
     responses: {
       [String(meta.success.status)]: successResponse(route, meta, true, takesIdempotencyKey(route)),
-      ...errorResponses(shared, errors),
+      ...errorResponses(shared, errors, true, meta.errorNotes),
     },
     'x-codeSamples': curlSamples(route, meta),
   };

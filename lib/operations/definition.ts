@@ -113,4 +113,6 @@ export interface OperationDefinition {
    * rule, 413, 429 and 500 always.
    */
   errors?: readonly ErrorCode[];
+  /** What an error code means on this route in particular, added to its general meaning. */
+  errorNotes?: Readonly<Partial<Record<ErrorCode, string>>>;
 }

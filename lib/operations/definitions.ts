@@ -384,16 +384,20 @@ export const operations = {
   RedeliverEvent: {
     tag: tags.webhooks,
     description:
-      "Queues a new delivery of an event of the last 30 days to the campaign's current `webhook_url`: signed anew, with the same `webhook-id`, and retried on the usual schedule if it fails. It shows in the delivery log. Nothing is sent while the webhook is disabled, has no URL or does not subscribe to the event's type.",
+      "Queues a new delivery of an event of the last 30 days to the campaign's current `webhook_url`: signed anew, with the same `webhook-id`, and retried on the usual schedule if it fails. It shows in the delivery log. Nothing is sent while the webhook is disabled, has no URL or does not subscribe to the event's type. At most 5 redeliveries of one event per clock hour (each starts a retry schedule of its own): beyond, 429 `rate_limited` with `Retry-After`, the seconds to the next hour.",
     request: { path: EventIdPath },
     success: { status: 202, description: 'The delivery is queued.', schema: RedeliveryAccepted },
-    errors: ['event_not_found'],
+    errors: ['event_not_found', 'rate_limited'],
+    errorNotes: {
+      rate_limited:
+        'Also when the event was redelivered 5 times in this clock hour already, the most for one event: nothing is queued, and `Retry-After` is the seconds to the next hour.',
+    },
     example: { path: { event_id: ex.eventId }, response: ex.redelivery },
   },
   TestWebhook: {
     tag: tags.webhooks,
     description:
-      "Sends one signed `webhook.test` event to the campaign's `webhook_url` now, under the rules of every delivery (15 s timeout, address checks, no redirects followed), and answers what happened. Not retried, not in the feed; it shows in the delivery log. Sent whatever `webhook_status` says, so a disabled endpoint can be checked before it is enabled again.",
+      "Sends one signed `webhook.test` event to the campaign's `webhook_url` now, under the rules of every delivery (15 s timeout, address checks, no redirects followed), and answers what happened. Not retried, not in the feed; it shows in the delivery log. Sent whatever `webhook_status` says, so a disabled endpoint can be checked before it is enabled again. With an `Idempotency-Key`, a retry gets the first answer and sends nothing; a retry while the first is still waiting on the endpoint is 409 `idempotency_key_in_progress`.",
     request: { query: CampaignIdQuery },
     success: { status: 200, description: 'What the endpoint answered.', schema: WebhookTestResult },
     errors: ['campaign_not_found', 'webhook_url_not_set'],

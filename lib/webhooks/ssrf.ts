@@ -13,9 +13,12 @@
  */
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIPv4 } from 'node:net';
-import { blockedCategory, hostLiteral } from '../domain/address-ranges.ts';
+import { type AddressCategory, blockedCategory, hostLiteral } from '../domain/address-ranges.ts';
 import type { WebhookUrlPolicy } from '../domain/campaign-rules.ts';
 import { validationError } from '../domain/errors.ts';
+import { logger as rootLogger } from '../observability/logger.ts';
+
+const logger = rootLogger.createChild();
 
 interface ResolvedAddress {
   address: string;
@@ -35,7 +38,14 @@ const systemResolver: Resolver = (hostname) =>
 
 export type DestinationCheck =
   | { ok: true; url: URL; hostname: string; address: ResolvedAddress }
-  | { ok: false; reason: 'invalid_url' | 'scheme' | 'unresolvable' | 'blocked'; message: string };
+  | {
+      ok: false;
+      reason: 'invalid_url' | 'scheme' | 'unresolvable' | 'blocked';
+      /** Shown to the client (a validation error, the delivery log, the test's answer). */
+      message: string;
+      /** Of a blocked address: which range it is in. For the server's log only, never the message. */
+      category?: AddressCategory;
+    };
 
 interface DestinationPolicy {
   /** Local stack only: `http` and private addresses are allowed. */
@@ -120,12 +130,16 @@ export async function checkDestination(raw: string, policy: DestinationPolicy): 
     for (const { address } of addresses) {
       const category = blockedCategory(address);
       if (category) {
+        // The message says only "not allowed": naming the range (loopback, private, metadata...)
+        // would let a caller map which internal names resolve where. Operators get it in the log.
+        logger.info('webhook destination refused', { host: hostname, address, category });
         return {
           ok: false,
           reason: 'blocked',
+          category,
           message: literal
-            ? `must not point to a ${category} address`
-            : `host ${hostname} resolves to a ${category} address, which is not allowed`,
+            ? 'this address is not allowed'
+            : `host ${hostname} resolves to an address that is not allowed`,
         };
       }
     }

@@ -133,7 +133,16 @@ const RECIPES: Recipe[] = [
   { route: 'GetAnalyticsTop' },
   { route: 'ListWebhookDeliveries' },
   { route: 'ListEvents' },
-  { route: 'RedeliverEvent', untimed: true, quietMs: 1_000 },
+  {
+    // A new signup's event per request: one event takes at most 5 redeliveries an hour.
+    ...{ route: 'RedeliverEvent', untimed: true, quietMs: 1_000 },
+    fresh: async (env, f) => {
+      const user = { referral_code: f.referral_code, referred_user_id: `redeliver-${uid()}` };
+      const { id } = await env.client.call<{ id: number }>('POST', '/api/v1/referred_user', user);
+      return `evt_referred_user_${id}`;
+    },
+    path: (_, eventId) => ({ event_id: eventId }),
+  },
   { route: 'TestWebhook', query: id('hook_campaign_id'), untimed: true },
   { route: 'RotateWebhookSecret', query: id('hook_campaign_id') },
   { route: 'CreateConversion', body: (f) => ({ ...sale(f), external_id: `ord-${uid()}` }) },

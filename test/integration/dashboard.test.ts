@@ -736,4 +736,27 @@ describe('the dashboard in Chromium', () => {
     expect(problems).toEqual([]);
     await context.close();
   });
+
+  it('signs out and says why when the API refuses the key (401) mid-session', async () => {
+    const context = await browser.newContext({ viewport: WIDTHS.desktop });
+    const { page, problems } = await openTab(context);
+    await page.goto(`${baseUrl()}/dashboard`);
+    await signIn(page, account.key);
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    // The key stops working (revoked, say): the stored one is no longer a key the API knows.
+    await page.evaluate(`sessionStorage.setItem('dashboard.api-key', 'rk_refused_${crypto.randomUUID()}')`);
+    await page.evaluate(`window.location.hash = '#/campaigns/${crypto.randomUUID()}'`);
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    expect(await page.getByRole('alert').textContent()).toBe(
+      'Your API key was refused (401); sign in again.',
+    );
+    expect(await page.getByRole('button', { name: 'Sign out' }).count()).toBe(0);
+    expect(await page.evaluate(`sessionStorage.getItem('dashboard.api-key')`)).toBeNull();
+    // Signing in again works and the reason goes away.
+    await signIn(page, account.key);
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    expect(await page.getByText('Your API key was refused').count()).toBe(0);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
 });

@@ -7,10 +7,17 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { routes } from '../../lib/routes.ts';
-import { eventually, mapLimit } from '../../tools/wait.ts';
+import { eventually, holdsFor, mapLimit } from '../../tools/wait.ts';
 import { api, TENANT_A, TENANT_B } from '../support/api.ts';
 import { expectError, expectValidation } from '../support/assertions.ts';
-import { createCampaign, createLink, createReferredUser, fetchLink } from '../support/records.ts';
+import { receiversClosedAfterAll } from '../support/receivers.ts';
+import {
+  createCampaign,
+  createCampaignWithWebhook,
+  createLink,
+  createReferredUser,
+  fetchLink,
+} from '../support/records.ts';
 import { settledActionItems } from '../support/table.ts';
 
 const keyed = (key: string) => ({ 'idempotency-key': key });
@@ -33,14 +40,15 @@ async function postUntilAnswered(path: string, body: unknown, key: string) {
 
 describe('Idempotency-Key: a retry gets the first answer and writes nothing', () => {
   it('every POST of the route table takes a key (the table drives this list)', () => {
-    // The webhook test ignores keys: it stores nothing but its log line, and each call sends one test.
-    const posts = routes.filter((r) => r.method === 'POST' && r.name !== 'TestWebhook').map((r) => r.path);
+    const posts = routes.filter((r) => r.method === 'POST').map((r) => r.path);
     expect(posts.sort()).toEqual(
       [
         '/api/v1/action/referral_link',
         '/api/v1/action/referred_user',
         '/api/v1/campaign',
         '/api/v1/campaign/rotate_webhook_secret',
+        // Its replays: 'POST /api/v1/campaign/webhook_test' below.
+        '/api/v1/campaign/webhook_test',
         '/api/v1/conversion',
         '/api/v1/conversion/{id}/refund',
         '/api/v1/events/{event_id}/redeliver',
@@ -124,6 +132,61 @@ describe('Idempotency-Key: a retry gets the first answer and writes nothing', ()
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect((await fetchLink(link.id)).total_clicks).toBe(1);
     expect(await settledActionItems(TENANT_A.tenant, campaign.id, [link.referral_code])).toHaveLength(1);
+  });
+});
+
+describe('Idempotency-Key: POST /api/v1/campaign/webhook_test', () => {
+  const receiver = receiversClosedAfterAll();
+
+  it('a retry replays the first answer and sends no second test; another campaign with the key is 422', async () => {
+    const rx = await receiver(() => ({ status: 204 }));
+    const campaign = await createCampaignWithWebhook(`${rx.url}/idem`);
+    const path = `/api/v1/campaign/webhook_test?id=${campaign.id}`;
+    const key = randomUUID();
+    const first = await post(path, undefined, key);
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({ delivered: true, status_code: 204 });
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    for (let i = 0; i < 2; i++) {
+      const again = await post(path, undefined, key);
+      expect(again.status).toBe(200);
+      expect(again.text).toBe(first.text);
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+    }
+    await holdsFor(1_000, () => rx.requests.length > 1);
+    expect(rx.requests).toHaveLength(1);
+    const other = await createCampaignWithWebhook(`${rx.url}/other`);
+    expectError(
+      await post(`/api/v1/campaign/webhook_test?id=${other.id}`, undefined, key),
+      422,
+      'idempotency_key_reused',
+    );
+    await holdsFor(500, () => rx.requests.length > 1);
+    expect(rx.requests).toHaveLength(1);
+    // Without a key, each call is a test of its own.
+    expect((await api('POST', path)).status).toBe(200);
+    expect(rx.requests).toHaveLength(2);
+  });
+
+  it('a retry while the first test is still waiting on the receiver is 409, and sends nothing', async () => {
+    let answer: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      answer = resolve;
+    });
+    const rx = await receiver(() => ({ status: 200, until: held }));
+    const campaign = await createCampaignWithWebhook(`${rx.url}/slow`);
+    const path = `/api/v1/campaign/webhook_test?id=${campaign.id}`;
+    const key = randomUUID();
+    const first = post(path, undefined, key);
+    await rx.waitFor(1, 10_000);
+    expectError(await post(path, undefined, key), 409, 'idempotency_key_in_progress');
+    answer();
+    const done = await first;
+    expect(done.status).toBe(200);
+    const replay = await post(path, undefined, key);
+    expect(replay.text).toBe(done.text);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(rx.requests).toHaveLength(1);
   });
 });
 

@@ -10,7 +10,11 @@ import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { actionKey } from '../../lib/db/entities/action.ts';
-import { eventLookupKey, newEventLookupItem } from '../../lib/db/entities/webhook-event.ts';
+import {
+  eventLookupKey,
+  newEventLookupItem,
+  REDELIVERIES_PER_HOUR,
+} from '../../lib/db/entities/webhook-event.ts';
 import { actionEventId } from '../../lib/domain/webhook-events.ts';
 import { eventually, holdsFor } from '../../tools/wait.ts';
 import { api, TENANT_A, TENANT_B } from '../support/api.ts';
@@ -330,6 +334,41 @@ describe('redelivery (endpoint 20)', () => {
     await rx.waitFor(2);
     await holdsFor(2_000, () => rx.requests.length > 2);
     expect(rx.requests).toHaveLength(2);
+  });
+
+  it(`caps an event at ${REDELIVERIES_PER_HOUR} redeliveries an hour: the next is 429 with Retry-After, and sends nothing`, async () => {
+    const rx = await receiver();
+    const { campaign, code } = await hooked(`${rx.url}/capped`);
+    const action = await createLinkAction(code, 'capped');
+    await rx.waitFor(1);
+    await feedOf(campaign.id, 1);
+    const path = `/api/v1/events/${actionEventId(action.id, campaign.id)}/redeliver`;
+    // All at once: the cap is one conditional count in the request's own transaction.
+    const answers = await Promise.all(
+      Array.from({ length: REDELIVERIES_PER_HOUR + 1 }, () => api('POST', path)),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([
+      ...Array<number>(REDELIVERIES_PER_HOUR).fill(202),
+      429,
+    ]);
+    const limited = answers.find((a) => a.status === 429)!;
+    expectError(limited, 429, 'rate_limited');
+    const retryAfter = Number(limited.headers.get('retry-after'));
+    expect(Number.isInteger(retryAfter)).toBe(true);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(3600);
+    // Still refused, and a key does not get around it.
+    expectError(await api('POST', path, { headers: { 'idempotency-key': randomId() } }), 429, 'rate_limited');
+    // The first delivery and the capped redeliveries, nothing more.
+    await rx.waitFor(1 + REDELIVERIES_PER_HOUR);
+    await holdsFor(2_000, () => rx.requests.length > 1 + REDELIVERIES_PER_HOUR);
+    expect(rx.requests).toHaveLength(1 + REDELIVERIES_PER_HOUR);
+    // Another event of the campaign has a count of its own.
+    const other = await createLinkAction(code, 'uncapped');
+    await feedOf(campaign.id, 2);
+    expect(
+      (await api('POST', `/api/v1/events/${actionEventId(other.id, campaign.id)}/redeliver`)).status,
+    ).toBe(202);
   });
 
   it('answers 404 for an unknown event or another tenant’s', async () => {

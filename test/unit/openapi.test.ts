@@ -226,6 +226,16 @@ describe('the OpenAPI document', () => {
     }
   });
 
+  it("documents redelivery's cap per event on its 429, and only there", () => {
+    const own = (op: Json) =>
+      deref((op.responses as Record<string, Json>)['429'] as Json).description as string;
+    for (const { path, verb, op } of operationsOf()) {
+      if (path === '/api/v1/events/{event_id}/redeliver' && verb === 'post')
+        expect(own(op)).toMatch(/redelivered 5 times in this clock hour.*Retry-After/);
+      else expect(own(op), `${verb} ${path}`).not.toMatch(/redelivered/);
+    }
+  });
+
   it('has path and query parameters with their required flags, and the request bodies', () => {
     const list = doc.paths['/api/v1/referral_link/{campaign_id}/{referrer_id}'].get;
     expect(list.parameters.map((p: Json) => [p.name, p.in, p.required])).toEqual([

@@ -38,11 +38,39 @@ export function newIdempotencyItem(
   };
 }
 
+/**
+ * Seconds a claim (`newClaimItem`) holds its key: past the longest run of a route that claims
+ * (the webhook test's function times out at 25 s), so a run that crashed between its claim and its
+ * answer frees the key soon, while a retry during a live run is told it is in progress.
+ */
+export const CLAIM_SECONDS = 60;
+
+/**
+ * The item that holds a key while its request runs, for a route whose effect is outside the table
+ * (the webhook test's POST), so it cannot store its answer in the write that makes the effect: the
+ * key is claimed first, the answer replaces the claim. No `answer`: not a stored answer.
+ */
+export function newClaimItem(
+  request: Pick<IdempotentRequest, 'tenant' | 'keyHash' | 'requestHash'>,
+  nowSeconds: number,
+) {
+  return {
+    ...idempotencyItemKey(request),
+    type: 'idempotency',
+    tenant: request.tenant,
+    request_hash: request.requestHash,
+    in_progress: true,
+    created_at: new Date().toISOString(),
+    expires_at: nowSeconds + CLAIM_SECONDS,
+  };
+}
+
 const field = decoder('idempotency answer');
 
-/** A stored item as an answer, unless it expired (TTL deletes late). */
+/** A stored item as an answer, unless it expired (TTL deletes late) or is a claim (no answer yet). */
 export function storedAnswerOf(item: StoredItem | undefined): StoredAnswer | undefined {
-  if (!item || field.number(item, 'expires_at') < Date.now() / 1000) return undefined;
+  if (!item || item.answer === undefined || field.number(item, 'expires_at') < Date.now() / 1000)
+    return undefined;
   return {
     status: field.number(item, 'status'),
     body: field.string(item, 'answer'),

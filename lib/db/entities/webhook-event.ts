@@ -4,6 +4,7 @@
  *   feed item     PK `T#<tenant>#C#<campaign>`   SK `EV#<last sequence, 16 digits>`   TTL `expires_at`
  *   event lookup  PK `T#<tenant>#EVT#<event id>`   SK `EVENT`                    TTL `expires_at`
  *   redelivery    PK `T#<tenant>#C#<campaign>`   SK `RD#<event id>#<nonce>`      TTL `expires_at`
+ *   redeliveries  PK `T#<tenant>#C#<campaign>`   SK `RDN#<event id>#<hour>`      TTL `expires_at`
  *   feed counter  PK `T#<tenant>#C#<campaign>`   SK `EVSEQ`                      no TTL
  *
  * Written by the table stream consumer (`lib/webhooks/feed.ts`) for every event it sees. A feed
@@ -51,6 +52,7 @@ import { decoder, type StoredItem } from './decode.ts';
 
 export const FEED_SK_PREFIX = 'EV#';
 export const REDELIVERY_SK_PREFIX = 'RD#';
+const REDELIVERY_COUNT_SK_PREFIX = 'RDN#';
 /** A feed sequence: the campaign's feed counter, 16 digits. */
 export const SEQUENCE_PATTERN = /^\d{16}$/;
 const FEED_SEQUENCE_SK = 'EVSEQ';
@@ -243,6 +245,47 @@ export function newRedeliveryItem(
     campaign_id: event.campaign_id,
     redelivery: nonce,
     expires_at: nowSeconds + 24 * 60 * 60,
+  };
+}
+
+/**
+ * Redelivery requests of one event per clock hour, at most this many (docs/decisions.md,
+ * "Redelivery is capped per event"): each request of a failing receiver's event starts a whole
+ * retry schedule of its own, so an uncapped endpoint multiplies POSTs at the receiver.
+ */
+export const REDELIVERIES_PER_HOUR = 5;
+const HOUR_SECONDS = 3600;
+
+/** The hour (epoch seconds of its start) a request at `nowSeconds` counts in, and its end. */
+export function redeliveryWindow(nowSeconds: number) {
+  const start = nowSeconds - (nowSeconds % HOUR_SECONDS);
+  return { start, end: start + HOUR_SECONDS };
+}
+
+/**
+ * The transaction item that counts one redelivery request of `event` in its hour, failing (so
+ * nothing of the request is written) once the hour holds `REDELIVERIES_PER_HOUR`. In the campaign's
+ * partition, so the campaign's purge takes it; gone an hour after its hour ends.
+ */
+export function countRedelivery(tableName: string, event: EventAttributes, nowSeconds: number) {
+  const window = redeliveryWindow(nowSeconds);
+  return {
+    Update: {
+      TableName: tableName,
+      Key: {
+        PK: campaignPartition(event.tenant, event.campaign_id),
+        SK: `${REDELIVERY_COUNT_SK_PREFIX}${event.event_id}#${window.start}`,
+      },
+      UpdateExpression: 'ADD requests :one SET #type = :type, expires_at = :expires',
+      ConditionExpression: 'attribute_not_exists(requests) OR requests < :cap',
+      ExpressionAttributeNames: { '#type': 'type' },
+      ExpressionAttributeValues: {
+        ':one': 1,
+        ':type': 'webhook_redelivery_count',
+        ':expires': window.end + HOUR_SECONDS,
+        ':cap': REDELIVERIES_PER_HOUR,
+      },
+    },
   };
 }
 
