@@ -1,5 +1,6 @@
 /** DynamoDB capacity per kind of item: the items touched by key, their sizes read back, on-demand rules. */
 import { parseConversionId } from '../../lib/db/entities/conversion.ts';
+import { parseRewardId } from '../../lib/domain/reward-ids.ts';
 import type { ItemAccesses } from '../../lib/local/dynamodb-counter.ts';
 import { tableDefinition } from '../../lib/table-definition.ts';
 import { getItems, type Table } from '../../tools/table.ts';
@@ -73,10 +74,12 @@ export function splitByCampaign(tracked: readonly ItemAccesses[], campaigns: rea
     campaigns.flatMap((c, i) => [c.id.toLowerCase(), ...c.codes].map((k) => [k, i] as const)),
   );
   // An event lookup names its campaign through its event id: a conversion's or a refund's
-  // (`evt_conversion_cv_…`, `evt_refund_cv_…_<n>`) in the conversion id, an action's at its end.
+  // (`evt_conversion_cv_…`, `evt_refund_cv_…_<n>`) in the conversion id, a reward's
+  // (`evt_reward_<state>_rw_…`) in the reward id, an action's at its end.
   const conversionOf = (pk: string) =>
     parseConversionId(/#EVT#evt_(?:conversion|refund)_(cv_[A-Za-z0-9_-]{40})/.exec(pk)?.[1] ?? '')
-      ?.campaignId;
+      ?.campaignId ??
+    parseRewardId(/#EVT#evt_reward_[a-z_]+?_(rw_[A-Za-z0-9_-]{54})/.exec(pk)?.[1] ?? '')?.campaignId;
   const campaignOf = (pk: string) =>
     /^(LINK|VISITOR)#/.test(pk)
       ? pk.split('#')[1]
