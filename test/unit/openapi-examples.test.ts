@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { openApiDocument } from '../../lib/openapi/document.ts';
 import { examples, LOCAL_BASE_URL } from '../../lib/operations/examples.ts';
 import { resolveRoute } from '../../lib/routes.ts';
-import { verifyDelivery } from '../../lib/webhooks/sign.ts';
+import { verifyDelivery } from '../../lib/webhooks/verify.ts';
 import { parseCurl } from '../client/curl-samples.ts';
 import { documentAjv } from '../support/response-validator.ts';
 
