@@ -31,7 +31,12 @@ export const MAX_ATTEMPTS = 3;
 class DeadlineBoundHandler extends NodeHttpHandler {
   constructor(readonly attemptTimeoutMs: number) {
     super({
-      connectionTimeout: CONNECT_TIMEOUT_MS,
+      // An attempt timeout raised for a busy machine (the local stack, tests, tools) raises the
+      // connection's too: a loaded CI machine once took DynamoDB Local over 1 s to accept.
+      connectionTimeout: Math.max(
+        CONNECT_TIMEOUT_MS,
+        attemptTimeoutMs > ATTEMPT_TIMEOUT_MS ? attemptTimeoutMs : 0,
+      ),
       requestTimeout: attemptTimeoutMs,
       // A timed-out attempt is an error to retry, not a warning in the log.
       throwOnRequestTimeout: true,
