@@ -27,14 +27,24 @@ export function newIdempotencyItem(
   nowSeconds: number,
 ) {
   return {
+    ...keyedItem(request, nowSeconds + IDEMPOTENCY_TTL_SECONDS),
+    status,
+    answer: stringifyJson(body),
+  };
+}
+
+/** What a stored answer and a claim share: the key's item, its request, its expiry. */
+function keyedItem(
+  request: Pick<IdempotentRequest, 'tenant' | 'keyHash' | 'requestHash'>,
+  expiresAt: number,
+) {
+  return {
     ...idempotencyItemKey(request),
     type: 'idempotency',
     tenant: request.tenant,
     request_hash: request.requestHash,
-    status,
-    answer: stringifyJson(body),
     created_at: new Date().toISOString(),
-    expires_at: nowSeconds + IDEMPOTENCY_TTL_SECONDS,
+    expires_at: expiresAt,
   };
 }
 
@@ -54,15 +64,7 @@ export function newClaimItem(
   request: Pick<IdempotentRequest, 'tenant' | 'keyHash' | 'requestHash'>,
   nowSeconds: number,
 ) {
-  return {
-    ...idempotencyItemKey(request),
-    type: 'idempotency',
-    tenant: request.tenant,
-    request_hash: request.requestHash,
-    in_progress: true,
-    created_at: new Date().toISOString(),
-    expires_at: nowSeconds + CLAIM_SECONDS,
-  };
+  return { ...keyedItem(request, nowSeconds + CLAIM_SECONDS), in_progress: true };
 }
 
 const field = decoder('idempotency answer');
