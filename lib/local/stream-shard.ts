@@ -209,8 +209,7 @@ export class Shard {
       this.window = { ...window, state: {} };
     } else if (invocation.final) {
       this.window = undefined;
-      this.closedUntil = Math.max(this.closedUntil ?? window.end, window.end);
-      if (this.lastWindow?.start === window.start) this.lastWindow = undefined;
+      this.closeBehind(window);
     } else {
       const state = outcome.state ?? {};
       const tooBig = Buffer.byteLength(JSON.stringify(state)) > MAX_STATE_BYTES;
@@ -242,8 +241,13 @@ export class Shard {
   private close(last: string): void {
     const w = this.window!;
     w.closing = last;
-    this.closedUntil = Math.max(this.closedUntil ?? w.end, w.end);
-    if (this.lastWindow?.start === w.start) this.lastWindow = undefined;
+    this.closeBehind(w);
+  }
+
+  /** No record read from now on goes into `window` by its time, nor into any window before it. */
+  private closeBehind(window: Bounds): void {
+    this.closedUntil = Math.max(this.closedUntil ?? window.end, window.end);
+    if (this.lastWindow?.start === window.start) this.lastWindow = undefined;
   }
 
   /** A record's window: the closing one's up to its last record (read again after a restart), or by its time. */

@@ -76,14 +76,14 @@ export function splitByCampaign(tracked: readonly ItemAccesses[], campaigns: rea
   // An event lookup names its campaign through its event id: a conversion's or a refund's
   // (`evt_conversion_cv_…`, `evt_refund_cv_…_<n>`) in the conversion id, a reward's
   // (`evt_reward_<state>_rw_…`) in the reward id, an action's at its end.
-  const conversionOf = (pk: string) =>
+  const lookupCampaignOf = (pk: string) =>
     parseConversionId(/#EVT#evt_(?:conversion|refund)_(cv_[A-Za-z0-9_-]{40})/.exec(pk)?.[1] ?? '')
       ?.campaignId ??
     parseRewardId(/#EVT#evt_reward_[a-z_]+?_(rw_[A-Za-z0-9_-]{54})/.exec(pk)?.[1] ?? '')?.campaignId;
   const campaignOf = (pk: string) =>
     /^(LINK|VISITOR)#/.test(pk)
       ? pk.split('#')[1]
-      : (/^T#.*#C#([^#]+)/.exec(pk)?.[1] ?? conversionOf(pk) ?? /^T#.*_([0-9a-f-]{36})$/.exec(pk)?.[1]);
+      : (/^T#.*#C#([^#]+)/.exec(pk)?.[1] ?? lookupCampaignOf(pk) ?? /^T#.*_([0-9a-f-]{36})$/.exec(pk)?.[1]);
   const out = campaigns.map(() => [] as ItemAccesses[]);
   const shared: ItemAccesses[] = [];
   for (const item of tracked) {
