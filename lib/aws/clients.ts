@@ -55,11 +55,28 @@ class DeadlineBoundHandler extends NodeHttpHandler {
 }
 
 /**
+ * The SDK's default logger writes nothing but has an `info`, and its logger middleware builds the
+ * log entry whenever `logger.info` exists: every call walks its input and output through the
+ * operation's schema to mask sensitive fields, for a line nobody writes. Measured on the local
+ * stack under visits and actions, that walk was 3 % of the process's CPU. Without `info` the
+ * entry is never built; warnings and errors go nowhere, as with the default.
+ */
+const QUIET_SDK_LOGGER = {
+  debug() {},
+  warn() {},
+  error() {},
+} as unknown as DynamoDBClientConfig['logger'];
+
+/**
  * Client settings every AWS SDK client of the service takes; tools doing slow administrative
  * calls (creating a table) pass a longer attempt timeout.
  */
 export function boundedClientConfig(attemptTimeoutMs = attemptTimeoutFromEnv()) {
-  return { maxAttempts: MAX_ATTEMPTS, requestHandler: new DeadlineBoundHandler(attemptTimeoutMs) };
+  return {
+    maxAttempts: MAX_ATTEMPTS,
+    requestHandler: new DeadlineBoundHandler(attemptTimeoutMs),
+    logger: QUIET_SDK_LOGGER,
+  };
 }
 
 /**
