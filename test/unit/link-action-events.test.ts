@@ -4,15 +4,21 @@
  */
 import { marshall } from '@aws-sdk/util-dynamodb';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { newActionItem } from '../../lib/db/entities/action.ts';
 import { linkFromItem, storedLinkAction } from '../../lib/db/entities/link.ts';
 import { EVENT_FROM_LINK } from '../../lib/domain/webhook-events.ts';
 import { eventRecordsOf } from '../../lib/webhooks/link-action-events.ts';
 import { isEventRecord, messageFromStreamRecord } from '../../lib/webhooks/stream.ts';
 
-// What the stack gives every function: the base of each link's share_url in the event.
+// What the stack gives every function: the base of each link's share_url in the event. Restored
+// after: the unit files share one module registry and environment per worker (vitest.config.ts).
+const savedBase = process.env.PUBLIC_BASE_URL;
 process.env.PUBLIC_BASE_URL = 'https://go.example.com';
+afterAll(() => {
+  if (savedBase === undefined) delete process.env.PUBLIC_BASE_URL;
+  else process.env.PUBLIC_BASE_URL = savedBase;
+});
 
 const link = {
   PK: 'LINK#ABCD2345',
