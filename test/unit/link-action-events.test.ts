@@ -4,7 +4,7 @@
  */
 import { marshall } from '@aws-sdk/util-dynamodb';
 import fc from 'fast-check';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { newActionItem } from '../../lib/db/entities/action.ts';
 import { linkFromItem, storedLinkAction } from '../../lib/db/entities/link.ts';
 import { EVENT_FROM_LINK } from '../../lib/domain/webhook-events.ts';
@@ -13,12 +13,8 @@ import { isEventRecord, messageFromStreamRecord } from '../../lib/webhooks/strea
 
 // What the stack gives every function: the base of each link's share_url in the event. Restored
 // after: the unit files share one module registry and environment per worker (vitest.config.ts).
-const savedBase = process.env.PUBLIC_BASE_URL;
-process.env.PUBLIC_BASE_URL = 'https://go.example.com';
-afterAll(() => {
-  if (savedBase === undefined) delete process.env.PUBLIC_BASE_URL;
-  else process.env.PUBLIC_BASE_URL = savedBase;
-});
+vi.stubEnv('PUBLIC_BASE_URL', 'https://go.example.com');
+afterAll(() => vi.unstubAllEnvs());
 
 const link = {
   PK: 'LINK#ABCD2345',
