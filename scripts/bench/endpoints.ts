@@ -2,21 +2,13 @@
 import type { RecordedCall } from '../../lib/local/dynamodb-counter.ts';
 import { operations } from '../../lib/operations/definitions.ts';
 import { routeNamed, routes } from '../../lib/routes.ts';
-import type { BenchEnvironment, RequestSpec } from './environment.ts';
+import { eventually, mapLimit } from '../../tools/wait.ts';
+import type { BenchEnvironment } from './environment.ts';
 import { type Floor, replayFloor } from './floor.ts';
 import { BROWSER, visitOf } from './traffic.ts';
 
 /** A campaign, a link of it with a referrer, a referred user and its signup event, and a campaign whose webhook is the gateway's `/health`. */
-type Fixture = 'campaign_id' | 'referral_code' | 'link_id' | 'referrer_id' | 'referred_user_id';
-export type Fixtures = Record<
-  | Fixture
-  | 'event_id'
-  | 'hook_campaign_id'
-  | 'click_referral_code'
-  | 'rewards_campaign_id'
-  | 'rewards_referrer_id',
-  string
->;
+export type Fixtures = Awaited<ReturnType<typeof createFixtures>>;
 type Values = Record<string, string>;
 interface Recipe {
   route: string;
@@ -63,15 +55,10 @@ async function newReward(env: BenchEnvironment, f: Fixtures, approve = false): P
     ...{ referral_code: link.referral_code, referred_user_id: `u-${uid()}` },
   });
   const listed = `/api/v1/rewards/${campaign_id}?recipient_id=${referrer_id}`;
-  for (let tries = 0; tries < 300; tries++) {
-    const [reward] = await env.client.call<Array<{ id: string }>>('GET', listed);
-    if (reward) {
-      if (approve) await env.client.call('POST', `/api/v1/reward/${reward.id}/approve`);
-      return approve ? referrer_id : reward.id;
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`no reward of ${referrer_id} within 30 s`);
+  const first = async () => (await env.client.call<Array<{ id: string }>>('GET', listed))[0];
+  const reward = await eventually(`a reward of ${referrer_id}`, first, 30_000, 200);
+  if (approve) await env.client.call('POST', `/api/v1/reward/${reward.id}/approve`);
+  return approve ? referrer_id : reward.id;
 }
 const onRewards = (f: Fixtures) => ({ campaign_id: f.rewards_campaign_id });
 
@@ -180,49 +167,39 @@ const RECIPES: Recipe[] = [
   },
 ];
 
-/** A campaign with 150 links of one referrer and a referred user, made through the API. */
-export async function createFixtures(env: BenchEnvironment): Promise<Fixtures> {
-  const post = <T>(path: string, body: object) => env.client.call<T>('POST', path, body);
-  const campaign = (name: string) =>
-    post<{ id: string }>('/api/v1/campaign', { url: `https://example.com/${name}`, name });
+/** Rewards (endpoints 27–32): a signup reward and a sale's share for the referrer, on hold 30 days. */
+const REWARD_RULES = [
+  { id: 'signup', on: 'referred_user', recipient: 'referrer', type: 'flat', amount: 500, hold_days: 30 },
+  { id: 'share', on: 'conversion', recipient: 'referrer', type: 'percent', amount: 1000, hold_days: 30 },
+];
+/** A campaign with 150 links of one referrer and a referred user, made through the API 8 at a time. */
+export async function createFixtures(env: BenchEnvironment) {
+  const post = <T>(path: string, body: object) => env.maker.call<T>('POST', path, body);
+  const campaign = (name: string, more?: object) =>
+    post<{ id: string }>('/api/v1/campaign', { url: `https://example.com/${name}`, name, ...more });
+  const link = (campaign_id: string, referrer_id?: string) =>
+    post<{ id: number; referral_code: string }>('/api/v1/referral_link', { campaign_id, referrer_id });
   const { id: campaign_id } = await campaign('Bench');
-  const links: Array<{ id: number; referral_code: string }> = [];
-  for (let i = 0; i < 150; i++)
-    links.push(await post('/api/v1/referral_link', { campaign_id, referrer_id: 'bench' }));
+  const links = await mapLimit(Array.from({ length: 150 }), 8, () => link(campaign_id, 'bench'));
   const { id: link_id, referral_code } = links[0]!;
   const user = { referral_code, referred_user_id: 'bench-user' };
   const signup = await post<{ id: number }>('/api/v1/referred_user', user);
   // Its webhook test POSTs to the gateway's own liveness route (a 405: the test's answer says so).
   const { id: hook_campaign_id } = await campaign('Hooks');
   const hook = { webhook_url: `${env.stack.baseUrl}/health` };
-  await env.client.call('PATCH', `/api/v1/campaign?id=${hook_campaign_id}`, hook);
+  await env.maker.call('PATCH', `/api/v1/campaign?id=${hook_campaign_id}`, hook);
   const ids = { campaign_id, link_id: `${link_id}`, event_id: `evt_referred_user_${signup.id}` };
-  const clicks = await post<{ id: string }>('/api/v1/campaign', {
-    ...{ url: 'https://example.com/clicks', name: 'Click ids', click_ids: true },
-  });
-  const { referral_code: click_referral_code } = await post<{ referral_code: string }>(
-    '/api/v1/referral_link',
-    {
-      campaign_id: clicks.id,
-    },
+  const { referral_code: click_referral_code } = await link(
+    (await campaign('clicks', { click_ids: true })).id,
   );
-  // Rewards (endpoints 27–32): a signup reward and a sale's share for the referrer, on hold 30 days.
-  const rewards = await post<{ id: string }>('/api/v1/campaign', {
-    ...{ url: 'https://example.com/rewards', name: 'Rewards' },
-    reward_rules: [
-      { id: 'signup', on: 'referred_user', recipient: 'referrer', type: 'flat', amount: 500, hold_days: 30 },
-      { id: 'share', on: 'conversion', recipient: 'referrer', type: 'percent', amount: 1000, hold_days: 30 },
-    ],
-  });
+  const rewards = await campaign('rewards', { reward_rules: REWARD_RULES });
   const rewards_referrer_id = 'bench-rewards';
-  const rewardLink = await post<{ referral_code: string }>('/api/v1/referral_link', {
-    ...{ campaign_id: rewards.id, referrer_id: rewards_referrer_id },
-  });
-  for (let i = 0; i < 20; i++) {
+  const rewardLink = await link(rewards.id, rewards_referrer_id);
+  await mapLimit(Array.from({ length: 20 }), 8, async (_, i) => {
     const referred_user_id = `rw-user-${i}`;
     await post('/api/v1/referred_user', { referral_code: rewardLink.referral_code, referred_user_id });
     await post('/api/v1/conversion', { campaign_id: rewards.id, referred_user_id, amount: 4990 });
-  }
+  });
   return {
     ...{ ...user, ...ids, referrer_id: 'bench', hook_campaign_id, click_referral_code },
     ...{ rewards_campaign_id: rewards.id, rewards_referrer_id },
@@ -238,12 +215,14 @@ export function endpointCases(env: BenchEnvironment, f: Fixtures, settle: () => 
   const cases = recipes.map((r) => {
     const route = routeNamed(r.route);
     const pool: string[] = [];
+    const label = `${route.method} ${route.path}${r.note ? ` (${r.note})` : ''}`;
+    const status = operations[route.name as keyof typeof operations].success.status;
     return {
       /** Short stable key (chart labels, JSON): the row's name, or the recipe's own. */
       key: r.key ?? r.route,
-      label: `${route.method} ${route.path}${r.note ? ` (${r.note})` : ''}`,
+      label,
       budget: route.dynamoCalls,
-      status: operations[route.name as keyof typeof operations].success.status,
+      status,
       quietMs: r.quietMs,
       timed: !r.untimed,
       /** Recorded by `recordCases` (none for a route without DynamoDB calls), and what its first replay saw refused. */
@@ -251,17 +230,27 @@ export function endpointCases(env: BenchEnvironment, f: Fixtures, settle: () => 
       refused: [] as string[],
       async prepare(n: number) {
         if (!r.fresh) return;
-        for (let i = 0; i < n; i++) pool.push(await r.fresh(env, f));
+        // Side by side: each reward waits on the stream, and one after another they took most of part 2.
+        const maker = { ...env, client: env.maker };
+        pool.push(...(await mapLimit(Array.from({ length: n }), 8, () => r.fresh!(maker, f))));
         await settle();
       },
-      request(): RequestSpec {
+      /** Its next request through the bench's client, failing on any status but its own. */
+      async send() {
         const fresh = r.fresh ? pool.shift() : '';
         if (fresh === undefined) throw new Error(`${r.route}: prepare() was not called with enough`);
         const params: Values = { ...f, ...r.path?.(f, fresh) };
         const path = route.path.replace(/\{(\w+)\}/g, (_, name: string) => params[name] ?? '');
         const query = new URLSearchParams(r.query?.(f, fresh)).toString();
         const [body, headers] = [r.body?.(f, fresh), r.headers];
-        return { method: route.method, path: query ? `${path}?${query}` : path, body, headers };
+        const res = await env.client.send({
+          method: route.method,
+          path: query ? `${path}?${query}` : path,
+          body,
+          headers,
+        });
+        if (res.status !== status)
+          throw new Error(`${label}: expected ${status}, got ${res.status} ${res.body.slice(0, 300)}`);
       },
     };
   });
@@ -274,19 +263,19 @@ const countOps = (calls: RecordedCall[], category: string) => {
   return ops;
 };
 
-/** Each case sent `samples` times to warm it, then as often recorded: part 1's counts, the last its floor. */
-export async function recordCases(env: BenchEnvironment, cases: EndpointCase[], samples = 5) {
+/** Each case sent `warmUps` times, then recorded `samples` times: part 1's counts, the median its floor. */
+export async function recordCases(
+  env: BenchEnvironment,
+  cases: EndpointCase[],
+  warmUps: number,
+  samples: number,
+) {
   const out = [];
   for (const c of cases) {
-    await c.prepare(2 * samples);
+    await c.prepare(warmUps + samples);
     const seen: RecordedCall[][] = [];
-    const send = async () => {
-      const res = await env.client.send(c.request());
-      if (res.status !== c.status)
-        throw new Error(`${c.label}: expected ${c.status}, got ${res.status} ${res.body.slice(0, 300)}`);
-    };
-    for (let i = 0; i < samples; i++) await send();
-    for (let i = 0; i < samples; i++) seen.push(await env.proxy.recording(send, c.quietMs));
+    for (let i = 0; i < warmUps; i++) await c.send();
+    for (let i = 0; i < samples; i++) seen.push(await env.proxy.recording(c.send, c.quietMs));
     const ops = seen.map((calls) => countOps(calls, 'request'));
     const totals = ops.map((o) => Object.values(o).reduce((a, b) => a + b, 0));
     // The median sample, and the floor replays it: the stream readers, woken by a request's own

@@ -5,7 +5,7 @@ import { type BenchEnvironment, benchClient } from './environment.ts';
 import { type BenchPart, checks, rows } from './report.ts';
 import { settings } from './settings.ts';
 import { ms, sleep, spread } from './stats.ts';
-import { type Answer, type BenchLink, campaignWithLinks, paced, visitOf, visitors } from './traffic.ts';
+import { type Answer, type BenchLink, campaignOfReferrers, paced, visitOf, visitors } from './traffic.ts';
 
 const [FAST_MS, SLOW_MS, TRACKED, SERIES_TRACKED, TOP_LIMIT] = [200, 1_000, 20, 5, 100];
 /** Visits each tracked link gets before a spread run, so it stands in both top lists (ties go by earliest reach). */
@@ -131,7 +131,7 @@ export const freshnessPart: BenchPart = {
       [`${rate}/s spread over ${freshnessLinks} links`, freshnessLinks, rate, rate * seconds],
       [`${rate}/s on one link`, 1, rate, rate * seconds],
     ] as const) {
-      const campaign = await campaignWithLinks(env, `fresh${runs.length}`, links);
+      const campaign = await campaignOfReferrers(env, `fresh${runs.length}`, links);
       runs.push(await run(env, name, campaign, r, visits));
       console.log(`   ${name}: ${runs.at(-1)!.load.statuses[302] ?? 0} visits`);
     }

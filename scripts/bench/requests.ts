@@ -9,6 +9,7 @@ import { ms, percentile, sec, timed, yes } from './stats.ts';
 import { BROWSER, runLoad } from './traffic.ts';
 
 const GOAL = 1.25;
+const WARM_UPS = 5;
 const FLOOR_EVERY = 4;
 /** `npm start` answers a request while it starts within this long (issue 31). */
 const STARTING_GOAL_MS = 100;
@@ -23,7 +24,7 @@ export const callsPart: BenchPart = {
     console.log(`   stack at ${ctx.env.stack.baseUrl}, DynamoDB Local behind ${ctx.env.proxy.url}`);
     ctx.fixtures = await createFixtures(ctx.env);
     const { cases, unmeasured } = endpointCases(ctx.env, ctx.fixtures, () => waitPipelineIdle(ctx.env));
-    const counted = await recordCases(ctx.env, cases);
+    const counted = await recordCases(ctx.env, cases, WARM_UPS, settings.callSamples);
     ctx.cases = cases;
     type Counted = (typeof counted)[number];
     const ops = (r: Counted) =>
@@ -38,7 +39,7 @@ export const callsPart: BenchPart = {
     const startingLine = `While the stack started (its handlers loading, DynamoDB Local already up), \`GET /health\` asked again and again got ${starting.length} answers of 503 \`starting\`: p50 ${ms(p50)} ms, max ${ms(max)} ms (goal: within ${STARTING_GOAL_MS} ms, issue 31).`;
     return {
       body: [
-        'Counted on the wire by the DynamoDB call counter between the stack and DynamoDB Local (`lib/local/dynamodb-counter.ts`, in a child process) by `X-Amz-Target`, never by the handlers: after 5 warm-up requests, 5 requests one at a time once the table has been quiet for 250 ms, each recorded; the median sample is shown (the range where they differ: a stream reader woken by the request’s own writes can work inside its window), and the floor (part 2) replays it. Budget: the route’s `dynamoCalls` in `lib/routes.ts`, which `test/integration/round-trips.test.ts` also enforces with the same counter. The authorizer’s api-key GetItem (a separate Lambda in AWS, cached 60 s per key), id-block reservations (one UpdateItem per 100 ids) and background work (stream polls, webhook deliveries, the stream consumer’s writes) are told apart by what they touch and not counted. Each `POST /api/v1/action/referred_user` is the first action of a referred user made for it: the worst case.',
+        `Counted on the wire by the DynamoDB call counter between the stack and DynamoDB Local (\`lib/local/dynamodb-counter.ts\`, in a child process) by \`X-Amz-Target\`, never by the handlers: after ${WARM_UPS} warm-up requests, ${settings.callSamples} requests one at a time once the table has been quiet for 250 ms, each recorded; the median sample is shown (the range where they differ: a stream reader woken by the request’s own writes can work inside its window), and the floor (part 2) replays it. Budget: the route’s \`dynamoCalls\` in \`lib/routes.ts\`, which \`test/integration/round-trips.test.ts\` also enforces with the same counter. The authorizer’s api-key GetItem (a separate Lambda in AWS, cached 60 s per key), id-block reservations (one UpdateItem per 100 ids) and background work (stream polls, webhook deliveries, the stream consumer’s writes) are told apart by what they touch and not counted. Each \`POST /api/v1/action/referred_user\` is the first action of a referred user made for it: the worst case.`,
         rows(`
 endpoint | DynamoDB calls (by operation) | calls | budget | result | authorizer GetItem
 ${counted.map(row).join('\n')}`),
@@ -57,12 +58,7 @@ ${counted.map(row).join('\n')}`),
 async function measure(env: BenchEnvironment, c: EndpointCase, n: number) {
   await c.prepare(n);
   const [stack, floor]: [number[], number[]] = [[], []];
-  const runStack = async () => {
-    const [res, took] = await timed(() => env.client.send(c.request()));
-    stack.push(took);
-    if (res.status !== c.status)
-      throw new Error(`${c.label}: expected ${c.status}, got ${res.status} ${res.body}`);
-  };
+  const runStack = async () => void stack.push((await timed(c.send))[1]);
   const runFloor = async () => void (c.floor && floor.push((await timed(c.floor.run))[1]));
   const before = (await env.proxy.snapshot()).counts;
   for (let i = 0; i < n; i++) {

@@ -38,14 +38,17 @@ const newCampaign = (env: BenchEnvironment, name: string) => {
 /** A campaign made through the API with `n` links, each of a referrer of its own, made 8 at a time. */
 export async function campaignWithLinks(env: BenchEnvironment, name: string, n: number) {
   const { id } = await newCampaign(env, name);
-  const client = benchClient(env.stack.baseUrl, env.apiKey, 8);
   const links = await mapLimit(Array.from({ length: n }), 8, async (_, i): Promise<BenchLink> => {
     const referrer = `${name}-${i}`;
-    const link = await client.call<{ id: number; referral_code: string }>('POST', '/api/v1/referral_link', {
-      ...{ campaign_id: id, referrer_id: referrer },
-    });
+    const link = await env.maker.call<{ id: number; referral_code: string }>(
+      'POST',
+      '/api/v1/referral_link',
+      {
+        ...{ campaign_id: id, referrer_id: referrer },
+      },
+    );
     return { id: link.id, code: link.referral_code, referrer };
-  }).finally(() => client.close());
+  });
   return { id, links, codes: links.map((l) => l.code) };
 }
 
@@ -76,6 +79,10 @@ export async function campaignWithWrittenLinks(env: Env, name: string, n: number
   const [, loadMs] = await timed(() => putItems(items, env.table, { writers: 8 }));
   return { id: campaignId, links, codes: links.map((l) => l.code), createdMs, loadSeconds: loadMs / 1000 };
 }
+
+/** A campaign of `n` links, each of a referrer of its own: made through the API, or past 100 written straight. */
+export const campaignOfReferrers = (env: Env, name: string, n: number) =>
+  n > 100 ? campaignWithWrittenLinks(env, name, n, true) : campaignWithLinks(env, name, n);
 
 export async function runLoad(job: LoadJob): Promise<LoadResult> {
   const worker = fileURLToPath(new URL('./load-worker.ts', import.meta.url));
