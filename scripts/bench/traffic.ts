@@ -38,16 +38,11 @@ const newCampaign = (env: BenchEnvironment, name: string) => {
 /** A campaign made through the API with `n` links, each of a referrer of its own, made 8 at a time. */
 export async function campaignWithLinks(env: BenchEnvironment, name: string, n: number) {
   const { id } = await newCampaign(env, name);
+  type Made = { id: number; referral_code: string };
   const links = await mapLimit(Array.from({ length: n }), 8, async (_, i): Promise<BenchLink> => {
-    const referrer = `${name}-${i}`;
-    const link = await env.maker.call<{ id: number; referral_code: string }>(
-      'POST',
-      '/api/v1/referral_link',
-      {
-        ...{ campaign_id: id, referrer_id: referrer },
-      },
-    );
-    return { id: link.id, code: link.referral_code, referrer };
+    const body = { campaign_id: id, referrer_id: `${name}-${i}` };
+    const link = await env.maker.call<Made>('POST', '/api/v1/referral_link', body);
+    return { id: link.id, code: link.referral_code, referrer: body.referrer_id };
   });
   return { id, links, codes: links.map((l) => l.code) };
 }
