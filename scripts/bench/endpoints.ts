@@ -1,4 +1,6 @@
 /** Every endpoint parts 1 to 3 measure: a route of `lib/routes.ts` and what its request fills in. */
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { eventLookupKey } from '../../lib/db/entities/webhook-event.ts';
 import type { RecordedCall } from '../../lib/local/dynamodb-counter.ts';
 import { operations } from '../../lib/operations/definitions.ts';
 import { routeNamed, routes } from '../../lib/routes.ts';
@@ -126,7 +128,13 @@ const RECIPES: Recipe[] = [
     fresh: async (env, f) => {
       const user = { referral_code: f.referral_code, referred_user_id: `redeliver-${uid()}` };
       const { id } = await env.client.call<{ id: number }>('POST', '/api/v1/referred_user', user);
-      return `evt_referred_user_${id}`;
+      const eventId = `evt_referred_user_${id}`;
+      // Its lookup item comes from the stream consumer; a quiet table alone does not prove it came.
+      const Key = eventLookupKey(env.tenant, eventId);
+      const lookup = async () =>
+        (await env.table.db.send(new GetCommand({ TableName: env.table.name, Key }))).Item;
+      await eventually(`the lookup of ${eventId}`, lookup, 60_000, 200);
+      return eventId;
     },
     path: (_, eventId) => ({ event_id: eventId }),
   },
