@@ -36,6 +36,10 @@ const pick =
   (f: Fixtures) =>
     Object.fromEntries(keys.map((k) => [k, f[k]]));
 const id = (key: keyof Fixtures) => (f: Fixtures) => ({ id: f[key] });
+/** The `id` of the path or query: what `fresh` made for the request. */
+const freshId = (_: Fixtures, id: string) => ({ id });
+const newUser = () => ({ referred_user_id: `u-${uid()}` });
+const VISITOR = { 'user-agent': BROWSER, referer: 'https://news.example.org/post/1' };
 const sale = (f: Fixtures) => ({ ...pick('campaign_id', 'referred_user_id')(f), amount: 4990 });
 /** A sale of the fixtures' referred user: its id. */
 async function newConversion(env: BenchEnvironment, f: Fixtures): Promise<string> {
@@ -50,12 +54,9 @@ async function newConversion(env: BenchEnvironment, f: Fixtures): Promise<string
 async function newReward(env: BenchEnvironment, f: Fixtures, approve = false): Promise<string> {
   const campaign_id = f.rewards_campaign_id;
   const referrer_id = `rw-${uid()}`;
-  const link = await env.client.call<{ referral_code: string }>('POST', '/api/v1/referral_link', {
-    ...{ campaign_id, referrer_id },
-  });
-  await env.client.call('POST', '/api/v1/referred_user', {
-    ...{ referral_code: link.referral_code, referred_user_id: `u-${uid()}` },
-  });
+  const post = <T>(path: string, body: object) => env.client.call<T>('POST', path, body);
+  const link = await post<{ referral_code: string }>('/api/v1/referral_link', { campaign_id, referrer_id });
+  await post('/api/v1/referred_user', { referral_code: link.referral_code, ...newUser() });
   const listed = `/api/v1/rewards/${campaign_id}?recipient_id=${referrer_id}`;
   const first = async () => (await env.client.call<Array<{ id: string }>>('GET', listed))[0];
   const reward = await eventually(`a reward of ${referrer_id}`, first, 30_000, 200);
@@ -84,10 +85,7 @@ const RECIPES: Recipe[] = [
   { route: 'ListCampaignLinks' },
   { route: 'ListReferrerLinks' },
   { route: 'ListReferredUsers' },
-  {
-    route: 'CreateReferredUser',
-    body: (f) => ({ ...pick('referral_code')(f), referred_user_id: `u-${uid()}` }),
-  },
+  { route: 'CreateReferredUser', body: (f) => ({ ...pick('referral_code')(f), ...newUser() }) },
   {
     // A visit of a campaign with click ids on per request: its redirect's `rfclid`.
     ...{ route: 'CreateReferredUser', key: 'CreateReferredUserByClick', note: 'by click id' },
@@ -98,7 +96,7 @@ const RECIPES: Recipe[] = [
       if (!id) throw new Error(`no rfclid in ${location}`);
       return id;
     },
-    body: (_, click) => ({ click_id: click, referred_user_id: `u-${uid()}` }),
+    body: (_, click) => ({ click_id: click, ...newUser() }),
   },
   { route: 'GetReferredUser', query: pick('campaign_id', 'referred_user_id') },
   {
@@ -112,11 +110,10 @@ const RECIPES: Recipe[] = [
     body: (f, user) => ({ campaign_id: f.campaign_id, referred_user_id: user, ...purchase }),
   },
   { route: 'CreateLinkAction', body: (f) => ({ ...pick('referral_code')(f), ...purchase }) },
-  { route: 'Visit', headers: { 'user-agent': BROWSER, referer: 'https://news.example.org/post/1' } },
+  { route: 'Visit', headers: VISITOR },
   {
     ...{ route: 'Visit', key: 'VisitClickIds', note: 'campaign with click ids: rfclid in Location' },
-    path: (f) => ({ referral_code: f.click_referral_code }),
-    headers: { 'user-agent': BROWSER, referer: 'https://news.example.org/post/1' },
+    ...{ path: (f: Fixtures) => ({ referral_code: f.click_referral_code }), headers: VISITOR },
   },
   { route: 'GetAnalytics', query: () => ({ granularity: 'day' }) },
   { route: 'GetAnalyticsTop' },
@@ -136,30 +133,20 @@ const RECIPES: Recipe[] = [
       await eventually(`the lookup of ${eventId}`, lookup, 60_000, 200);
       return eventId;
     },
-    path: (_, eventId) => ({ event_id: eventId }),
+    path: (_, event_id) => ({ event_id }),
   },
   { route: 'TestWebhook', query: id('hook_campaign_id'), untimed: true },
   { route: 'RotateWebhookSecret', query: id('hook_campaign_id') },
   { route: 'CreateConversion', body: (f) => ({ ...sale(f), external_id: `ord-${uid()}` }) },
   {
-    ...{ route: 'RefundConversion', note: 'partial' },
-    fresh: newConversion,
-    path: (_, id) => ({ id }),
-    body: () => ({ amount: 1500 }),
+    ...{ route: 'RefundConversion', note: 'partial', fresh: newConversion },
+    ...{ path: freshId, body: () => ({ amount: 1500 }) },
   },
-  { route: 'GetConversion', fresh: newConversion, query: (_, id) => ({ id }) },
+  { route: 'GetConversion', fresh: newConversion, query: freshId },
   { route: 'ListConversions', query: () => ({ limit: '100' }) },
   { route: 'ListRewards', path: onRewards, query: () => ({ limit: '100' }) },
-  {
-    route: 'ApproveReward',
-    note: 'ends a hold',
-    fresh: (env, f) => newReward(env, f),
-    path: (_, id) => ({ id }),
-  },
-  {
-    ...{ route: 'VoidReward', fresh: (env: BenchEnvironment, f: Fixtures) => newReward(env, f) },
-    ...{ path: (_: Fixtures, id: string) => ({ id }), body: () => ({ reason: 'bench' }) },
-  },
+  { route: 'ApproveReward', note: 'ends a hold', fresh: newReward, path: freshId },
+  { route: 'VoidReward', fresh: newReward, path: freshId, body: () => ({ reason: 'bench' }) },
   {
     ...{ route: 'GetBalance', query: () => ({ recipient: 'referrer' }) },
     path: (f) => ({ ...onRewards(f), recipient_id: f.rewards_referrer_id }),
@@ -250,13 +237,8 @@ export function endpointCases(env: BenchEnvironment, f: Fixtures, settle: () => 
         const params: Values = { ...f, ...r.path?.(f, fresh) };
         const path = route.path.replace(/\{(\w+)\}/g, (_, name: string) => params[name] ?? '');
         const query = new URLSearchParams(r.query?.(f, fresh)).toString();
-        const [body, headers] = [r.body?.(f, fresh), r.headers];
-        const res = await env.client.send({
-          method: route.method,
-          path: query ? `${path}?${query}` : path,
-          body,
-          headers,
-        });
+        const [target, body] = [query ? `${path}?${query}` : path, r.body?.(f, fresh)];
+        const res = await env.client.send({ method: route.method, path: target, body, headers: r.headers });
         if (res.status !== status)
           throw new Error(`${label}: expected ${status}, got ${res.status} ${res.body.slice(0, 300)}`);
       },
@@ -271,18 +253,14 @@ const countOps = (calls: RecordedCall[], category: string) => {
   return ops;
 };
 
-/** Each case sent `warmUps` times, then recorded `samples` times: part 1's counts, the median its floor. */
-export async function recordCases(
-  env: BenchEnvironment,
-  cases: EndpointCase[],
-  warmUps: number,
-  samples: number,
-) {
+export const WARM_UPS = 5;
+/** Each case sent `WARM_UPS` times, then recorded `samples` times: part 1's counts, the median its floor. */
+export async function recordCases(env: BenchEnvironment, cases: EndpointCase[], samples: number) {
   const out = [];
   for (const c of cases) {
-    await c.prepare(warmUps + samples);
+    await c.prepare(WARM_UPS + samples);
     const seen: RecordedCall[][] = [];
-    for (let i = 0; i < warmUps; i++) await c.send();
+    for (let i = 0; i < WARM_UPS; i++) await c.send();
     for (let i = 0; i < samples; i++) seen.push(await env.proxy.recording(c.send, c.quietMs));
     const ops = seen.map((calls) => countOps(calls, 'request'));
     const totals = ops.map((o) => Object.values(o).reduce((a, b) => a + b, 0));

@@ -1,6 +1,14 @@
 /** Parts 1 to 3 per endpoint: DynamoDB calls against the budget, latency beside the floor, throughput. */
+import { routeNamed } from '../../lib/routes.ts';
 import { waitUntil } from '../../tools/wait.ts';
-import { createFixtures, type EndpointCase, endpointCases, formatOps, recordCases } from './endpoints.ts';
+import {
+  createFixtures,
+  type EndpointCase,
+  endpointCases,
+  formatOps,
+  recordCases,
+  WARM_UPS,
+} from './endpoints.ts';
 import { type BenchEnvironment, startBenchEnvironment, waitPipelineIdle } from './environment.ts';
 import type { LoadResult } from './load-worker.ts';
 import { type BenchPart, chart, checks, type Point, rows } from './report.ts';
@@ -9,7 +17,6 @@ import { ms, percentile, sec, timed, yes } from './stats.ts';
 import { BROWSER, runLoad } from './traffic.ts';
 
 const GOAL = 1.25;
-const WARM_UPS = 5;
 const FLOOR_EVERY = 4;
 /** `npm start` answers a request while it starts within this long (issue 31). */
 const STARTING_GOAL_MS = 100;
@@ -25,7 +32,7 @@ export const callsPart: BenchPart = {
     console.log(`   stack at ${ctx.env.stack.baseUrl}, DynamoDB Local behind ${ctx.env.proxy.url}`);
     ctx.fixtures = await createFixtures(ctx.env);
     const { cases, unmeasured } = endpointCases(ctx.env, ctx.fixtures, () => waitPipelineIdle(ctx.env));
-    const counted = await recordCases(ctx.env, cases, WARM_UPS, settings.callSamples);
+    const counted = await recordCases(ctx.env, cases, settings.callSamples);
     ctx.cases = cases;
     type Counted = (typeof counted)[number];
     const ops = (r: Counted) =>
@@ -147,15 +154,12 @@ export const loadPart: BenchPart = {
     const call = env.client.call<{ referral_code: string; total_clicks: number }>;
     const action = { action_type: 'purchase', metadata: { source: 'load' } };
     const runs = [];
-    for (const [key, method, path] of [
-      ['Visit', 'GET', '/r/'],
-      ['CreateLinkAction', 'POST', '/api/v1/action/referral_link'],
-    ] as const) {
-      const c = cases.find((x) => x.key === key)!;
+    for (const key of ['Visit', 'CreateLinkAction']) {
+      const [c, { method, path }] = [cases.find((x) => x.key === key)!, routeNamed(key)];
       const floorPerSecond = await floorRate(c.floor!.run, CONNECTIONS, FLOOR_SECONDS);
       const link = { campaign_id: fixtures.campaign_id };
       const { referral_code: code } = await call('POST', '/api/v1/referral_link', link);
-      const url = `${env.stack.baseUrl}${path}${method === 'GET' ? code : ''}`;
+      const url = `${env.stack.baseUrl}${path.replace('{referral_code}', code)}`;
       const body = method === 'POST' ? JSON.stringify({ referral_code: code, ...action }) : undefined;
       const job = (amount: number) => ({ method, url, headers, body, connections: CONNECTIONS, amount });
       const accepted = (r: LoadResult) => r.statuses[c.status] ?? 0;
