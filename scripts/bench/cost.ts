@@ -15,7 +15,7 @@ import type { Burst } from './hotlink.ts';
 import { type BenchPart, type Cell, checks, rows } from './report.ts';
 import type { LatencyRow } from './requests.ts';
 import { settings } from './settings.ts';
-import { median, random, timed, usd } from './stats.ts';
+import { log, median, random, timed, usd } from './stats.ts';
 import * as traffic from './traffic.ts';
 
 /** us-east-1 public list prices (USD) as known to the author (AWS pricing pages, 2025); not fetched: check them. */
@@ -37,6 +37,7 @@ const SETTLE_TIMEOUT_MS = 180_000;
 const NOT_BILLED: ItemKind[] = ['api key'];
 const lambdaMs = (ms: number) => MEMORY_GB * (ms / 1000) * P.lambdaArmGbSecond * 1e6;
 type Kind = 'visit' | 'action' | 'conversion';
+const runName = (r: { kind: Kind; shape: Shape }) => `${r.kind}s, ${r.shape.label}`;
 type Route = 'Visit' | 'CreateLinkAction' | 'CreateConversion';
 const ACTION = { method: 'POST', path: '/api/v1/action/referral_link' };
 const SALE = { method: 'POST', path: '/api/v1/conversion' };
@@ -175,7 +176,7 @@ async function measure(env: BenchEnvironment, all: Shape[]) {
     });
     const accepted = load.statuses[ok] ?? 0;
     runs.push({ kind, shape, campaign, load, accepted, last, lastCount: answered.get(last) ?? 0 });
-    console.log(`   ${kind}s, ${shape.label}: ${accepted} at ${(accepted / load.seconds).toFixed(1)}/s`);
+    log(`${runName({ kind, shape })}: ${accepted} at ${(accepted / load.seconds).toFixed(1)}/s`);
   }
   // Settled: the campaign's series (fast rollups) and the last link's and referrer's (windowed) count all.
   type Run = (typeof runs)[number];
@@ -333,7 +334,7 @@ Data transfer out (the POST) | ~${WEBHOOK_BYTES} B body and headers | ${(WEBHOOK
     const wru = (r: Run) => wruOf(unitsOf(r.capacity));
     const goal = (what: string, r: Run, value: number, limit: number) =>
       `${what}, ${r.shape.label}, per million | ${usd(value)} | ≤ ${usd(limit)} | ${value <= limit}`;
-    const unsettled = runs.filter((r) => !r.settled).map((r) => `${r.kind}s, ${r.shape.label}`);
+    const unsettled = runs.filter((r) => !r.settled).map(runName);
     const goals =
       checks(`${visits.map((r, i) => goal('a visit', r, visitUsd[i]!, r.shape.visitGoal)).join('\n')}
 ${actions.map((r, i) => goal('an API action', r, actionUsd[i]!, ACTION_GOAL)).join('\n')}
@@ -343,9 +344,7 @@ every run's rollups in the table | ${unsettled.join('; ') || 'all'} | within ${S
       const [now, sustained] = [floorOf(r.shape.p, rate, costSeconds), floorOf(r.shape.p, rate, 60)];
       return `${r.kind} | ${r.shape.label} | ${wru(r).toFixed(2)} | ${now.wru.toFixed(3)} | ${now.perBatch.toFixed(1)} | ${now.perMinute.toFixed(0)} | ${(wru(r) / now.wru).toFixed(2)} | ${sustained.wru.toFixed(3)}`;
     };
-    const done = runs.map(
-      (r) => `${r.accepted} ${r.kind}s, ${r.shape.label}, at ${r.capacity.perSecond.toFixed(1)}/s`,
-    );
+    const done = runs.map((r) => `${r.accepted} ${runName(r)}, at ${r.capacity.perSecond.toFixed(1)}/s`);
     return {
       body: [
         `USD per million requests, for three traffic shapes, each at ${rate} requests/s for ${costSeconds} s (open loop, \`paced\`; every visit a visitor of its own): ${done.join('; ')}. The six runs go back to back (then a seventh, of conversions), each on a campaign of its own (the Zipf campaigns' links written straight into the table by \`newLinkItem\`, the others' made through the API; each link of its own referrer). DynamoDB is measured on the wire from the first request until every run's rollups are in the table (its campaign's series counts every request, and so do the series of its last link and of that link's referrer): every item the stack read or wrote by key (the counting proxy's item tracking), given to the run whose campaign its key names (an event lookup: the campaign its event id names; items of no campaign, such as id blocks, the day's visitor key and a signup's event lookup, shared out by each run's own writes), priced per kind of item by its size read back with DynamoDB's rules (\`scripts/bench/capacity.ts\`): 1 WRU per KB for a standard write, 2 per KB for every item of a transaction (ConditionCheck included), 1 per KB for each index copy a write rewrites, 1 RRU per 4 KB for a strongly consistent read, half for an eventually consistent one. The rollups are amortised over the requests of the run: a shorter run amortises those written once a minute over fewer requests (its floor below does the same). The authorizer's key lookups are left out (cached per key in AWS). Prices: Lambda arm64 $${P.lambdaArmGbSecond} per GB-s and $${P.lambdaPerMillionRequests} per million requests; HTTP API $${P.httpApiPerMillion.toFixed(2)}/M; DynamoDB on-demand $${P.dynamoPerMillionWru}/M WRU, $${P.dynamoPerMillionRru}/M RRU; SQS $${P.sqsPerMillionRequests.toFixed(2)}/M; CloudWatch Logs $${P.cloudWatchLogsPerGb.toFixed(2)}/GB; transfer out $${P.dataTransferOutPerGb.toFixed(2)}/GB (AWS us-east-1 public list prices as known to the author (pricing pages, 2025); not fetched live).`,

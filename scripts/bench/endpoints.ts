@@ -184,9 +184,8 @@ export async function createFixtures(env: BenchEnvironment) {
   const hook = { webhook_url: `${env.stack.baseUrl}/health` };
   await env.maker.call('PATCH', `/api/v1/campaign?id=${hook_campaign_id}`, hook);
   const ids = { campaign_id, link_id: `${link_id}`, event_id: `evt_referred_user_${signup.id}` };
-  const { referral_code: click_referral_code } = await link(
-    (await campaign('clicks', { click_ids: true })).id,
-  );
+  const clicks = await campaign('clicks', { click_ids: true });
+  const { referral_code: click_referral_code } = await link(clicks.id);
   const rewards = await campaign('rewards', { reward_rules: REWARD_RULES });
   const rewards_referrer_id = 'bench-rewards';
   const rewardLink = await link(rewards.id, rewards_referrer_id);
@@ -264,10 +263,8 @@ export async function recordCases(env: BenchEnvironment, cases: EndpointCase[], 
     for (let i = 0; i < samples; i++) seen.push(await env.proxy.recording(c.send, c.quietMs));
     const ops = seen.map((calls) => countOps(calls, 'request'));
     const totals = ops.map((o) => Object.values(o).reduce((a, b) => a + b, 0));
-    // The median sample, and the floor replays it: the stream readers, woken by a request's own
-    // writes, can work inside its window (the rewards' reader takes signups and sales at once),
-    // and background work set off past the quiet wait can land in a later one; the range is
-    // shown where samples differ.
+    // The median sample, and the floor replays it: stream readers woken by a request's writes can
+    // work inside its window, background work can land in a later one; the range shows the spread.
     const median = totals.indexOf([...totals].sort((a, b) => a - b)[Math.floor(totals.length / 2)]!);
     c.floor = replayFloor(seen[median]!, env.proxy.url);
     c.refused = (await c.floor?.run()) ?? [];

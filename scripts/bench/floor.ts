@@ -50,16 +50,12 @@ export function replayFloor(recorded: RecordedCall[], proxyUrl: string): Floor |
     credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' },
     customUserAgent: 'bench-floor', // the proxy never counts these calls as the stack's
   });
-  const send = async (call: RecordedCall) => {
-    try {
-      await sendRecorded(client, call);
-      return [];
-    } catch (err) {
-      if ((err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === undefined)
-        throw err;
-      return [call.op];
-    }
+  // An error DynamoDB answered (a condition refused) is the floor's answer; any other is the bench's.
+  const refused = (call: RecordedCall) => (err: { $metadata?: { httpStatusCode?: number } }) => {
+    if (err.$metadata?.httpStatusCode === undefined) throw err;
+    return [call.op];
   };
+  const send = (call: RecordedCall) => sendRecorded(client, call).then(() => [], refused(call));
   return {
     ops: steps.map((s) => s.map(describe).join(' ‖ ')).join(' → '),
     async run() {

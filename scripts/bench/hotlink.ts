@@ -8,7 +8,7 @@ import { capacityOf, checksOf, kindOf, mergeTracked, readsOf, writesOf } from '.
 import { type BenchEnvironment, reserveIds, waitPipelineIdle } from './environment.ts';
 import { type BenchPart, checks, rows } from './report.ts';
 import { settings } from './settings.ts';
-import { sec, yes } from './stats.ts';
+import { log, sec, yes } from './stats.ts';
 import { BROWSER, campaignWithLinks, runLoad, storedLink } from './traffic.ts';
 
 const [HOT_ITEM_GOAL, SAME_RATE_GOAL, CONNECTIONS] = [20, 0.1, 32];
@@ -102,9 +102,7 @@ export const hotlinkPart: BenchPart = {
     for (const kind of ['hot', 'spread', 'spread', 'hot'] as const) {
       const r = await drive(env, kind === 'hot' ? hot : spreadCampaign, amount);
       runs.push(r);
-      console.log(
-        `   ${kind}: ${r.accepted} at ${r.perSecond.toFixed(0)}/s, counted ${sec(r.drainMs)} s after`,
-      );
+      log(`${kind}: ${r.accepted} at ${r.perSecond.toFixed(0)}/s, counted ${sec(r.drainMs)} s after`);
     }
     const [hotRuns, spreadRuns] = [runs.filter((r) => r.links === 1), runs.filter((r) => r.links > 1)];
     const sum = (rs: TrafficRun[], f: (r: TrafficRun) => number) => rs.reduce((a, r) => a + f(r), 0);
@@ -127,8 +125,8 @@ export const hotlinkPart: BenchPart = {
     const linkWrites = linkItem ? per1000(writesOf(linkItem.counts)) : Number.NaN;
 
     const viral = await burst(env, settings.burstVisits);
-    console.log(
-      `   burst: ${viral.requests} at ${viral.perSecond.toFixed(0)}/s, counted in ${sec(viral.countedInMs)} s`,
+    log(
+      `burst: ${viral.requests} at ${viral.perSecond.toFixed(0)}/s, counted in ${sec(viral.countedInMs)} s`,
     );
 
     const itemRow = (visits: number) => (i: ItemAccesses) => {
@@ -136,11 +134,8 @@ export const hotlinkPart: BenchPart = {
       const all = Object.entries(i.counts).map(([k, n]) => `${n} ${k}`);
       return `${label(i, hotCode)} | ${per.join(' | ')} | ${all.join(', ')}`;
     };
-    const itemRows = (items: ItemAccesses[], visits: number) =>
-      rows(
-        'item | writes per 1,000 visits | transaction checks | reads | accesses (all)',
-        items.map(itemRow(visits)),
-      );
+    const itemHead = 'item | writes per 1,000 visits | transaction checks | reads | accesses (all)';
+    const itemRows = (items: ItemAccesses[], visits: number) => rows(itemHead, items.map(itemRow(visits)));
     const counted = (r: TrafficRun) =>
       `${r.counted} / ${r.accepted}${r.bots > 0 ? ` − ${r.bots} bots` : ''}${r.counted === r.accepted - r.bots ? '' : ' (OFF)'}`;
     const runRow = (r: TrafficRun, i: number) =>

@@ -21,6 +21,8 @@ export const signed = (v: number) => `${v >= 0 ? '+' : ''}${ms(v)}`;
 export const usd = (v: number) =>
   v >= 0.1 ? `$${v.toFixed(2)}` : v >= 0.001 ? `$${v.toFixed(3)}` : v > 0 ? `$${v.toFixed(4)}` : '$0';
 export const yes = (ok: boolean) => (ok ? 'yes' : 'NO');
+/** A line of progress on the console, under its part's heading. */
+export const log = (line: string) => console.log(`   ${line}`);
 export const sleep = (milliseconds: number) => new Promise<void>((r) => setTimeout(r, milliseconds));
 /** A deep page against the first (within 1.25×: the same), and whether the floor differs too. */
 export function pageVerdict(ratio: number, floorRatio: number): string {
