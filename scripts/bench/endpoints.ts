@@ -1,9 +1,9 @@
 /** Every endpoint parts 1 to 3 measure: a route of `lib/routes.ts` and what its request fills in. */
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { eventLookupKey } from '../../lib/db/entities/webhook-event.ts';
 import type { RecordedCall } from '../../lib/local/dynamodb-counter.ts';
 import { operations } from '../../lib/operations/definitions.ts';
 import { routeNamed, routes } from '../../lib/routes.ts';
+import { getItems } from '../../tools/table.ts';
 import { eventually, mapLimit } from '../../tools/wait.ts';
 import type { BenchEnvironment } from './environment.ts';
 import { type Floor, replayFloor } from './floor.ts';
@@ -127,9 +127,7 @@ const RECIPES: Recipe[] = [
       const { id } = await env.client.call<{ id: number }>('POST', '/api/v1/referred_user', user);
       const eventId = `evt_referred_user_${id}`;
       // Its lookup item comes from the stream consumer; a quiet table alone does not prove it came.
-      const Key = eventLookupKey(env.tenant, eventId);
-      const lookup = async () =>
-        (await env.table.db.send(new GetCommand({ TableName: env.table.name, Key }))).Item;
+      const lookup = async () => (await getItems([eventLookupKey(env.tenant, eventId)], env.table))[0];
       await eventually(`the lookup of ${eventId}`, lookup, 60_000, 200);
       return eventId;
     },

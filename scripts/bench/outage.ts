@@ -13,9 +13,8 @@ export const outagePart: BenchPart = {
     const o = await measureOutage({ baseUrl: env.stack.baseUrl, apiKey: env.apiKey, pause, resume, pauseMs });
     const { clicks, referrals } = o;
     const exact = clicks.counted === clicks.expected && referrals.counted === referrals.expected;
-    const answers = Object.entries(o.duringOutage).map(
-      ([status, n]) => `${n} × ${status === '0' ? 'no answer' : status}`,
-    );
+    const answer = ([status, n]: [string, number]) => `${n} × ${status === '0' ? 'no answer' : status}`;
+    const answers = Object.entries(o.duringOutage).map(answer);
     return {
       body: [
         'DynamoDB Local paused (SIGSTOP) under keyed writes (actions, signups), each retried with its `Idempotency-Key` after a 5xx, a 409 in progress or a dropped connection (`tools/outage.ts`, which the fault suite also runs). DynamoDB calls have a 5 s deadline and the authorizer 2 s: a 503 with `Retry-After` within about 7 s, never a 500 or a hang; afterwards every counter equals the keys that got a 2xx.',
@@ -31,9 +30,8 @@ total_referrals: keys answered 2xx / counted | ${referrals.expected} / ${referra
 retries answered from a stored answer | ${o.replays}`),
       ],
       summary: `DynamoDB outage (${(o.pauseMs / 1000).toFixed(0)} s): answers within ${ms(o.slowestAnswerDuringOutageMs)} ms (${Object.keys(o.duringOutage).join('/')}), recovery ${ms(o.recoveryMs)} ms, counters ${exact ? 'exact' : 'OFF'}.`,
-      checks: checks(
-        `counters after the retries: total_clicks / total_referrals against the keys answered 2xx | ${clicks.counted} / ${referrals.counted} for ${clicks.expected} / ${referrals.expected} | exact | ${exact}`,
-      ),
+      checks: checks(`
+counters after the retries: total_clicks / total_referrals against the keys answered 2xx | ${clicks.counted} / ${referrals.counted} for ${clicks.expected} / ${referrals.expected} | exact | ${exact}`),
     };
   },
 };

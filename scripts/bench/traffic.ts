@@ -2,10 +2,9 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { linkFromItem, linkKey, newLinkItem } from '../../lib/db/entities/link.ts';
 import { CODE_ALPHABET } from '../../lib/domain/link-rules.ts';
-import { putItems } from '../../tools/table.ts';
+import { getItems, putItems } from '../../tools/table.ts';
 import { mapLimit } from '../../tools/wait.ts';
 import { type BenchEnvironment, benchClient, type RequestSpec, reserveIds } from './environment.ts';
 import type { LoadJob, LoadResult } from './load-worker.ts';
@@ -49,8 +48,7 @@ export async function campaignWithLinks(env: BenchEnvironment, name: string, n: 
 
 /** The link of `code` as stored, read straight from the table. */
 export async function storedLink(env: BenchEnvironment, code: string) {
-  const read = { TableName: env.table.name, Key: linkKey(code), ConsistentRead: true };
-  return linkFromItem((await env.table.db.send(new GetCommand(read))).Item ?? {});
+  return linkFromItem((await getItems([linkKey(code)], env.table))[0] ?? {});
 }
 
 /** The code of the `i`-th link of a campaign whose codes start with `tag`. */
