@@ -1,7 +1,4 @@
-/**
- * Parts 6 and 6b, at scale: a campaign of many links, its pages and its purge; analytics and the
- * events feed (issues 14, 15) in a stack of its own, timed beside their floors and reads alone.
- */
+/** Parts 6 and 6b: a campaign of many links; analytics and the feed at scale, in a stack of their own. */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { totalmem } from 'node:os';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';

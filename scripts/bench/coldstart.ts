@@ -1,7 +1,4 @@
-/**
- * Part 4: each function's bundle as CDK builds it beside its floor (the SDK clients it uses alone),
- * imported in pairs with it and compared by CPU time, which other load hardly moves (wall time does).
- */
+/** Part 4: bundles beside their floors, imported in pairs; by CPU time, which other load hardly moves. */
 import { execFile } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';

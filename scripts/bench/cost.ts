@@ -1,7 +1,4 @@
-/**
- * Part 7: a cost model per traffic shape for visits and API actions, and for conversions on one: seven
- * runs under one tracked stretch of the proxy (seven waits for the windowed rollups: minutes), by campaign.
- */
+/** Part 7: seven runs in one tracked stretch (one wait for the windowed rollups, not seven), by campaign. */
 import type { Scope, SeriesMetric } from '../../lib/db/entities/analytics.ts';
 import { seriesPointsFromItem, seriesSortKey } from '../../lib/db/entities/analytics.ts';
 import { ACCESS_LOG_FIELDS } from '../../lib/observability/access-log.ts';

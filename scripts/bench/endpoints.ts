@@ -42,9 +42,8 @@ const newUser = () => ({ referred_user_id: `u-${uid()}` });
 const VISITOR = { 'user-agent': BROWSER, referer: 'https://news.example.org/post/1' };
 const sale = (f: Fixtures) => ({ ...pick('campaign_id', 'referred_user_id')(f), amount: 4990 });
 /** A sale of the fixtures' referred user: its id. */
-async function newConversion(env: BenchEnvironment, f: Fixtures): Promise<string> {
-  return (await env.client.call<{ id: string }>('POST', '/api/v1/conversion', sale(f))).id;
-}
+const newConversion = async (env: BenchEnvironment, f: Fixtures) =>
+  (await env.client.call<{ id: string }>('POST', '/api/v1/conversion', sale(f))).id;
 
 /**
  * A referrer of its own on the rewards campaign, with one signup and so one reward, made by the

@@ -1,7 +1,4 @@
-/**
- * autocannon off the gateway's event loop: the job in argv, counts per status on stdout. Amount mode,
- * so "accepted" is exact: a run bounded by time abandons requests the server may still commit.
- */
+/** autocannon off the gateway's event loop; amount mode: a timed run abandons requests still committing. */
 import autocannon from 'autocannon';
 
 /**

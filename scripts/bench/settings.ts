@@ -1,7 +1,4 @@
-/**
- * The bench's scales: the default run's (within about 10 minutes on 2 cores; tune it on a quiet
- * machine from the seconds per part), `--full`'s (the reference), and a variable overriding both.
- */
+/** The scales: the default run's (10 min on 2 cores: tune on a quiet machine), `--full`'s, a variable's. */
 export const full = process.argv.includes('--full');
 /** name: environment variable, default run, `--full`, what it sets (the part's number). */
 const SCALES = {

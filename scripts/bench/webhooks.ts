@@ -211,10 +211,7 @@ const BAD_RECEIVERS: Array<[name: string, behaviour: string, respond: receiver.R
   ['hang-up', 'closes the connection', () => 'hang-up'],
 ];
 
-/**
- * Part 5b: a healthy campaign's deliveries alone, then beside four bad receivers with a backlog
- * each. Run after the other webhook parts: the bad campaigns' retries stay scheduled for minutes.
- */
+/** Part 5b, after the other webhook parts: the bad receivers' retries stay scheduled for minutes. */
 export const isolationPart: BenchPart = {
   name: 'isolation',
   title: '5b. Isolation: a healthy campaign beside slow and failing receivers',
