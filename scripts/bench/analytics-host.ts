@@ -1,7 +1,6 @@
 /**
- * The analytics part's stack in a process of its own (handlers read their table's endpoint once per
- * process). `load` turns the stream off while the table is small: turning it on over millions of
- * items stalled DynamoDB Local for minutes.
+ * The analytics part's stack in a process of its own (handlers read their table's endpoint once per process).
+ * `load` turns the stream off while the table is small: over millions of items it stalled DynamoDB Local.
  */
 import { DynamoDBClient, UpdateTableCommand } from '@aws-sdk/client-dynamodb';
 import { dynamoClientConfig } from '../../lib/aws/clients.ts';

@@ -144,7 +144,6 @@ export const analyticsPart: BenchPart = {
       const fresh = { campaignId: randomUUID(), firstLinkId, firstActionId, codeTag: `${spec.codeTag}S` };
       const sample = { ...spec, ...fresh, ...SAMPLE, seed: 15 };
       const differ = await checkSample(sample, table, () => proxy.quiet(1_000, 30_000));
-      // Then the stack stopped and the stream off, and the campaign written straight into the table.
       await host.step('load');
       const load = [
         await writeAll(table, campaignAndLinks(spec, summed.linkItem), 'links', spec.links + 1),
@@ -154,7 +153,6 @@ export const analyticsPart: BenchPart = {
       const loadSeconds = load.reduce((a, l) => a + l.seconds, 0);
       const written = load.reduce((a, l) => a + l.written, 0);
 
-      // The stack again, without a stream poller, for the queries.
       client = benchClient(await host.step('start', proxy.url, `${tenant}:${apiKey}`), apiKey);
       const get = (path: string) => client!.send({ method: 'GET', path });
       const base = `/api/v1/analytics/${spec.campaignId}`;

@@ -73,9 +73,8 @@ export function splitByCampaign(tracked: readonly ItemAccesses[], campaigns: rea
   const owners = new Map(
     campaigns.flatMap((c, i) => [c.id.toLowerCase(), ...c.codes].map((k) => [k, i] as const)),
   );
-  // An event lookup names its campaign through its event id: a conversion's or a refund's
-  // (`evt_conversion_cv_…`, `evt_refund_cv_…_<n>`) in the conversion id, a reward's
-  // (`evt_reward_<state>_rw_…`) in the reward id, an action's at its end.
+  // An event lookup names its campaign in its event id: a conversion's or refund's in the conversion id
+  // (`evt_refund_cv_…_<n>`), a reward's in the reward id (`evt_reward_<state>_rw_…`), an action's at the end.
   const lookupCampaignOf = (pk: string) =>
     parseConversionId(/#EVT#evt_(?:conversion|refund)_(cv_[A-Za-z0-9_-]{40})/.exec(pk)?.[1] ?? '')
       ?.campaignId ??

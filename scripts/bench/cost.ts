@@ -111,9 +111,8 @@ const lastCounted = async (count: Count, { id, referrer }: traffic.BenchLink, n:
   (await count({ kind: 'referrer', referrerId: referrer! })) >= n;
 
 /**
- * The conversions' campaign: 50 links, a referred user of each, its signups rolled up before
- * tracking; one reward rule (10 % of each sale to the referrer), so a sale's cost includes its
- * reward (issue 30), itemised apart.
+ * The conversions' campaign: 50 links, a referred user of each, its signups rolled up before tracking;
+ * one reward rule (10 % of each sale to the referrer): a sale's cost includes its reward (issue 30).
  */
 async function campaignWithSignups(env: BenchEnvironment, name: string) {
   const campaign = await traffic.campaignWithLinks(env, name, 50);

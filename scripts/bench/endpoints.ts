@@ -45,11 +45,8 @@ const sale = (f: Fixtures) => ({ ...pick('campaign_id', 'referred_user_id')(f), 
 const newConversion = async (env: BenchEnvironment, f: Fixtures) =>
   (await env.client.call<{ id: string }>('POST', '/api/v1/conversion', sale(f))).id;
 
-/**
- * A referrer of its own on the rewards campaign, with one signup and so one reward, made by the
- * stream a moment later: its id once listed (approved first when `approve`). A referrer of its own
- * keeps the reward findable without knowing how its id is derived.
- */
+/** A new referrer's signup on the rewards campaign: its reward's id once listed (`approve`: the referrer's id).
+ * A referrer of its own: its reward is found without knowing how a reward's id is derived. */
 async function newReward(env: BenchEnvironment, f: Fixtures, approve = false): Promise<string> {
   const campaign_id = f.rewards_campaign_id;
   const referrer_id = `rw-${uid()}`;

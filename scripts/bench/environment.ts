@@ -98,8 +98,7 @@ export async function startBenchEnvironment() {
     const proxy = await startCountingProxy(dynamo.endpoint);
     stoppers.push(() => proxy.stop());
     const options = { port: 0, dataDir: 'memory', devApiKeys: `${tenant}:${apiKey}` } as const;
-    // While it starts (handlers loading, keys provisioned), /health is asked again and again: each
-    // 503 `starting` answer timed (issue 31: at once, not once ready).
+    // While it starts, /health is asked again and again: each 503 `starting` timed (issue 31: at once).
     const startingMs: number[] = [];
     let [up, asking] = [false, Promise.resolve()];
     const ask = async (base: string) => {
@@ -109,9 +108,8 @@ export async function startBenchEnvironment() {
         if (res.status === 503 && !up) startingMs.push(performance.now() - t);
       }
     };
-    // Measured against the handlers and DynamoDB, not the per-route limits of a deployed stage;
-    // without the rewards' timed release (a Query every 10 s, which the call counts would take for
-    // a request's: the bench's rewards are approved through the API).
+    // Measured against the handlers and DynamoDB, not a stage's route limits; no timed reward release
+    // (a Query every 10 s the call counts would take for a request's: the API approves the rewards).
     const stack = await startLocalStack({
       ...{ ...options, throttles: false, dynamodbEndpoint: proxy.url, rewardReleaseIntervalMs: false },
       onListening: (base) => {
@@ -168,8 +166,7 @@ export function benchClient(baseUrl: string, apiKey: string, sockets = 1) {
         res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text() }));
       });
       req.on('error', (err: NodeJS.ErrnoException) => {
-        // A kept-alive socket the gateway closed (its 5 s idle timeout) as this went out: Node's
-        // documented remedy is to send it again on a new socket, once.
+        // A kept-alive socket the gateway closed (5 s idle) as this went out: Node's remedy, once.
         if (req.reusedSocket && err.code === 'ECONNRESET' && !retried) send(spec, true).then(resolve, reject);
         else reject(err);
       });

@@ -30,8 +30,7 @@ async function drive(env: BenchEnvironment, { id, codes }: Campaign, amount: num
   const result = await runLoad({ ...job, amount });
   const ended = performance.now();
   const accepted = result.statuses[302] ?? 0;
-  // Every 302 is a bot visit (its own item, which `isbot` may see in an autocannon id) or a human
-  // visit that reaches total_clicks through the stream consumer.
+  // A 302 is a bot visit (`isbot` may see one in an autocannon id) or one total_clicks counts.
   const botVisits = (await bots()) - botsBefore;
   const counted = () => clicksOf(env, codes).then((c) => c - before);
   await waitUntil(async () => (await counted()) >= accepted - botVisits, DRAIN_TIMEOUT_MS, 25);
