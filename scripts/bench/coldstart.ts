@@ -80,8 +80,7 @@ export const coldPart: BenchPart = {
     const sdk = functions.filter((f) => f.usesAwsSdk);
     const sizeRatio = (f: Measured) => f.bytes / floors[f.floor].bytes;
     const cpuRatio = (f: Measured) => 1 + cpuOver(f) / floorCpu(f.floor);
-    const worst = (among: Measured[], of: (f: Measured) => number) =>
-      [...among].sort((a, b) => of(b) - of(a))[0];
+    const worst = (fs: Measured[], of: (f: Measured) => number) => [...fs].sort((a, b) => of(b) - of(a))[0];
     const sizeOver = sdk.filter((f) => sizeRatio(f) > GOAL);
     const cpuOverGoal = sdk.filter((f) => cpuRatio(f) > GOAL);
     const [sizeWorst, cpuWorst] = [worst(sdk, sizeRatio), worst(sdk, cpuRatio)];

@@ -36,8 +36,7 @@ export function random(seed: number) {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
@@ -46,8 +45,7 @@ export function random(seed: number) {
 /** What `run` gave, and the milliseconds it took. */
 export async function timed<T>(run: () => Promise<T>): Promise<[T, number]> {
   const started = performance.now();
-  const value = await run();
-  return [value, performance.now() - started];
+  return [await run(), performance.now() - started];
 }
 
 /** Each of `runs` timed `samples` times, a round over all of them at a time, so all share the same load. */
