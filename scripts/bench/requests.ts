@@ -1,14 +1,8 @@
 /** Parts 1 to 3 per endpoint: DynamoDB calls against the budget, latency beside the floor, throughput. */
 import { routeNamed } from '../../lib/routes.ts';
 import { waitUntil } from '../../tools/wait.ts';
-import {
-  createFixtures,
-  type EndpointCase,
-  endpointCases,
-  formatOps,
-  recordCases,
-  WARM_UPS,
-} from './endpoints.ts';
+import type { EndpointCase } from './endpoints.ts';
+import { createFixtures, endpointCases, formatOps, recordCases, WARM_UPS } from './endpoints.ts';
 import { type BenchEnvironment, startBenchEnvironment, waitPipelineIdle } from './environment.ts';
 import type { LoadResult } from './load-worker.ts';
 import { type BenchPart, chart, checks, type Point, rows } from './report.ts';
