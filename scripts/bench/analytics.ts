@@ -170,7 +170,6 @@ feedFirst | GET /events/{id}: first page of 100 | /api/v1/events/${spec.campaign
 feedDeep | GET /events/{id}: 100 from event ${deepAt} (cursor) | /api/v1/events/${spec.campaignId}?limit=100&cursor=${cursor}`).map(
         ([key = '', label = '', path = '']) => ({ key, label, path }),
       );
-      // Answers checked once: totals of all visits, the top link's count, the feed pages' events.
       const answers = new Map<string, unknown>();
       for (const c of cases) answers.set(c.key, JSON.parse((await get(c.path)).body));
       const daily = answers.get('daily30') as { totals: { visits: number; unique_visits: number } };
@@ -265,7 +264,6 @@ export const scalePart: BenchPart = {
     const pages = Object.entries({ first: path, last: lastPath }).map(([key, path]) => ({ key, path }));
     const { p } = await timeWithFloors(env.proxy, get, pages, settings.pageSamples);
 
-    // Delete, then watch the purge until neither the link list nor the campaign's partition holds an item.
     const remove = () => env.client.send({ method: 'DELETE', path: `/api/v1/campaign?id=${id}` });
     const [deleted, deleteMs] = await timed(remove);
     if (deleted.status !== 204) throw new Error(`DELETE of the scale campaign: ${deleted.status}`);
