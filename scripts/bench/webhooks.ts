@@ -111,8 +111,7 @@ export const webhooksPart: BenchPart = {
     try {
       const { id: campaignId, secret, code } = await webhookCampaign(env, 'Webhooks', `${rx.url}/hooks`);
       const { webhookEvents: events, webhookBacklog: backlog } = settings;
-      const send = (i: number) => linkAction(env, code, { n: i });
-      const logs = await logOnAndOff(env, rx, campaignId, events, send);
+      const logs = await logOnAndOff(env, rx, campaignId, events, (i) => linkAction(env, code, { n: i }));
       const { on: latency, off: unlogged, onLogged, offLogged } = logs;
       const logCost = latency.p50 - unlogged.p50;
       const few = Math.min(200, events);
@@ -225,11 +224,9 @@ export const isolationPart: BenchPart = {
     };
     try {
       const healthy = await campaign('healthy');
-      const run = async () => {
-        const end = performance.now() + seconds * 1000;
-        const until = () => performance.now() < end;
+      const run = async (end = performance.now() + seconds * 1000) => {
         const send = () => linkAction(env, healthy.code);
-        return summary([await paced(healthy.rx, ISOLATION_PACE_MS, send, until)]);
+        return summary([await paced(healthy.rx, ISOLATION_PACE_MS, send, () => performance.now() < end)]);
       };
       const alone = await run();
       const bad: Array<{ name: string; behaviour: string; rx: Receiver; code: string }> = [];
