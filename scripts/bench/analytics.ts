@@ -109,8 +109,7 @@ function readsOf(calls: RecordedCall[]) {
 }
 
 export const analyticsPart: BenchPart = {
-  name: 'analytics',
-  title: '6b. Analytics and the events feed at scale',
+  ...{ name: 'analytics', title: '6b. Analytics and the events feed at scale' },
   standalone: true,
   async run() {
     const host = await startHost();
@@ -244,8 +243,7 @@ built rollups against the consumer's on the sample | ${checked} | none | ${diffe
 };
 
 export const scalePart: BenchPart = {
-  name: 'scale',
-  title: '6. Scale: a campaign with many links',
+  ...{ name: 'scale', title: '6. Scale: a campaign with many links' },
   async run({ env }) {
     const { tenant, table } = env;
     const n = settings.scaleLinks;

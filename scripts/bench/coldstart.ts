@@ -66,8 +66,7 @@ const cpuOver = (f: Measured) => median(f.own.map((s, i) => s.cpu - f.paired[i]!
 const range = (xs: number[], f: (n: number) => string) => `${f(Math.min(...xs))}–${f(Math.max(...xs))}`;
 
 export const coldPart: BenchPart = {
-  name: 'cold',
-  title: '4. Cold start: bundle size and import time vs the floor',
+  ...{ name: 'cold', title: '4. Cold start: bundle size and import time vs the floor' },
   standalone: true,
   async run() {
     const { functions, floors, buildMs } = await measureColdStart(settings.coldStartPairs);

@@ -296,8 +296,7 @@ async function p50Of(env: BenchEnvironment, latency: unknown, key: string, spec:
 }
 
 export const costPart: BenchPart = {
-  name: 'cost',
-  title: '7. Cost model (on paper), per traffic shape',
+  ...{ name: 'cost', title: '7. Cost model (on paper), per traffic shape' },
   async run({ env, fixtures, data }) {
     const { freshnessRate: rate, costSeconds } = settings;
     const all = shapes(settings.zipfLinks);

@@ -54,8 +54,7 @@ async function measure(baseUrl: string, apiKey: string): Promise<Sample[]> {
 }
 
 export const dashboardPart: BenchPart = {
-  name: 'dashboard',
-  title: '8. Dashboard: script size and first paint',
+  ...{ name: 'dashboard', title: '8. Dashboard: script size and first paint' },
   async run({ env }) {
     const jsGzip = dashboardScript.gzip().length;
     const samples = await measure(env.stack.baseUrl, env.apiKey);

@@ -84,8 +84,7 @@ function label(item: ItemAccesses, hotCode: string): string {
 }
 
 export const hotlinkPart: BenchPart = {
-  name: 'hotlink',
-  title: '3b. One hot link: hot items, and throughput against spread links',
+  ...{ name: 'hotlink', title: '3b. One hot link: hot items, and throughput against spread links' },
   async run({ env }) {
     const spreadLinks = settings.hotlinkLinks;
     const hot = await campaignWithLinks(env, 'hot', 1);

@@ -5,8 +5,7 @@ import { settings } from './settings.ts';
 import { ms } from './stats.ts';
 
 export const outagePart: BenchPart = {
-  name: 'outage',
-  title: '5c. A DynamoDB outage: what a client sees, and the recovery',
+  ...{ name: 'outage', title: '5c. A DynamoDB outage: what a client sees, and the recovery' },
   async run({ env }) {
     const signal = (name: NodeJS.Signals) => () => void process.kill(env.dynamo.pid!, name);
     const [pause, resume, pauseMs] = [signal('SIGSTOP'), signal('SIGCONT'), settings.outageSeconds * 1000];

@@ -18,8 +18,7 @@ const STARTING_GOAL_MS = 100;
 const [CONNECTIONS, FLOOR_SECONDS] = [32, Math.min(5, settings.loadSeconds)];
 
 export const callsPart: BenchPart = {
-  name: 'calls',
-  title: '1. DynamoDB calls per request (warm)',
+  ...{ name: 'calls', title: '1. DynamoDB calls per request (warm)' },
   /** Starts the stack and makes the endpoint cases the other stack parts use. */
   async run(ctx) {
     ctx.env = await startBenchEnvironment();
@@ -88,8 +87,7 @@ async function measure(env: BenchEnvironment, c: EndpointCase, n: number) {
 export type LatencyRow = Awaited<ReturnType<typeof measure>>;
 
 export const latencyPart: BenchPart = {
-  name: 'latency',
-  title: '2. Latency through the local gateway vs the DynamoDB floor',
+  ...{ name: 'latency', title: '2. Latency through the local gateway vs the DynamoDB floor' },
   async run({ env, cases }) {
     const measured: LatencyRow[] = [];
     for (const c of cases.filter((x) => x.timed)) {
@@ -141,8 +139,7 @@ async function floorRate(run: () => Promise<unknown>, connections: number, secon
 
 /** Part 3: each counting endpoint on one fresh hot link, autocannon at a calibrated rate; counters exact. */
 export const loadPart: BenchPart = {
-  name: 'load',
-  title: '3. Throughput under load, and exact counters',
+  ...{ name: 'load', title: '3. Throughput under load, and exact counters' },
   async run({ env, fixtures, cases }) {
     const headers = { 'api-key': env.apiKey, 'content-type': 'application/json', 'user-agent': BROWSER };
     const call = env.client.call<{ referral_code: string; total_clicks: number }>;

@@ -104,8 +104,7 @@ async function logOnAndOff(env: BenchEnvironment, rx: Receiver, campaign: string
 }
 
 export const webhooksPart: BenchPart = {
-  name: 'webhooks',
-  title: '5. Webhooks: from the 201 to the signed delivery',
+  ...{ name: 'webhooks', title: '5. Webhooks: from the 201 to the signed delivery' },
   async run({ env }) {
     const rx = await receiver.startWebhookReceiver();
     try {
@@ -212,8 +211,7 @@ const BAD_RECEIVERS: Array<[name: string, behaviour: string, respond: receiver.R
 
 /** Part 5b, after the other webhook parts: the bad receivers' retries stay scheduled for minutes. */
 export const isolationPart: BenchPart = {
-  name: 'isolation',
-  title: '5b. Isolation: a healthy campaign beside slow and failing receivers',
+  ...{ name: 'isolation', title: '5b. Isolation: a healthy campaign beside slow and failing receivers' },
   async run({ env }) {
     const { isolationSeconds: seconds, isolationBacklog: backlog } = settings;
     const made: Array<{ id: string; code: string; rx: Receiver }> = [];
