@@ -11,7 +11,7 @@ import { ms, percentile, sec, timed, yes } from './stats.ts';
 import { BROWSER, runLoad } from './traffic.ts';
 
 const GOAL = 1.25;
-const FLOOR_EVERY = 3;
+const FLOOR_EVERY = 4;
 /** `npm start` answers a request while it starts within this long (issue 31). */
 const STARTING_GOAL_MS = 100;
 /** The floor's throughput run: 5 s, or as long as a throughput run when that is shorter. */

@@ -4,7 +4,7 @@ export const full = process.argv.includes('--full');
 const SCALES = {
   coldStartPairs: ['BENCH_COLD_PAIRS', 3, 20, 'imports of each function, each paired with its floor (4)'],
   callSamples: ['BENCH_CALL_SAMPLES', 3, 5, 'requests per endpoint recorded one at a time (1)'],
-  latencyRequests: ['BENCH_LATENCY_N', 40, 1000, 'sequential requests per endpoint (2)'],
+  latencyRequests: ['BENCH_LATENCY_N', 60, 1000, 'sequential requests per endpoint (2)'],
   loadSeconds: ['BENCH_LOAD_SECONDS', 3, 20, 'length of each throughput run (3)'],
   hotlinkSeconds: ['BENCH_HOTLINK_SECONDS', 3, 10, 'length of each of the four hot-link runs (3b)'],
   hotlinkLinks: ['BENCH_HOTLINK_LINKS', 50, 100, 'links the hot-link runs spread visits over (3b)'],
