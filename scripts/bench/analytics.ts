@@ -19,7 +19,7 @@ import { type BenchClient, benchClient, forkChild, reserveIds, startCountingProx
 import { sendRecorded, timeWithFloors } from './floor.ts';
 import { type BenchPart, checks, rows } from './report.ts';
 import { settings } from './settings.ts';
-import { ms, pageVerdict, timed, yes } from './stats.ts';
+import { log, ms, pageVerdict, timed, yes } from './stats.ts';
 import { campaignWithWrittenLinks, codeOf } from './traffic.ts';
 
 /** Issue 14's goal: an analytics request within this factor of a single GetItem × its reads. */
@@ -43,7 +43,7 @@ async function writeAll(table: Table, items: Iterable<object>, label: string, n:
   const progress = (written: number) => {
     const rate = written / ((performance.now() - started) / 1000);
     const left = Math.ceil((n - written) / rate / 60);
-    console.log(`   ${label}: ${written} of ${n} items (${rate.toFixed(0)}/s, ~${left} min left)`);
+    log(`${label}: ${written} of ${n} items (${rate.toFixed(0)}/s, ~${left} min left)`);
   };
   const written = await putItems(items, table, { writers, progress });
   return { written, seconds: (performance.now() - started) / 1000 };
@@ -135,7 +135,7 @@ export const analyticsPart: BenchPart = {
       const feedItems = Math.ceil(spec.events / data.FEED_PACK);
       const rollupItems = summed.series + summed.referrers + summed.boards;
       const counts = `${summed.series} series items, ${summed.referrers} referrer totals, ${summed.boards} ranking boards`;
-      console.log(`   ${spec.events} visits, ${feedItems} feed items, ${counts}`);
+      log(`${spec.events} visits, ${feedItems} feed items, ${counts}`);
 
       // First the sample, through the real stream consumer of the host's stack, while the table is small.
       await host.step('sample', proxy.url, `${tenant}:${apiKey}`);

@@ -4,7 +4,7 @@ import { waitUntil } from '../../tools/wait.ts';
 import { type BenchEnvironment, benchClient } from './environment.ts';
 import { type BenchPart, checks, rows } from './report.ts';
 import { settings } from './settings.ts';
-import { ms, sleep, spread } from './stats.ts';
+import { log, ms, sleep, spread } from './stats.ts';
 import { type Answer, type BenchLink, campaignOfReferrers, paced, visitOf, visitors } from './traffic.ts';
 
 const [FAST_MS, SLOW_MS, TRACKED, SERIES_TRACKED, TOP_LIMIT] = [200, 1_000, 20, 5, 100];
@@ -133,7 +133,7 @@ export const freshnessPart: BenchPart = {
     ] as const) {
       const campaign = await campaignOfReferrers(env, `fresh${runs.length}`, links);
       runs.push(await run(env, name, campaign, r, visits));
-      console.log(`   ${name}: ${runs.at(-1)!.load.statuses[302] ?? 0} visits`);
+      log(`${name}: ${runs.at(-1)!.load.statuses[302] ?? 0} visits`);
     }
     const cell = (d: number[]) => {
       const unseen = d.filter((x) => x === Infinity).length;

@@ -7,7 +7,7 @@ import { type BenchEnvironment, startBenchEnvironment, waitPipelineIdle } from '
 import type { LoadResult } from './load-worker.ts';
 import { type BenchPart, chart, checks, type Point, rows } from './report.ts';
 import { settings } from './settings.ts';
-import { ms, percentile, sec, timed, yes } from './stats.ts';
+import { log, ms, percentile, sec, timed, yes } from './stats.ts';
 import { BROWSER, runLoad } from './traffic.ts';
 
 const GOAL = 1.25;
@@ -22,7 +22,7 @@ export const callsPart: BenchPart = {
   /** Starts the stack and makes the endpoint cases the other stack parts use. */
   async run(ctx) {
     ctx.env = await startBenchEnvironment();
-    console.log(`   stack at ${ctx.env.stack.baseUrl}, DynamoDB Local behind ${ctx.env.proxy.url}`);
+    log(`stack at ${ctx.env.stack.baseUrl}, DynamoDB Local behind ${ctx.env.proxy.url}`);
     ctx.fixtures = await createFixtures(ctx.env);
     const { cases, unmeasured } = endpointCases(ctx.env, ctx.fixtures, () => waitPipelineIdle(ctx.env));
     const counted = await recordCases(ctx.env, cases, settings.callSamples);
@@ -93,7 +93,7 @@ export const latencyPart: BenchPart = {
     for (const c of cases.filter((x) => x.timed)) {
       const r = await measure(env, c, settings.latencyRequests);
       measured.push(r);
-      console.log(`   ${c.label}: p50 ${ms(r.p50)} ms, floor ${ms(r.floorP50)} ms`);
+      log(`${c.label}: p50 ${ms(r.p50)} ms, floor ${ms(r.floorP50)} ms`);
     }
     const ratio = (r: LatencyRow) => r.p50 / r.floorP50;
     const floored = measured.filter((r) => r.floorN > 0);
